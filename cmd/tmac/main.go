@@ -1,0 +1,103 @@
+// Command tmac compiles tile programs for NVIDIA Hopper GPUs.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	_ "github.com/tmac-dev/tmac/dialects/all"
+	_ "github.com/tmac-dev/tmac/passes"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+// exitError carries an exit status; its message was already printed.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	root := newRootCmd()
+	root.SetArgs(normalizeArgs(os.Args[1:]))
+	if err := root.Execute(); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		fmt.Fprintln(os.Stderr, "tmac: error:", err)
+		os.Exit(2)
+	}
+}
+
+// normalizeArgs accepts mlir-opt style single-dash long flags (-cse,
+// -split-input-file) by rewriting them to --cse; one-letter flags (-o) and
+// negative numbers are left alone.
+func normalizeArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && isLetter(a[1]) && !strings.HasPrefix(a, "-o=") {
+			a = "-" + a
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tmac",
+		Short: "tmac compiles tile programs (TMA, mbarrier, wgmma) for NVIDIA Hopper GPUs",
+		Long: `tmac reads tile programs written in MLIR syntax (func, arith, scf, memref,
+gpu, nvgpu, nvvm dialects), verifies them, runs pipelining and lowering
+passes and produces PTX for sm_90a.`,
+		Example: `  tmac opt kernel.tma --canonicalize --cse
+  tmac opt kernel.tma --pass-pipeline='builtin.module(cse)' --print-op-generic
+  tmac compile kernel.tma -o kernel.ptx
+  tmac run kernel.tma`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newOptCmd(), newCompileCmd(), newRunCmd(), newVersionCmd())
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the tmac version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "tmac %s\n", Version)
+		},
+	}
+}
+
+func notImplemented(name, issue string) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " FILE",
+		Short: fmt.Sprintf("(not yet implemented) %s", issue),
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tmac %s: not yet implemented (%s)\n", name, issue)
+			return &exitError{2}
+		},
+	}
+}
+
+func newCompileCmd() *cobra.Command {
+	return notImplemented("compile", "lower to LLVM IR and PTX; arrives with device codegen")
+}
+
+func newRunCmd() *cobra.Command {
+	return notImplemented("run", "launch on the GPU with a reference check; arrives with the runtime")
+}

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tmac-dev/tmac/driver"
+	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/passes"
+)
+
+type optFlags struct {
+	output            string
+	pipeline          string
+	split             bool
+	verifyDiagnostics bool
+	printAfterAll     bool
+	printBefore       []string
+	printAfter        []string
+	generic           bool
+	debugInfo         bool
+	allowUnregistered bool
+	// passes named as flags (--cse), in command-line order
+	passFlags []passFlag
+}
+
+type passFlag struct {
+	name string
+	opts string
+}
+
+// passFlagValue records each --pass-name[=opts] occurrence in order.
+type passFlagValue struct {
+	name string
+	list *[]passFlag
+}
+
+func (v *passFlagValue) String() string { return "" }
+func (v *passFlagValue) Type() string   { return "options" }
+func (v *passFlagValue) Set(s string) error {
+	if s == "\x00" {
+		s = ""
+	}
+	*v.list = append(*v.list, passFlag{v.name, s})
+	return nil
+}
+
+func newOptCmd() *cobra.Command {
+	f := &optFlags{}
+	cmd := &cobra.Command{
+		Use:   "opt [FILE]",
+		Short: "Parse, verify, transform and print IR (the mlir-opt of tmac)",
+		Long: `opt parses a module (FILE, or standard input when FILE is absent or "-"),
+verifies it, runs the requested passes and prints the result.
+
+Passes are given as flags (--cse --canonicalize, or --tma-pipeline="stages=4"),
+in order, or as a textual pipeline with --pass-pipeline. Single-dash spellings
+(-cse, -split-input-file) are accepted as in mlir-opt.`,
+		Example: `  tmac opt kernel.tma --canonicalize --cse -o out.tma
+  tmac opt kernel.tma --pass-pipeline='builtin.module(canonicalize,cse)'
+  tmac opt invalid.tma --split-input-file --verify-diagnostics`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in := "-"
+			if len(args) == 1 {
+				in = args[0]
+			}
+			return runOpt(cmd, f, in)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.output, "output", "o", "-", "write the result to this file (written only on success)")
+	fl.StringVar(&f.pipeline, "pass-pipeline", "", "textual pass pipeline, e.g. 'builtin.module(canonicalize,cse)'")
+	fl.BoolVar(&f.split, "split-input-file", false, "split the input at '// -----' lines and process each part separately")
+	fl.BoolVar(&f.verifyDiagnostics, "verify-diagnostics", false, "check diagnostics against expected-error/-warning/-note/-remark annotations")
+	fl.BoolVar(&f.printAfterAll, "print-ir-after-all", false, "print the IR after every pass (to stderr)")
+	fl.StringSliceVar(&f.printBefore, "print-ir-before", nil, "print the IR before the named passes (to stderr)")
+	fl.StringSliceVar(&f.printAfter, "print-ir-after", nil, "print the IR after the named passes (to stderr)")
+	fl.BoolVar(&f.generic, "print-op-generic", false, "print every op in the generic form")
+	fl.BoolVar(&f.debugInfo, "print-debuginfo", false, "print op locations")
+	fl.BoolVar(&f.allowUnregistered, "allow-unregistered-dialect", false, "accept ops of unknown dialects (generic form)")
+	// mlir-opt spellings, for users and tests moving between the tools.
+	fl.BoolVar(&f.generic, "mlir-print-op-generic", false, "alias of --print-op-generic")
+	fl.BoolVar(&f.debugInfo, "mlir-print-debuginfo", false, "alias of --print-debuginfo")
+	_ = fl.MarkHidden("mlir-print-op-generic")
+	_ = fl.MarkHidden("mlir-print-debuginfo")
+	for _, info := range passes.All() {
+		help := info.Summary
+		if len(info.Options) > 0 {
+			var os []string
+			for _, o := range info.Options {
+				os = append(os, fmt.Sprintf("%s=%s", o.Name, o.Default))
+			}
+			help += " (options: " + strings.Join(os, " ") + ")"
+		}
+		fl.Var(&passFlagValue{info.Name, &f.passFlags}, info.Name, help)
+		fl.Lookup(info.Name).NoOptDefVal = "\x00"
+	}
+	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName { return pflag.NormalizedName(name) })
+	return cmd
+}
+
+func buildSteps(f *optFlags) ([]*passes.Step, error) {
+	if f.pipeline != "" && len(f.passFlags) > 0 {
+		return nil, fmt.Errorf("--pass-pipeline cannot be combined with individual pass flags")
+	}
+	if f.pipeline != "" {
+		return passes.ParsePipeline(f.pipeline)
+	}
+	var steps []*passes.Step
+	for _, pf := range f.passFlags {
+		opts, err := passes.ParseOptionString(pf.opts)
+		if err != nil {
+			return nil, err
+		}
+		p, err := passes.Instantiate(pf.name, opts)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, &passes.Step{PassName: pf.name, Pass: p})
+	}
+	return steps, nil
+}
+
+func runOpt(cmd *cobra.Command, f *optFlags, in string) error {
+	stderr := cmd.ErrOrStderr()
+	steps, err := buildSteps(f)
+	if err != nil {
+		fmt.Fprintln(stderr, "tmac opt: error:", err)
+		return &exitError{2}
+	}
+	if f.output != "-" && in != "-" {
+		if same, _ := sameFile(in, f.output); same {
+			fmt.Fprintf(stderr, "tmac opt: error: refusing to overwrite the input file %s\n", in)
+			return &exitError{2}
+		}
+	}
+	text, err := driver.ReadInput(in)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return &exitError{1}
+	}
+	file := in
+	if in == "-" {
+		file = "<stdin>"
+	}
+	sm := ir.NewSourceMgr()
+	sm.Add(file, text)
+	printOpts := ir.PrintOptions{Generic: f.generic, DebugInfo: f.debugInfo}
+	var outputs []string
+	failed := false
+	for _, c := range driver.Split(file, text, f.split) {
+		var diags []*ir.Diagnostic
+		emit := func(d *ir.Diagnostic) { diags = append(diags, d) }
+		out, err := processChunk(c, f, steps, printOpts, emit, stderr)
+		if err != nil {
+			diags = append(diags, ir.AsDiagnostics(err)...)
+		}
+		if f.verifyDiagnostics {
+			exps, perr := driver.ParseExpectations(c)
+			if perr != nil {
+				fmt.Fprintln(stderr, perr)
+				failed = true
+				continue
+			}
+			for _, p := range driver.CheckDiagnostics(c, diags, exps) {
+				fmt.Fprintln(stderr, p)
+				failed = true
+			}
+			outputs = append(outputs, out)
+			continue
+		}
+		for _, d := range diags {
+			fmt.Fprint(stderr, d.Render(sm))
+			if d.Severity == ir.SevError {
+				failed = true
+			}
+		}
+		outputs = append(outputs, out)
+	}
+	if failed {
+		return &exitError{1}
+	}
+	if f.verifyDiagnostics {
+		return nil
+	}
+	return writeOutput(cmd.OutOrStdout(), f.output, strings.Join(outputs, "// -----\n"))
+}
+
+// processChunk parses, verifies, transforms and prints one chunk.
+func processChunk(c driver.Chunk, f *optFlags, steps []*passes.Step, po ir.PrintOptions, emit func(*ir.Diagnostic), dump io.Writer) (string, error) {
+	mod, err := driver.ParseChunk(c, f.allowUnregistered)
+	if err != nil {
+		return "", err
+	}
+	instr := &passes.Instrumentation{
+		Before: func(s *passes.Step, op *ir.Operation) {
+			if contains(f.printBefore, s.PassName) {
+				fmt.Fprintf(dump, "// -----// IR Dump Before %s //----- //\n%s\n", s.PassName, ir.Print(op, po))
+			}
+		},
+		After: func(s *passes.Step, op *ir.Operation) {
+			if f.printAfterAll || contains(f.printAfter, s.PassName) {
+				fmt.Fprintf(dump, "// -----// IR Dump After %s //----- //\n%s\n", s.PassName, ir.Print(op, po))
+			}
+		},
+	}
+	if err := passes.RunPipeline(mod, steps, &passes.Context{Emit: emit}, instr); err != nil {
+		return "", err
+	}
+	return ir.Print(mod, po), nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// writeOutput writes text to stdout or atomically to a file.
+func writeOutput(stdout io.Writer, path, text string) error {
+	if path == "-" {
+		_, err := io.WriteString(stdout, text)
+		return err
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".tmac-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tmac: error:", err)
+		return &exitError{1}
+	}
+	if _, err := tmp.WriteString(text); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		fmt.Fprintln(os.Stderr, "tmac: error:", err)
+		return &exitError{1}
+	}
+	tmp.Close()
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		fmt.Fprintln(os.Stderr, "tmac: error:", err)
+		return &exitError{1}
+	}
+	return nil
+}
+
+func sameFile(a, b string) (bool, error) {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	sb, err := os.Stat(b)
+	if err != nil {
+		return false, nil
+	}
+	return os.SameFile(sa, sb), nil
+}

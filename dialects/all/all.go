@@ -1,0 +1,18 @@
+// Package all links every dialect tmac supports into the binary; importing
+// it registers their ops, types and attributes.
+package all
+
+import (
+	_ "github.com/tmac-dev/tmac/dialects/arith"
+	_ "github.com/tmac-dev/tmac/dialects/builtin"
+	_ "github.com/tmac-dev/tmac/dialects/cf"
+	_ "github.com/tmac-dev/tmac/dialects/func"
+	_ "github.com/tmac-dev/tmac/dialects/gpu"
+	_ "github.com/tmac-dev/tmac/dialects/llvm"
+	_ "github.com/tmac-dev/tmac/dialects/math"
+	_ "github.com/tmac-dev/tmac/dialects/memref"
+	_ "github.com/tmac-dev/tmac/dialects/nvgpu"
+	_ "github.com/tmac-dev/tmac/dialects/nvvm"
+	_ "github.com/tmac-dev/tmac/dialects/scf"
+	_ "github.com/tmac-dev/tmac/dialects/vector"
+)

@@ -1,0 +1,2 @@
+// Package arith registers the arith dialect.
+package arith

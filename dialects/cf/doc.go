@@ -1,0 +1,2 @@
+// Package cf registers the cf dialect.
+package cf

@@ -1,0 +1,2 @@
+// Package gpu registers the gpu dialect.
+package gpu

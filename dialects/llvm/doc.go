@@ -1,0 +1,2 @@
+// Package llvm registers the llvm dialect.
+package llvm

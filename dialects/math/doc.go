@@ -1,0 +1,2 @@
+// Package math registers the math dialect.
+package math

@@ -1,0 +1,2 @@
+// Package memref registers the memref dialect.
+package memref

@@ -1,0 +1,2 @@
+// Package nvgpu registers the nvgpu dialect.
+package nvgpu

@@ -1,0 +1,2 @@
+// Package nvvm registers the nvvm dialect.
+package nvvm

@@ -1,0 +1,2 @@
+// Package scf registers the scf dialect.
+package scf

@@ -1,0 +1,2 @@
+// Package vector registers the vector dialect.
+package vector

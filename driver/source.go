@@ -1,0 +1,110 @@
+// Package driver implements the steps shared by tmac's commands: reading
+// and splitting input, parsing, verifying, running pass pipelines, printing
+// and checking expected diagnostics.
+package driver
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// MaxInputBytes bounds the size of an input file.
+const MaxInputBytes = 256 << 20
+
+// Chunk is one piece of an input file (the whole file, or one part of a
+// --split-input-file input) with the line it starts at.
+type Chunk struct {
+	File      string
+	Text      string
+	FirstLine int // 1-based line of the chunk's first line in the file
+}
+
+// ReadInput reads a file ("-" is stdin) and rejects inputs that are not text.
+func ReadInput(path string) (string, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = readAllLimited(os.Stdin)
+	} else {
+		var f *os.File
+		if f, err = os.Open(path); err == nil {
+			defer f.Close()
+			var st os.FileInfo
+			if st, err = f.Stat(); err == nil && st.IsDir() {
+				return "", fmt.Errorf("%s: is a directory", path)
+			}
+			data, err = readAllLimited(f)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(data) {
+		off := 0
+		for off < len(data) {
+			r, n := utf8.DecodeRune(data[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		line := 1 + strings.Count(string(data[:off]), "\n")
+		col := off - strings.LastIndexByte(string(data[:off]), '\n')
+		return "", fmt.Errorf("%s:%d:%d: error: input is not valid UTF-8 (byte 0x%02X)", path, line, col, data[off])
+	}
+	return string(data), nil
+}
+
+func readAllLimited(f *os.File) ([]byte, error) {
+	var buf []byte
+	chunk := make([]byte, 1<<20)
+	for {
+		n, err := f.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if len(buf) > MaxInputBytes {
+			return nil, fmt.Errorf("%s: input larger than %d MiB", f.Name(), MaxInputBytes>>20)
+		}
+		if err != nil {
+			if err.Error() == "EOF" {
+				return buf, nil
+			}
+			return nil, err
+		}
+	}
+}
+
+var splitMarker = regexp.MustCompile(`(?m)^// -----.*$`)
+
+// Split splits text at `// -----` lines when split is true.
+func Split(file, text string, split bool) []Chunk {
+	if !split {
+		return []Chunk{{File: file, Text: text, FirstLine: 1}}
+	}
+	var chunks []Chunk
+	start, line := 0, 1
+	for _, m := range splitMarker.FindAllStringIndex(text, -1) {
+		chunks = append(chunks, Chunk{File: file, Text: text[start:m[0]], FirstLine: line})
+		line += strings.Count(text[start:m[1]], "\n")
+		start = m[1]
+	}
+	chunks = append(chunks, Chunk{File: file, Text: text[start:], FirstLine: line})
+	return chunks
+}
+
+// ParseChunk parses and verifies a chunk. Line numbers in diagnostics are
+// those of the whole file.
+func ParseChunk(c Chunk, allowUnregistered bool) (*ir.Operation, error) {
+	mod, err := ir.Parse(c.File, c.Text, ir.ParseOptions{AllowUnregistered: allowUnregistered, LineOffset: c.FirstLine - 1})
+	if err != nil {
+		return nil, err
+	}
+	if err := ir.VerifyModule(mod); err != nil {
+		return nil, err
+	}
+	return mod, nil
+}

@@ -1,0 +1,670 @@
+package ir
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ParseOptionalAttribute parses an attribute if one starts here.
+func (p *Parser) ParseOptionalAttribute(t Type) (Attribute, bool, error) {
+	switch p.tok.Kind {
+	case TokInt, TokFloat, TokString, TokAt, TokHash, TokBang:
+	case TokPunct:
+		if p.tok.Text != "[" && p.tok.Text != "{" && p.tok.Text != "-" && p.tok.Text != "(" {
+			return nil, false, nil
+		}
+	case TokBareID:
+		switch p.tok.Text {
+		case "true", "false", "unit", "dense", "array", "strided", "affine_map", "affine_set", "loc":
+		default:
+			if !isBuiltinTypeKeyword(p.tok.Text) {
+				return nil, false, nil
+			}
+		}
+	default:
+		return nil, false, nil
+	}
+	a, err := p.ParseAttribute(t)
+	return a, true, err
+}
+
+// ParseAttribute parses an attribute. t, if non-nil, is the type an
+// untyped literal takes (otherwise integers default to i64, floats to f64).
+func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
+	t0 := p.tok
+	switch p.tok.Kind {
+	case TokInt, TokFloat:
+		return p.parseNumberAttr(false, t)
+	case TokString:
+		s, err := p.ParseString()
+		if err != nil {
+			return nil, err
+		}
+		if p.IsPunct(":") && t == nil {
+			// A typed string: "foo" : i32. Keep the value; the type is dropped.
+			save, saveTok := *p.sc, p.tok
+			p.next()
+			if _, ok, _ := p.ParseOptionalType(); !ok {
+				*p.sc, p.tok = save, saveTok
+			}
+		}
+		return Str(s), nil
+	case TokAt:
+		root, err := p.ParseSymbolName()
+		if err != nil {
+			return nil, err
+		}
+		var nested []string
+		for p.IsPunct("::") {
+			p.next()
+			n, err := p.ParseSymbolName()
+			if err != nil {
+				return nil, err
+			}
+			nested = append(nested, n)
+		}
+		return SymbolRef(root, nested...), nil
+	case TokHash:
+		return p.parseHashAttr()
+	case TokBang:
+		ty, err := p.ParseType()
+		if err != nil {
+			return nil, err
+		}
+		return TypeAttrOf(ty), nil
+	case TokPunct:
+		switch p.tok.Text {
+		case "-":
+			p.next()
+			if p.tok.Kind != TokInt && p.tok.Kind != TokFloat {
+				return nil, p.expected("integer or floating point literal")
+			}
+			return p.parseNumberAttr(true, t)
+		case "[":
+			var elems []Attribute
+			err := p.ParseCommaSeparatedList(DelimSquare, func() error {
+				a, err := p.ParseAttribute(nil)
+				elems = append(elems, a)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			return Array(elems...), nil
+		case "{":
+			entries, err := p.parseAttrDictEntries()
+			if err != nil {
+				return nil, err
+			}
+			return Dict(entries), nil
+		case "(":
+			ft, err := p.ParseFunctionType()
+			if err != nil {
+				return nil, err
+			}
+			return TypeAttrOf(ft), nil
+		}
+	case TokBareID:
+		switch p.tok.Text {
+		case "true", "false":
+			v := p.tok.Text == "true"
+			p.next()
+			if p.IsPunct(":") && t == nil {
+				// "true : i1" is accepted.
+				save, saveTok := *p.sc, p.tok
+				p.next()
+				if ty, ok, _ := p.ParseOptionalType(); !ok || !IsIntegerOfWidth(ty, 1) {
+					*p.sc, p.tok = save, saveTok
+				}
+			}
+			return Bool(v), nil
+		case "unit":
+			p.next()
+			return Unit, nil
+		case "dense":
+			return p.parseDenseAttr(t)
+		case "array":
+			return p.parseDenseArrayAttr()
+		case "strided":
+			return p.parseStridedLayout()
+		case "affine_map", "affine_set":
+			p.next()
+			body, err := p.skipBalancedAngle()
+			if err != nil {
+				return nil, err
+			}
+			return OpaqueAttrOf(t0.Text + body), nil
+		case "loc":
+			l, err := p.ParseLocation()
+			if err != nil {
+				return nil, err
+			}
+			return LocAttrOf(l), nil
+		}
+		if isBuiltinTypeKeyword(p.tok.Text) {
+			ty, err := p.ParseType()
+			if err != nil {
+				return nil, err
+			}
+			return TypeAttrOf(ty), nil
+		}
+	}
+	return nil, p.ErrorAt(t0, "expected attribute value")
+}
+
+// LocAttrOf wraps a location as an attribute.
+func LocAttrOf(l Location) *LocAttr {
+	text := "loc(" + l.String() + ")"
+	return internAttrKeyed("loc:"+text, text, func(b attrBase) Attribute { return &LocAttr{b, l} }).(*LocAttr)
+}
+
+// parseNumberAttr parses an integer or float literal (the sign was already
+// consumed) with an optional `: type`.
+func (p *Parser) parseNumberAttr(neg bool, t Type) (Attribute, error) {
+	litTok := p.tok
+	p.next()
+	if t == nil && p.IsPunct(":") {
+		save, saveTok := *p.sc, p.tok
+		p.next()
+		ty, ok, err := p.ParseOptionalType()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			t = ty
+		} else {
+			*p.sc, p.tok = save, saveTok
+		}
+	}
+	return p.numberAttrOfType(litTok, neg, t)
+}
+
+func (p *Parser) numberAttrOfType(litTok Token, neg bool, t Type) (Attribute, error) {
+	text := litTok.Text
+	if litTok.Kind == TokFloat {
+		if t == nil {
+			t = F64T
+		}
+		ft, ok := t.(*FloatType)
+		if !ok {
+			return nil, p.ErrorAt(litTok, "floating point value not valid for specified type")
+		}
+		v, err := strconv.ParseFloat(text, 64)
+		if err != nil && !strings.Contains(err.Error(), "range") {
+			return nil, p.ErrorAt(litTok, "invalid floating point value")
+		}
+		if ft.Kind != F64 {
+			// Round from the exact decimal, not through float64, for f32.
+			if ft.Kind == F32 {
+				v32, _ := strconv.ParseFloat(text, 32)
+				v = v32
+			}
+		}
+		if neg {
+			v = -v
+		}
+		return FloatAttrOf(v, ft), nil
+	}
+	if t == nil {
+		t = I64
+	}
+	switch tt := t.(type) {
+	case *FloatType:
+		if !strings.HasPrefix(text, "0x") {
+			// An integer literal for a float type: "1 : f32" is rejected upstream.
+			return nil, p.ErrorAt(litTok, "unexpected decimal integer literal for a floating point value")
+		}
+		if neg {
+			return nil, p.ErrorAt(litTok, "hexadecimal float literal should not have a leading minus")
+		}
+		bits, err := strconv.ParseUint(text[2:], 16, 64)
+		if err != nil || (tt.Kind.StorageBits() < 64 && bits>>uint(tt.Kind.StorageBits()) != 0) {
+			return nil, p.ErrorAt(litTok, "hexadecimal float constant out of range for type")
+		}
+		return FloatAttrOf(FloatFromBits(bits, tt.Kind), tt), nil
+	case *IntegerType, *IndexType:
+		v, err := parseIntLiteral(text, neg)
+		if err != nil {
+			return nil, p.ErrorAt(litTok, "integer constant out of range for attribute")
+		}
+		if !intFits(v, neg, text, t) {
+			return nil, p.ErrorAt(litTok, "integer constant out of range for attribute")
+		}
+		if it, ok := t.(*IntegerType); ok && it.Width == 1 {
+			return Bool(v != 0), nil
+		}
+		return IntAttr(v, t), nil
+	}
+	return nil, p.ErrorAt(litTok, "integer literal not valid for specified type")
+}
+
+// intFits reports whether a literal fits the width of t (as a signed or
+// unsigned value, like upstream's APInt checks).
+func intFits(v int64, neg bool, text string, t Type) bool {
+	w := BitWidth(t)
+	if w >= 64 {
+		if it, ok := t.(*IntegerType); ok && it.Signedness == Unsigned && neg {
+			return false
+		}
+		if !neg && !strings.HasPrefix(text, "0x") {
+			u, err := strconv.ParseUint(text, 10, 64)
+			if err != nil {
+				return false
+			}
+			if it, ok := t.(*IntegerType); ok && it.Signedness == Signed && u > math.MaxInt64 {
+				return false
+			}
+		}
+		return true
+	}
+	it, _ := t.(*IntegerType)
+	switch {
+	case it != nil && it.Signedness == Unsigned:
+		return !neg && uint64(v) < 1<<uint(w)
+	case it != nil && it.Signedness == Signed:
+		return v >= -(1<<uint(w-1)) && v < 1<<uint(w-1)
+	}
+	// Signless: accept the signed or unsigned range.
+	if neg {
+		return v >= -(1 << uint(w-1))
+	}
+	return uint64(v) < 1<<uint(w)
+}
+
+func (p *Parser) parseHashAttr() (Attribute, error) {
+	t0 := p.tok
+	name := p.tok.Text[1:]
+	dialect, mnemonic, hasDot := strings.Cut(name, ".")
+	if !hasDot {
+		if a, ok := p.attrAliases[name]; ok {
+			p.next()
+			return a, nil
+		}
+	}
+	d := LookupDialect(dialect)
+	p.next()
+	if d == nil || d.ParseAttr == nil {
+		if !hasDot && !p.IsPunct("<") {
+			return nil, p.ErrorAt(t0, "undefined symbol alias id '%s'", name)
+		}
+		if !p.opts.AllowUnregistered {
+			return nil, p.ErrorAt(t0, "dialect '%s' is unknown (or has no attributes); use --allow-unregistered-dialect to keep it opaque", dialect)
+		}
+		body, err := p.skipBalancedAngle()
+		if err != nil {
+			return nil, err
+		}
+		return OpaqueAttrOf(t0.Text + body), nil
+	}
+	if !hasDot {
+		if err := p.ParsePunct("<"); err != nil {
+			return nil, err
+		}
+		m, err := p.ParseAnyKeyword()
+		if err != nil {
+			return nil, err
+		}
+		a, err := d.ParseAttr(p, m)
+		if err != nil {
+			return nil, err
+		}
+		return a, p.ParsePunct(">")
+	}
+	return d.ParseAttr(p, mnemonic)
+}
+
+// denseElem is one literal of a dense attribute, before its type is known.
+type denseElem struct {
+	tok  Token
+	neg  bool
+	bval int // -1 when not a boolean
+}
+
+func (p *Parser) parseDenseAttr(hint Type) (Attribute, error) {
+	t0 := p.tok
+	p.next()
+	if err := p.ParsePunct("<"); err != nil {
+		return nil, err
+	}
+	var elems []denseElem
+	var shape []int64
+	isSplat := false
+	hexTok := Token{}
+	switch {
+	case p.IsPunct(">"):
+	case p.tok.Kind == TokString:
+		hexTok = p.tok
+		p.next()
+	case p.IsPunct("["):
+		var err error
+		shape, err = p.parseDenseList(&elems, 0)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		isSplat = true
+		e, err := p.parseDenseElem()
+		if err != nil {
+			return nil, err
+		}
+		elems = append(elems, e)
+	}
+	if err := p.ParsePunct(">"); err != nil {
+		return nil, err
+	}
+	if err := p.ParsePunct(":"); err != nil {
+		return nil, err
+	}
+	tyTok := p.tok
+	ty, err := p.ParseType()
+	if err != nil {
+		return nil, err
+	}
+	st, ok := ty.(ShapedType)
+	if !ok {
+		return nil, p.ErrorAt(tyTok, "elements literal must be a shaped type")
+	}
+	if _, isMem := ty.(*MemRefType); isMem {
+		return nil, p.ErrorAt(tyTok, "elements literal must be a shaped type")
+	}
+	if !HasStaticShape(st.Shape()) {
+		return nil, p.ErrorAt(tyTok, "elements literal type must have static shape")
+	}
+	elem := st.ElementType()
+	n := NumElements(st.Shape())
+	if hexTok.Text != "" {
+		return p.denseFromHex(hexTok, st)
+	}
+	if !isSplat {
+		if len(elems) == 0 && n != 0 {
+			return nil, p.ErrorAt(tyTok, "parsed zero elements, but type (%s) expected at least 1", ty)
+		}
+		if !equalShape(shape, st.Shape()) && !(len(elems) == 1 && n == 1) {
+			return nil, p.ErrorAt(t0, "inferred shape of elements literal ([%s]) does not match type ([%s])", joinDims(shape), joinDims(st.Shape()))
+		}
+	}
+	switch et := elem.(type) {
+	case *FloatType:
+		vals := make([]float64, len(elems))
+		for i, e := range elems {
+			a, err := p.numberAttrOfType(e.tok, e.neg, et)
+			if e.bval >= 0 {
+				return nil, p.ErrorAt(e.tok, "expected floating point elements, but parsed boolean")
+			}
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = a.(*FloatAttr).Value
+		}
+		if isSplat {
+			return DenseSplatFloat(vals[0], st), nil
+		}
+		return DenseFloats(vals, st), nil
+	case *IntegerType, *IndexType:
+		vals := make([]int64, len(elems))
+		for i, e := range elems {
+			if e.bval >= 0 {
+				if !IsIntegerOfWidth(et, 1) {
+					return nil, p.ErrorAt(e.tok, "expected i1 type for 'true' or 'false' values")
+				}
+				vals[i] = int64(e.bval)
+				continue
+			}
+			if e.tok.Kind == TokFloat {
+				return nil, p.ErrorAt(e.tok, "expected integer elements, but parsed floating-point")
+			}
+			a, err := p.numberAttrOfType(e.tok, e.neg, et)
+			if err != nil {
+				return nil, err
+			}
+			vals[i], _ = AttrInt(a)
+		}
+		if isSplat {
+			return DenseSplatInt(vals[0], st), nil
+		}
+		return DenseInts(vals, st), nil
+	}
+	return nil, p.ErrorAt(tyTok, "dense elements of type '%s' are not supported", elem)
+}
+
+func (p *Parser) parseDenseElem() (denseElem, error) {
+	e := denseElem{bval: -1}
+	if p.IsKeyword("true") || p.IsKeyword("false") {
+		e.tok = p.tok
+		if p.tok.Text == "true" {
+			e.bval = 1
+		} else {
+			e.bval = 0
+		}
+		p.next()
+		return e, nil
+	}
+	if p.ParseOptionalPunct("-") {
+		e.neg = true
+	}
+	if p.tok.Kind != TokInt && p.tok.Kind != TokFloat {
+		return e, p.expected("element literal of primitive type")
+	}
+	e.tok = p.tok
+	p.next()
+	return e, nil
+}
+
+// parseDenseList parses nested [..] lists, returning the inferred shape.
+func (p *Parser) parseDenseList(elems *[]denseElem, depth int) ([]int64, error) {
+	if depth > 32 {
+		return nil, p.Errorf("dense literal nested too deeply")
+	}
+	var shape []int64
+	count := int64(0)
+	first := true
+	err := p.ParseCommaSeparatedList(DelimSquare, func() error {
+		count++
+		if p.IsPunct("[") {
+			sub, err := p.parseDenseList(elems, depth+1)
+			if err != nil {
+				return err
+			}
+			if first {
+				shape = sub
+			} else if !equalShape(shape, sub) {
+				return p.Errorf("tensor literal is invalid; ranks are not consistent between elements")
+			}
+		} else {
+			if !first && shape != nil {
+				return p.Errorf("tensor literal is invalid; ranks are not consistent between elements")
+			}
+			e, err := p.parseDenseElem()
+			if err != nil {
+				return err
+			}
+			*elems = append(*elems, e)
+		}
+		first = false
+		return nil
+	})
+	return append([]int64{count}, shape...), err
+}
+
+func (p *Parser) denseFromHex(tok Token, st ShapedType) (Attribute, error) {
+	s, _ := UnquoteString(tok.Text)
+	if !strings.HasPrefix(s, "0x") || len(s)%2 != 0 {
+		return nil, p.ErrorAt(tok, "expected string containing hex digits starting with `0x`")
+	}
+	raw := make([]byte, (len(s)-2)/2)
+	for i := range raw {
+		hi, lo := s[2+2*i], s[3+2*i]
+		if !isHex(hi) || !isHex(lo) {
+			return nil, p.ErrorAt(tok, "expected string containing hex digits starting with `0x`")
+		}
+		raw[i] = hexVal(hi)<<4 | hexVal(lo)
+	}
+	elem := st.ElementType()
+	bits := BitWidth(elem)
+	if ft, ok := elem.(*FloatType); ok {
+		bits = ft.Kind.StorageBits()
+	}
+	bytesPer := (bits + 7) / 8
+	n := NumElements(st.Shape())
+	if bytesPer == 0 || (int64(len(raw)) != n*int64(bytesPer) && len(raw) != bytesPer) {
+		return nil, p.ErrorAt(tok, "elements hex data size is invalid for provided type")
+	}
+	count := len(raw) / bytesPer
+	word := func(i int) uint64 {
+		var v uint64
+		for b := bytesPer - 1; b >= 0; b-- { // little-endian
+			v = v<<8 | uint64(raw[i*bytesPer+b])
+		}
+		return v
+	}
+	if ft, ok := elem.(*FloatType); ok {
+		vals := make([]float64, count)
+		for i := range vals {
+			vals[i] = FloatFromBits(word(i), ft.Kind)
+		}
+		if count == 1 {
+			return DenseSplatFloat(vals[0], st), nil
+		}
+		return DenseFloats(vals, st), nil
+	}
+	vals := make([]int64, count)
+	for i := range vals {
+		vals[i] = int64(word(i))
+	}
+	if count == 1 {
+		return DenseSplatInt(vals[0], st), nil
+	}
+	return DenseInts(vals, st), nil
+}
+
+func equalShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func joinDims(d []int64) string {
+	parts := make([]string, len(d))
+	for i, x := range d {
+		parts[i] = formatDim(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (p *Parser) parseDenseArrayAttr() (Attribute, error) {
+	p.next()
+	if err := p.ParsePunct("<"); err != nil {
+		return nil, err
+	}
+	tyTok := p.tok
+	elem, err := p.ParseType()
+	if err != nil {
+		return nil, err
+	}
+	switch et := elem.(type) {
+	case *IntegerType:
+		if !et.IsSignless() || !(et.Width == 1 || et.Width == 8 || et.Width == 16 || et.Width == 32 || et.Width == 64) {
+			return nil, p.ErrorAt(tyTok, "expected integer type of width 1, 8, 16, 32 or 64 in dense array")
+		}
+		var vals []int64
+		if p.ParseOptionalPunct(":") {
+			err := p.ParseCommaSeparatedList(DelimNone, func() error {
+				if et.Width == 1 && (p.IsKeyword("true") || p.IsKeyword("false")) {
+					vals = append(vals, map[bool]int64{true: 1, false: 0}[p.tok.Text == "true"])
+					p.next()
+					return nil
+				}
+				t := p.tok
+				v, err := p.ParseInteger()
+				if err != nil {
+					return err
+				}
+				if !intFits(v, v < 0, t.Text, et) {
+					return p.ErrorAt(t, "integer constant out of range for type")
+				}
+				vals = append(vals, v)
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return DenseIntArray(et, vals), p.ParsePunct(">")
+	case *FloatType:
+		var vals []float64
+		if p.ParseOptionalPunct(":") {
+			err := p.ParseCommaSeparatedList(DelimNone, func() error {
+				neg := p.ParseOptionalPunct("-")
+				if p.tok.Kind != TokFloat && p.tok.Kind != TokInt {
+					return p.expected("floating point literal")
+				}
+				t := p.tok
+				p.next()
+				if t.Kind == TokInt && !strings.HasPrefix(t.Text, "0x") {
+					v, _ := strconv.ParseFloat(t.Text, 64)
+					if neg {
+						v = -v
+					}
+					vals = append(vals, v)
+					return nil
+				}
+				a, err := p.numberAttrOfType(t, neg, et)
+				if err != nil {
+					return err
+				}
+				vals = append(vals, a.(*FloatAttr).Value)
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return DenseFloatArray(et, vals), p.ParsePunct(">")
+	}
+	return nil, p.ErrorAt(tyTok, "expected integer or float type, got: %s", elem)
+}
+
+func (p *Parser) parseStridedLayout() (Attribute, error) {
+	p.next()
+	if err := p.ParsePunct("<"); err != nil {
+		return nil, err
+	}
+	var strides []int64
+	parseDimOrDyn := func() (int64, error) {
+		if p.ParseOptionalPunct("?") {
+			return Dynamic, nil
+		}
+		return p.ParseInteger()
+	}
+	err := p.ParseCommaSeparatedList(DelimSquare, func() error {
+		v, err := parseDimOrDyn()
+		strides = append(strides, v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	offset := int64(0)
+	if p.ParseOptionalPunct(",") {
+		if err := p.ParseKeyword("offset"); err != nil {
+			return nil, err
+		}
+		if err := p.ParsePunct(":"); err != nil {
+			return nil, err
+		}
+		if offset, err = parseDimOrDyn(); err != nil {
+			return nil, err
+		}
+	}
+	if strides == nil {
+		strides = []int64{}
+	}
+	return StridedLayout(strides, offset), p.ParsePunct(">")
+}

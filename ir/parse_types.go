@@ -1,0 +1,542 @@
+package ir
+
+import (
+	"strconv"
+	"strings"
+)
+
+// isTypeStart reports whether the current token can begin a type.
+func (p *Parser) isTypeStart() bool {
+	switch p.tok.Kind {
+	case TokBang:
+		return true
+	case TokBareID:
+		return isBuiltinTypeKeyword(p.tok.Text)
+	case TokPunct:
+		return p.tok.Text == "("
+	}
+	return false
+}
+
+func isBuiltinTypeKeyword(s string) bool {
+	switch s {
+	case "index", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32", "none",
+		"memref", "vector", "tensor", "tuple", "complex":
+		return true
+	}
+	return intTypeWidth(s) > 0
+}
+
+// intTypeWidth returns N for iN, siN, uiN, or 0.
+func intTypeWidth(s string) int {
+	switch {
+	case strings.HasPrefix(s, "si"), strings.HasPrefix(s, "ui"):
+		s = s[2:]
+	case strings.HasPrefix(s, "i"):
+		s = s[1:]
+	default:
+		return 0
+	}
+	if s == "" || s[0] == '0' {
+		return 0
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return 0
+		}
+		n = n*10 + int(s[i]-'0')
+		if n > 1<<24 {
+			return 0
+		}
+	}
+	return n
+}
+
+// ParseOptionalType parses a type if one starts here.
+func (p *Parser) ParseOptionalType() (Type, bool, error) {
+	if !p.isTypeStart() {
+		return nil, false, nil
+	}
+	t, err := p.ParseType()
+	return t, true, err
+}
+
+// ParseType parses a type.
+func (p *Parser) ParseType() (Type, error) {
+	// Types spelled `kw<...>` or `!d.t<...>` are cached by their source text:
+	// modules repeat the same few types many times.
+	if (p.tok.Kind == TokBareID || p.tok.Kind == TokBang) && p.tok.Offset+len(p.tok.Text) < len(p.src) && p.src[p.tok.Offset+len(p.tok.Text)] == '<' {
+		if end := balancedAngleEnd(p.src, p.tok.Offset+len(p.tok.Text)); end > 0 {
+			text := p.src[p.tok.Offset:end]
+			if t, ok := p.typeCache[text]; ok {
+				p.skipTo(end)
+				return t, nil
+			}
+			t, err := p.parseTypeUncached()
+			if err == nil && p.tok.Offset >= end {
+				p.typeCache[text] = t
+			}
+			return t, err
+		}
+	}
+	return p.parseTypeUncached()
+}
+
+// balancedAngleEnd returns the offset just past the '>' matching the '<' at
+// src[i], or -1. It skips strings and does not treat "->" as a bracket.
+func balancedAngleEnd(src string, i int) int {
+	depth := 0
+	for ; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '<':
+			depth++
+		case '>':
+			if i > 0 && src[i-1] == '-' {
+				continue
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case '"', '\n':
+			return -1
+		}
+	}
+	return -1
+}
+
+// skipTo advances the token stream to the first token at or after offset end.
+func (p *Parser) skipTo(end int) {
+	for p.tok.Kind != TokEOF && p.tok.Offset < end {
+		p.next()
+	}
+}
+
+func (p *Parser) parseTypeUncached() (Type, error) {
+	t0 := p.tok
+	switch p.tok.Kind {
+	case TokPunct:
+		if p.tok.Text == "(" {
+			return p.ParseFunctionType()
+		}
+	case TokBang:
+		return p.parseDialectType()
+	case TokBareID:
+		kw := p.tok.Text
+		if w := intTypeWidth(kw); w > 0 {
+			p.next()
+			sign := Signless
+			if kw[0] == 's' {
+				sign = Signed
+			} else if kw[0] == 'u' {
+				sign = Unsigned
+			}
+			return IntegerTypeWithSign(w, sign), nil
+		}
+		switch kw {
+		case "index":
+			p.next()
+			return Index, nil
+		case "none":
+			p.next()
+			return None, nil
+		case "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32":
+			p.next()
+			for k, n := range floatNames {
+				if n == kw {
+					return FloatTypeOf(FloatKind(k)), nil
+				}
+			}
+		case "memref":
+			p.next()
+			return p.parseMemRefType()
+		case "vector":
+			p.next()
+			return p.parseVectorType()
+		case "tensor":
+			p.next()
+			return p.parseTensorType()
+		case "tuple":
+			p.next()
+			var ts []Type
+			if err := p.ParsePunct("<"); err != nil {
+				return nil, err
+			}
+			if !p.ParseOptionalPunct(">") {
+				var err error
+				if ts, err = p.ParseTypeList(); err != nil {
+					return nil, err
+				}
+				if err := p.ParsePunct(">"); err != nil {
+					return nil, err
+				}
+			}
+			return TupleTypeOf(ts), nil
+		case "complex":
+			return nil, p.ErrorAt(t0, "complex types are not supported by tmac")
+		}
+	}
+	return nil, p.ErrorAt(t0, "expected non-function type")
+}
+
+// ParseTypeList parses type (, type)*.
+func (p *Parser) ParseTypeList() ([]Type, error) {
+	var ts []Type
+	err := p.ParseCommaSeparatedList(DelimNone, func() error {
+		t, err := p.ParseType()
+		ts = append(ts, t)
+		return err
+	})
+	return ts, err
+}
+
+// ParseColonType parses `: type`.
+func (p *Parser) ParseColonType() (Type, error) {
+	if err := p.ParsePunct(":"); err != nil {
+		return nil, err
+	}
+	return p.ParseType()
+}
+
+// ParseColonTypeList parses `: type, type, ...`.
+func (p *Parser) ParseColonTypeList() ([]Type, error) {
+	if err := p.ParsePunct(":"); err != nil {
+		return nil, err
+	}
+	return p.ParseTypeList()
+}
+
+// ParseOptionalColonTypeList parses `: types` if a colon follows.
+func (p *Parser) ParseOptionalColonTypeList() ([]Type, error) {
+	if !p.IsPunct(":") {
+		return nil, nil
+	}
+	return p.ParseColonTypeList()
+}
+
+// ParseFunctionResultTypes parses a single type or a parenthesised list.
+func (p *Parser) ParseFunctionResultTypes() ([]Type, error) {
+	if p.IsPunct("(") {
+		return p.parseParenTypeList()
+	}
+	t, err := p.ParseType()
+	if err != nil {
+		return nil, err
+	}
+	return []Type{t}, nil
+}
+
+// ParseArrowTypeList parses `-> type` or `-> (types)`.
+func (p *Parser) ParseArrowTypeList() ([]Type, error) {
+	if err := p.ParsePunct("->"); err != nil {
+		return nil, err
+	}
+	return p.ParseFunctionResultTypes()
+}
+
+// ParseOptionalArrowTypeList parses `-> types` if an arrow follows.
+func (p *Parser) ParseOptionalArrowTypeList() ([]Type, error) {
+	if !p.IsPunct("->") {
+		return nil, nil
+	}
+	return p.ParseArrowTypeList()
+}
+
+func (p *Parser) parseParenTypeList() ([]Type, error) {
+	ts := []Type{}
+	err := p.ParseCommaSeparatedList(DelimParen, func() error {
+		t, err := p.ParseType()
+		ts = append(ts, t)
+		return err
+	})
+	return ts, err
+}
+
+// ParseFunctionType parses (inputs) -> results.
+func (p *Parser) ParseFunctionType() (*FunctionType, error) {
+	ins, err := p.parseParenTypeList()
+	if err != nil {
+		return nil, err
+	}
+	outs, err := p.ParseArrowTypeList()
+	if err != nil {
+		return nil, err
+	}
+	return FunctionTypeOf(ins, outs), nil
+}
+
+// ParseDimensionList parses `4x?x8x` (each dim followed by 'x'), returning
+// the dims; with allowDynamic false, '?' is rejected. It stops before the
+// element type. The scanner lexes "4x8xf32" as 4 then "x8xf32"; this splits
+// such identifiers at each 'x'.
+func (p *Parser) ParseDimensionList(allowDynamic bool) ([]int64, error) {
+	var dims []int64
+	for {
+		switch {
+		case p.tok.Kind == TokInt:
+			v, err := strconv.ParseInt(p.tok.Text, 0, 64)
+			if err != nil || strings.HasPrefix(p.tok.Text, "0x") {
+				// "0x4" lexes as a hex literal; it means 0 then x4...
+				if strings.HasPrefix(p.tok.Text, "0x") {
+					p.sc.ResetTo(p.tok, p.tok.Offset+1)
+					p.tok = Token{Kind: TokInt, Text: "0", Offset: p.tok.Offset, Line: p.tok.Line, Col: p.tok.Col}
+					v = 0
+				} else {
+					return nil, p.Errorf("invalid dimension")
+				}
+			}
+			dims = append(dims, v)
+			p.next()
+		case p.IsPunct("?"):
+			if !allowDynamic {
+				return nil, p.Errorf("expected static shape")
+			}
+			dims = append(dims, Dynamic)
+			p.next()
+		default:
+			return dims, nil
+		}
+		if err := p.parseXInDimensionList(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// parseXInDimensionList consumes the 'x' after a dimension, splitting a
+// bare identifier such as "x64xf16" and re-lexing what follows the 'x'.
+func (p *Parser) parseXInDimensionList() error {
+	if p.tok.Kind != TokBareID || p.tok.Text[0] != 'x' {
+		return p.expected("'x' in dimension list")
+	}
+	if len(p.tok.Text) == 1 {
+		p.next()
+		return nil
+	}
+	p.sc.ResetTo(p.tok, p.tok.Offset+1)
+	p.next()
+	return nil
+}
+
+func (p *Parser) parseMemRefType() (Type, error) {
+	if err := p.ParsePunct("<"); err != nil {
+		return nil, err
+	}
+	if p.IsPunct("*") {
+		p.next()
+		if err := p.parseXInDimensionList(); err != nil {
+			return nil, err
+		}
+		elem, err := p.ParseType()
+		if err != nil {
+			return nil, err
+		}
+		var space Attribute
+		if p.ParseOptionalPunct(",") {
+			if space, err = p.ParseAttribute(nil); err != nil {
+				return nil, err
+			}
+		}
+		return UnrankedMemRefTypeOf(elem, space), p.ParsePunct(">")
+	}
+	dims, err := p.ParseDimensionList(true)
+	if err != nil {
+		return nil, err
+	}
+	elemTok := p.tok
+	elem, err := p.ParseType()
+	if err != nil {
+		return nil, err
+	}
+	if !isValidMemRefElement(elem) {
+		return nil, p.ErrorAt(elemTok, "invalid memref element type")
+	}
+	var layout, space Attribute
+	for p.ParseOptionalPunct(",") {
+		at := p.tok
+		a, err := p.ParseAttribute(nil)
+		if err != nil {
+			return nil, err
+		}
+		isLayout := false
+		switch a.(type) {
+		case *StridedLayoutAttr:
+			isLayout = true
+		case *OpaqueAttr:
+			isLayout = strings.HasPrefix(a.String(), "affine_map")
+		}
+		if isLayout {
+			if layout != nil || space != nil {
+				return nil, p.ErrorAt(at, "expected memory space after the layout")
+			}
+			if s, ok := a.(*StridedLayoutAttr); ok && len(s.Strides) != len(dims) {
+				return nil, p.ErrorAt(at, "expected the number of strides to match the rank")
+			}
+			layout = a
+			continue
+		}
+		if space != nil {
+			return nil, p.ErrorAt(at, "multiple memory spaces specified in memref type")
+		}
+		space = a
+	}
+	if err := p.ParsePunct(">"); err != nil {
+		return nil, err
+	}
+	for _, d := range dims {
+		if d < 0 && d != Dynamic {
+			return nil, p.Errorf("invalid memref size")
+		}
+	}
+	return MemRefTypeOf(dims, elem, layout, space), nil
+}
+
+func isValidMemRefElement(t Type) bool {
+	switch t.(type) {
+	case *IntegerType, *IndexType, *FloatType, *VectorType, *MemRefType, *DialectType, *OpaqueType, *TupleType:
+		return true
+	}
+	return false
+}
+
+func (p *Parser) parseVectorType() (Type, error) {
+	if err := p.ParsePunct("<"); err != nil {
+		return nil, err
+	}
+	var dims []int64
+	var scalable []bool
+	for {
+		if p.IsPunct("[") {
+			p.next()
+			if p.tok.Kind != TokInt {
+				return nil, p.expected("dimension size in scalable vector")
+			}
+			v, _ := strconv.ParseInt(p.tok.Text, 10, 64)
+			p.next()
+			if err := p.ParsePunct("]"); err != nil {
+				return nil, err
+			}
+			dims = append(dims, v)
+			scalable = append(scalable, true)
+		} else if p.tok.Kind == TokInt {
+			v, err := strconv.ParseInt(p.tok.Text, 10, 64)
+			if err != nil {
+				return nil, p.Errorf("invalid vector dimension")
+			}
+			if v <= 0 {
+				return nil, p.Errorf("vector types must have positive constant sizes but got %d", v)
+			}
+			p.next()
+			dims = append(dims, v)
+			scalable = append(scalable, false)
+		} else if p.IsPunct("?") {
+			return nil, p.Errorf("expected static shape")
+		} else {
+			break
+		}
+		if err := p.parseXInDimensionList(); err != nil {
+			return nil, err
+		}
+	}
+	elemTok := p.tok
+	elem, err := p.ParseType()
+	if err != nil {
+		return nil, err
+	}
+	switch elem.(type) {
+	case *IntegerType, *IndexType, *FloatType:
+	default:
+		return nil, p.ErrorAt(elemTok, "vector elements must be int/index/float type but got '%s'", elem)
+	}
+	return ScalableVectorTypeOf(dims, scalable, elem), p.ParsePunct(">")
+}
+
+func (p *Parser) parseTensorType() (Type, error) {
+	if err := p.ParsePunct("<"); err != nil {
+		return nil, err
+	}
+	if p.IsPunct("*") {
+		return nil, p.Errorf("unranked tensors are not supported by tmac")
+	}
+	dims, err := p.ParseDimensionList(true)
+	if err != nil {
+		return nil, err
+	}
+	elem, err := p.ParseType()
+	if err != nil {
+		return nil, err
+	}
+	if p.IsPunct(",") {
+		return nil, p.Errorf("tensor encodings are not supported by tmac")
+	}
+	return TensorTypeOf(dims, elem), p.ParsePunct(">")
+}
+
+// parseDialectType parses !alias, !dialect.mnemonic<...> or !dialect<...>.
+func (p *Parser) parseDialectType() (Type, error) {
+	t0 := p.tok
+	name := p.tok.Text[1:]
+	dialect, mnemonic, hasDot := strings.Cut(name, ".")
+	if !hasDot {
+		if t, ok := p.typeAliases[name]; ok {
+			p.next()
+			return t, nil
+		}
+	}
+	d := LookupDialect(dialect)
+	p.next()
+	if d == nil || d.ParseType == nil {
+		if !hasDot && !p.IsPunct("<") {
+			return nil, p.ErrorAt(t0, "undefined symbol alias id '%s'", name)
+		}
+		if !p.opts.AllowUnregistered {
+			return nil, p.ErrorAt(t0, "dialect '%s' is unknown (or has no types); use --allow-unregistered-dialect to keep it opaque", dialect)
+		}
+		body, err := p.skipBalancedAngle()
+		if err != nil {
+			return nil, err
+		}
+		return OpaqueTypeOf(t0.Text + body), nil
+	}
+	if !hasDot {
+		// !dialect<mnemonic ...>
+		if err := p.ParsePunct("<"); err != nil {
+			return nil, err
+		}
+		m, err := p.ParseAnyKeyword()
+		if err != nil {
+			return nil, err
+		}
+		t, err := d.ParseType(p, m)
+		if err != nil {
+			return nil, err
+		}
+		return t, p.ParsePunct(">")
+	}
+	return d.ParseType(p, mnemonic)
+}
+
+// skipBalancedAngle returns the text of a balanced <...> group starting at
+// the current token, consuming it; it returns "" when no '<' follows.
+func (p *Parser) skipBalancedAngle() (string, error) {
+	if !p.IsPunct("<") {
+		return "", nil
+	}
+	start := p.tok.Offset
+	depth := 0
+	for {
+		switch {
+		case p.tok.Kind == TokEOF:
+			return "", p.expected("'>'")
+		case p.IsPunct("<"):
+			depth++
+		case p.IsPunct(">"):
+			depth--
+		}
+		end := p.tok.Offset + len(p.tok.Text)
+		p.next()
+		if depth == 0 {
+			return p.src[start:end], nil
+		}
+	}
+}

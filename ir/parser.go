@@ -1,0 +1,1285 @@
+package ir
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ParseOptions control parsing.
+type ParseOptions struct {
+	// AllowUnregistered accepts ops of unknown dialects in generic form.
+	AllowUnregistered bool
+	// LineOffset is added to line numbers (for split input files).
+	LineOffset int
+}
+
+// Parser parses MLIR textual IR. Custom op syntax hooks (OpDef.Parse) and
+// dialect type/attribute parsers use its exported methods.
+type Parser struct {
+	sc   *Scanner
+	tok  Token
+	file string
+	src  string
+	opts ParseOptions
+
+	typeAliases map[string]Type
+	attrAliases map[string]Attribute
+	typeCache   map[string]Type
+
+	scopes   []*isolatedScope
+	regions  []*regionScope
+	opStack  []*OpDef // ops whose custom syntax is being parsed
+	dialects []string // default dialect stack
+}
+
+// UnresolvedOperand is an operand reference (%name or %name#N) whose value
+// is looked up when its type is known.
+type UnresolvedOperand struct {
+	Name   string // without the %
+	Number int
+	Tok    Token
+}
+
+// Argument is a region argument being declared: %name: type {attrs} loc(...).
+type Argument struct {
+	Operand UnresolvedOperand
+	Type    Type
+	Attrs   *DictAttr
+	Loc     Location
+}
+
+// isolatedScope holds the SSA names visible in an isolated-from-above region
+// nest, and the forward references not yet defined.
+type isolatedScope struct {
+	values      map[string][]Value
+	forwardRefs map[string]*forwardRef
+}
+
+type forwardRef struct {
+	placeholder *Operation
+	use         Token
+}
+
+// regionScope tracks the names defined in a region (removed when it ends)
+// and its block labels.
+type regionScope struct {
+	defined []string
+	blocks  map[string]*blockDef
+}
+
+type blockDef struct {
+	block   *Block
+	defined bool
+	use     Token
+}
+
+var placeholderDef = &OpDef{Name: "builtin.forward_ref", unregistered: true}
+
+// Parse parses a module from src. A file whose only top-level op is a
+// builtin.module returns that module; otherwise the top-level ops are
+// wrapped in a new module, as upstream does.
+func Parse(file, src string, opts ParseOptions) (*Operation, error) {
+	p := newParser(file, src, opts)
+	return p.parseTopLevel()
+}
+
+func newParser(file, src string, opts ParseOptions) *Parser {
+	p := &Parser{
+		sc: NewScanner(src), file: file, src: src, opts: opts,
+		typeAliases: map[string]Type{}, attrAliases: map[string]Attribute{},
+		typeCache: map[string]Type{},
+	}
+	p.next()
+	return p
+}
+
+func (p *Parser) next() { p.tok = p.sc.Next() }
+
+// Tok returns the current token.
+func (p *Parser) Tok() Token { return p.tok }
+
+// LocOf returns the source location of a token.
+func (p *Parser) LocOf(t Token) Location {
+	return FileLineColLoc{File: p.file, Line: t.Line + p.opts.LineOffset, Col: t.Col}
+}
+
+// CurrentLoc returns the location of the current token.
+func (p *Parser) CurrentLoc() Location { return p.LocOf(p.tok) }
+
+// Errorf returns an error diagnostic at the current token.
+func (p *Parser) Errorf(format string, args ...any) error { return p.ErrorAt(p.tok, format, args...) }
+
+// ErrorAt returns an error diagnostic at tok.
+func (p *Parser) ErrorAt(t Token, format string, args ...any) error {
+	return Errorf(p.LocOf(t), format, args...)
+}
+
+// expectedError reports "expected X" at the current token, pointing at the
+// end of the previous line when the input ended.
+func (p *Parser) expected(what string) error {
+	if p.tok.Kind == TokError {
+		return p.Errorf("unexpected character or unterminated literal %s", QuoteString(p.tok.Text))
+	}
+	return p.Errorf("expected %s", what)
+}
+
+func (p *Parser) parseTopLevel() (*Operation, error) {
+	top := NewRegion()
+	block := top.AddBlock(&Block{})
+	p.pushIsolated()
+	p.pushRegion()
+	for p.tok.Kind != TokEOF {
+		switch {
+		case p.tok.Kind == TokBang && p.peekIsAliasDef():
+			if err := p.parseTypeAliasDef(); err != nil {
+				return nil, err
+			}
+		case p.tok.Kind == TokHash && p.peekIsAliasDef():
+			if err := p.parseAttrAliasDef(); err != nil {
+				return nil, err
+			}
+		case p.tok.Kind == TokPunct && p.tok.Text == "{" && strings.HasPrefix(p.src[p.tok.Offset:], "{-#"):
+			if err := p.skipFileMetadata(); err != nil {
+				return nil, err
+			}
+		default:
+			op, err := p.parseOperation()
+			if err != nil {
+				return nil, err
+			}
+			block.Append(op)
+		}
+	}
+	if err := p.popRegion(); err != nil {
+		return nil, err
+	}
+	if err := p.popIsolated(); err != nil {
+		return nil, err
+	}
+	ops := block.Ops()
+	if len(ops) == 1 && ops[0].Name() == "builtin.module" {
+		ops[0].Remove()
+		return ops[0], nil
+	}
+	// Wrap in an implicit module.
+	st := &OperationState{Name: "builtin.module", Loc: FileLineColLoc{File: p.file, Line: 1 + p.opts.LineOffset, Col: 1}}
+	r := st.AddRegion()
+	body := r.AddBlock(&Block{})
+	for _, op := range ops {
+		op.Remove()
+		body.Append(op)
+	}
+	return NewOperation(st), nil
+}
+
+// peekIsAliasDef reports whether the current !name / #name token is followed
+// by '=' (an alias definition).
+func (p *Parser) peekIsAliasDef() bool {
+	save, saveTok := *p.sc, p.tok
+	p.next()
+	is := p.tok.Kind == TokPunct && p.tok.Text == "="
+	*p.sc, p.tok = save, saveTok
+	return is
+}
+
+func (p *Parser) skipFileMetadata() error {
+	end := strings.Index(p.src[p.tok.Offset:], "#-}")
+	if end < 0 {
+		return p.Errorf("unterminated file metadata block")
+	}
+	target := p.tok.Offset + end + 3
+	for p.tok.Kind != TokEOF && p.tok.Offset < target {
+		p.next()
+	}
+	return nil
+}
+
+func (p *Parser) parseTypeAliasDef() error {
+	name := p.tok.Text[1:]
+	t0 := p.tok
+	if strings.Contains(name, ".") {
+		return p.ErrorAt(t0, "type names with a '.' are reserved for dialect-defined names")
+	}
+	p.next()
+	p.next() // '='
+	if _, dup := p.typeAliases[name]; dup {
+		return p.ErrorAt(t0, "redefinition of type alias id '%s'", name)
+	}
+	t, err := p.ParseType()
+	if err != nil {
+		return err
+	}
+	p.typeAliases[name] = t
+	return nil
+}
+
+func (p *Parser) parseAttrAliasDef() error {
+	name := p.tok.Text[1:]
+	t0 := p.tok
+	if strings.Contains(name, ".") {
+		return p.ErrorAt(t0, "attribute names with a '.' are reserved for dialect-defined names")
+	}
+	p.next()
+	p.next() // '='
+	if _, dup := p.attrAliases[name]; dup {
+		return p.ErrorAt(t0, "redefinition of attribute alias id '%s'", name)
+	}
+	a, err := p.ParseAttribute(nil)
+	if err != nil {
+		return err
+	}
+	p.attrAliases[name] = a
+	return nil
+}
+
+// --- punctuation and keywords -------------------------------------------
+
+// IsPunct reports whether the current token is the punctuation s.
+func (p *Parser) IsPunct(s string) bool { return p.tok.Kind == TokPunct && p.tok.Text == s }
+
+// ParseOptionalPunct consumes s if it is next.
+func (p *Parser) ParseOptionalPunct(s string) bool {
+	if p.IsPunct(s) {
+		p.next()
+		return true
+	}
+	return false
+}
+
+// ParsePunct consumes s or fails with "expected 's'".
+func (p *Parser) ParsePunct(s string) error {
+	if p.ParseOptionalPunct(s) {
+		return nil
+	}
+	return p.expected("'" + s + "'")
+}
+
+// IsKeyword reports whether the current token is the bare identifier kw.
+func (p *Parser) IsKeyword(kw string) bool { return p.tok.Kind == TokBareID && p.tok.Text == kw }
+
+// ParseOptionalKeyword consumes kw if it is next.
+func (p *Parser) ParseOptionalKeyword(kw string) bool {
+	if p.IsKeyword(kw) {
+		p.next()
+		return true
+	}
+	return false
+}
+
+// ParseKeyword consumes kw or fails.
+func (p *Parser) ParseKeyword(kw string) error {
+	if p.ParseOptionalKeyword(kw) {
+		return nil
+	}
+	return p.expected("'" + kw + "'")
+}
+
+// ParseOptionalAnyKeyword consumes and returns any bare identifier.
+func (p *Parser) ParseOptionalAnyKeyword() (string, bool) {
+	if p.tok.Kind == TokBareID {
+		s := p.tok.Text
+		p.next()
+		return s, true
+	}
+	return "", false
+}
+
+// ParseAnyKeyword consumes a bare identifier or fails.
+func (p *Parser) ParseAnyKeyword() (string, error) {
+	if s, ok := p.ParseOptionalAnyKeyword(); ok {
+		return s, nil
+	}
+	return "", p.expected("valid keyword")
+}
+
+// ParseKeywordOrString consumes a bare identifier or a string literal.
+func (p *Parser) ParseKeywordOrString() (string, error) {
+	if p.tok.Kind == TokString {
+		return p.ParseString()
+	}
+	return p.ParseAnyKeyword()
+}
+
+// ParseString consumes a string literal and returns its value.
+func (p *Parser) ParseString() (string, error) {
+	if p.tok.Kind != TokString {
+		return "", p.expected("string")
+	}
+	s, ok := UnquoteString(p.tok.Text)
+	if !ok {
+		return "", p.Errorf("invalid escape sequence in string literal")
+	}
+	p.next()
+	return s, nil
+}
+
+// ParseOptionalInteger parses an optionally negative integer literal.
+func (p *Parser) ParseOptionalInteger() (int64, bool, error) {
+	neg := false
+	if p.IsPunct("-") {
+		save, saveTok := *p.sc, p.tok
+		p.next()
+		if p.tok.Kind != TokInt {
+			*p.sc, p.tok = save, saveTok
+			return 0, false, nil
+		}
+		neg = true
+	}
+	if p.tok.Kind != TokInt {
+		return 0, false, nil
+	}
+	v, err := parseIntLiteral(p.tok.Text, neg)
+	if err != nil {
+		return 0, true, p.Errorf("integer value too large")
+	}
+	p.next()
+	return v, true, nil
+}
+
+// ParseInteger parses an integer literal or fails.
+func (p *Parser) ParseInteger() (int64, error) {
+	v, ok, err := p.ParseOptionalInteger()
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, p.expected("integer value")
+	}
+	return v, nil
+}
+
+func parseIntLiteral(text string, neg bool) (int64, error) {
+	var u uint64
+	var err error
+	if strings.HasPrefix(text, "0x") {
+		u, err = strconv.ParseUint(text[2:], 16, 64)
+	} else {
+		u, err = strconv.ParseUint(text, 10, 64)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if neg {
+		if u > 1<<63 {
+			return 0, fmt.Errorf("overflow")
+		}
+		return -int64(u), nil
+	}
+	return int64(u), nil
+}
+
+// ParseSymbolName parses @name.
+func (p *Parser) ParseSymbolName() (string, error) {
+	if p.tok.Kind != TokAt {
+		return "", p.expected("valid '@'-identifier for symbol name")
+	}
+	name, err := p.symbolText(p.tok)
+	if err != nil {
+		return "", err
+	}
+	p.next()
+	return name, nil
+}
+
+// ParseOptionalSymbolName parses @name if present.
+func (p *Parser) ParseOptionalSymbolName() (string, bool, error) {
+	if p.tok.Kind != TokAt {
+		return "", false, nil
+	}
+	s, err := p.ParseSymbolName()
+	return s, true, err
+}
+
+func (p *Parser) symbolText(t Token) (string, error) {
+	body := t.Text[1:]
+	if strings.HasPrefix(body, "\"") {
+		s, ok := UnquoteString(body)
+		if !ok {
+			return "", p.ErrorAt(t, "invalid escape sequence in symbol name")
+		}
+		return s, nil
+	}
+	return body, nil
+}
+
+// --- delimited lists ----------------------------------------------------
+
+// Delimiter selects the brackets around a list.
+type Delimiter uint8
+
+const (
+	DelimNone Delimiter = iota
+	DelimParen
+	DelimSquare
+	DelimLessGreater
+	DelimBraces
+	DelimOptionalParen
+	DelimOptionalSquare
+	DelimOptionalLessGreater
+	DelimOptionalBraces
+)
+
+var delimPairs = [...][2]string{{"", ""}, {"(", ")"}, {"[", "]"}, {"<", ">"}, {"{", "}"}, {"(", ")"}, {"[", "]"}, {"<", ">"}, {"{", "}"}}
+
+// ParseCommaSeparatedList parses elements separated by commas, enclosed in
+// the delimiters. An optional delimiter that is absent parses nothing.
+func (p *Parser) ParseCommaSeparatedList(d Delimiter, elem func() error) error {
+	open, close := delimPairs[d][0], delimPairs[d][1]
+	if d != DelimNone {
+		if d >= DelimOptionalParen {
+			if !p.ParseOptionalPunct(open) {
+				return nil
+			}
+		} else if err := p.ParsePunct(open); err != nil {
+			return err
+		}
+		if p.ParseOptionalPunct(close) {
+			return nil
+		}
+	}
+	for {
+		if err := elem(); err != nil {
+			return err
+		}
+		if !p.ParseOptionalPunct(",") {
+			break
+		}
+	}
+	if d != DelimNone {
+		return p.ParsePunct(close)
+	}
+	return nil
+}
+
+// --- SSA values ---------------------------------------------------------
+
+func (p *Parser) pushIsolated() {
+	p.scopes = append(p.scopes, &isolatedScope{values: map[string][]Value{}, forwardRefs: map[string]*forwardRef{}})
+}
+
+func (p *Parser) popIsolated() error {
+	s := p.scopes[len(p.scopes)-1]
+	p.scopes = p.scopes[:len(p.scopes)-1]
+	var first *forwardRef
+	var firstName string
+	for name, fr := range s.forwardRefs {
+		if first == nil || fr.use.Offset < first.use.Offset {
+			first, firstName = fr, name
+		}
+	}
+	if first != nil {
+		return p.ErrorAt(first.use, "use of undeclared SSA value name '%%%s'", strings.SplitN(firstName, "#", 2)[0])
+	}
+	return nil
+}
+
+func (p *Parser) pushRegion() {
+	p.regions = append(p.regions, &regionScope{blocks: map[string]*blockDef{}})
+}
+
+func (p *Parser) popRegion() error {
+	rs := p.regions[len(p.regions)-1]
+	p.regions = p.regions[:len(p.regions)-1]
+	scope := p.scopes[len(p.scopes)-1]
+	for _, name := range rs.defined {
+		delete(scope.values, name)
+	}
+	for name, bd := range rs.blocks {
+		if !bd.defined {
+			return p.ErrorAt(bd.use, "reference to an undefined block '^%s'", name)
+		}
+	}
+	return nil
+}
+
+// ParseOptionalOperand parses %name or %name#N if present.
+func (p *Parser) ParseOptionalOperand() (UnresolvedOperand, bool, error) {
+	if p.tok.Kind != TokPercent {
+		return UnresolvedOperand{}, false, nil
+	}
+	u, err := p.ParseOperand()
+	return u, true, err
+}
+
+// ParseOperand parses %name or %name#N.
+func (p *Parser) ParseOperand() (UnresolvedOperand, error) {
+	if p.tok.Kind != TokPercent {
+		return UnresolvedOperand{}, p.expected("SSA operand")
+	}
+	u := UnresolvedOperand{Name: p.tok.Text[1:], Tok: p.tok}
+	p.next()
+	if p.tok.Kind == TokHash && p.tok.Offset == u.Tok.Offset+len(u.Tok.Text) {
+		n, err := strconv.Atoi(p.tok.Text[1:])
+		if err != nil {
+			return u, p.Errorf("invalid SSA value result number")
+		}
+		u.Number = n
+		p.next()
+	}
+	return u, nil
+}
+
+// ParseOperandList parses a delimited list of operands.
+func (p *Parser) ParseOperandList(d Delimiter) ([]UnresolvedOperand, error) {
+	var us []UnresolvedOperand
+	if d == DelimNone && p.tok.Kind != TokPercent {
+		return nil, nil
+	}
+	err := p.ParseCommaSeparatedList(d, func() error {
+		u, err := p.ParseOperand()
+		us = append(us, u)
+		return err
+	})
+	return us, err
+}
+
+// ResolveOperand returns the value u names, which must have type t. A use
+// before the definition creates a placeholder filled in later.
+func (p *Parser) ResolveOperand(u UnresolvedOperand, t Type) (Value, error) {
+	scope := p.scopes[len(p.scopes)-1]
+	if vals, ok := scope.values[u.Name]; ok {
+		if u.Number >= len(vals) {
+			return nil, p.ErrorAt(u.Tok, "reference to invalid result number")
+		}
+		v := vals[u.Number]
+		if t != nil && v.Type() != t {
+			return nil, p.ErrorAt(u.Tok, "use of value '%%%s' expects different type than prior uses: '%s' vs '%s'", u.Name, t, v.Type())
+		}
+		return v, nil
+	}
+	key := u.Name
+	if u.Number != 0 {
+		key += "#" + strconv.Itoa(u.Number)
+	}
+	if fr, ok := scope.forwardRefs[key]; ok {
+		v := fr.placeholder.Result(0)
+		if t != nil && v.Type() != t {
+			return nil, p.ErrorAt(u.Tok, "use of value '%%%s' expects different type than prior uses: '%s' vs '%s'", u.Name, t, v.Type())
+		}
+		return v, nil
+	}
+	if t == nil {
+		return nil, p.ErrorAt(u.Tok, "use of undeclared SSA value name '%%%s'", u.Name)
+	}
+	ph := &Operation{def: placeholderDef, Loc: p.LocOf(u.Tok)}
+	ph.results = []OpResult{{valueImpl: valueImpl{typ: t}, owner: ph}}
+	scope.forwardRefs[key] = &forwardRef{placeholder: ph, use: u.Tok}
+	return ph.Result(0), nil
+}
+
+// ResolveOperands resolves each operand with the matching type.
+func (p *Parser) ResolveOperands(us []UnresolvedOperand, ts []Type, st *OperationState) error {
+	if len(us) != len(ts) {
+		t := p.tok
+		if len(us) > 0 {
+			t = us[0].Tok
+		}
+		return p.ErrorAt(t, "%d operands present, but expected %d", len(us), len(ts))
+	}
+	for i, u := range us {
+		v, err := p.ResolveOperand(u, ts[i])
+		if err != nil {
+			return err
+		}
+		st.Operands = append(st.Operands, v)
+	}
+	return nil
+}
+
+// ResolveOperandsSameType resolves all operands with type t.
+func (p *Parser) ResolveOperandsSameType(us []UnresolvedOperand, t Type, st *OperationState) error {
+	for _, u := range us {
+		v, err := p.ResolveOperand(u, t)
+		if err != nil {
+			return err
+		}
+		st.Operands = append(st.Operands, v)
+	}
+	return nil
+}
+
+// defineValue binds %name (or the values of a result group) in scope.
+func (p *Parser) defineValues(u UnresolvedOperand, vals []Value) error {
+	scope := p.scopes[len(p.scopes)-1]
+	if _, dup := scope.values[u.Name]; dup {
+		return p.ErrorAt(u.Tok, "redefinition of SSA value '%%%s'", u.Name)
+	}
+	for i, v := range vals {
+		key := u.Name
+		if i != 0 {
+			key += "#" + strconv.Itoa(i)
+		}
+		if fr, ok := scope.forwardRefs[key]; ok {
+			ph := fr.placeholder.Result(0)
+			if ph.Type() != v.Type() {
+				return p.ErrorAt(fr.use, "use of value '%%%s' expects different type than prior uses: '%s' vs '%s'", u.Name, ph.Type(), v.Type())
+			}
+			ReplaceAllUsesWith(ph, v)
+			delete(scope.forwardRefs, key)
+		}
+	}
+	// A forward reference to a result number the group does not have.
+	for key, fr := range scope.forwardRefs {
+		if name, num, ok := strings.Cut(key, "#"); ok && name == u.Name {
+			n, _ := strconv.Atoi(num)
+			if n >= len(vals) {
+				return p.ErrorAt(fr.use, "reference to invalid result number")
+			}
+		}
+	}
+	scope.values[u.Name] = vals
+	if len(p.regions) > 0 {
+		rs := p.regions[len(p.regions)-1]
+		rs.defined = append(rs.defined, u.Name)
+	}
+	return nil
+}
+
+// --- operations ---------------------------------------------------------
+
+type resultGroup struct {
+	name  UnresolvedOperand
+	count int
+}
+
+func (p *Parser) parseOperation() (*Operation, error) {
+	var groups []resultGroup
+	numResults := 0
+	startTok := p.tok
+	if p.tok.Kind == TokPercent {
+		for {
+			u, err := p.ParseOperand()
+			if err != nil {
+				return nil, err
+			}
+			if u.Number != 0 {
+				return nil, p.ErrorAt(u.Tok, "expected result name without '#' number")
+			}
+			g := resultGroup{name: u, count: 1}
+			if p.ParseOptionalPunct(":") {
+				n, err := p.ParseInteger()
+				if err != nil {
+					return nil, err
+				}
+				if n < 1 {
+					return nil, p.Errorf("expected named operation to have at least 1 result")
+				}
+				g.count = int(n)
+			}
+			groups = append(groups, g)
+			numResults += g.count
+			if !p.ParseOptionalPunct(",") {
+				break
+			}
+		}
+		if err := p.ParsePunct("="); err != nil {
+			return nil, err
+		}
+	}
+	var op *Operation
+	var err error
+	switch p.tok.Kind {
+	case TokString:
+		op, err = p.parseGenericOp()
+	case TokBareID:
+		op, err = p.parseCustomOp(numResults)
+	default:
+		if len(groups) == 0 && startTok.Kind != TokPercent {
+			return nil, p.expected("operation name in quotes")
+		}
+		return nil, p.expected("operation name in quotes")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if op.NumResults() != numResults && len(groups) > 0 {
+		return nil, p.ErrorAt(startTok, "operation defines %d results but was provided %d to bind", op.NumResults(), numResults)
+	}
+	if loc, ok, err := p.parseOptionalTrailingLoc(); err != nil {
+		return nil, err
+	} else if ok {
+		op.Loc = loc
+	} else {
+		// Like upstream, an op is located at its first token (the first
+		// result name, or the op name).
+		op.Loc = p.LocOf(startTok)
+	}
+	idx := 0
+	for _, g := range groups {
+		vals := make([]Value, g.count)
+		for i := range vals {
+			vals[i] = op.Result(idx + i)
+		}
+		idx += g.count
+		if err := p.defineValues(g.name, vals); err != nil {
+			return nil, err
+		}
+	}
+	return op, nil
+}
+
+func (p *Parser) parseOptionalTrailingLoc() (Location, bool, error) {
+	if !p.IsKeyword("loc") {
+		return nil, false, nil
+	}
+	l, err := p.ParseLocation()
+	return l, true, err
+}
+
+// ParseLocation parses loc(...).
+func (p *Parser) ParseLocation() (Location, error) {
+	if err := p.ParseKeyword("loc"); err != nil {
+		return nil, err
+	}
+	if err := p.ParsePunct("("); err != nil {
+		return nil, err
+	}
+	l, err := p.parseLocInstance()
+	if err != nil {
+		return nil, err
+	}
+	return l, p.ParsePunct(")")
+}
+
+func (p *Parser) parseLocInstance() (Location, error) {
+	switch {
+	case p.tok.Kind == TokHash:
+		name := p.tok.Text[1:]
+		a, ok := p.attrAliases[name]
+		if !ok {
+			return nil, p.Errorf("undefined symbol alias id '%s'", name)
+		}
+		p.next()
+		if la, ok := a.(*LocAttr); ok {
+			return la.Loc, nil
+		}
+		return nil, p.Errorf("expected location attribute")
+	case p.IsKeyword("unknown"):
+		p.next()
+		return UnknownLoc{}, nil
+	case p.IsKeyword("callsite"):
+		p.next()
+		if err := p.ParsePunct("("); err != nil {
+			return nil, err
+		}
+		callee, err := p.parseLocInstance()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.ParseKeyword("at"); err != nil {
+			return nil, err
+		}
+		caller, err := p.parseLocInstance()
+		if err != nil {
+			return nil, err
+		}
+		return CallSiteLoc{callee, caller}, p.ParsePunct(")")
+	case p.IsKeyword("fused"):
+		p.next()
+		var meta Attribute
+		if p.ParseOptionalPunct("<") {
+			a, err := p.ParseAttribute(nil)
+			if err != nil {
+				return nil, err
+			}
+			meta = a
+			if err := p.ParsePunct(">"); err != nil {
+				return nil, err
+			}
+		}
+		var locs []Location
+		err := p.ParseCommaSeparatedList(DelimSquare, func() error {
+			l, err := p.parseLocInstance()
+			locs = append(locs, l)
+			return err
+		})
+		return FusedLoc{Locs: locs, Metadata: meta}, err
+	case p.tok.Kind == TokString:
+		s, err := p.ParseString()
+		if err != nil {
+			return nil, err
+		}
+		if p.ParseOptionalPunct(":") {
+			line, err := p.ParseInteger()
+			if err != nil {
+				return nil, err
+			}
+			if err := p.ParsePunct(":"); err != nil {
+				return nil, err
+			}
+			col, err := p.ParseInteger()
+			if err != nil {
+				return nil, err
+			}
+			// Ranges "f":1:2 to 3:4 keep only the start.
+			if p.ParseOptionalKeyword("to") {
+				p.ParseOptionalInteger()
+				if p.ParseOptionalPunct(":") {
+					p.ParseOptionalInteger()
+				}
+			}
+			return FileLineColLoc{File: s, Line: int(line), Col: int(col)}, nil
+		}
+		if p.ParseOptionalPunct("(") {
+			child, err := p.parseLocInstance()
+			if err != nil {
+				return nil, err
+			}
+			return NameLoc{Name: s, Child: child}, p.ParsePunct(")")
+		}
+		return NameLoc{Name: s}, nil
+	}
+	return nil, p.expected("location instance")
+}
+
+// LocAttr wraps a location as an attribute (for #loc aliases).
+type LocAttr struct {
+	attrBase
+	Loc Location
+}
+
+func (p *Parser) parseGenericOp() (*Operation, error) {
+	nameTok := p.tok
+	name, err := p.ParseString()
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return nil, p.ErrorAt(nameTok, "empty operation name is invalid")
+	}
+	def := LookupOp(name)
+	if def == nil {
+		if !p.opts.AllowUnregistered {
+			dialect, _ := splitName(name)
+			if LookupDialect(dialect) == nil && !dialectHasOps(dialect) {
+				return nil, p.ErrorAt(nameTok, "operation being parsed with an unregistered dialect. If this is intended, please use --allow-unregistered-dialect with tmac")
+			}
+			return nil, p.ErrorAt(nameTok, "unregistered operation '%s' found in dialect ('%s') that does not allow unknown operations", name, dialect)
+		}
+	}
+	st := &OperationState{Name: name, Loc: p.LocOf(nameTok)}
+	us, err := p.ParseOperandList(DelimParen)
+	if err != nil {
+		return nil, err
+	}
+	if p.IsPunct("[") {
+		err := p.ParseCommaSeparatedList(DelimSquare, func() error {
+			b, err := p.ParseSuccessor()
+			st.Successors = append(st.Successors, b)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if p.IsPunct("<") {
+		p.next()
+		if !p.IsPunct("{") {
+			return nil, p.expected("'{' in properties")
+		}
+		props, err := p.parseAttrDictEntries()
+		if err != nil {
+			return nil, err
+		}
+		st.Props = props
+		if err := p.ParsePunct(">"); err != nil {
+			return nil, err
+		}
+	}
+	if p.IsPunct("(") {
+		p.opStack = append(p.opStack, def)
+		err := p.ParseCommaSeparatedList(DelimParen, func() error {
+			return p.ParseRegion(st.AddRegion(), nil)
+		})
+		p.opStack = p.opStack[:len(p.opStack)-1]
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := p.ParseOptionalAttrDict(st); err != nil {
+		return nil, err
+	}
+	if err := p.ParsePunct(":"); err != nil {
+		return nil, err
+	}
+	fnTok := p.tok
+	ft, err := p.ParseType()
+	if err != nil {
+		return nil, err
+	}
+	fn, ok := ft.(*FunctionType)
+	if !ok {
+		return nil, p.ErrorAt(fnTok, "expected function type")
+	}
+	if err := p.ResolveOperands(us, fn.Inputs, st); err != nil {
+		return nil, err
+	}
+	st.ResultTypes = fn.Results
+	if def != nil {
+		// Inherent attributes written in the discardable dictionary move to
+		// the properties, as upstream does for compatibility.
+		var rest []NamedAttr
+		for _, a := range st.Attrs {
+			if def.IsInherentAttr(a.Name) {
+				st.Props = append(st.Props, a)
+			} else {
+				rest = append(rest, a)
+			}
+		}
+		st.Attrs = rest
+		for _, a := range st.Props {
+			if !def.IsInherentAttr(a.Name) {
+				return nil, p.ErrorAt(nameTok, "'%s' op property '%s' is not defined by the op", name, a.Name)
+			}
+		}
+	}
+	return NewOperation(st), nil
+}
+
+func dialectHasOps(dialect string) bool {
+	registry.RLock()
+	defer registry.RUnlock()
+	for name := range registry.ops {
+		if d, _ := splitName(name); d == dialect {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Parser) currentDefaultDialect() string {
+	if len(p.dialects) == 0 {
+		return ""
+	}
+	return p.dialects[len(p.dialects)-1]
+}
+
+func (p *Parser) parseCustomOp(numResults int) (*Operation, error) {
+	nameTok := p.tok
+	name := p.tok.Text
+	def := LookupOp(name)
+	if def == nil && !strings.Contains(name, ".") {
+		if def = LookupOp("builtin." + name); def == nil {
+			if dd := p.currentDefaultDialect(); dd != "" {
+				def = LookupOp(dd + "." + name)
+			}
+		}
+	}
+	if def == nil {
+		if dd := p.currentDefaultDialect(); dd != "" && !strings.Contains(name, ".") {
+			return nil, p.Errorf("custom op '%s' is unknown (tried '%s.%s' as well)", name, dd, name)
+		}
+		return nil, p.Errorf("custom op '%s' is unknown", name)
+	}
+	p.next()
+	st := &OperationState{Name: def.Name, Loc: p.LocOf(nameTok)}
+	p.opStack = append(p.opStack, def)
+	var err error
+	switch {
+	case def.Parse != nil:
+		err = def.Parse(p, st)
+	case def.format != nil:
+		err = def.format.parse(p, st)
+	default:
+		err = p.ErrorAt(nameTok, "op '%s' has no custom assembly form; use the generic form", def.Name)
+	}
+	p.opStack = p.opStack[:len(p.opStack)-1]
+	if err != nil {
+		return nil, err
+	}
+	applyDefaults(def, st)
+	return NewOperation(st), nil
+}
+
+// applyDefaults materialises non-optional attributes with default values,
+// which upstream always stores (and prints in the generic form).
+func applyDefaults(def *OpDef, st *OperationState) {
+	for _, a := range def.Attrs {
+		if a.Default != nil && !a.Optional && st.Attr(a.Name) == nil {
+			st.AddAttr(a.Name, a.Default)
+		}
+	}
+}
+
+// --- regions and blocks -------------------------------------------------
+
+// ParseRegion parses { blocks } into r. args, if non-nil, are the entry
+// block arguments already declared by the op's syntax (the entry block then
+// has no label). Regions of isolated-from-above ops start a new name scope.
+func (p *Parser) ParseRegion(r *Region, args []Argument) error {
+	if err := p.ParsePunct("{"); err != nil {
+		return err
+	}
+	isolated := false
+	var def *OpDef
+	if len(p.opStack) > 0 {
+		def = p.opStack[len(p.opStack)-1]
+	}
+	if def != nil && def.Traits&IsolatedFromAbove != 0 {
+		isolated = true
+	}
+	if isolated {
+		p.pushIsolated()
+	}
+	pushedDialect := false
+	if def != nil {
+		p.dialects = append(p.dialects, def.DefaultDialect)
+		pushedDialect = true
+	}
+	p.pushRegion()
+	err := p.parseRegionBody(r, args)
+	if err == nil {
+		err = p.popRegion()
+	} else {
+		p.regions = p.regions[:len(p.regions)-1]
+	}
+	if pushedDialect {
+		p.dialects = p.dialects[:len(p.dialects)-1]
+	}
+	if isolated {
+		if err == nil {
+			err = p.popIsolated()
+		} else {
+			p.scopes = p.scopes[:len(p.scopes)-1]
+		}
+	}
+	return err
+}
+
+// ParseOptionalRegion parses a region if the next token is '{'.
+func (p *Parser) ParseOptionalRegion(r *Region, args []Argument) (bool, error) {
+	if !p.IsPunct("{") {
+		return false, nil
+	}
+	return true, p.ParseRegion(r, args)
+}
+
+func (p *Parser) parseRegionBody(r *Region, args []Argument) error {
+	if p.ParseOptionalPunct("}") {
+		if args != nil && len(args) > 0 {
+			// An empty region with declared arguments still gets its block.
+			b := r.AddBlock(&Block{})
+			return p.defineArgs(b, args)
+		}
+		return nil
+	}
+	var entry *Block
+	if args != nil || !p.IsCaretBlock() {
+		entry = r.AddBlock(&Block{})
+		if err := p.defineArgs(entry, args); err != nil {
+			return err
+		}
+		if err := p.parseBlockBody(entry); err != nil {
+			return err
+		}
+	} else if args != nil && p.IsCaretBlock() {
+		return p.Errorf("invalid block name in region with named arguments")
+	}
+	for !p.IsPunct("}") {
+		if p.tok.Kind == TokEOF {
+			return p.expected("'}' to end region")
+		}
+		if err := p.parseBlock(r); err != nil {
+			return err
+		}
+	}
+	p.next()
+	return nil
+}
+
+// IsCaretBlock reports whether the next token starts a block label.
+func (p *Parser) IsCaretBlock() bool { return p.tok.Kind == TokCaret }
+
+func (p *Parser) defineArgs(b *Block, args []Argument) error {
+	for _, a := range args {
+		loc := a.Loc
+		if loc == nil {
+			loc = p.LocOf(a.Operand.Tok)
+		}
+		arg := b.AddArgument(a.Type, loc)
+		if a.Operand.Name == "" {
+			continue
+		}
+		if err := p.defineValues(a.Operand, []Value{arg}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Parser) blockFor(name string, use Token) *blockDef {
+	rs := p.regions[len(p.regions)-1]
+	bd, ok := rs.blocks[name]
+	if !ok {
+		bd = &blockDef{block: &Block{}, use: use}
+		rs.blocks[name] = bd
+	}
+	return bd
+}
+
+func (p *Parser) parseBlock(r *Region) error {
+	if p.tok.Kind != TokCaret {
+		return p.expected("block name")
+	}
+	nameTok := p.tok
+	name := p.tok.Text[1:]
+	bd := p.blockFor(name, nameTok)
+	if bd.defined {
+		return p.Errorf("redefinition of block '^%s'", name)
+	}
+	bd.defined = true
+	p.next()
+	r.AddBlock(bd.block)
+	if p.IsPunct("(") {
+		err := p.ParseCommaSeparatedList(DelimParen, func() error {
+			a, err := p.ParseArgument(true, false)
+			if err != nil {
+				return err
+			}
+			return p.defineArgs(bd.block, []Argument{a})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := p.ParsePunct(":"); err != nil {
+		return err
+	}
+	return p.parseBlockBody(bd.block)
+}
+
+func (p *Parser) parseBlockBody(b *Block) error {
+	for p.tok.Kind != TokCaret && !p.IsPunct("}") {
+		if p.tok.Kind == TokEOF {
+			return p.expected("'}' to end region")
+		}
+		op, err := p.parseOperation()
+		if err != nil {
+			return err
+		}
+		b.Append(op)
+	}
+	return nil
+}
+
+// ParseSuccessor parses ^label.
+func (p *Parser) ParseSuccessor() (*Block, error) {
+	if p.tok.Kind != TokCaret {
+		return nil, p.expected("block name")
+	}
+	if len(p.regions) == 0 {
+		return nil, p.Errorf("successor outside of a region")
+	}
+	bd := p.blockFor(p.tok.Text[1:], p.tok)
+	p.next()
+	return bd.block, nil
+}
+
+// ParseArgument parses %name [: type] [{attrs}] [loc(...)].
+func (p *Parser) ParseArgument(withType, withAttrs bool) (Argument, error) {
+	var a Argument
+	u, err := p.ParseOperand()
+	if err != nil {
+		return a, err
+	}
+	if u.Number != 0 {
+		return a, p.ErrorAt(u.Tok, "expected argument name without '#' number")
+	}
+	a.Operand = u
+	if withType {
+		if err := p.ParsePunct(":"); err != nil {
+			return a, err
+		}
+		if a.Type, err = p.ParseType(); err != nil {
+			return a, err
+		}
+	}
+	if withAttrs && p.IsPunct("{") {
+		entries, err := p.parseAttrDictEntries()
+		if err != nil {
+			return a, err
+		}
+		a.Attrs = Dict(entries)
+	}
+	if l, ok, err := p.parseOptionalTrailingLoc(); err != nil {
+		return a, err
+	} else if ok {
+		a.Loc = l
+	}
+	return a, nil
+}
+
+// --- attribute dictionaries ---------------------------------------------
+
+// ParseOptionalAttrDict parses {name = value, ...} into st.Attrs if present.
+func (p *Parser) ParseOptionalAttrDict(st *OperationState) error {
+	if !p.IsPunct("{") {
+		return nil
+	}
+	entries, err := p.parseAttrDictEntries()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if st.Attr(e.Name) != nil {
+			return p.Errorf("attribute '%s' occurs more than once in the attribute list", e.Name)
+		}
+	}
+	st.Attrs = append(st.Attrs, entries...)
+	return nil
+}
+
+// ParseOptionalAttrDictWithKeyword parses `attributes {...}` if present.
+func (p *Parser) ParseOptionalAttrDictWithKeyword(st *OperationState) error {
+	if !p.ParseOptionalKeyword("attributes") {
+		return nil
+	}
+	if !p.IsPunct("{") {
+		return p.expected("'{' in attribute dictionary")
+	}
+	return p.ParseOptionalAttrDict(st)
+}
+
+func (p *Parser) parseAttrDictEntries() ([]NamedAttr, error) {
+	var entries []NamedAttr
+	seen := map[string]bool{}
+	err := p.ParseCommaSeparatedList(DelimBraces, func() error {
+		var name string
+		nameTok := p.tok
+		switch p.tok.Kind {
+		case TokBareID:
+			name = p.tok.Text
+			p.next()
+		case TokString:
+			s, err := p.ParseString()
+			if err != nil {
+				return err
+			}
+			if s == "" {
+				return p.ErrorAt(nameTok, "expected valid attribute name")
+			}
+			name = s
+		default:
+			return p.expected("attribute name")
+		}
+		if seen[name] {
+			return p.ErrorAt(nameTok, "duplicate key '%s' in dictionary attribute", name)
+		}
+		seen[name] = true
+		if !p.ParseOptionalPunct("=") {
+			entries = append(entries, NamedAttr{name, Unit})
+			return nil
+		}
+		a, err := p.ParseAttribute(nil)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, NamedAttr{name, a})
+		return nil
+	})
+	if err != nil && p.tok.Kind != TokEOF && strings.Contains(err.Error(), "expected '}'") {
+		return nil, p.Errorf("expected '}' in attribute dictionary")
+	}
+	return entries, err
+}

@@ -1,0 +1,487 @@
+package ir
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Type is an interned IR type. Two types are equal exactly when they are the
+// same Go value, so types can be compared with == and used as map keys.
+type Type interface {
+	// String returns the type in MLIR textual syntax, as upstream prints it.
+	String() string
+	isType()
+}
+
+// typeBase is embedded in every type; it caches the printed form, which is
+// also the interning key.
+type typeBase struct{ text string }
+
+func (t *typeBase) String() string { return t.text }
+func (*typeBase) isType()          {}
+
+var typeTable struct {
+	sync.Mutex
+	m map[string]Type
+}
+
+// internType returns the canonical instance of a type whose printed form is
+// text, calling build to create it the first time it is seen.
+func internType(text string, build func(base typeBase) Type) Type {
+	typeTable.Lock()
+	defer typeTable.Unlock()
+	if t, ok := typeTable.m[text]; ok {
+		return t
+	}
+	if typeTable.m == nil {
+		typeTable.m = make(map[string]Type, 256)
+	}
+	t := build(typeBase{text: text})
+	typeTable.m[text] = t
+	return t
+}
+
+// Signedness of an integer type.
+type Signedness uint8
+
+const (
+	Signless Signedness = iota
+	Signed
+	Unsigned
+)
+
+// IntegerType is iN, siN or uiN.
+type IntegerType struct {
+	typeBase
+	Width      int
+	Signedness Signedness
+}
+
+// IntegerTypeOf returns the signless integer type of the given width.
+func IntegerTypeOf(width int) *IntegerType { return IntegerTypeWithSign(width, Signless) }
+
+// IntegerTypeWithSign returns iN, siN or uiN.
+func IntegerTypeWithSign(width int, s Signedness) *IntegerType {
+	prefix := [...]string{"i", "si", "ui"}[s]
+	return internType(prefix+strconv.Itoa(width), func(b typeBase) Type {
+		return &IntegerType{typeBase: b, Width: width, Signedness: s}
+	}).(*IntegerType)
+}
+
+// IsSignless reports whether t is a signless integer.
+func (t *IntegerType) IsSignless() bool { return t.Signedness == Signless }
+
+// IndexType is the target-sized integer type `index`.
+type IndexType struct{ typeBase }
+
+// FloatKind identifies a floating-point format.
+type FloatKind uint8
+
+const (
+	F16 FloatKind = iota
+	BF16
+	F32
+	F64
+	F8E4M3FN
+	F8E5M2
+	TF32
+)
+
+var floatNames = [...]string{"f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32"}
+var floatWidths = [...]int{16, 16, 32, 64, 8, 8, 19}
+
+// FloatType is one of the builtin floating-point types.
+type FloatType struct {
+	typeBase
+	Kind FloatKind
+}
+
+// Width is the storage width in bits (tf32 reports 19, as upstream does).
+func (t *FloatType) Width() int { return floatWidths[t.Kind] }
+
+// FloatTypeOf returns the float type of the given kind.
+func FloatTypeOf(k FloatKind) *FloatType {
+	return internType(floatNames[k], func(b typeBase) Type { return &FloatType{typeBase: b, Kind: k} }).(*FloatType)
+}
+
+// NoneType is the builtin `none` type.
+type NoneType struct{ typeBase }
+
+// Common types.
+var (
+	I1    = IntegerTypeOf(1)
+	I8    = IntegerTypeOf(8)
+	I16   = IntegerTypeOf(16)
+	I32   = IntegerTypeOf(32)
+	I64   = IntegerTypeOf(64)
+	Index = internType("index", func(b typeBase) Type { return &IndexType{b} }).(*IndexType)
+	None  = internType("none", func(b typeBase) Type { return &NoneType{b} }).(*NoneType)
+	F16T  = FloatTypeOf(F16)
+	BF16T = FloatTypeOf(BF16)
+	F32T  = FloatTypeOf(F32)
+	F64T  = FloatTypeOf(F64)
+)
+
+// Dynamic marks a dynamic dimension, stride or offset (`?`).
+const Dynamic int64 = -1 << 63
+
+func formatDim(d int64) string {
+	if d == Dynamic {
+		return "?"
+	}
+	return strconv.FormatInt(d, 10)
+}
+
+func writeShape(sb *strings.Builder, shape []int64) {
+	for _, d := range shape {
+		sb.WriteString(formatDim(d))
+		sb.WriteByte('x')
+	}
+}
+
+// ShapedType is implemented by memref, vector and tensor types.
+type ShapedType interface {
+	Type
+	ElementType() Type
+	Shape() []int64
+}
+
+// NumElements returns the product of a static shape, or -1 if any dim is dynamic.
+func NumElements(shape []int64) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		if d == Dynamic {
+			return -1
+		}
+		n *= d
+	}
+	return n
+}
+
+// HasStaticShape reports whether no dimension is dynamic.
+func HasStaticShape(shape []int64) bool { return NumElements(shape) >= 0 }
+
+// VectorType is vector<4x8xf32>, optionally with scalable dims (vector<[4]xf32>).
+type VectorType struct {
+	typeBase
+	shape    []int64
+	Scalable []bool
+	Elem     Type
+}
+
+func (t *VectorType) ElementType() Type { return t.Elem }
+func (t *VectorType) Shape() []int64    { return t.shape }
+
+// VectorTypeOf returns vector<shape x elem>.
+func VectorTypeOf(shape []int64, elem Type) *VectorType { return ScalableVectorTypeOf(shape, nil, elem) }
+
+// ScalableVectorTypeOf returns a vector type with some dims marked scalable.
+func ScalableVectorTypeOf(shape []int64, scalable []bool, elem Type) *VectorType {
+	var sb strings.Builder
+	sb.WriteString("vector<")
+	anyScalable := false
+	for i, d := range shape {
+		if i < len(scalable) && scalable[i] {
+			anyScalable = true
+			sb.WriteString("[" + formatDim(d) + "]x")
+		} else {
+			sb.WriteString(formatDim(d) + "x")
+		}
+	}
+	sb.WriteString(elem.String())
+	sb.WriteByte('>')
+	if !anyScalable {
+		scalable = nil
+	}
+	return internType(sb.String(), func(b typeBase) Type {
+		return &VectorType{typeBase: b, shape: append([]int64(nil), shape...), Scalable: append([]bool(nil), scalable...), Elem: elem}
+	}).(*VectorType)
+}
+
+// TensorType is a ranked tensor (tensor<4x?xf32>). tmac uses tensors only as
+// the type of dense attributes.
+type TensorType struct {
+	typeBase
+	shape []int64
+	Elem  Type
+}
+
+func (t *TensorType) ElementType() Type { return t.Elem }
+func (t *TensorType) Shape() []int64    { return t.shape }
+
+// TensorTypeOf returns tensor<shape x elem>.
+func TensorTypeOf(shape []int64, elem Type) *TensorType {
+	var sb strings.Builder
+	sb.WriteString("tensor<")
+	writeShape(&sb, shape)
+	sb.WriteString(elem.String())
+	sb.WriteByte('>')
+	return internType(sb.String(), func(b typeBase) Type {
+		return &TensorType{typeBase: b, shape: append([]int64(nil), shape...), Elem: elem}
+	}).(*TensorType)
+}
+
+// MemRefType is a ranked memref with an optional layout and memory space.
+type MemRefType struct {
+	typeBase
+	shape []int64
+	Elem  Type
+	// Layout is nil for the identity layout, or a *StridedLayoutAttr (or
+	// another layout attribute such as an affine map kept opaque).
+	Layout Attribute
+	// MemorySpace is nil for the default space, an IntegerAttr (3) or a
+	// dialect attribute (#gpu.address_space<workgroup>).
+	MemorySpace Attribute
+}
+
+func (t *MemRefType) ElementType() Type { return t.Elem }
+func (t *MemRefType) Shape() []int64    { return t.shape }
+func (t *MemRefType) Rank() int         { return len(t.shape) }
+
+// MemRefTypeOf returns a memref type. Layout and memory space may be nil.
+func MemRefTypeOf(shape []int64, elem Type, layout, space Attribute) *MemRefType {
+	if s, ok := layout.(*StridedLayoutAttr); ok && s.IsIdentityFor(shape) {
+		layout = nil
+	}
+	if ia, ok := space.(*IntegerAttr); ok && ia.Int() == 0 {
+		space = nil
+	}
+	var sb strings.Builder
+	sb.WriteString("memref<")
+	writeShape(&sb, shape)
+	sb.WriteString(elem.String())
+	if layout != nil {
+		sb.WriteString(", ")
+		sb.WriteString(layout.String())
+	}
+	if space != nil {
+		sb.WriteString(", ")
+		sb.WriteString(printMemorySpace(space))
+	}
+	sb.WriteByte('>')
+	return internType(sb.String(), func(b typeBase) Type {
+		return &MemRefType{typeBase: b, shape: append([]int64(nil), shape...), Elem: elem, Layout: layout, MemorySpace: space}
+	}).(*MemRefType)
+}
+
+// printMemorySpace prints an integer memory space without its `: i64` type,
+// as upstream does.
+func printMemorySpace(a Attribute) string {
+	if ia, ok := a.(*IntegerAttr); ok && ia.Type() == I64 {
+		return strconv.FormatInt(ia.Int(), 10)
+	}
+	return a.String()
+}
+
+// MemorySpaceNumber returns the numeric address space of a memory space
+// attribute: 0 for nil, the value of an integer, or what a dialect attribute
+// maps to (via MemorySpaceNumberer).
+func MemorySpaceNumber(a Attribute) (int64, bool) {
+	switch a := a.(type) {
+	case nil:
+		return 0, true
+	case *IntegerAttr:
+		return a.Int(), true
+	case MemorySpaceNumberer:
+		return a.MemorySpaceNumber(), true
+	}
+	return 0, false
+}
+
+// MemorySpaceNumberer is implemented by dialect attributes usable as memref
+// memory spaces (e.g. #gpu.address_space<workgroup> is 3).
+type MemorySpaceNumberer interface {
+	MemorySpaceNumber() int64
+}
+
+// StridesAndOffset returns the strides and offset of a memref, computing the
+// row-major identity strides when there is no explicit layout.
+func (t *MemRefType) StridesAndOffset() (strides []int64, offset int64, ok bool) {
+	switch l := t.Layout.(type) {
+	case nil:
+		return IdentityStrides(t.shape), 0, true
+	case *StridedLayoutAttr:
+		return l.Strides, l.Offset, true
+	}
+	return nil, 0, false
+}
+
+// IdentityStrides returns the row-major strides of shape; dims after a dynamic
+// dim get dynamic strides.
+func IdentityStrides(shape []int64) []int64 {
+	strides := make([]int64, len(shape))
+	running := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		strides[i] = running
+		if running != Dynamic {
+			if shape[i] == Dynamic {
+				running = Dynamic
+			} else {
+				running *= shape[i]
+			}
+		}
+	}
+	return strides
+}
+
+// UnrankedMemRefType is memref<*xf32>.
+type UnrankedMemRefType struct {
+	typeBase
+	Elem        Type
+	MemorySpace Attribute
+}
+
+// UnrankedMemRefTypeOf returns memref<*xelem[, space]>.
+func UnrankedMemRefTypeOf(elem Type, space Attribute) *UnrankedMemRefType {
+	if ia, ok := space.(*IntegerAttr); ok && ia.Int() == 0 {
+		space = nil
+	}
+	text := "memref<*x" + elem.String()
+	if space != nil {
+		text += ", " + printMemorySpace(space)
+	}
+	text += ">"
+	return internType(text, func(b typeBase) Type {
+		return &UnrankedMemRefType{typeBase: b, Elem: elem, MemorySpace: space}
+	}).(*UnrankedMemRefType)
+}
+
+// FunctionType is (inputs) -> results.
+type FunctionType struct {
+	typeBase
+	Inputs  []Type
+	Results []Type
+}
+
+// FunctionTypeOf returns the function type (inputs) -> results.
+func FunctionTypeOf(inputs, results []Type) *FunctionType {
+	var sb strings.Builder
+	sb.WriteByte('(')
+	writeTypeList(&sb, inputs)
+	sb.WriteString(") -> ")
+	writeResultTypes(&sb, results)
+	return internType(sb.String(), func(b typeBase) Type {
+		return &FunctionType{typeBase: b, Inputs: append([]Type(nil), inputs...), Results: append([]Type(nil), results...)}
+	}).(*FunctionType)
+}
+
+func writeTypeList(sb *strings.Builder, ts []Type) {
+	for i, t := range ts {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(t.String())
+	}
+}
+
+// writeResultTypes prints a result list as upstream does: a single
+// non-function type bare, everything else parenthesised.
+func writeResultTypes(sb *strings.Builder, ts []Type) {
+	if len(ts) == 1 {
+		if _, isFn := ts[0].(*FunctionType); !isFn {
+			sb.WriteString(ts[0].String())
+			return
+		}
+	}
+	sb.WriteByte('(')
+	writeTypeList(sb, ts)
+	sb.WriteByte(')')
+}
+
+// TupleType is tuple<...>.
+type TupleType struct {
+	typeBase
+	Types []Type
+}
+
+// TupleTypeOf returns tuple<types>.
+func TupleTypeOf(types []Type) *TupleType {
+	var sb strings.Builder
+	sb.WriteString("tuple<")
+	writeTypeList(&sb, types)
+	sb.WriteByte('>')
+	return internType(sb.String(), func(b typeBase) Type {
+		return &TupleType{typeBase: b, Types: append([]Type(nil), types...)}
+	}).(*TupleType)
+}
+
+// DialectType is a type defined by a dialect (`!nvgpu.mbarrier.token`). The
+// dialect supplies the parsed representation in Data; Text is its printed
+// form, which is also its identity.
+type DialectType struct {
+	typeBase
+	Dialect string
+	Name    string // e.g. "mbarrier.token"
+	Data    any    // dialect-specific parameters
+}
+
+// DialectTypeOf interns a dialect type whose printed form is text. make is
+// called once to build the parameters.
+func DialectTypeOf(dialect, name, text string, data func() any) *DialectType {
+	return internType(text, func(b typeBase) Type {
+		var d any
+		if data != nil {
+			d = data()
+		}
+		return &DialectType{typeBase: b, Dialect: dialect, Name: name, Data: d}
+	}).(*DialectType)
+}
+
+// OpaqueType holds a type of an unregistered dialect verbatim.
+type OpaqueType struct{ typeBase }
+
+// OpaqueTypeOf returns the opaque type with the given full text (`!foo.bar<...>`).
+func OpaqueTypeOf(text string) *OpaqueType {
+	return internType(text, func(b typeBase) Type { return &OpaqueType{b} }).(*OpaqueType)
+}
+
+// Type predicates used by verifiers.
+
+// IsInteger reports whether t is an integer type (any signedness).
+func IsInteger(t Type) bool { _, ok := t.(*IntegerType); return ok }
+
+// IsSignlessInteger reports whether t is a signless integer type.
+func IsSignlessInteger(t Type) bool {
+	it, ok := t.(*IntegerType)
+	return ok && it.Signedness == Signless
+}
+
+// IsIntegerOfWidth reports whether t is a signless integer of the given width.
+func IsIntegerOfWidth(t Type, w int) bool {
+	it, ok := t.(*IntegerType)
+	return ok && it.Signedness == Signless && it.Width == w
+}
+
+// IsIndex reports whether t is `index`.
+func IsIndex(t Type) bool { return t == Type(Index) }
+
+// IsFloat reports whether t is a floating-point type.
+func IsFloat(t Type) bool { _, ok := t.(*FloatType); return ok }
+
+// IsSignlessIntOrIndex reports whether t is a signless integer or index.
+func IsSignlessIntOrIndex(t Type) bool { return IsSignlessInteger(t) || IsIndex(t) }
+
+// ElementTypeOrSelf returns the element type of a shaped type, or t itself.
+func ElementTypeOrSelf(t Type) Type {
+	if s, ok := t.(ShapedType); ok {
+		return s.ElementType()
+	}
+	return t
+}
+
+// BitWidth returns the width of an integer or float type, 64 for index, or 0.
+func BitWidth(t Type) int {
+	switch t := t.(type) {
+	case *IntegerType:
+		return t.Width
+	case *FloatType:
+		if t.Kind == TF32 {
+			return 32
+		}
+		return t.Width()
+	case *IndexType:
+		return 64
+	}
+	return 0
+}

@@ -1,0 +1,89 @@
+package passes
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tmac-dev/tmac/ir"
+)
+
+func init() {
+	Register(&Info{
+		Name:    "cse",
+		Summary: "Eliminate common sub-expressions: pure ops equal to a dominating op are replaced by it",
+		New: func(Options) (Pass, error) {
+			return PassFunc(func(op *ir.Operation, _ *Context) error {
+				for _, r := range op.Regions() {
+					cseRegion(r, &cseScope{known: map[string]*ir.Operation{}})
+				}
+				return nil
+			}), nil
+		},
+	})
+}
+
+type cseScope struct {
+	parent *cseScope
+	known  map[string]*ir.Operation
+}
+
+func (s *cseScope) lookup(k string) *ir.Operation {
+	for x := s; x != nil; x = x.parent {
+		if op, ok := x.known[k]; ok {
+			return op
+		}
+	}
+	return nil
+}
+
+// cseRegion processes each block in its own scope; a single-block region
+// also sees the enclosing scope (its values dominate the region). Regions
+// of isolated ops start afresh.
+func cseRegion(r *ir.Region, outer *cseScope) {
+	for _, b := range r.Blocks() {
+		parent := outer
+		if len(r.Blocks()) > 1 && b != r.Entry() {
+			parent = nil
+		}
+		if r.ParentOp() != nil && r.ParentOp().HasTrait(ir.IsolatedFromAbove) {
+			parent = nil
+		}
+		scope := &cseScope{parent: parent, known: map[string]*ir.Operation{}}
+		for op := b.First(); op != nil; {
+			next := op.Next()
+			if key, ok := cseKey(op); ok {
+				if prev := scope.lookup(key); prev != nil {
+					op.ReplaceAllUsesWith(prev.Results())
+					op.Erase()
+					op = next
+					continue
+				}
+				scope.known[key] = op
+			}
+			for _, sub := range op.Regions() {
+				cseRegion(sub, scope)
+			}
+			op = next
+		}
+	}
+}
+
+// cseKey identifies a pure, region-free op by name, operands, attributes
+// and result types (attributes and types are interned, so pointers suffice).
+func cseKey(op *ir.Operation) (string, bool) {
+	if !op.HasTrait(ir.Pure) || op.NumRegions() > 0 || op.NumResults() == 0 || op.HasTrait(ir.Terminator) {
+		return "", false
+	}
+	var sb strings.Builder
+	sb.WriteString(op.Name())
+	for _, v := range op.Operands() {
+		fmt.Fprintf(&sb, "|%p", v)
+	}
+	for _, a := range op.AllAttrs() {
+		fmt.Fprintf(&sb, "|%s=%p", a.Name, a.Value)
+	}
+	for _, t := range op.ResultTypes() {
+		fmt.Fprintf(&sb, "|%p", t)
+	}
+	return sb.String(), true
+}
