@@ -25,8 +25,10 @@ type FileLineColLoc struct {
 	Line, Col int
 }
 
-func (l FileLineColLoc) String() string { return fmt.Sprintf("%s:%d:%d", QuoteString(l.File), l.Line, l.Col) }
-func (FileLineColLoc) isLoc()           {}
+func (l FileLineColLoc) String() string {
+	return fmt.Sprintf("%s:%d:%d", QuoteString(l.File), l.Line, l.Col)
+}
+func (FileLineColLoc) isLoc() {}
 
 // NameLoc is "name" or "name"(child).
 type NameLoc struct {

@@ -534,7 +534,9 @@ func (b *Block) insertBefore(op, before *Operation) {
 }
 
 // IsEntry reports whether b is the first block of its region.
-func (b *Block) IsEntry() bool { return b.parent != nil && len(b.parent.blocks) > 0 && b.parent.blocks[0] == b }
+func (b *Block) IsEntry() bool {
+	return b.parent != nil && len(b.parent.blocks) > 0 && b.parent.blocks[0] == b
+}
 
 // Successors returns the successors of the block's terminator.
 func (b *Block) Successors() []*Block {

@@ -45,7 +45,7 @@ func PrintOpString(op *Operation) string {
 func (p *Printer) Write(s string) { p.sb.WriteString(s) }
 
 // WriteByte appends one byte.
-func (p *Printer) WriteByte(c byte) { p.sb.WriteByte(c) }
+func (p *Printer) WriteByte(c byte) error { return p.sb.WriteByte(c) }
 
 // Generic reports whether the generic form is being printed.
 func (p *Printer) Generic() bool { return p.opts.Generic }

@@ -362,10 +362,10 @@ func elemOfVector(t Type) Type {
 
 // Common attribute constraints.
 var (
-	AnyAttr     = AttrConstraint{"any attribute", func(Attribute) bool { return true }}
-	UnitAttrC   = AttrConstraint{"unit attribute", func(a Attribute) bool { _, ok := a.(*UnitAttr); return ok }}
-	StringAttrC = AttrConstraint{"string attribute", func(a Attribute) bool { _, ok := a.(*StringAttr); return ok }}
-	SymbolNameC = StringAttrC
+	AnyAttr        = AttrConstraint{"any attribute", func(Attribute) bool { return true }}
+	UnitAttrC      = AttrConstraint{"unit attribute", func(a Attribute) bool { _, ok := a.(*UnitAttr); return ok }}
+	StringAttrC    = AttrConstraint{"string attribute", func(a Attribute) bool { _, ok := a.(*StringAttr); return ok }}
+	SymbolNameC    = StringAttrC
 	FlatSymbolRefC = AttrConstraint{"flat symbol reference attribute", func(a Attribute) bool {
 		s, ok := a.(*SymbolRefAttr)
 		return ok && len(s.Nested) == 0

@@ -174,7 +174,9 @@ func (t *VectorType) ElementType() Type { return t.Elem }
 func (t *VectorType) Shape() []int64    { return t.shape }
 
 // VectorTypeOf returns vector<shape x elem>.
-func VectorTypeOf(shape []int64, elem Type) *VectorType { return ScalableVectorTypeOf(shape, nil, elem) }
+func VectorTypeOf(shape []int64, elem Type) *VectorType {
+	return ScalableVectorTypeOf(shape, nil, elem)
+}
 
 // ScalableVectorTypeOf returns a vector type with some dims marked scalable.
 func ScalableVectorTypeOf(shape []int64, scalable []bool, elem Type) *VectorType {

@@ -20,8 +20,8 @@ type valueImpl struct {
 	firstUse *OpOperand
 }
 
-func (v *valueImpl) Type() Type        { return v.typ }
-func (v *valueImpl) SetType(t Type)    { v.typ = t }
+func (v *valueImpl) Type() Type       { return v.typ }
+func (v *valueImpl) SetType(t Type)   { v.typ = t }
 func (v *valueImpl) impl() *valueImpl { return v }
 
 // OpResult is a result of an operation.

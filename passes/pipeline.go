@@ -15,18 +15,18 @@ import (
 // is parsed with a participle grammar.
 
 type pipelineAST struct {
-	Elems []*elemAST `@@ ( "," @@ )*`
+	Elems []*elemAST `parser:"@@ ( \",\" @@ )*"`
 }
 
 type elemAST struct {
-	Name   string       `@Ident`
-	Nested *pipelineAST `( "(" @@? ")"`
-	Opts   []*optAST    `| "{" @@* "}" )?`
+	Name   string       `parser:"@Ident"`
+	Nested *pipelineAST `parser:"( \"(\" @@? \")\""`
+	Opts   []*optAST    `parser:"| \"{\" @@* \"}\" )?"`
 }
 
 type optAST struct {
-	Key   string `@Ident "="`
-	Value string `@( Ident | Number | String )`
+	Key   string `parser:"@Ident \"=\""`
+	Value string `parser:"@( Ident | Number | String )"`
 }
 
 var pipelineLexer = lexer.MustSimple([]lexer.SimpleRule{

@@ -214,7 +214,8 @@ func processChunk(c driver.Chunk, f *optFlags, steps []*passes.Step, po ir.Print
 	if err := passes.RunPipeline(mod, steps, &passes.Context{Emit: emit}, instr); err != nil {
 		return "", err
 	}
-	return ir.Print(mod, po), nil
+	// mlir-opt ends each module with an empty line; so does tmac.
+	return ir.Print(mod, po) + "\n", nil
 }
 
 func contains(list []string, s string) bool {

@@ -1,0 +1,42 @@
+# tmac — see README.md. `make run` and `make test` install missing
+# prerequisites themselves (scripts/install-deps.sh).
+export PATH := /usr/local/go/bin:$(PATH)
+export CGO_ENABLED := 0
+LLVM_BIN ?= /usr/lib/llvm-22/bin
+export LLVM_BIN
+GO ?= go
+TMAC := build/tmac
+FUZZTIME ?= 30s
+
+.PHONY: all build deps test vet gotest lit fuzz run bench-parse clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build:
+	$(GO) build -o $(TMAC) ./cmd/tmac
+
+vet:
+	$(GO) vet ./...
+
+gotest:
+	$(GO) test ./...
+
+lit: deps build
+	$(LLVM_BIN)/lit -sv lit-tests
+
+test: deps build vet gotest lit
+
+fuzz: build
+	$(GO) test ./ir -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+
+bench-parse:
+	$(GO) test ./ir -run '^$$' -bench BenchmarkParse100k -benchtime 5x
+
+run: deps build
+	@scripts/run-example.sh
+
+clean:
+	rm -rf build
