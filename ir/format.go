@@ -760,10 +760,24 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 		fs.Types[typeKey(e.args[0])] = ft.Inputs
 		fs.Types[typeKey(e.args[1])] = ft.Results
 	case fkAttrDict:
+		tok := p.tok
+		var err error
 		if e.withKw {
-			return p.ParseOptionalAttrDictWithKeyword(fs.St)
+			err = p.ParseOptionalAttrDictWithKeyword(fs.St)
+		} else {
+			err = p.ParseOptionalAttrDict(fs.St)
 		}
-		return p.ParseOptionalAttrDict(fs.St)
+		if err != nil {
+			return err
+		}
+		// Like upstream's generated parsers, check the inherent attributes
+		// given in the dictionary against their constraints.
+		for _, a := range fs.St.Attrs {
+			if spec := f.def.AttrSpec(a.Name); spec != nil && spec.Constraint.OK != nil && !spec.Constraint.OK(a.Value) {
+				return p.CustomOpErrorAt(tok, "'%s' op attribute '%s' failed to satisfy constraint: %s", f.def.Name, a.Name, spec.Constraint.Desc)
+			}
+		}
+		return nil
 	case fkCustom:
 		return customDirectives[e.text].Parse(p, fs, argNames(e.args))
 	}
@@ -791,9 +805,13 @@ func (f *format) parseTypeElem(p *Parser, fs *FormatState, target *fmtElem) erro
 	key := typeKey(target)
 	switch kind {
 	case Single:
+		tok := p.tok
 		t, err := p.ParseType()
 		if err != nil {
 			return err
+		}
+		if target.argSpec != nil && target.argSpec.Type.Kind != "" && target.argSpec.Type.OK != nil && !target.argSpec.Type.OK(t) {
+			return p.CustomOpErrorAt(tok, "invalid kind of type specified: expected %s, but found '%s'", target.argSpec.Type.Kind, t)
 		}
 		fs.Types[key] = []Type{t}
 	case Optional:

@@ -31,7 +31,13 @@ type Parser struct {
 	regions  []*regionScope
 	opStack  []*OpDef // ops whose custom syntax is being parsed
 	dialects []string // default dialect stack
+
+	numResultBindings int // result names bound by the custom op being parsed
 }
+
+// NumResultBindings returns how many results the custom op being parsed had
+// bound by name (`%a, %b = ...`); 0 when none.
+func (p *Parser) NumResultBindings() int { return p.numResultBindings }
 
 // UnresolvedOperand is an operand reference (%name or %name#N) whose value
 // is looked up when its type is known.
@@ -109,6 +115,20 @@ func (p *Parser) CurrentLoc() Location { return p.LocOf(p.tok) }
 
 // Errorf returns an error diagnostic at the current token.
 func (p *Parser) Errorf(format string, args ...any) error { return p.ErrorAt(p.tok, format, args...) }
+
+// CustomOpErrorf returns an error at the current token prefixed with
+// "custom op 'name' ", as upstream's custom-op parser errors are.
+func (p *Parser) CustomOpErrorf(format string, args ...any) error {
+	return p.CustomOpErrorAt(p.tok, format, args...)
+}
+
+// CustomOpErrorAt is CustomOpErrorf at tok.
+func (p *Parser) CustomOpErrorAt(t Token, format string, args ...any) error {
+	if len(p.opStack) > 0 && p.opStack[len(p.opStack)-1] != nil {
+		format = "custom op '" + strings.ReplaceAll(p.opStack[len(p.opStack)-1].Name, "%", "%%") + "' " + format
+	}
+	return p.ErrorAt(t, format, args...)
+}
 
 // ErrorAt returns an error diagnostic at tok.
 func (p *Parser) ErrorAt(t Token, format string, args ...any) error {
@@ -975,6 +995,8 @@ func (p *Parser) parseCustomOp(numResults int) (*Operation, error) {
 	p.next()
 	st := &OperationState{Name: def.Name, Loc: p.LocOf(nameTok)}
 	p.opStack = append(p.opStack, def)
+	savedBindings := p.numResultBindings
+	p.numResultBindings = numResults
 	var err error
 	switch {
 	case def.Parse != nil:
@@ -984,6 +1006,7 @@ func (p *Parser) parseCustomOp(numResults int) (*Operation, error) {
 	default:
 		err = p.ErrorAt(nameTok, "op '%s' has no custom assembly form; use the generic form", def.Name)
 	}
+	p.numResultBindings = savedBindings
 	p.opStack = p.opStack[:len(p.opStack)-1]
 	if err != nil {
 		return nil, err

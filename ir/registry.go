@@ -60,6 +60,10 @@ type TypeConstraint struct {
 	// Fixed, if set, is the only type allowed; assembly formats may then
 	// omit the type (upstream "buildable" types such as index).
 	Fixed Type
+	// Kind, if set, is the builtin type kind ("builtin.vector") that a
+	// declarative format's type($x) must parse to; others are rejected with
+	// upstream's "invalid kind of type specified" error.
+	Kind string
 }
 
 // AnyType accepts every type.
@@ -195,6 +199,10 @@ type Dialect struct {
 	// ParseAttr parses the rest of `#dialect.mnemonic...`, or the body of
 	// `#dialect<mnemonic ...>`.
 	ParseAttr func(p *Parser, mnemonic string) (Attribute, error)
+	// VerifyOpAttr, if set, checks a discardable attribute named
+	// `dialect.xxx` on any op; it runs before the op's own verification and
+	// before the ops nested in it (upstream verifyOperationAttribute).
+	VerifyOpAttr func(op *Operation, attr NamedAttr) error
 }
 
 var registry struct {
@@ -316,7 +324,7 @@ var (
 	AnyMemRef = TypeConstraint{Desc: "memref of any type values", OK: func(t Type) bool {
 		_, ok := t.(*MemRefType)
 		return ok
-	}}
+	}, Kind: "builtin.memref"}
 	AnyRankedOrUnrankedMemRef = TypeConstraint{Desc: "ranked or unranked memref of any type values", OK: func(t Type) bool {
 		switch t.(type) {
 		case *MemRefType, *UnrankedMemRefType:
@@ -329,7 +337,7 @@ var (
 	AnyVector          = TypeConstraint{Desc: "vector of any type values", OK: func(t Type) bool {
 		_, ok := t.(*VectorType)
 		return ok
-	}}
+	}, Kind: "builtin.vector"}
 )
 
 // IntOfWidths accepts signless integers of the given widths ("32-bit signless integer").

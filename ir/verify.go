@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Verify checks op and everything nested in it: op definitions (operand,
@@ -19,6 +20,15 @@ type verifier struct {
 }
 
 func (v *verifier) verifyOp(op *Operation) error {
+	for _, a := range op.attrs {
+		if dl, _, ok := strings.Cut(a.Name, "."); ok {
+			if d := LookupDialect(dl); d != nil && d.VerifyOpAttr != nil {
+				if err := d.VerifyOpAttr(op, a); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	if err := verifyInvariants(op); err != nil {
 		return err
 	}
@@ -386,6 +396,9 @@ func verifyArgs(op *Operation, specs []ArgSpec, types []Type, what, segAttr stri
 	}
 	idx := 0
 	for i, s := range specs {
+		if s.Kind == Optional && sizes[i] > 1 {
+			return op.EmitOpError("%s group starting at #%d requires 0 or 1 element, but found %d", what, idx, sizes[i])
+		}
 		for j := 0; j < sizes[i]; j++ {
 			t := types[idx]
 			if s.Type.OK != nil && !s.Type.OK(t) {

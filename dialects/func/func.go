@@ -227,13 +227,13 @@ func ParseFunctionSignature(p *ir.Parser, allowDecl bool) (*Signature, error) {
 	if !p.ParseOptionalPunct("->") {
 		return sig, nil
 	}
-	parseRes := func() error {
+	parseRes := func(withAttrs bool) error {
 		t, err := p.ParseType()
 		if err != nil {
 			return err
 		}
 		var d *ir.DictAttr
-		if p.IsPunct("{") {
+		if withAttrs && p.IsPunct("{") {
 			st := &ir.OperationState{}
 			if err := p.ParseOptionalAttrDict(st); err != nil {
 				return err
@@ -246,7 +246,7 @@ func ParseFunctionSignature(p *ir.Parser, allowDecl bool) (*Signature, error) {
 	}
 	if p.IsPunct("(") {
 		// A parenthesised result list, unless it is a function type result.
-		if err := p.ParseCommaSeparatedList(ir.DelimParen, parseRes); err != nil {
+		if err := p.ParseCommaSeparatedList(ir.DelimParen, func() error { return parseRes(true) }); err != nil {
 			return nil, err
 		}
 		if sig.Results == nil {
@@ -254,7 +254,8 @@ func ParseFunctionSignature(p *ir.Parser, allowDecl bool) (*Signature, error) {
 		}
 		return sig, nil
 	}
-	return sig, parseRes()
+	// A bare result type cannot carry attributes: a '{' starts the body.
+	return sig, parseRes(false)
 }
 
 func printFunc(p *ir.Printer, op *ir.Operation) {
