@@ -1,2 +1,0 @@
-// Package vector registers the vector dialect.
-package vector
