@@ -1,2 +1,0 @@
-// Package llvm registers the llvm dialect.
-package llvm
