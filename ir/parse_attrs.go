@@ -150,6 +150,9 @@ func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
 			return TypeAttrOf(ty), nil
 		}
 	}
+	if t0.Kind == TokError || t0.Kind == TokEOF {
+		return nil, p.expected("attribute value")
+	}
 	return nil, p.ErrorAt(t0, "expected attribute value")
 }
 
@@ -188,7 +191,8 @@ func (p *Parser) numberAttrOfType(litTok Token, neg bool, t Type) (Attribute, er
 		}
 		ft, ok := t.(*FloatType)
 		if !ok {
-			return nil, p.ErrorAt(litTok, "floating point value not valid for specified type")
+			// Upstream reports this at the token after the literal and its type.
+			return nil, p.Errorf("floating point value not valid for specified type")
 		}
 		v, err := strconv.ParseFloat(text, 64)
 		if err != nil && !strings.Contains(err.Error(), "range") {
@@ -213,7 +217,8 @@ func (p *Parser) numberAttrOfType(litTok Token, neg bool, t Type) (Attribute, er
 	case *FloatType:
 		if !strings.HasPrefix(text, "0x") {
 			// An integer literal for a float type: "1 : f32" is rejected upstream.
-			return nil, p.ErrorAt(litTok, "unexpected decimal integer literal for a floating point value")
+			return nil, Errorf(p.LocOf(litTok), "unexpected decimal integer literal for a floating point value").
+				AttachNote(nil, "add a trailing dot to make the literal a float")
 		}
 		if neg {
 			return nil, p.ErrorAt(litTok, "hexadecimal float literal should not have a leading minus")

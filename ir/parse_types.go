@@ -419,6 +419,11 @@ func (p *Parser) parseVectorType() (Type, error) {
 			dims = append(dims, v)
 			scalable = append(scalable, true)
 		} else if p.tok.Kind == TokInt {
+			if strings.HasPrefix(p.tok.Text, "0x") {
+				// "0xf32" is the dimension 0 followed by "xf32".
+				p.sc.ResetTo(p.tok, p.tok.Offset+1)
+				p.tok = Token{Kind: TokInt, Text: "0", Offset: p.tok.Offset, Line: p.tok.Line, Col: p.tok.Col}
+			}
 			v, err := strconv.ParseInt(p.tok.Text, 10, 64)
 			if err != nil {
 				return nil, p.Errorf("invalid vector dimension")

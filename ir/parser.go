@@ -19,6 +19,7 @@ type ParseOptions struct {
 type Parser struct {
 	sc   *Scanner
 	tok  Token
+	prev Token // the token before tok, for errors at the end of input
 	file string
 	src  string
 	opts ParseOptions
@@ -100,7 +101,10 @@ func newParser(file, src string, opts ParseOptions) *Parser {
 	return p
 }
 
-func (p *Parser) next() { p.tok = p.sc.Next() }
+func (p *Parser) next() {
+	p.prev = p.tok
+	p.tok = p.sc.Next()
+}
 
 // Tok returns the current token.
 func (p *Parser) Tok() Token { return p.tok }
@@ -138,8 +142,14 @@ func (p *Parser) ErrorAt(t Token, format string, args ...any) error {
 // expectedError reports "expected X" at the current token, pointing at the
 // end of the previous line when the input ended.
 func (p *Parser) expected(what string) error {
-	if p.tok.Kind == TokError {
+	switch {
+	case p.tok.Kind == TokError:
 		return p.Errorf("unexpected character or unterminated literal %s", QuoteString(p.tok.Text))
+	case p.tok.Kind == TokEOF && p.prev.Text != "":
+		// Point just after the last token rather than at the end of the file.
+		end := p.prev
+		end.Col += len(end.Text)
+		return p.ErrorAt(end, "expected %s", what)
 	}
 	return p.Errorf("expected %s", what)
 }
@@ -564,7 +574,8 @@ func (p *Parser) ResolveOperand(u UnresolvedOperand, t Type) (Value, error) {
 		}
 		v := vals[u.Number]
 		if t != nil && v.Type() != t {
-			return nil, p.ErrorAt(u.Tok, "use of value '%%%s' expects different type than prior uses: '%s' vs '%s'", u.Name, t, v.Type())
+			return nil, Errorf(p.LocOf(u.Tok), "use of value '%%%s' expects different type than prior uses: '%s' vs '%s'", u.Name, t, v.Type()).
+				AttachNote(v.Loc(), "prior use here")
 		}
 		return v, nil
 	}
@@ -622,8 +633,12 @@ func (p *Parser) ResolveOperandsSameType(us []UnresolvedOperand, t Type, st *Ope
 // defineValue binds %name (or the values of a result group) in scope.
 func (p *Parser) defineValues(u UnresolvedOperand, vals []Value) error {
 	scope := p.scopes[len(p.scopes)-1]
-	if _, dup := scope.values[u.Name]; dup {
-		return p.ErrorAt(u.Tok, "redefinition of SSA value '%%%s'", u.Name)
+	if prev, dup := scope.values[u.Name]; dup {
+		d := Errorf(p.LocOf(u.Tok), "redefinition of SSA value '%%%s'", u.Name)
+		if len(prev) > 0 {
+			d.AttachNote(prev[0].Loc(), "previously defined here")
+		}
+		return d
 	}
 	for i, v := range vals {
 		key := u.Name
@@ -870,12 +885,14 @@ func (p *Parser) parseGenericOp() (*Operation, error) {
 	}
 	def := LookupOp(name)
 	if def == nil {
-		if !p.opts.AllowUnregistered {
-			dialect, _ := splitName(name)
-			if LookupDialect(dialect) == nil && !dialectHasOps(dialect) {
-				return nil, p.ErrorAt(nameTok, "operation being parsed with an unregistered dialect. If this is intended, please use --allow-unregistered-dialect with tmac")
-			}
+		dialect, _ := splitName(name)
+		d := LookupDialect(dialect)
+		known := d != nil || dialectHasOps(dialect)
+		switch {
+		case known && (d == nil || !d.AllowUnknownOps):
 			return nil, p.ErrorAt(nameTok, "unregistered operation '%s' found in dialect ('%s') that does not allow unknown operations", name, dialect)
+		case !known && !p.opts.AllowUnregistered:
+			return nil, p.ErrorAt(nameTok, "operation being parsed with an unregistered dialect. If this is intended, please use --allow-unregistered-dialect with tmac")
 		}
 	}
 	st := &OperationState{Name: name, Loc: p.LocOf(nameTok)}

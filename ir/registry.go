@@ -64,6 +64,10 @@ type TypeConstraint struct {
 	// declarative format's type($x) must parse to; others are rejected with
 	// upstream's "invalid kind of type specified" error.
 	Kind string
+	// KindOK, if set, is the kind test instead of OK (a class check looser
+	// than the constraint); with an empty Kind the error has no
+	// "expected ..." suffix (upstream's BaseMemRefType and similar).
+	KindOK func(Type) bool
 }
 
 // AnyType accepts every type.
@@ -146,6 +150,16 @@ type OpDef struct {
 	Parse  func(p *Parser, st *OperationState) error
 	Print  func(p *Printer, op *Operation)
 
+	// VerifyProps, if set, runs before the generic checks: upstream reports
+	// property conversion and attribute-constraint errors first.
+	VerifyProps func(op *Operation) error
+	// Parents, if set, are the ops this op must be directly nested in
+	// (upstream HasParent / ParentOneOf), checked first.
+	Parents []string
+	// VerifyInvariants checks op-specific rules that upstream verifies
+	// before the nested ops (ODS constraints, traits, verify()); it runs
+	// after the generic checks and before the regions are verified.
+	VerifyInvariants func(op *Operation) error
 	// Verify checks op-specific rules after the generic checks passed.
 	Verify func(op *Operation) error
 	// ResultNames suggests SSA names for results when printing (%c0, %alloc).
@@ -199,6 +213,9 @@ type Dialect struct {
 	// ParseAttr parses the rest of `#dialect.mnemonic...`, or the body of
 	// `#dialect<mnemonic ...>`.
 	ParseAttr func(p *Parser, mnemonic string) (Attribute, error)
+	// AllowUnknownOps accepts unregistered ops of this dialect in generic
+	// form (upstream's nvvm does).
+	AllowUnknownOps bool
 	// VerifyOpAttr, if set, checks a discardable attribute named
 	// `dialect.xxx` on any op; it runs before the op's own verification and
 	// before the ops nested in it (upstream verifyOperationAttribute).
