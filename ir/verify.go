@@ -32,6 +32,11 @@ func (v *verifier) verifyOp(op *Operation) error {
 	if err := verifyInvariants(op); err != nil {
 		return err
 	}
+	if op.def.VerifyInvariants != nil {
+		if err := op.def.VerifyInvariants(op); err != nil {
+			return err
+		}
+	}
 	for _, r := range op.regions {
 		for _, b := range r.blocks {
 			if err := v.verifyBlock(op, b); err != nil {
@@ -64,9 +69,6 @@ func (v *verifier) verifyBlock(parent *Operation, b *Block) error {
 	for op := b.first; op != nil; op = op.next {
 		if op.block != b {
 			return op.EmitOpError("operation's parent block is inconsistent")
-		}
-		if op.HasTrait(Terminator) && op != b.last {
-			return op.EmitOpError("must be the last operation in the parent block")
 		}
 		if len(op.successors) > 0 && op != b.last {
 			return op.EmitOpError("operation with block successors must terminate its parent block")
@@ -282,6 +284,16 @@ func verifyInvariants(op *Operation) error {
 	if d.unregistered {
 		return nil
 	}
+	if len(d.Parents) > 0 {
+		if err := verifyParents(op, d.Parents); err != nil {
+			return err
+		}
+	}
+	if d.VerifyProps != nil {
+		if err := d.VerifyProps(op); err != nil {
+			return err
+		}
+	}
 	if err := verifyArgs(op, d.Operands, op.OperandTypes(), "operand", "operandSegmentSizes"); err != nil {
 		return err
 	}
@@ -311,6 +323,9 @@ func verifyInvariants(op *Operation) error {
 			if len(r.blocks) > 1 {
 				return op.EmitOpError("expects region #%d to have 0 or 1 blocks", regionIndex(op, r))
 			}
+			if len(r.blocks) == 1 && r.blocks[0].first == nil && d.Traits&NoTerminator == 0 {
+				return op.EmitOpError("expects a non-empty block")
+			}
 		}
 	}
 	if d.Traits&SameOperandsAndResultType != 0 {
@@ -327,6 +342,20 @@ func verifyInvariants(op *Operation) error {
 		return op.EmitOpError("must be the last operation in the parent block")
 	}
 	return nil
+}
+
+// verifyParents checks upstream's HasParent / ParentOneOf traits.
+func verifyParents(op *Operation, parents []string) error {
+	parent := op.ParentOp()
+	for _, p := range parents {
+		if parent != nil && parent.Name() == p {
+			return nil
+		}
+	}
+	if len(parents) == 1 {
+		return op.EmitOpError("expects parent op '%s'", parents[0])
+	}
+	return op.EmitOpError("expects parent op to be one of '%s'", strings.Join(parents, ", "))
 }
 
 func regionIndex(op *Operation, r *Region) int {
@@ -348,6 +377,9 @@ func verifyRegionCount(op *Operation) error {
 		return nil
 	}
 	if len(op.regions) != want {
+		if want >= 2 {
+			return op.EmitOpError("expected %d regions", want)
+		}
 		return op.EmitOpError("requires %s", countWords(want, "region"))
 	}
 	return nil
@@ -365,6 +397,12 @@ func countWords(n int, what string) string {
 
 // verifyArgs checks counts and type constraints of operands or results.
 func verifyArgs(op *Operation, specs []ArgSpec, types []Type, what, segAttr string) error {
+	// Upstream stores segment sizes as a property that defaults to all
+	// zeros: an attr-sized op without the attribute has 0 values.
+	attrSized := (what == "operand" && op.HasTrait(AttrSizedOperandSegments)) || (what == "result" && op.HasTrait(AttrSizedResultSegments))
+	if attrSized && op.Attr(segAttr) == nil && len(types) > 0 {
+		return op.EmitOpError("%s count (%d) does not match with the total size (0) specified in attribute '%s'", what, len(types), segAttr)
+	}
 	sizes, ok := op.segmentSizes(specs, len(types), segAttr)
 	if !ok {
 		if a, has := op.Attr(segAttr).(*DenseArrayAttr); has {

@@ -1,2 +1,0 @@
-// Package scf registers the scf dialect.
-package scf
