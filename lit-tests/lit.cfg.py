@@ -17,4 +17,5 @@ config.environment["PATH"] = os.pathsep.join([build, llvm_bin, os.environ.get("P
 config.environment["LLVM_BIN"] = llvm_bin
 
 config.substitutions.append(("%mlir-opt", os.path.join(llvm_bin, "mlir-opt")))
+config.substitutions.append(("%compat", os.path.join(repo, "scripts", "compat-check.sh")))
 config.substitutions.append(("%roundtrip", os.path.join(repo, "scripts", "roundtrip-check.sh")))
