@@ -172,7 +172,8 @@ func Str(s string) *StringAttr {
 }
 
 // QuoteString quotes s as MLIR prints strings: printable ASCII other than
-// `"` and `\` as is, everything else as \XX hex escapes.
+// `"` and `\` as is, `\` as `\\`, everything else (`"` included) as \XX
+// hex escapes.
 func QuoteString(s string) string {
 	var sb strings.Builder
 	sb.Grow(len(s) + 2)
@@ -181,10 +182,9 @@ func QuoteString(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c == '"' || c == '\\':
-			sb.WriteByte('\\')
-			sb.WriteByte(c)
-		case c >= 0x20 && c < 0x7f:
+		case c == '\\':
+			sb.WriteString(`\\`)
+		case c >= 0x20 && c < 0x7f && c != '"':
 			sb.WriteByte(c)
 		default:
 			sb.WriteByte('\\')

@@ -71,7 +71,7 @@ func (v *verifier) verifyBlock(parent *Operation, b *Block) error {
 			return op.EmitOpError("operation's parent block is inconsistent")
 		}
 		if len(op.successors) > 0 && op != b.last {
-			return op.EmitOpError("operation with block successors must terminate its parent block")
+			return op.EmitError("operation with block successors must terminate its parent block")
 		}
 		for _, s := range op.successors {
 			if s.parent != b.parent {
@@ -316,6 +316,9 @@ func verifyInvariants(op *Operation) error {
 		return err
 	}
 	if d.Successors >= 0 && len(op.successors) != d.Successors {
+		if d.Successors == 1 {
+			return op.EmitOpError("requires 1 successor but found %d", len(op.successors))
+		}
 		return op.EmitOpError("requires %d successors but found %d", d.Successors, len(op.successors))
 	}
 	if d.Traits&SingleBlock != 0 {

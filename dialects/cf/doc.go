@@ -1,2 +1,0 @@
-// Package cf registers the cf dialect.
-package cf
