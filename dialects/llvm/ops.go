@@ -142,14 +142,14 @@ func init() {
 			},
 		},
 		&ir.OpDef{
-			Name:     "llvm.insertvalue",
-			Summary:  "Insert a value into an LLVM struct.",
-			Traits:   ir.Pure,
-			Operands: []ir.ArgSpec{{Name: "container", Type: aggregate}, {Name: "value", Type: CompatibleType}},
-			Results:  []ir.ArgSpec{{Name: "res", Type: aggregate}},
-			Attrs:    []ir.AttrSpec{posSpec},
+			Name:      "llvm.insertvalue",
+			Summary:   "Insert a value into an LLVM struct.",
+			Traits:    ir.Pure,
+			Operands:  []ir.ArgSpec{{Name: "container", Type: aggregate}, {Name: "value", Type: CompatibleType}},
+			Results:   []ir.ArgSpec{{Name: "res", Type: aggregate}},
+			Attrs:     []ir.AttrSpec{posSpec},
 			TypeRules: []ir.TypeRule{{Target: "res", From: "container"}},
-			Format:   "$value `,` $container `` $position attr-dict `:` type($container) custom<LLVMInsertValueElementType>(type($value), ref(type($container)), ref($position))",
+			Format:    "$value `,` $container `` $position attr-dict `:` type($container) custom<LLVMInsertValueElementType>(type($value), ref(type($container)), ref($position))",
 			Verify: func(op *ir.Operation) error {
 				ct := op.Operand(0).Type()
 				t, msg := ElementTypeAt(ct, positionOf(op.Attr("position")))

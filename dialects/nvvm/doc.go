@@ -1,2 +1,0 @@
-// Package nvvm registers the nvvm dialect.
-package nvvm
