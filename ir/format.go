@@ -761,6 +761,7 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 		fs.Types[typeKey(e.args[1])] = ft.Results
 	case fkAttrDict:
 		tok := p.tok
+		first := len(fs.St.Attrs)
 		var err error
 		if e.withKw {
 			err = p.ParseOptionalAttrDictWithKeyword(fs.St)
@@ -772,7 +773,9 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 		}
 		// Like upstream's generated parsers, check the inherent attributes
 		// given in the dictionary against their constraints.
-		for _, a := range fs.St.Attrs {
+		// Only the dictionary's entries: attributes parsed by other format
+		// elements are checked by the verifier.
+		for _, a := range fs.St.Attrs[first:] {
 			if spec := f.def.AttrSpec(a.Name); spec != nil && spec.Constraint.OK != nil && !spec.Constraint.OK(a.Value) {
 				return p.CustomOpErrorAt(tok, "'%s' op attribute '%s' failed to satisfy constraint: %s", f.def.Name, a.Name, spec.Constraint.Desc)
 			}
@@ -810,8 +813,18 @@ func (f *format) parseTypeElem(p *Parser, fs *FormatState, target *fmtElem) erro
 		if err != nil {
 			return err
 		}
-		if target.argSpec != nil && target.argSpec.Type.Kind != "" && target.argSpec.Type.OK != nil && !target.argSpec.Type.OK(t) {
-			return p.CustomOpErrorAt(tok, "invalid kind of type specified: expected %s, but found '%s'", target.argSpec.Type.Kind, t)
+		if target.argSpec != nil && (target.argSpec.Type.Kind != "" || target.argSpec.Type.KindOK != nil) {
+			c := target.argSpec.Type
+			ok := c.OK
+			if c.KindOK != nil {
+				ok = c.KindOK
+			}
+			if ok != nil && !ok(t) {
+				if c.Kind == "" {
+					return p.CustomOpErrorAt(tok, "invalid kind of type specified")
+				}
+				return p.CustomOpErrorAt(tok, "invalid kind of type specified: expected %s, but found '%s'", c.Kind, t)
+			}
 		}
 		fs.Types[key] = []Type{t}
 	case Optional:

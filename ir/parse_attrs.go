@@ -358,13 +358,20 @@ func (p *Parser) parseDenseAttr(hint Type) (Attribute, error) {
 	if err := p.ParsePunct(">"); err != nil {
 		return nil, err
 	}
-	if err := p.ParsePunct(":"); err != nil {
-		return nil, err
-	}
 	tyTok := p.tok
-	ty, err := p.ParseType()
-	if err != nil {
-		return nil, err
+	var ty Type
+	if _, shaped := hint.(ShapedType); shaped && !p.IsPunct(":") {
+		// The type comes from the context (memref.global's initial value).
+		ty = hint
+	} else {
+		if err := p.ParsePunct(":"); err != nil {
+			return nil, err
+		}
+		tyTok = p.tok
+		var err error
+		if ty, err = p.ParseType(); err != nil {
+			return nil, err
+		}
 	}
 	st, ok := ty.(ShapedType)
 	if !ok {

@@ -32,7 +32,92 @@ func Print(op *Operation, opts PrintOptions) string {
 	p.names = computeNames(op, opts.Generic)
 	p.printOp(op)
 	p.sb.WriteByte('\n')
+	if op.block == nil {
+		return withAffineAliases(p.sb.String())
+	}
 	return p.sb.String()
+}
+
+// withAffineAliases replaces the affine maps and sets of printed IR with
+// #map, #map1, ... and #set, #set1, ... aliases (numbered in order of first
+// appearance) defined at the top, as upstream prints them.
+func withAffineAliases(out string) string {
+	type alias struct{ name, text string }
+	var defs []alias
+	names := map[string]string{}
+	counts := map[string]int{}
+	var sb strings.Builder
+	inStr := false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		if inStr {
+			sb.WriteByte(c)
+			if c == '\\' && i+1 < len(out) {
+				i++
+				sb.WriteByte(out[i])
+			} else if c == '"' {
+				inStr = false
+			}
+			continue
+		}
+		if c == '"' {
+			inStr = true
+			sb.WriteByte(c)
+			continue
+		}
+		kind := ""
+		if strings.HasPrefix(out[i:], "affine_map<") {
+			kind = "map"
+		} else if strings.HasPrefix(out[i:], "affine_set<") {
+			kind = "set"
+		}
+		if kind == "" || (i > 0 && (isIDStart(out[i-1]) || isDigit(out[i-1]) || out[i-1] == '.')) {
+			sb.WriteByte(c)
+			continue
+		}
+		end, depth := -1, 0
+		for j := i + len("affine_map"); j < len(out) && end < 0; j++ {
+			switch out[j] {
+			case '<':
+				depth++
+			case '>':
+				if out[j-1] == '-' || (j+1 < len(out) && out[j+1] == '=') {
+					continue
+				}
+				if depth--; depth == 0 {
+					end = j + 1
+				}
+			case '\n':
+				j = len(out)
+			}
+		}
+		if end < 0 {
+			sb.WriteByte(c)
+			continue
+		}
+		text := out[i:end]
+		name, ok := names[text]
+		if !ok {
+			name = "#" + kind
+			if n := counts[kind]; n > 0 {
+				name += strconv.Itoa(n)
+			}
+			counts[kind]++
+			names[text] = name
+			defs = append(defs, alias{name, text})
+		}
+		sb.WriteString(name)
+		i = end - 1
+	}
+	if len(defs) == 0 {
+		return out
+	}
+	sort.SliceStable(defs, func(a, b int) bool { return defs[a].name[1:4] == "map" && defs[b].name[1:4] == "set" })
+	var head strings.Builder
+	for _, d := range defs {
+		head.WriteString(d.name + " = " + d.text + "\n")
+	}
+	return head.String() + sb.String()
 }
 
 // PrintOpString prints a single op (with its regions) for messages.

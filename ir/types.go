@@ -243,9 +243,8 @@ func (t *MemRefType) Rank() int         { return len(t.shape) }
 
 // MemRefTypeOf returns a memref type. Layout and memory space may be nil.
 func MemRefTypeOf(shape []int64, elem Type, layout, space Attribute) *MemRefType {
-	if s, ok := layout.(*StridedLayoutAttr); ok && s.IsIdentityFor(shape) {
-		layout = nil
-	}
+	// A strided layout is kept even when it is the row-major one: upstream
+	// prints memref<4x4xf32, strided<[4, 1]>> as written.
 	if ia, ok := space.(*IntegerAttr); ok && ia.Int() == 0 {
 		space = nil
 	}
