@@ -113,6 +113,12 @@ func init() {
 			Format:  "attr-dict `:` type($res)",
 		},
 		&ir.OpDef{
+			Name:    "llvm.unreachable",
+			Summary: "LLVM dialect 'unreachable' terminator.",
+			Traits:  ir.Terminator,
+			Format:  "attr-dict",
+		},
+		&ir.OpDef{
 			Name:    "llvm.mlir.constant",
 			Summary: "Defines a constant of LLVM type.",
 			Traits:  ir.Pure | ir.ConstantLike,
