@@ -590,6 +590,18 @@ func (p *Parser) ResolveOperand(u UnresolvedOperand, t Type) (Value, error) {
 		}
 		return v, nil
 	}
+	// Like upstream, values defined above an isolated-from-above region
+	// stay visible by name; the verifier rejects their uses.
+	for i := len(p.scopes) - 2; i >= 0; i-- {
+		if vals, ok := p.scopes[i].values[u.Name]; ok && u.Number < len(vals) {
+			v := vals[u.Number]
+			if t != nil && v.Type() != t {
+				return nil, Errorf(p.LocOf(u.Tok), "use of value '%%%s' expects different type than prior uses: '%s' vs '%s'", u.Name, t, v.Type()).
+					AttachNote(v.Loc(), "prior use here")
+			}
+			return v, nil
+		}
+	}
 	if t == nil {
 		return nil, p.ErrorAt(u.Tok, "use of undeclared SSA value name '%%%s'", u.Name)
 	}

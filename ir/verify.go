@@ -86,8 +86,8 @@ func (v *verifier) verifyBlock(parent *Operation, b *Block) error {
 		}
 	}
 	if needsTerminator && !b.last.HasTrait(Terminator) && b.last.IsRegistered() {
-		return b.last.EmitOpError("block with no terminator, has %s", b.last.Name()).
-			withNote(parent.Loc, "in region of '%s'", parent.Name())
+		// Upstream prints the offending op in the generic form.
+		return b.last.EmitError("block with no terminator, has %s", strings.TrimRight(Print(b.last, PrintOptions{Generic: true}), "\n"))
 	}
 	return nil
 }

@@ -3,6 +3,8 @@
 package funcdialect
 
 import (
+	"strings"
+
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -20,16 +22,18 @@ func init() {
 				{Name: "res_attrs", Constraint: dictArray, Optional: true},
 				{Name: "no_inline", Constraint: ir.UnitAttrC, Optional: true},
 			},
-			Regions:        []ir.RegionSpec{{Name: "body"}},
-			DefaultDialect: "func",
-			Parse:          parseFunc,
-			Print:          printFunc,
-			Verify:         verifyFunc,
+			Regions:          []ir.RegionSpec{{Name: "body"}},
+			DefaultDialect:   "func",
+			Parse:            parseFunc,
+			Print:            printFunc,
+			VerifyProps:      propConversion(map[string]func(ir.Attribute) bool{"sym_name": isStr, "function_type": isTypeAttr, "sym_visibility": isStr, "arg_attrs": isArray, "res_attrs": isArray, "no_inline": isUnit}),
+			VerifyInvariants: verifyFunc,
 		},
 		&ir.OpDef{
 			Name:     "func.return",
 			Summary:  "Function return operation",
 			Traits:   ir.Terminator | ir.ReturnLike | ir.Pure,
+			Parents:  []string{"func.func"},
 			Operands: []ir.ArgSpec{{Name: "operands", Kind: ir.Variadic, Type: ir.AnyType}},
 			Format:   "attr-dict ($operands^ `:` type($operands))?",
 			Verify:   verifyReturn,
@@ -40,15 +44,57 @@ func init() {
 			Operands: []ir.ArgSpec{{Name: "operands", Kind: ir.Variadic, Type: ir.AnyType}},
 			Results:  []ir.ArgSpec{{Name: "results", Kind: ir.Variadic, Type: ir.AnyType}},
 			Attrs: []ir.AttrSpec{
-				{Name: "callee", Constraint: ir.FlatSymbolRefC},
+				{Name: "callee", Constraint: ir.FlatSymbolRefC, Syntax: flatSymbolSyntax},
 				{Name: "arg_attrs", Constraint: dictArray, Optional: true},
 				{Name: "res_attrs", Constraint: dictArray, Optional: true},
 				{Name: "no_inline", Constraint: ir.UnitAttrC, Optional: true},
 			},
-			Format: "$callee `(` $operands `)` attr-dict `:` functional-type($operands, $results)",
-			Verify: verifyCall,
+			Format:      "$callee `(` $operands `)` attr-dict `:` functional-type($operands, $results)",
+			VerifyProps: propConversion(map[string]func(ir.Attribute) bool{"callee": isFlatRef, "arg_attrs": isArray, "res_attrs": isArray, "no_inline": isUnit}),
+			Verify:      verifyCall,
 		},
 	)
+}
+
+func isStr(a ir.Attribute) bool      { _, ok := a.(*ir.StringAttr); return ok }
+func isTypeAttr(a ir.Attribute) bool { _, ok := a.(*ir.TypeAttr); return ok }
+func isArray(a ir.Attribute) bool    { _, ok := a.(*ir.ArrayAttr); return ok }
+func isUnit(a ir.Attribute) bool     { _, ok := a.(*ir.UnitAttr); return ok }
+func isFlatRef(a ir.Attribute) bool {
+	r, ok := a.(*ir.SymbolRefAttr)
+	return ok && len(r.Nested) == 0
+}
+
+// propConversion reports upstream's property conversion failure for an
+// inherent attribute whose kind does not match its storage.
+func propConversion(kinds map[string]func(ir.Attribute) bool) func(op *ir.Operation) error {
+	return func(op *ir.Operation) error {
+		for _, a := range op.Props() {
+			if ok := kinds[a.Name]; ok != nil && !ok(a.Value) {
+				return ir.Errorf(op.Loc, "invalid properties %s for op %s: Invalid attribute `%s` in property conversion: %s",
+					ir.FormatAttrDict(op.Props()), op.Name(), a.Name, a.Value)
+			}
+		}
+		return nil
+	}
+}
+
+// flatSymbolSyntax parses a callee, rejecting nested references as
+// upstream's typed attribute parser does.
+var flatSymbolSyntax = &ir.AttrSyntax{
+	Parse: func(p *ir.Parser) (ir.Attribute, error) {
+		tok := p.Tok()
+		a, err := p.ParseAttribute(nil)
+		if err != nil {
+			return nil, err
+		}
+		if !isFlatRef(a) {
+			return nil, p.CustomOpErrorAt(tok, "invalid kind of attribute specified")
+		}
+		return a, nil
+	},
+	Print:    func(a ir.Attribute) string { return a.String() },
+	CanStart: func(p *ir.Parser) bool { return p.Tok().Kind == ir.TokAt },
 }
 
 var dictArray = ir.AttrConstraint{Desc: "Array of dictionary attributes", OK: func(a ir.Attribute) bool {
@@ -106,22 +152,29 @@ func parseFunc(p *ir.Parser, st *ir.OperationState) error {
 	if a := sig.ResAttrsAttr(); a != nil {
 		st.AddAttr("res_attrs", a)
 	}
+	dictTok := p.Tok()
+	n := len(st.Attrs)
 	if err := p.ParseOptionalAttrDictWithKeyword(st); err != nil {
 		return err
+	}
+	for _, a := range st.Attrs[n:] {
+		switch a.Name {
+		case "sym_visibility", "sym_name", "function_type":
+			return p.CustomOpErrorAt(dictTok, "'%s' is an inferred attribute and should not be specified in the explicit attribute dictionary", a.Name)
+		}
 	}
 	r := st.AddRegion()
 	if p.IsPunct("{") {
 		if sig.Declaration {
 			return p.Errorf("expected named arguments in function definition")
 		}
+		regionTok := p.Tok()
 		if err := p.ParseRegion(r, sig.Args); err != nil {
 			return err
 		}
 		if r.Empty() {
-			return p.Errorf("expected non-empty function body")
+			return p.CustomOpErrorAt(regionTok, "expected non-empty function body")
 		}
-	} else if !sig.Declaration && len(sig.Args) > 0 {
-		return p.Errorf("expected '{' to begin a function body")
 	}
 	return nil
 }
@@ -260,7 +313,7 @@ func ParseFunctionSignature(p *ir.Parser, allowDecl bool) (*Signature, error) {
 
 func printFunc(p *ir.Printer, op *ir.Operation) {
 	p.Write(" ")
-	if vis := op.StrAttrOf("sym_visibility"); vis != "" && vis != "public" {
+	if vis := op.StrAttrOf("sym_visibility"); vis != "" {
 		p.Write(vis + " ")
 	}
 	p.PrintSymbolName(op.SymbolName())
@@ -335,12 +388,28 @@ func attrDicts(a ir.Attribute, n int) []*ir.DictAttr {
 }
 
 func verifyFunc(op *ir.Operation) error {
+	if parent := op.ParentOp(); parent != nil && !parent.HasTrait(ir.SymbolTable) {
+		return op.EmitOpError("symbol's parent must have the SymbolTable trait")
+	}
+	if vis := op.StrAttrOf("sym_visibility"); vis != "" && vis != "public" && vis != "private" && vis != "nested" {
+		return op.EmitOpError("visibility expected to be one of [\"public\", \"private\", \"nested\"], but got %s", ir.QuoteString(vis))
+	}
 	ft := FunctionType(op)
 	if a, ok := op.Attr("arg_attrs").(*ir.ArrayAttr); ok && len(a.Elems) != len(ft.Inputs) {
 		return op.EmitOpError("expects argument attribute array to have the same number of elements as the number of function arguments, got %d, but expected %d", len(a.Elems), len(ft.Inputs))
 	}
 	if a, ok := op.Attr("res_attrs").(*ir.ArrayAttr); ok && len(a.Elems) != len(ft.Results) {
 		return op.EmitOpError("expects result attribute array to have the same number of elements as the number of function results, got %d, but expected %d", len(a.Elems), len(ft.Results))
+	}
+	for _, d := range attrDicts(op.Attr("arg_attrs"), len(ft.Inputs)) {
+		if !onlyDialectAttrs(d) {
+			return op.EmitOpError("arguments may only have dialect attributes")
+		}
+	}
+	for _, d := range attrDicts(op.Attr("res_attrs"), len(ft.Results)) {
+		if !onlyDialectAttrs(d) {
+			return op.EmitOpError("results may only have dialect attributes")
+		}
 	}
 	body := op.Region(0)
 	if body.Empty() {
@@ -361,14 +430,23 @@ func verifyFunc(op *ir.Operation) error {
 	return nil
 }
 
+// onlyDialectAttrs reports whether every name in d has a dialect prefix.
+func onlyDialectAttrs(d *ir.DictAttr) bool {
+	if d == nil {
+		return true
+	}
+	for _, e := range d.Entries {
+		if !strings.Contains(e.Name, ".") {
+			return false
+		}
+	}
+	return true
+}
+
 func verifyReturn(op *ir.Operation) error {
 	fn := op.ParentOp()
 	if fn == nil || fn.Name() != "func.func" {
-		name := "<none>"
-		if fn != nil {
-			name = fn.Name()
-		}
-		return op.EmitOpError("expects parent op 'func.func'").AttachNote(nil, "parent is '%s'", name)
+		return op.EmitOpError("expects parent op 'func.func'")
 	}
 	ft := FunctionType(fn)
 	if op.NumOperands() != len(ft.Results) {
@@ -414,12 +492,12 @@ func verifyCall(op *ir.Operation) error {
 }
 
 func typeList(ts []ir.Type) string {
-	s := "("
+	s := ""
 	for i, t := range ts {
 		if i > 0 {
 			s += ", "
 		}
 		s += "'" + t.String() + "'"
 	}
-	return s + ")"
+	return s
 }
