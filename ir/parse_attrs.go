@@ -229,6 +229,9 @@ func (p *Parser) numberAttrOfType(litTok Token, neg bool, t Type) (Attribute, er
 		}
 		return FloatAttrOf(FloatFromBits(bits, tt.Kind), tt), nil
 	case *IntegerType, *IndexType:
+		if it, ok := t.(*IntegerType); ok && it.Signedness == Unsigned && neg {
+			return nil, p.ErrorAt(litTok, "negative integer literal not valid for unsigned integer type")
+		}
 		v, err := parseIntLiteral(text, neg)
 		if err != nil {
 			return nil, p.ErrorAt(litTok, "integer constant out of range for attribute")
@@ -426,6 +429,9 @@ func (p *Parser) parseDenseAttr(hint Type) (Attribute, error) {
 			if e.tok.Kind == TokFloat {
 				return nil, p.ErrorAt(e.tok, "expected integer elements, but parsed floating-point")
 			}
+			if it, ok := et.(*IntegerType); ok && it.Signedness == Unsigned && e.neg {
+				return nil, p.ErrorAt(e.tok, "expected unsigned integer elements, but parsed negative value")
+			}
 			a, err := p.numberAttrOfType(e.tok, e.neg, et)
 			if err != nil {
 				return nil, err
@@ -594,9 +600,12 @@ func (p *Parser) parseDenseArrayAttr() (Attribute, error) {
 					return nil
 				}
 				t := p.tok
-				v, err := p.ParseInteger()
+				v, ok, err := p.ParseOptionalInteger()
 				if err != nil {
 					return err
+				}
+				if !ok {
+					return p.Errorf("expected integer literal")
 				}
 				if !intFits(v, v < 0, t.Text, et) {
 					return p.ErrorAt(t, "integer constant out of range for type")

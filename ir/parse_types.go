@@ -24,10 +24,14 @@ func isBuiltinTypeKeyword(s string) bool {
 		"memref", "vector", "tensor", "tuple", "complex":
 		return true
 	}
-	return intTypeWidth(s) > 0
+	return intTypeWidth(s) >= 0
 }
 
-// intTypeWidth returns N for iN, siN, uiN, or 0.
+// maxIntWidth is upstream's limit on integer type widths.
+const maxIntWidth = 1<<24 - 1
+
+// intTypeWidth returns N for iN, siN, uiN (i0 included), or -1. Widths
+// past the limit come back as maxIntWidth+1.
 func intTypeWidth(s string) int {
 	switch {
 	case strings.HasPrefix(s, "si"), strings.HasPrefix(s, "ui"):
@@ -35,22 +39,24 @@ func intTypeWidth(s string) int {
 	case strings.HasPrefix(s, "i"):
 		s = s[1:]
 	default:
+		return -1
+	}
+	if s == "0" {
 		return 0
 	}
 	if s == "" || s[0] == '0' {
-		return 0
+		return -1
 	}
 	n := 0
 	for i := 0; i < len(s); i++ {
 		if !isDigit(s[i]) {
-			return 0
+			return -1
 		}
-		n = n*10 + int(s[i]-'0')
-		if n > 1<<24 {
-			return 0
+		if n <= maxIntWidth {
+			n = n*10 + int(s[i]-'0')
 		}
 	}
-	return n
+	return min(n, maxIntWidth+1)
 }
 
 // ParseOptionalType parses a type if one starts here.
@@ -124,7 +130,10 @@ func (p *Parser) parseTypeUncached() (Type, error) {
 		return p.parseDialectType()
 	case TokBareID:
 		kw := p.tok.Text
-		if w := intTypeWidth(kw); w > 0 {
+		if w := intTypeWidth(kw); w >= 0 {
+			if w > maxIntWidth {
+				return nil, p.ErrorAt(t0, "integer bitwidth is limited to %d bits", maxIntWidth)
+			}
 			p.next()
 			sign := Signless
 			if kw[0] == 's' {
@@ -174,7 +183,21 @@ func (p *Parser) parseTypeUncached() (Type, error) {
 			}
 			return TupleTypeOf(ts), nil
 		case "complex":
-			return nil, p.ErrorAt(t0, "complex types are not supported by tmac")
+			p.next()
+			if err := p.ParsePunct("<"); err != nil {
+				return nil, err
+			}
+			et := p.tok
+			elem, err := p.ParseType()
+			if err != nil {
+				return nil, err
+			}
+			switch elem.(type) {
+			case *IntegerType, *FloatType:
+			default:
+				return nil, p.ErrorAt(et, "invalid element type for complex")
+			}
+			return ComplexTypeOf(elem), p.ParsePunct(">")
 		}
 	}
 	return nil, p.ErrorAt(t0, "expected non-function type")
@@ -372,6 +395,9 @@ func (p *Parser) parseMemRefType() (Type, error) {
 			if s, ok := a.(*StridedLayoutAttr); ok && len(s.Strides) != len(dims) {
 				return nil, p.ErrorAt(at, "expected the number of strides to match the rank")
 			}
+			if n, ok := affineMapNumDims(a.String()); ok && n != len(dims) {
+				return nil, p.ErrorAt(at, "memref layout mismatch between rank and affine map: %d != %d", len(dims), n)
+			}
 			layout = a
 			continue
 		}
@@ -391,9 +417,26 @@ func (p *Parser) parseMemRefType() (Type, error) {
 	return MemRefTypeOf(dims, elem, layout, space), nil
 }
 
+// affineMapNumDims counts the dimensions of an affine_map<(d0, ...) -> ...>
+// written as text.
+func affineMapNumDims(text string) (int, bool) {
+	rest, ok := strings.CutPrefix(text, "affine_map<(")
+	if !ok {
+		return 0, false
+	}
+	end := strings.IndexByte(rest, ')')
+	if end < 0 {
+		return 0, false
+	}
+	if strings.TrimSpace(rest[:end]) == "" {
+		return 0, true
+	}
+	return strings.Count(rest[:end], ",") + 1, true
+}
+
 func isValidMemRefElement(t Type) bool {
 	switch t.(type) {
-	case *IntegerType, *IndexType, *FloatType, *VectorType, *MemRefType, *DialectType, *OpaqueType, *TupleType:
+	case *IntegerType, *IndexType, *FloatType, *VectorType, *MemRefType, *DialectType, *OpaqueType, *TupleType, *ComplexType:
 		return true
 	}
 	return false
@@ -409,7 +452,7 @@ func (p *Parser) parseVectorType() (Type, error) {
 		if p.IsPunct("[") {
 			p.next()
 			if p.tok.Kind != TokInt {
-				return nil, p.expected("dimension size in scalable vector")
+				return nil, p.Errorf("invalid dimension")
 			}
 			v, _ := strconv.ParseInt(p.tok.Text, 10, 64)
 			p.next()
@@ -451,7 +494,7 @@ func (p *Parser) parseVectorType() (Type, error) {
 	switch elem.(type) {
 	case *IntegerType, *IndexType, *FloatType:
 	default:
-		return nil, p.ErrorAt(elemTok, "vector elements must be int/index/float type but got '%s'", elem)
+		return nil, p.ErrorAt(elemTok, "failed to verify 'elementType': VectorElementTypeInterface instance")
 	}
 	return ScalableVectorTypeOf(dims, scalable, elem), p.ParsePunct(">")
 }
@@ -467,9 +510,14 @@ func (p *Parser) parseTensorType() (Type, error) {
 	if err != nil {
 		return nil, err
 	}
+	elemTok := p.tok
 	elem, err := p.ParseType()
 	if err != nil {
 		return nil, err
+	}
+	switch elem.(type) {
+	case *MemRefType, *UnrankedMemRefType, *FunctionType:
+		return nil, p.ErrorAt(elemTok, "invalid tensor element type")
 	}
 	if p.IsPunct(",") {
 		return nil, p.Errorf("tensor encodings are not supported by tmac")

@@ -105,6 +105,17 @@ func FloatTypeOf(k FloatKind) *FloatType {
 	return internType(floatNames[k], func(b typeBase) Type { return &FloatType{typeBase: b, Kind: k} }).(*FloatType)
 }
 
+// ComplexType is complex<T> with an integer or float element type.
+type ComplexType struct {
+	typeBase
+	Elem Type
+}
+
+// ComplexTypeOf returns complex<elem>.
+func ComplexTypeOf(elem Type) *ComplexType {
+	return internType("complex<"+elem.String()+">", func(b typeBase) Type { return &ComplexType{typeBase: b, Elem: elem} }).(*ComplexType)
+}
+
 // NoneType is the builtin `none` type.
 type NoneType struct{ typeBase }
 

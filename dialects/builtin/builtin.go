@@ -2,7 +2,11 @@
 // unrealized_conversion_cast. Builtin types and attributes live in package ir.
 package builtin
 
-import "github.com/tmac-dev/tmac/ir"
+import (
+	"strings"
+
+	"github.com/tmac-dev/tmac/ir"
+)
 
 func init() {
 	ir.Register(
@@ -14,16 +18,12 @@ func init() {
 				{Name: "sym_name", Constraint: ir.SymbolNameC, Optional: true},
 				{Name: "sym_visibility", Constraint: ir.StringAttrC, Optional: true},
 			},
-			Regions:        []ir.RegionSpec{{Name: "bodyRegion"}},
-			DefaultDialect: "builtin",
-			Parse:          parseModule,
-			Print:          printModule,
-			Verify: func(op *ir.Operation) error {
-				if op.Region(0).Empty() {
-					return op.EmitOpError("expects a non-empty block")
-				}
-				return nil
-			},
+			Regions:          []ir.RegionSpec{{Name: "bodyRegion"}},
+			DefaultDialect:   "builtin",
+			Parse:            parseModule,
+			Print:            printModule,
+			VerifyProps:      verifyModuleProps,
+			VerifyInvariants: verifyModule,
 		},
 		&ir.OpDef{
 			Name:     "builtin.unrealized_conversion_cast",
@@ -69,4 +69,43 @@ func printModule(p *ir.Printer, op *ir.Operation) {
 	p.PrintOptionalAttrDictWithKeyword(op.AllAttrs(), "sym_name")
 	p.Write(" ")
 	p.PrintRegion(op.Region(0), false, false, false)
+}
+
+func verifyModuleProps(op *ir.Operation) error {
+	for _, a := range op.Props() {
+		if a.Name != "sym_name" && a.Name != "sym_visibility" {
+			continue
+		}
+		if _, ok := a.Value.(*ir.StringAttr); !ok {
+			return ir.Errorf(op.Loc, "invalid properties %s for op %s: Invalid attribute `%s` in property conversion: %s",
+				ir.FormatAttrDict(op.Props()), op.Name(), a.Name, a.Value)
+		}
+	}
+	return nil
+}
+
+// verifyModule checks, in upstream's order, the module's traits (no region
+// arguments, one block), its symbol rules and its attribute names.
+func verifyModule(op *ir.Operation) error {
+	body := op.Region(0)
+	if !body.Empty() && body.Entry().NumArgs() > 0 {
+		return op.EmitOpError("region should have no arguments")
+	}
+	if len(body.Blocks()) != 1 {
+		return op.EmitOpError("region #0 ('bodyRegion') failed to verify constraint: region with 1 blocks")
+	}
+	if op.HasAttr("sym_name") {
+		if parent := op.ParentOp(); parent != nil && !parent.HasTrait(ir.SymbolTable) {
+			return op.EmitOpError("symbol's parent must have the SymbolTable trait")
+		}
+	}
+	if vis := op.StrAttrOf("sym_visibility"); vis != "" && vis != "public" && vis != "private" && vis != "nested" {
+		return op.EmitOpError("visibility expected to be one of [\"public\", \"private\", \"nested\"], but got %s", ir.QuoteString(vis))
+	}
+	for _, a := range op.DiscardableAttrs() {
+		if !strings.Contains(a.Name, ".") {
+			return op.EmitOpError("can only contain attributes with dialect-prefixed names, found: '%s'", a.Name)
+		}
+	}
+	return nil
 }
