@@ -512,9 +512,12 @@ func denseOf(t ShapedType, splat bool, ints []int64, floats []float64) *DenseAtt
 	}
 	var sb strings.Builder
 	sb.WriteString("dense<")
-	if splat {
+	switch {
+	case splat:
 		sb.WriteString(elems[0])
-	} else {
+	case NumElements(t.Shape()) == 0:
+		// Upstream prints empty elements as dense<>.
+	default:
 		writeNested(&sb, t.Shape(), elems)
 	}
 	sb.WriteString("> : ")

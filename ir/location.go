@@ -19,14 +19,25 @@ type UnknownLoc struct{}
 func (UnknownLoc) String() string { return "unknown" }
 func (UnknownLoc) isLoc()         {}
 
-// FileLineColLoc is "file":line:col.
+// FileLineColLoc is "file":line:col, or a range "file":line:col to
+// endline:endcol (HasEnd; EndLine equal to Line prints "to :endcol").
 type FileLineColLoc struct {
-	File      string
-	Line, Col int
+	File            string
+	Line, Col       int
+	HasEnd          bool
+	EndLine, EndCol int
 }
 
 func (l FileLineColLoc) String() string {
-	return fmt.Sprintf("%s:%d:%d", QuoteString(l.File), l.Line, l.Col)
+	s := fmt.Sprintf("%s:%d:%d", QuoteString(l.File), l.Line, l.Col)
+	if l.HasEnd {
+		if l.EndLine == l.Line {
+			s += fmt.Sprintf(" to :%d", l.EndCol)
+		} else {
+			s += fmt.Sprintf(" to %d:%d", l.EndLine, l.EndCol)
+		}
+	}
+	return s
 }
 func (FileLineColLoc) isLoc() {}
 
@@ -75,6 +86,41 @@ func (l FusedLoc) String() string {
 	return sb.String()
 }
 func (FusedLoc) isLoc() {}
+
+// Fused returns the fused location of locs as upstream canonicalizes it:
+// nested fused locations with the same metadata are flattened, unknown and
+// duplicate locations dropped; no location left gives unknown (or
+// fused<meta>[unknown]), a single one without metadata is returned as is.
+func Fused(locs []Location, meta Attribute) Location {
+	var out []Location
+	seen := map[string]bool{}
+	add := func(l Location) {
+		if k := l.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, l)
+		}
+	}
+	for _, l := range locs {
+		if f, ok := l.(FusedLoc); ok && f.Metadata == meta {
+			for _, c := range f.Locs {
+				add(c)
+			}
+			continue
+		}
+		if _, unk := l.(UnknownLoc); !unk {
+			add(l)
+		}
+	}
+	switch {
+	case len(out) == 0 && meta == nil:
+		return UnknownLoc{}
+	case len(out) == 0:
+		return FusedLoc{Locs: []Location{UnknownLoc{}}, Metadata: meta}
+	case len(out) == 1 && meta == nil:
+		return out[0]
+	}
+	return FusedLoc{Locs: out, Metadata: meta}
+}
 
 // FileLineCol returns the first file:line:col position inside l, if any, so
 // diagnostics can quote the user's source line.

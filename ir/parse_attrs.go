@@ -395,7 +395,7 @@ func (p *Parser) parseDenseAttr(hint Type) (Attribute, error) {
 		if len(elems) == 0 && n != 0 {
 			return nil, p.ErrorAt(tyTok, "parsed zero elements, but type (%s) expected at least 1", ty)
 		}
-		if !equalShape(shape, st.Shape()) && !(len(elems) == 1 && n == 1) {
+		if !equalShape(shape, st.Shape()) && !(len(elems) == 1 && n == 1) && !(len(elems) == 0 && n == 0) {
 			return nil, p.ErrorAt(t0, "inferred shape of elements literal ([%s]) does not match type ([%s])", joinDims(shape), joinDims(st.Shape()))
 		}
 	}

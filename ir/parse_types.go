@@ -583,7 +583,8 @@ func (p *Parser) skipBalancedAngle() (string, error) {
 			return "", p.expected("'>'")
 		case p.IsPunct("<"):
 			depth++
-		case p.IsPunct(">"):
+		case p.IsPunct(">") && !strings.HasPrefix(p.src[p.tok.Offset:], ">="):
+			// (">=" is a comparison inside affine sets.)
 			depth--
 		}
 		end := p.tok.Offset + len(p.tok.Text)

@@ -187,6 +187,9 @@ func (p *Parser) parseTopLevel() (*Operation, error) {
 	if err := p.popIsolated(); err != nil {
 		return nil, err
 	}
+	if err := p.resolveLocAliases(block); err != nil {
+		return nil, err
+	}
 	ops := block.Ops()
 	if len(ops) == 1 && ops[0].Name() == "builtin.module" {
 		ops[0].Remove()
@@ -795,7 +798,11 @@ func (p *Parser) parseLocInstance() (Location, error) {
 		name := p.tok.Text[1:]
 		a, ok := p.attrAliases[name]
 		if !ok {
-			return nil, p.Errorf("undefined symbol alias id '%s'", name)
+			// Location aliases may be defined after their use (upstream
+			// prints most of them at the end); resolved after parsing.
+			l := unresolvedLoc{name: name, tok: p.tok}
+			p.next()
+			return l, nil
 		}
 		p.next()
 		if la, ok := a.(*LocAttr); ok {
@@ -841,7 +848,7 @@ func (p *Parser) parseLocInstance() (Location, error) {
 			locs = append(locs, l)
 			return err
 		})
-		return FusedLoc{Locs: locs, Metadata: meta}, err
+		return Fused(locs, meta), err
 	case p.tok.Kind == TokString:
 		s, err := p.ParseString()
 		if err != nil {
@@ -852,21 +859,32 @@ func (p *Parser) parseLocInstance() (Location, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := p.ParsePunct(":"); err != nil {
-				return nil, err
-			}
-			col, err := p.ParseInteger()
-			if err != nil {
-				return nil, err
-			}
-			// Ranges "f":1:2 to 3:4 keep only the start.
-			if p.ParseOptionalKeyword("to") {
-				p.ParseOptionalInteger()
-				if p.ParseOptionalPunct(":") {
-					p.ParseOptionalInteger()
+			// The column is optional ("f":7 is "f":7:0).
+			var col int64
+			if p.ParseOptionalPunct(":") {
+				if col, err = p.ParseInteger(); err != nil {
+					return nil, err
 				}
 			}
-			return FileLineColLoc{File: s, Line: int(line), Col: int(col)}, nil
+			l := FileLineColLoc{File: s, Line: int(line), Col: int(col)}
+			// Ranges: "f":1:2 to 3:4, or "f":1:2 to :4 on the same line.
+			if p.ParseOptionalKeyword("to") {
+				l.EndLine = l.Line
+				if v, ok, err := p.ParseOptionalInteger(); err != nil {
+					return nil, err
+				} else if ok {
+					l.EndLine = int(v)
+				}
+				if p.ParseOptionalPunct(":") {
+					v, err := p.ParseInteger()
+					if err != nil {
+						return nil, err
+					}
+					l.EndCol = int(v)
+				}
+				l.HasEnd = true
+			}
+			return l, nil
 		}
 		if p.ParseOptionalPunct("(") {
 			child, err := p.parseLocInstance()
@@ -878,6 +896,52 @@ func (p *Parser) parseLocInstance() (Location, error) {
 		return NameLoc{Name: s}, nil
 	}
 	return nil, p.expected("location instance")
+}
+
+// unresolvedLoc is a use of a location alias not defined yet.
+type unresolvedLoc struct {
+	name string
+	tok  Token
+}
+
+func (l unresolvedLoc) String() string { return "#" + l.name }
+func (unresolvedLoc) isLoc()           {}
+
+// resolveLocAliases replaces forward references to location aliases in the
+// locations of ops and block arguments.
+func (p *Parser) resolveLocAliases(b *Block) error {
+	resolve := func(l Location) (Location, error) {
+		u, ok := l.(unresolvedLoc)
+		if !ok {
+			return l, nil
+		}
+		if la, ok := p.attrAliases[u.name].(*LocAttr); ok {
+			return la.Loc, nil
+		}
+		if _, ok := p.attrAliases[u.name]; ok {
+			return nil, p.ErrorAt(u.tok, "expected location attribute")
+		}
+		return nil, p.ErrorAt(u.tok, "undefined symbol alias id '%s'", u.name)
+	}
+	var err error
+	for op := b.first; op != nil && err == nil; op = op.next {
+		Walk(op, func(o *Operation) WalkResult {
+			if o.Loc, err = resolve(o.Loc); err != nil {
+				return Interrupt
+			}
+			for _, r := range o.regions {
+				for _, blk := range r.blocks {
+					for _, a := range blk.args {
+						if a.loc, err = resolve(a.loc); err != nil {
+							return Interrupt
+						}
+					}
+				}
+			}
+			return Advance
+		})
+	}
+	return err
 }
 
 // LocAttr wraps a location as an attribute (for #loc aliases).

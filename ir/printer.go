@@ -23,6 +23,7 @@ type Printer struct {
 	indent   int
 	names    *nameState
 	dialects []string
+	locs     *locAliasState // location aliases (debug info of a top-level op)
 }
 
 // Print returns the textual form of op (normally a module) followed by a
@@ -30,8 +31,15 @@ type Printer struct {
 func Print(op *Operation, opts PrintOptions) string {
 	p := &Printer{opts: opts, dialects: []string{"builtin"}}
 	p.names = computeNames(op, opts.Generic)
+	if opts.DebugInfo && op.block == nil {
+		p.locs = computeLocAliases(op)
+		p.sb.WriteString(p.locs.definitions(false))
+	}
 	p.printOp(op)
 	p.sb.WriteByte('\n')
+	if p.locs != nil {
+		p.sb.WriteString(p.locs.definitions(true))
+	}
 	if op.block == nil {
 		return withAffineAliases(p.sb.String())
 	}
@@ -271,8 +279,23 @@ func (p *Printer) PrintRegionArgument(a *BlockArgument, attrs *DictAttr) {
 
 func (p *Printer) printTrailingLoc(l Location) {
 	if p.opts.DebugInfo && l != nil {
+		if p.locs != nil {
+			p.sb.WriteString(" loc(" + p.locs.body(l) + ")")
+			return
+		}
 		p.sb.WriteString(" loc(" + l.String() + ")")
 	}
+}
+
+// printOpLoc prints an op's trailing location, through its alias.
+func (p *Printer) printOpLoc(l Location) {
+	if p.opts.DebugInfo && l != nil && p.locs != nil {
+		if a, ok := p.locs.byKey[l.String()]; ok {
+			p.sb.WriteString(" loc(" + a.name + ")")
+			return
+		}
+	}
+	p.printTrailingLoc(l)
 }
 
 // PrintRegion prints { blocks }. The entry block header is printed when it
@@ -375,7 +398,7 @@ func (p *Printer) printOp(op *Operation) {
 		}
 		p.dialects = p.dialects[:len(p.dialects)-1]
 	}
-	p.printTrailingLoc(op.Loc)
+	p.printOpLoc(op.Loc)
 }
 
 // opName returns the op name, without the dialect prefix when the closest
