@@ -96,9 +96,11 @@ func (op *Operation) segmentSizes(specs []ArgSpec, n int, segAttr string) ([]int
 		return sizes, fixed == n
 	}
 	rest := n - fixed
-	if rest < 0 || (specs[variable].Kind == Optional && rest > 1) {
+	if rest < 0 {
 		return nil, false
 	}
+	// An optional group with several values is reported by the verifier
+	// ("group starting at #N requires 0 or 1 element").
 	sizes[variable] = rest
 	return sizes, true
 }

@@ -1,2 +1,0 @@
-// Package gpu registers the gpu dialect.
-package gpu
