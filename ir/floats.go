@@ -36,6 +36,15 @@ func (k FloatKind) StorageBits() int {
 
 // FloatToBits encodes v (already representable in k) as k's bit pattern.
 func FloatToBits(v float64, k FloatKind) uint64 {
+	if f := floatFormats[k]; math.IsNaN(v) && k != F64 && f.hasInf {
+		// NaN payloads travel in the top mantissa bits of the float64.
+		b := math.Float64bits(v)
+		mant := (b & (1<<52 - 1)) >> uint(52-f.mantBits)
+		if mant == 0 {
+			mant = 1 << uint(f.mantBits-1)
+		}
+		return b>>63<<uint(f.expBits+f.mantBits) | (uint64(1)<<uint(f.expBits)-1)<<uint(f.mantBits) | mant
+	}
 	switch k {
 	case F64:
 		return math.Float64bits(v)
@@ -74,6 +83,15 @@ func FloatToBits(v float64, k FloatKind) uint64 {
 
 // FloatFromBits decodes a bit pattern of format k.
 func FloatFromBits(bits uint64, k FloatKind) float64 {
+	if f := floatFormats[k]; k != F64 && f.hasInf {
+		mant := bits & (1<<uint(f.mantBits) - 1)
+		exp := bits >> uint(f.mantBits) & (1<<uint(f.expBits) - 1)
+		if exp == 1<<uint(f.expBits)-1 && mant != 0 {
+			// Keep the NaN payload (see FloatToBits).
+			sign := bits >> uint(f.expBits+f.mantBits) & 1
+			return math.Float64frombits(sign<<63 | 0x7FF<<52 | mant<<uint(52-f.mantBits))
+		}
+	}
 	switch k {
 	case F64:
 		return math.Float64frombits(bits)
@@ -126,6 +144,9 @@ func RoundToFloatKind(v float64, k FloatKind) float64 {
 	case F64:
 		return v
 	case F32:
+		if math.IsNaN(v) {
+			return v // keep the payload
+		}
 		return float64(float32(v))
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {

@@ -562,7 +562,8 @@ func (f *format) anchorPresent(op *Operation, a *fmtElem) bool {
 		if v == nil {
 			return false
 		}
-		if a.attrSpec != nil && a.attrSpec.Default != nil && v == a.attrSpec.Default && a.attrSpec.Optional {
+		// A default-valued attribute equal to its default is elided, as upstream does.
+		if a.attrSpec != nil && a.attrSpec.Default != nil && v == a.attrSpec.Default {
 			return false
 		}
 		return true

@@ -1,2 +1,0 @@
-// Package arith registers the arith dialect.
-package arith

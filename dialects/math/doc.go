@@ -1,2 +1,0 @@
-// Package math registers the math dialect.
-package math
