@@ -25,6 +25,7 @@ package ir
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 type fmtKind uint8
@@ -591,15 +592,30 @@ func (f *format) anchorPresent(op *Operation, a *fmtElem) bool {
 
 // --- parsing ------------------------------------------------------------
 
-func (f *format) parse(p *Parser, st *OperationState) error {
-	fs := &FormatState{
-		St:         st,
+// formatStates recycles FormatStates: every op parsed with a declarative
+// format needs one, and their maps dominate the allocations otherwise.
+var formatStates = sync.Pool{New: func() any {
+	return &FormatState{
 		Operands:   map[string][]UnresolvedOperand{},
 		Types:      map[string][]Type{},
 		Regions:    map[string][]*Region{},
 		Succs:      map[string][]*Block{},
 		RegionArgs: map[string][]Argument{},
 	}
+}}
+
+func (f *format) parse(p *Parser, st *OperationState) error {
+	fs := formatStates.Get().(*FormatState)
+	defer func() {
+		fs.St = nil
+		clear(fs.Operands)
+		clear(fs.Types)
+		clear(fs.Regions)
+		clear(fs.Succs)
+		clear(fs.RegionArgs)
+		formatStates.Put(fs)
+	}()
+	fs.St = st
 	if err := f.parseElems(p, fs, f.elems); err != nil {
 		return err
 	}

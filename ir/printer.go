@@ -30,6 +30,7 @@ type Printer struct {
 // newline.
 func Print(op *Operation, opts PrintOptions) string {
 	p := &Printer{opts: opts, dialects: []string{"builtin"}}
+	p.sb.Grow(estimateSize(op))
 	p.names = computeNames(op, opts.Generic)
 	if opts.DebugInfo && op.block == nil {
 		p.locs = computeLocAliases(op)
@@ -40,10 +41,18 @@ func Print(op *Operation, opts PrintOptions) string {
 	if p.locs != nil {
 		p.sb.WriteString(p.locs.definitions(true))
 	}
-	if op.block == nil {
+	if op.block == nil && strings.Contains(p.sb.String(), "affine_") {
 		return withAffineAliases(p.sb.String())
 	}
 	return p.sb.String()
+}
+
+// estimateSize guesses the printed size of op (about 64 bytes an op), so
+// the output buffer is allocated once.
+func estimateSize(op *Operation) int {
+	n := 0
+	Walk(op, func(*Operation) WalkResult { n++; return Advance })
+	return 64 * n
 }
 
 // withAffineAliases replaces the affine maps and sets of printed IR with
