@@ -281,45 +281,60 @@ func intFits(v int64, neg bool, text string, t Type) bool {
 }
 
 func (p *Parser) parseHashAttr() (Attribute, error) {
+	return parseDialectEntity(p, p.attrAliases, "attributes",
+		func(d *Dialect) func(*Parser, string) (Attribute, error) { return d.ParseAttr },
+		func(text string) Attribute { return OpaqueAttrOf(text) })
+}
+
+// parseDialectEntity parses what follows '!' (types) or '#' (attributes):
+// an alias, `dialect.mnemonic<...>` (the dialect parses the rest) or
+// `dialect<mnemonic ...>`. Unknown dialects are kept opaque only with
+// --allow-unregistered-dialect.
+func parseDialectEntity[T any](p *Parser, aliases map[string]T, what string,
+	hook func(*Dialect) func(*Parser, string) (T, error), opaque func(string) T) (T, error) {
+	var zero T
 	t0 := p.tok
 	name := p.tok.Text[1:]
 	dialect, mnemonic, hasDot := strings.Cut(name, ".")
 	if !hasDot {
-		if a, ok := p.attrAliases[name]; ok {
+		if v, ok := aliases[name]; ok {
 			p.next()
-			return a, nil
+			return v, nil
 		}
 	}
-	d := LookupDialect(dialect)
+	var parse func(*Parser, string) (T, error)
+	if d := LookupDialect(dialect); d != nil {
+		parse = hook(d)
+	}
 	p.next()
-	if d == nil || d.ParseAttr == nil {
+	if parse == nil {
 		if !hasDot && !p.IsPunct("<") {
-			return nil, p.ErrorAt(t0, "undefined symbol alias id '%s'", name)
+			return zero, p.ErrorAt(t0, "undefined symbol alias id '%s'", name)
 		}
 		if !p.opts.AllowUnregistered {
-			return nil, p.ErrorAt(t0, "dialect '%s' is unknown (or has no attributes); use --allow-unregistered-dialect to keep it opaque", dialect)
+			return zero, p.ErrorAt(t0, "dialect '%s' is unknown (or has no %s); use --allow-unregistered-dialect to keep it opaque", dialect, what)
 		}
 		body, err := p.skipBalancedAngle()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		return OpaqueAttrOf(t0.Text + body), nil
+		return opaque(t0.Text + body), nil
 	}
-	if !hasDot {
-		if err := p.ParsePunct("<"); err != nil {
-			return nil, err
-		}
-		m, err := p.ParseAnyKeyword()
-		if err != nil {
-			return nil, err
-		}
-		a, err := d.ParseAttr(p, m)
-		if err != nil {
-			return nil, err
-		}
-		return a, p.ParsePunct(">")
+	if hasDot {
+		return parse(p, mnemonic)
 	}
-	return d.ParseAttr(p, mnemonic)
+	if err := p.ParsePunct("<"); err != nil {
+		return zero, err
+	}
+	m, err := p.ParseAnyKeyword()
+	if err != nil {
+		return zero, err
+	}
+	v, err := parse(p, m)
+	if err != nil {
+		return zero, err
+	}
+	return v, p.ParsePunct(">")
 }
 
 // denseElem is one literal of a dense attribute, before its type is known.

@@ -527,46 +527,9 @@ func (p *Parser) parseTensorType() (Type, error) {
 
 // parseDialectType parses !alias, !dialect.mnemonic<...> or !dialect<...>.
 func (p *Parser) parseDialectType() (Type, error) {
-	t0 := p.tok
-	name := p.tok.Text[1:]
-	dialect, mnemonic, hasDot := strings.Cut(name, ".")
-	if !hasDot {
-		if t, ok := p.typeAliases[name]; ok {
-			p.next()
-			return t, nil
-		}
-	}
-	d := LookupDialect(dialect)
-	p.next()
-	if d == nil || d.ParseType == nil {
-		if !hasDot && !p.IsPunct("<") {
-			return nil, p.ErrorAt(t0, "undefined symbol alias id '%s'", name)
-		}
-		if !p.opts.AllowUnregistered {
-			return nil, p.ErrorAt(t0, "dialect '%s' is unknown (or has no types); use --allow-unregistered-dialect to keep it opaque", dialect)
-		}
-		body, err := p.skipBalancedAngle()
-		if err != nil {
-			return nil, err
-		}
-		return OpaqueTypeOf(t0.Text + body), nil
-	}
-	if !hasDot {
-		// !dialect<mnemonic ...>
-		if err := p.ParsePunct("<"); err != nil {
-			return nil, err
-		}
-		m, err := p.ParseAnyKeyword()
-		if err != nil {
-			return nil, err
-		}
-		t, err := d.ParseType(p, m)
-		if err != nil {
-			return nil, err
-		}
-		return t, p.ParsePunct(">")
-	}
-	return d.ParseType(p, mnemonic)
+	return parseDialectEntity(p, p.typeAliases, "types",
+		func(d *Dialect) func(*Parser, string) (Type, error) { return d.ParseType },
+		func(text string) Type { return OpaqueTypeOf(text) })
 }
 
 // skipBalancedAngle returns the text of a balanced <...> group starting at
