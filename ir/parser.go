@@ -686,6 +686,31 @@ func (p *Parser) defineValues(u UnresolvedOperand, vals []Value) error {
 	return nil
 }
 
+// ParseAssignmentList parses `(%arg = %value, ...)`, the syntax of loop
+// iter_args and launch sizes: the new region arguments (untyped) and the
+// values they are bound to.
+func (p *Parser) ParseAssignmentList() ([]Argument, []UnresolvedOperand, error) {
+	var args []Argument
+	var vals []UnresolvedOperand
+	err := p.ParseCommaSeparatedList(DelimParen, func() error {
+		a, err := p.ParseArgument(false, false)
+		if err != nil {
+			return err
+		}
+		if err := p.ParsePunct("="); err != nil {
+			return err
+		}
+		u, err := p.ParseOperand()
+		if err != nil {
+			return err
+		}
+		args = append(args, a)
+		vals = append(vals, u)
+		return nil
+	})
+	return args, vals, err
+}
+
 // --- operations ---------------------------------------------------------
 
 type resultGroup struct {

@@ -27,22 +27,10 @@ func parseSizeAssignment(p *ir.Parser) (ids, sizes []ir.Argument, vals []ir.Unre
 	if err = p.ParseKeyword("in"); err != nil {
 		return
 	}
-	err = p.ParseCommaSeparatedList(ir.DelimParen, func() error {
-		u, err := p.ParseOperand()
-		if err != nil {
-			return err
-		}
-		if err := p.ParsePunct("="); err != nil {
-			return err
-		}
-		v, err := p.ParseOperand()
-		if err != nil {
-			return err
-		}
-		sizes = append(sizes, ir.Argument{Operand: u, Type: ir.Index})
-		vals = append(vals, v)
-		return nil
-	})
+	sizes, vals, err = p.ParseAssignmentList()
+	for i := range sizes {
+		sizes[i].Type = ir.Index
+	}
 	if err == nil && len(vals) != 3 {
 		err = p.Errorf("expected 3 size assignments")
 	}

@@ -127,23 +127,8 @@ func parseFor(p *ir.Parser, st *ir.OperationState) error {
 	var iterArgs []ir.Argument
 	var inits []ir.UnresolvedOperand
 	if p.ParseOptionalKeyword("iter_args") {
-		err := p.ParseCommaSeparatedList(ir.DelimParen, func() error {
-			a, err := p.ParseArgument(false, false)
-			if err != nil {
-				return err
-			}
-			if err := p.ParsePunct("="); err != nil {
-				return err
-			}
-			u, err := p.ParseOperand()
-			if err != nil {
-				return err
-			}
-			iterArgs = append(iterArgs, a)
-			inits = append(inits, u)
-			return nil
-		})
-		if err != nil {
+		var err error
+		if iterArgs, inits, err = p.ParseAssignmentList(); err != nil {
 			return err
 		}
 		ts, err := p.ParseArrowTypeList()
@@ -419,23 +404,8 @@ func parseWhile(p *ir.Parser, st *ir.OperationState) error {
 	var args []ir.Argument
 	var inits []ir.UnresolvedOperand
 	if p.IsPunct("(") {
-		err := p.ParseCommaSeparatedList(ir.DelimParen, func() error {
-			a, err := p.ParseArgument(false, false)
-			if err != nil {
-				return err
-			}
-			if err := p.ParsePunct("="); err != nil {
-				return err
-			}
-			u, err := p.ParseOperand()
-			if err != nil {
-				return err
-			}
-			args = append(args, a)
-			inits = append(inits, u)
-			return nil
-		})
-		if err != nil {
+		var err error
+		if args, inits, err = p.ParseAssignmentList(); err != nil {
 			return err
 		}
 	}
