@@ -434,3 +434,47 @@ func DialectAttrC(desc, dialect, name string) AttrConstraint {
 		return ok && d.Dialect == dialect && d.Name == name
 	}}
 }
+
+// DictArrayC accepts arrays of dictionaries (per-argument attributes).
+var DictArrayC = AttrConstraint{Desc: "Array of dictionary attributes", OK: func(a Attribute) bool {
+	arr, ok := a.(*ArrayAttr)
+	if !ok {
+		return false
+	}
+	for _, e := range arr.Elems {
+		if _, ok := e.(*DictAttr); !ok {
+			return false
+		}
+	}
+	return true
+}}
+
+// FunctionTypeAttrC accepts type attributes holding a function type.
+var FunctionTypeAttrC = AttrConstraint{Desc: "type attribute of function type", OK: func(a Attribute) bool {
+	t, ok := a.(*TypeAttr)
+	if !ok {
+		return false
+	}
+	_, ok = t.Value.(*FunctionType)
+	return ok
+}}
+
+// DictArrayOrNil returns the array of dictionaries (nil entries become {}),
+// or nil when every dictionary is empty, as upstream omits such arrays.
+func DictArrayOrNil(dicts []*DictAttr) Attribute {
+	nonEmpty := false
+	elems := make([]Attribute, len(dicts))
+	for i, d := range dicts {
+		if d == nil {
+			d = Dict(nil)
+		}
+		if len(d.Entries) > 0 {
+			nonEmpty = true
+		}
+		elems[i] = d
+	}
+	if !nonEmpty {
+		return nil
+	}
+	return Array(elems...)
+}

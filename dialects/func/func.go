@@ -16,10 +16,10 @@ func init() {
 			Traits:  ir.IsolatedFromAbove | ir.Symbol,
 			Attrs: []ir.AttrSpec{
 				{Name: "sym_name", Constraint: ir.SymbolNameC},
-				{Name: "function_type", Constraint: ir.AttrConstraint{Desc: "type attribute of function type", OK: isFunctionTypeAttr}},
+				{Name: "function_type", Constraint: ir.FunctionTypeAttrC},
 				{Name: "sym_visibility", Constraint: ir.StringAttrC, Optional: true},
-				{Name: "arg_attrs", Constraint: dictArray, Optional: true},
-				{Name: "res_attrs", Constraint: dictArray, Optional: true},
+				{Name: "arg_attrs", Constraint: ir.DictArrayC, Optional: true},
+				{Name: "res_attrs", Constraint: ir.DictArrayC, Optional: true},
 				{Name: "no_inline", Constraint: ir.UnitAttrC, Optional: true},
 			},
 			Regions:          []ir.RegionSpec{{Name: "body"}},
@@ -45,8 +45,8 @@ func init() {
 			Results:  []ir.ArgSpec{{Name: "results", Kind: ir.Variadic, Type: ir.AnyType}},
 			Attrs: []ir.AttrSpec{
 				{Name: "callee", Constraint: ir.FlatSymbolRefC, Syntax: flatSymbolSyntax},
-				{Name: "arg_attrs", Constraint: dictArray, Optional: true},
-				{Name: "res_attrs", Constraint: dictArray, Optional: true},
+				{Name: "arg_attrs", Constraint: ir.DictArrayC, Optional: true},
+				{Name: "res_attrs", Constraint: ir.DictArrayC, Optional: true},
 				{Name: "no_inline", Constraint: ir.UnitAttrC, Optional: true},
 			},
 			Format:      "$callee `(` $operands `)` attr-dict `:` functional-type($operands, $results)",
@@ -95,28 +95,6 @@ var flatSymbolSyntax = &ir.AttrSyntax{
 	},
 	Print:    func(a ir.Attribute) string { return a.String() },
 	CanStart: func(p *ir.Parser) bool { return p.Tok().Kind == ir.TokAt },
-}
-
-var dictArray = ir.AttrConstraint{Desc: "Array of dictionary attributes", OK: func(a ir.Attribute) bool {
-	arr, ok := a.(*ir.ArrayAttr)
-	if !ok {
-		return false
-	}
-	for _, e := range arr.Elems {
-		if _, ok := e.(*ir.DictAttr); !ok {
-			return false
-		}
-	}
-	return true
-}}
-
-func isFunctionTypeAttr(a ir.Attribute) bool {
-	t, ok := a.(*ir.TypeAttr)
-	if !ok {
-		return false
-	}
-	_, ok = t.Value.(*ir.FunctionType)
-	return ok
 }
 
 // FunctionType returns the signature of a func.func (or gpu.func).
@@ -203,29 +181,11 @@ func (s *Signature) ArgAttrs() ir.Attribute {
 	for i, a := range s.Args {
 		dicts[i] = a.Attrs
 	}
-	return dictArrayAttr(dicts)
+	return ir.DictArrayOrNil(dicts)
 }
 
 // ResAttrsAttr returns the res_attrs array, or nil if all are empty.
-func (s *Signature) ResAttrsAttr() ir.Attribute { return dictArrayAttr(s.ResAttrs) }
-
-func dictArrayAttr(dicts []*ir.DictAttr) ir.Attribute {
-	any := false
-	elems := make([]ir.Attribute, len(dicts))
-	for i, d := range dicts {
-		if d == nil {
-			d = ir.Dict(nil)
-		}
-		if len(d.Entries) > 0 {
-			any = true
-		}
-		elems[i] = d
-	}
-	if !any {
-		return nil
-	}
-	return ir.Array(elems...)
-}
+func (s *Signature) ResAttrsAttr() ir.Attribute { return ir.DictArrayOrNil(s.ResAttrs) }
 
 // ParseFunctionSignature parses (args) [-> results]. Arguments are either
 // all named (%a: t {attrs} loc(..)) or, when allowDecl, all bare types.

@@ -155,22 +155,11 @@ func printAttributions(p *ir.Printer, keyword string, args []*ir.BlockArgument, 
 // attributionAttrs returns the array of attribution dictionaries, or nil if
 // none has attributes.
 func attributionAttrs(args []ir.Argument) ir.Attribute {
-	any := false
-	elems := make([]ir.Attribute, len(args))
+	dicts := make([]*ir.DictAttr, len(args))
 	for i, a := range args {
-		d := a.Attrs
-		if d == nil {
-			d = ir.Dict(nil)
-		}
-		if len(d.Entries) > 0 {
-			any = true
-		}
-		elems[i] = d
+		dicts[i] = a.Attrs
 	}
-	if !any {
-		return nil
-	}
-	return ir.Array(elems...)
+	return ir.DictArrayOrNil(dicts)
 }
 
 // verifyAttributions checks that attributions are memrefs in the expected

@@ -299,11 +299,11 @@ func init() {
 			Summary: "Function executable on a GPU",
 			Traits:  ir.IsolatedFromAbove | ir.Symbol,
 			Attrs: []ir.AttrSpec{
-				{Name: "function_type", Constraint: ir.AttrConstraint{Desc: "type attribute of function type", OK: isFunctionTypeAttr}},
-				{Name: "arg_attrs", Constraint: dictArrayC, Optional: true},
-				{Name: "res_attrs", Constraint: dictArrayC, Optional: true},
-				{Name: "workgroup_attrib_attrs", Constraint: dictArrayC, Optional: true},
-				{Name: "private_attrib_attrs", Constraint: dictArrayC, Optional: true},
+				{Name: "function_type", Constraint: ir.FunctionTypeAttrC},
+				{Name: "arg_attrs", Constraint: ir.DictArrayC, Optional: true},
+				{Name: "res_attrs", Constraint: ir.DictArrayC, Optional: true},
+				{Name: "workgroup_attrib_attrs", Constraint: ir.DictArrayC, Optional: true},
+				{Name: "private_attrib_attrs", Constraint: ir.DictArrayC, Optional: true},
 				{Name: "known_block_size", Constraint: dense3I32C, Optional: true},
 				{Name: "known_grid_size", Constraint: dense3I32C, Optional: true},
 				{Name: "known_cluster_size", Constraint: dense3I32C, Optional: true},
@@ -367,28 +367,6 @@ func init() {
 		},
 	)
 	ir.Register(defs...)
-}
-
-var dictArrayC = ir.AttrConstraint{Desc: "Array of dictionary attributes", OK: func(a ir.Attribute) bool {
-	arr, ok := a.(*ir.ArrayAttr)
-	if !ok {
-		return false
-	}
-	for _, e := range arr.Elems {
-		if _, ok := e.(*ir.DictAttr); !ok {
-			return false
-		}
-	}
-	return true
-}}
-
-func isFunctionTypeAttr(a ir.Attribute) bool {
-	t, ok := a.(*ir.TypeAttr)
-	if !ok {
-		return false
-	}
-	_, ok = t.Value.(*ir.FunctionType)
-	return ok
 }
 
 func hasParent(name string) func(op *ir.Operation) error {
