@@ -42,9 +42,12 @@ type passFlagValue struct {
 }
 
 func (v *passFlagValue) String() string { return "" }
-func (v *passFlagValue) Type() string   { return "options" }
+
+// Type says "bool" so that help shows --cse rather than --cse=VALUE; the
+// flag still takes options: --tma-pipeline="stages=4".
+func (v *passFlagValue) Type() string { return "bool" }
 func (v *passFlagValue) Set(s string) error {
-	if s == "\x00" {
+	if s == "true" {
 		s = ""
 	}
 	*v.list = append(*v.list, passFlag{v.name, s})
@@ -97,10 +100,10 @@ in order, or as a textual pipeline with --pass-pipeline. Single-dash spellings
 			for _, o := range info.Options {
 				os = append(os, fmt.Sprintf("%s=%s", o.Name, o.Default))
 			}
-			help += " (options: " + strings.Join(os, " ") + ")"
+			help += ` (options, as --` + info.Name + `="k=v ...": ` + strings.Join(os, " ") + ")"
 		}
 		fl.Var(&passFlagValue{info.Name, &f.passFlags}, info.Name, help)
-		fl.Lookup(info.Name).NoOptDefVal = "\x00"
+		fl.Lookup(info.Name).NoOptDefVal = "true"
 	}
 	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName { return pflag.NormalizedName(name) })
 	return cmd
