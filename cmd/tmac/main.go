@@ -94,10 +94,6 @@ func notImplemented(name, issue string) *cobra.Command {
 	}
 }
 
-func newCompileCmd() *cobra.Command {
-	return notImplemented("compile", "lower to LLVM IR and PTX; arrives with device codegen")
-}
-
 func newRunCmd() *cobra.Command {
 	return notImplemented("run", "launch on the GPU with a reference check; arrives with the runtime")
 }

@@ -1,0 +1,136 @@
+// Package toolchain runs the external LLVM tools tmac relies on (llc).
+package toolchain
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// LLCOptions configure the PTX back end.
+type LLCOptions struct {
+	Path       string // explicit llc (--llc); empty: search
+	MCPU       string // default sm_90a
+	PTXVersion int    // 0: llc's default
+	OptLevel   int    // 0..3, default 3
+}
+
+// FindLLC locates llc: the explicit path, then $TMAC_LLC, then llc-22,
+// /usr/lib/llvm-22/bin/llc, then llc on PATH.
+func FindLLC(explicit string) (string, error) {
+	if explicit != "" {
+		return checkExecutable(explicit)
+	}
+	if env := os.Getenv("TMAC_LLC"); env != "" {
+		return checkExecutable(env)
+	}
+	for _, c := range []string{"llc-22", "/usr/lib/llvm-22/bin/llc", "llc"} {
+		if p, err := exec.LookPath(c); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("llc not found: install LLVM 22 (Debian: apt-get install llvm-22), or point --llc or $TMAC_LLC at an llc with the NVPTX target")
+}
+
+func checkExecutable(p string) (string, error) {
+	full, err := exec.LookPath(p)
+	if err != nil {
+		return "", fmt.Errorf("llc '%s' is not an executable: %v", p, err)
+	}
+	return full, nil
+}
+
+var versionRE = regexp.MustCompile(`LLVM version (\d+)\.`)
+
+// CheckLLC verifies that llc is LLVM 20 or newer and has the NVPTX target,
+// returning its major version.
+func CheckLLC(path string) (int, error) {
+	out, err := exec.Command(path, "--version").CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("running '%s --version' failed: %v", path, err)
+	}
+	m := versionRE.FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("cannot read the LLVM version from '%s --version'", path)
+	}
+	major, _ := strconv.Atoi(string(m[1]))
+	if major < 20 {
+		return major, fmt.Errorf("'%s' is LLVM %d; tmac needs LLVM 20 or newer (22 recommended) for the Hopper intrinsics", path, major)
+	}
+	if !bytes.Contains(out, []byte("nvptx64")) {
+		return major, fmt.Errorf("'%s' was built without the NVPTX target", path)
+	}
+	return major, nil
+}
+
+// CompilePTX runs llc on LLVM IR text and returns the PTX.
+func CompilePTX(llvmIR string, o LLCOptions) (string, error) {
+	path, err := FindLLC(o.Path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := CheckLLC(path); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "tmac-llc-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "kernel.ll")
+	out := filepath.Join(dir, "kernel.ptx")
+	if err := os.WriteFile(in, []byte(llvmIR), 0o600); err != nil {
+		return "", err
+	}
+	mcpu := o.MCPU
+	if mcpu == "" {
+		mcpu = "sm_90a"
+	}
+	args := []string{"-march=nvptx64", "-mcpu=" + mcpu, fmt.Sprintf("-O%d", o.OptLevel), in, "-o", out}
+	if o.PTXVersion != 0 {
+		args = append(args, fmt.Sprintf("-mattr=+ptx%d", o.PTXVersion))
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(path, args...)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", &LLCError{Stderr: stderr.String(), IR: llvmIR}
+	}
+	ptx, err := os.ReadFile(out)
+	if err != nil {
+		return "", err
+	}
+	if i := bytes.Index(ptx, []byte(".extern .func llvm.nvvm")); i >= 0 {
+		end := bytes.IndexByte(ptx[i:], '(')
+		if end < 0 {
+			end = 40
+		}
+		return "", fmt.Errorf("llc does not know the intrinsic %s (the PTX declares it as an external function); this llc is too old for the IR tmac produced", strings.TrimPrefix(string(ptx[i:i+end]), ".extern .func "))
+	}
+	return string(ptx), nil
+}
+
+// LLCError is llc rejecting the IR; it quotes the offending IR line.
+type LLCError struct {
+	Stderr string
+	IR     string
+}
+
+var llLineRE = regexp.MustCompile(`kernel\.ll:(\d+):(\d+)`)
+
+func (e *LLCError) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if m := llLineRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		lines := strings.Split(e.IR, "\n")
+		if n >= 1 && n <= len(lines) {
+			msg += fmt.Sprintf("\noffending LLVM IR line %d: %s", n, strings.TrimSpace(lines[n-1]))
+		}
+	}
+	return "llc rejected the generated LLVM IR (a tmac bug; please report it):\n" + msg
+}
