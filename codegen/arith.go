@@ -1,0 +1,808 @@
+package codegen
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	lir "github.com/llir/llvm/ir"
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tmac-dev/tmac/dialects/arith"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// The arith dialect, scalar and 1-D vector forms (LLVM vectors).
+//
+// Integer ops map one to one onto LLVM instructions (with their overflow and
+// exact flags) or onto the llvm.{s,u}{min,max} intrinsics. Float ops on f16,
+// bf16, f32 and f64 map onto LLVM float instructions with the op's fastmath
+// flags. Two formats have no LLVM type and need care:
+//
+//   - fp8 (f8E4M3FN, f8E5M2) values are i8 bit patterns. Arithmetic is done
+//     in f32 and rounded back; conversions go through the NVVM cvt
+//     intrinsics (sm_89+), with fix-ups so that overflow follows the IEEE
+//     rules that arith constant folding uses (E5M2 overflows to infinity,
+//     E4M3FN to NaN) rather than PTX's saturation.
+//   - tf32 values are floats whose low 13 mantissa bits are zero. Results
+//     computed in f32 are rounded back to tf32 (roundTF32).
+//
+// Computing in f32 and rounding once more to a format of precision p is
+// correctly rounded for +, -, *, / and sqrt when 24 >= 2p+2 (Figueroa's
+// double-rounding theorem): p = 11 for tf32, 4 or 3 for fp8. Conversions
+// from sources wider than f32 (f64, wide integers) to tf32 and fp8 first
+// round to f32 with round-to-odd, which makes the second rounding correct.
+// Operations with no correctly rounded lowering (fma on tf32/fp8, for
+// example) are rejected.
+
+func init() {
+	Register(lowerConstant, "arith.constant")
+	Register(lowerIntBinary,
+		"arith.addi", "arith.subi", "arith.muli", "arith.shli",
+		"arith.divui", "arith.divsi", "arith.shrui", "arith.shrsi",
+		"arith.ceildivui", "arith.remui", "arith.remsi",
+		"arith.andi", "arith.ori", "arith.xori",
+		"arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui")
+	Register(lowerFloatBinary,
+		"arith.addf", "arith.subf", "arith.mulf", "arith.divf",
+		"arith.maximumf", "arith.minimumf")
+	Register(lowerNegf, "arith.negf")
+	Register(lowerCmpi, "arith.cmpi")
+	Register(lowerCmpf, "arith.cmpf")
+	Register(lowerSelect, "arith.select")
+	Register(lowerIntCast, "arith.extui", "arith.extsi", "arith.trunci",
+		"arith.index_cast", "arith.index_castui")
+	Register(lowerExtf, "arith.extf")
+	Register(lowerTruncf, "arith.truncf")
+	Register(lowerIntToFloat, "arith.sitofp", "arith.uitofp")
+	Register(lowerFloatToInt, "arith.fptosi", "arith.fptoui")
+	Register(lowerBitcast, "arith.bitcast")
+}
+
+// ---------------------------------------------------------------------------
+// Types and flags
+
+// elemType returns the element type of a scalar or vector type.
+func elemType(t ir.Type) ir.Type {
+	if v, ok := t.(*ir.VectorType); ok {
+		return v.Elem
+	}
+	return t
+}
+
+// floatKind returns the float format of a scalar or vector type.
+func floatKind(t ir.Type) (ir.FloatKind, bool) {
+	if ft, ok := elemType(t).(*ir.FloatType); ok {
+		return ft.Kind, true
+	}
+	return 0, false
+}
+
+func isFP8(k ir.FloatKind) bool { return k == ir.F8E4M3FN || k == ir.F8E5M2 }
+
+// native reports whether LLVM float arithmetic on the format is correctly
+// rounded as it is (f16, bf16, f32, f64).
+func native(k ir.FloatKind) bool { return k == ir.F16 || k == ir.BF16 || k == ir.F32 || k == ir.F64 }
+
+// withElem returns t (a scalar or vector LLVM type) with its element type
+// replaced by elem.
+func withElem(t, elem types.Type) types.Type {
+	if v, ok := t.(*types.VectorType); ok {
+		return types.NewVector(v.Len, elem)
+	}
+	return elem
+}
+
+// intrinsicSuffix is the overload suffix of an LLVM intrinsic for type t
+// (i32, f16, bf16, v4f32, ...).
+func intrinsicSuffix(t types.Type) string {
+	switch t := t.(type) {
+	case *types.IntType:
+		return fmt.Sprintf("i%d", t.BitSize)
+	case *types.FloatType:
+		switch t.Kind {
+		case types.FloatKindHalf:
+			return "f16"
+		case types.FloatKindFloat:
+			return "f32"
+		case types.FloatKindDouble:
+			return "f64"
+		}
+	case *bfloatType:
+		return "bf16"
+	case *types.VectorType:
+		return fmt.Sprintf("v%d%s", t.Len, intrinsicSuffix(t.ElemType))
+	}
+	panic("no intrinsic suffix for " + t.String())
+}
+
+// callOverloaded calls the overloaded intrinsic base.<suffix of args[0]>,
+// returning the type of args[0].
+func (fe *FuncEmitter) callOverloaded(base string, fm []enum.FastMathFlag, args ...value.Value) value.Value {
+	t := args[0].Type()
+	c := fe.CallIntrinsic(base+"."+intrinsicSuffix(t), t, args...)
+	c.FastMathFlags = fm
+	return c
+}
+
+// fastMath maps an op's #arith.fastmath flags to LLVM fast-math flags.
+func fastMath(op *ir.Operation) []enum.FastMathFlag {
+	f := arith.FastMathOf(op)
+	// Bit order of #arith.fastmath: reassoc, nnan, ninf, nsz, arcp, contract, afn.
+	order := []enum.FastMathFlag{
+		enum.FastMathFlagReassoc, enum.FastMathFlagNNaN, enum.FastMathFlagNInf,
+		enum.FastMathFlagNSZ, enum.FastMathFlagARcp, enum.FastMathFlagContract, enum.FastMathFlagAFn,
+	}
+	var out []enum.FastMathFlag
+	for i, fl := range order {
+		if f&(1<<i) != 0 {
+			out = append(out, fl)
+		}
+	}
+	return out
+}
+
+// overflow maps an op's #arith.overflow flags (nsw=1, nuw=2).
+func overflow(op *ir.Operation) []enum.OverflowFlag {
+	var out []enum.OverflowFlag
+	if d, ok := op.Attr("overflowFlags").(*ir.DialectAttr); ok {
+		if f, ok := d.Data.(arith.OverflowFlags); ok {
+			if f&1 != 0 {
+				out = append(out, enum.OverflowFlagNSW)
+			}
+			if f&2 != 0 {
+				out = append(out, enum.OverflowFlagNUW)
+			}
+		}
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// Constants
+
+// floatBits is an LLVM half, float or double constant written in hex, so
+// every value (NaN payloads included) is exact.
+type floatBits struct {
+	typ  *types.FloatType
+	bits uint64 // in the type's own encoding
+}
+
+func (c *floatBits) String() string   { return c.typ.String() + " " + c.Ident() }
+func (c *floatBits) Type() types.Type { return c.typ }
+func (c *floatBits) IsConstant()      {}
+func (c *floatBits) Ident() string {
+	switch c.typ.Kind {
+	case types.FloatKindHalf:
+		return fmt.Sprintf("0xH%04X", c.bits)
+	case types.FloatKindFloat:
+		// LLVM writes float constants as the double of the same value.
+		b := uint32(c.bits)
+		f := math.Float32frombits(b)
+		var d uint64
+		if f != f {
+			d = uint64(b>>31)<<63 | 0x7FF<<52 | uint64(b&0x7FFFFF)<<29
+		} else {
+			d = math.Float64bits(float64(f))
+		}
+		return fmt.Sprintf("0x%016X", d)
+	}
+	return fmt.Sprintf("0x%016X", c.bits)
+}
+
+var _ constant.Constant = (*floatBits)(nil)
+
+// floatConst returns the LLVM constant of value v in format k.
+func floatConst(v float64, k ir.FloatKind) constant.Constant {
+	switch k {
+	case ir.F16:
+		return &floatBits{types.Half, ir.FloatToBits(v, k)}
+	case ir.BF16:
+		return &BFloatConst{Bits: uint16(ir.FloatToBits(v, k))}
+	case ir.F32:
+		return &floatBits{types.Float, ir.FloatToBits(v, k)}
+	case ir.TF32:
+		// tf32 values are exact f32 values.
+		return &floatBits{types.Float, ir.FloatToBits(ir.RoundToFloatKind(v, ir.TF32), ir.F32)}
+	case ir.F64:
+		return &floatBits{types.Double, ir.FloatToBits(v, k)}
+	}
+	// fp8: the byte, as a (signed) i8.
+	return constant.NewInt(types.I8, int64(int8(ir.FloatToBits(v, k))))
+}
+
+// intConst returns the LLVM constant of an integer attribute value.
+func intConst(t *types.IntType, a *ir.IntegerAttr) constant.Constant {
+	if a.Big != nil {
+		return &constant.Int{Typ: t, X: new(big.Int).Set(a.Big)}
+	}
+	return constant.NewInt(t, a.Int())
+}
+
+func lowerConstant(fe *FuncEmitter, op *ir.Operation) {
+	t := fe.Type(op, op.Result(0).Type())
+	fe.Set(op.Result(0), constantValue(op, op.Attr("value"), op.Result(0).Type(), t))
+}
+
+func constantValue(op *ir.Operation, a ir.Attribute, irT ir.Type, t types.Type) constant.Constant {
+	switch a := a.(type) {
+	case *ir.IntegerAttr:
+		if it, ok := t.(*types.IntType); ok {
+			return intConst(it, a)
+		}
+	case *ir.FloatAttr:
+		if k, ok := floatKind(irT); ok {
+			return floatConst(a.Value, k)
+		}
+	case *ir.DenseAttr:
+		vt, ok := t.(*types.VectorType)
+		if !ok {
+			break
+		}
+		n := int(vt.Len)
+		elems := make([]constant.Constant, n)
+		elem := elemType(irT)
+		for i := range elems {
+			j := i
+			if a.Splat {
+				j = 0
+			}
+			if a.Floats != nil {
+				elems[i] = floatConst(a.Floats[j], elem.(*ir.FloatType).Kind)
+			} else {
+				it, ok := vt.ElemType.(*types.IntType)
+				if !ok {
+					Fail(op, "integer elements for a vector of '%s'", elem)
+				}
+				elems[i] = constant.NewInt(it, a.Ints[j])
+			}
+		}
+		return constant.NewVector(vt, elems...)
+	}
+	Fail(op, "constant '%s' cannot be lowered to LLVM IR", a)
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Integer arithmetic
+
+func lowerIntBinary(fe *FuncEmitter, op *ir.Operation) {
+	x, y := fe.Val(op.Operand(0)), fe.Val(op.Operand(1))
+	if it, ok := elemType(op.Result(0).Type()).(*ir.IntegerType); ok && it.Width > 64 {
+		switch op.Name() {
+		case "arith.divui", "arith.divsi", "arith.ceildivui", "arith.remui", "arith.remsi":
+			// NVPTX has no i128 division (it would be a library call).
+			Fail(op, "'%s' on integers wider than 64 bits cannot be compiled for the GPU", op.Name())
+		}
+	}
+	b := fe.B()
+	var r value.Value
+	switch op.Name() {
+	case "arith.addi":
+		i := b.NewAdd(x, y)
+		i.OverflowFlags = overflow(op)
+		r = i
+	case "arith.subi":
+		i := b.NewSub(x, y)
+		i.OverflowFlags = overflow(op)
+		r = i
+	case "arith.muli":
+		i := b.NewMul(x, y)
+		i.OverflowFlags = overflow(op)
+		r = i
+	case "arith.shli":
+		i := b.NewShl(x, y)
+		i.OverflowFlags = overflow(op)
+		r = i
+	case "arith.divui":
+		i := b.NewUDiv(x, y)
+		i.Exact = op.HasAttr("isExact")
+		r = i
+	case "arith.divsi":
+		i := b.NewSDiv(x, y)
+		i.Exact = op.HasAttr("isExact")
+		r = i
+	case "arith.shrui":
+		i := b.NewLShr(x, y)
+		i.Exact = op.HasAttr("isExact")
+		r = i
+	case "arith.shrsi":
+		i := b.NewAShr(x, y)
+		i.Exact = op.HasAttr("isExact")
+		r = i
+	case "arith.ceildivui":
+		// ceil(x/y) = x == 0 ? 0 : (x-1)/y + 1, which cannot overflow.
+		zero := zero(x.Type())
+		one := oneOf(x.Type())
+		q := b.NewUDiv(b.NewSub(x, one), y)
+		r = b.NewSelect(b.NewICmp(enum.IPredEQ, x, zero), zero, b.NewAdd(q, one))
+	case "arith.remui":
+		r = b.NewURem(x, y)
+	case "arith.remsi":
+		r = b.NewSRem(x, y)
+	case "arith.andi":
+		r = b.NewAnd(x, y)
+	case "arith.ori":
+		r = b.NewOr(x, y)
+	case "arith.xori":
+		r = b.NewXor(x, y)
+	case "arith.maxsi":
+		r = fe.callOverloaded("llvm.smax", nil, x, y)
+	case "arith.minsi":
+		r = fe.callOverloaded("llvm.smin", nil, x, y)
+	case "arith.maxui":
+		r = fe.callOverloaded("llvm.umax", nil, x, y)
+	case "arith.minui":
+		r = fe.callOverloaded("llvm.umin", nil, x, y)
+	}
+	fe.Set(op.Result(0), r)
+}
+
+// oneOf returns the constant 1 of an integer or integer-vector type.
+func oneOf(t types.Type) constant.Constant {
+	return splatInt(t, 1)
+}
+
+// splatInt returns n in integer type t, splatted when t is a vector.
+func splatInt(t types.Type, n int64) constant.Constant {
+	if v, ok := t.(*types.VectorType); ok {
+		e := constant.NewInt(v.ElemType.(*types.IntType), n)
+		elems := make([]constant.Constant, v.Len)
+		for i := range elems {
+			elems[i] = e
+		}
+		return constant.NewVector(v, elems...)
+	}
+	return constant.NewInt(t.(*types.IntType), n)
+}
+
+// splatFloat returns the f32/f64 constant v, splatted when t is a vector.
+func splatFloat(t types.Type, v float64) constant.Constant {
+	elem := t
+	if vt, ok := t.(*types.VectorType); ok {
+		elem = vt.ElemType
+	}
+	var c constant.Constant
+	if elem.Equal(types.Double) {
+		c = floatConst(v, ir.F64)
+	} else {
+		c = floatConst(v, ir.F32)
+	}
+	if vt, ok := t.(*types.VectorType); ok {
+		elems := make([]constant.Constant, vt.Len)
+		for i := range elems {
+			elems[i] = c
+		}
+		return constant.NewVector(vt, elems...)
+	}
+	return c
+}
+
+// ---------------------------------------------------------------------------
+// Float arithmetic
+
+func lowerFloatBinary(fe *FuncEmitter, op *ir.Operation) {
+	k, _ := floatKind(op.Result(0).Type())
+	fm := fastMath(op)
+	x, y := fe.Val(op.Operand(0)), fe.Val(op.Operand(1))
+	if !native(k) {
+		x, y = fe.toF32(x, k), fe.toF32(y, k)
+	}
+	b := fe.B()
+	var r value.Value
+	switch op.Name() {
+	case "arith.addf":
+		i := b.NewFAdd(x, y)
+		i.FastMathFlags = fm
+		r = i
+	case "arith.subf":
+		i := b.NewFSub(x, y)
+		i.FastMathFlags = fm
+		r = i
+	case "arith.mulf":
+		i := b.NewFMul(x, y)
+		i.FastMathFlags = fm
+		r = i
+	case "arith.divf":
+		i := b.NewFDiv(x, y)
+		i.FastMathFlags = fm
+		r = i
+	case "arith.maximumf":
+		// NaN-propagating maximum, -0 < +0: max.NaN on sm_80+.
+		r = fe.callOverloaded("llvm.maximum", fm, x, y)
+	case "arith.minimumf":
+		r = fe.callOverloaded("llvm.minimum", fm, x, y)
+	}
+	if !native(k) {
+		r = fe.fromF32(r, k)
+	}
+	fe.Set(op.Result(0), r)
+}
+
+func lowerNegf(fe *FuncEmitter, op *ir.Operation) {
+	k, _ := floatKind(op.Result(0).Type())
+	x := fe.Val(op.Operand(0))
+	if isFP8(k) {
+		// Flip the sign bit of the byte (exact for every value).
+		fe.Set(op.Result(0), fe.B().NewXor(x, splatInt(x.Type(), -128)))
+		return
+	}
+	i := fe.B().NewFNeg(x)
+	i.FastMathFlags = fastMath(op)
+	fe.Set(op.Result(0), i)
+}
+
+var iPreds = []enum.IPred{
+	enum.IPredEQ, enum.IPredNE, enum.IPredSLT, enum.IPredSLE, enum.IPredSGT,
+	enum.IPredSGE, enum.IPredULT, enum.IPredULE, enum.IPredUGT, enum.IPredUGE,
+}
+
+// In the order of arith's CmpFPredicate.
+var fPreds = []enum.FPred{
+	enum.FPredFalse, enum.FPredOEQ, enum.FPredOGT, enum.FPredOGE, enum.FPredOLT,
+	enum.FPredOLE, enum.FPredONE, enum.FPredORD, enum.FPredUEQ, enum.FPredUGT,
+	enum.FPredUGE, enum.FPredULT, enum.FPredULE, enum.FPredUNE, enum.FPredUNO,
+	enum.FPredTrue,
+}
+
+// fcmp appends an fcmp; its result type is set here because llir cannot
+// compute it for bfloat operands.
+func (fe *FuncEmitter) fcmp(p enum.FPred, x, y value.Value) *lir.InstFCmp {
+	i := &lir.InstFCmp{Pred: p, X: x, Y: y, Typ: types.I1}
+	if v, ok := x.Type().(*types.VectorType); ok {
+		i.Typ = types.NewVector(v.Len, types.I1)
+	}
+	fe.B().Insts = append(fe.B().Insts, i)
+	return i
+}
+
+func predicate(op *ir.Operation, n int) int {
+	a, ok := op.Attr("predicate").(*ir.IntegerAttr)
+	if !ok || a.Int() < 0 || a.Int() >= int64(n) {
+		Fail(op, "invalid predicate")
+	}
+	return int(a.Int())
+}
+
+func lowerCmpi(fe *FuncEmitter, op *ir.Operation) {
+	p := iPreds[predicate(op, len(iPreds))]
+	fe.Set(op.Result(0), fe.B().NewICmp(p, fe.Val(op.Operand(0)), fe.Val(op.Operand(1))))
+}
+
+func lowerCmpf(fe *FuncEmitter, op *ir.Operation) {
+	p := fPreds[predicate(op, len(fPreds))]
+	k, _ := floatKind(op.Operand(0).Type())
+	x, y := fe.Val(op.Operand(0)), fe.Val(op.Operand(1))
+	if isFP8(k) {
+		x, y = fe.toF32(x, k), fe.toF32(y, k)
+	}
+	i := fe.fcmp(p, x, y)
+	i.FastMathFlags = fastMath(op)
+	fe.Set(op.Result(0), i)
+}
+
+func lowerSelect(fe *FuncEmitter, op *ir.Operation) {
+	for _, v := range op.Operands()[1:] {
+		if _, isMem := v.Type().(*ir.MemRefType); isMem {
+			Fail(op, "'arith.select' of memrefs cannot be compiled (select the indices instead)")
+		}
+	}
+	c, t, f := fe.Val(op.Operand(0)), fe.Val(op.Operand(1)), fe.Val(op.Operand(2))
+	fe.Set(op.Result(0), fe.B().NewSelect(c, t, f))
+}
+
+// ---------------------------------------------------------------------------
+// Casts
+
+func failOnMemRef(op *ir.Operation) {
+	if _, isMem := op.Operand(0).Type().(*ir.MemRefType); isMem {
+		Fail(op, "'%s' on memrefs cannot be compiled", op.Name())
+	}
+}
+
+func intBits(t types.Type) uint64 {
+	if v, ok := t.(*types.VectorType); ok {
+		t = v.ElemType
+	}
+	return t.(*types.IntType).BitSize
+}
+
+func lowerIntCast(fe *FuncEmitter, op *ir.Operation) {
+	failOnMemRef(op)
+	x := fe.Val(op.Operand(0))
+	to := fe.Type(op, op.Result(0).Type())
+	from, want := intBits(x.Type()), intBits(to)
+	b := fe.B()
+	var r value.Value
+	switch {
+	case from == want:
+		r = x
+	case from > want:
+		// trunci's overflow flags only allow LLVM to assume more; dropping
+		// them is correct (llir has no flags on trunc).
+		r = b.NewTrunc(x, to)
+	case op.Name() == "arith.extui" || op.Name() == "arith.index_castui":
+		r = b.NewZExt(x, to)
+	default:
+		r = b.NewSExt(x, to)
+	}
+	fe.Set(op.Result(0), r)
+}
+
+// checkRounding rejects truncf rounding modes other than the default.
+func checkRounding(op *ir.Operation) {
+	if a, ok := op.Attr("roundingmode").(*ir.IntegerAttr); ok && a.Int() != 0 {
+		Fail(op, "'arith.truncf' with a rounding mode other than to_nearest_even cannot be compiled")
+	}
+}
+
+func lowerExtf(fe *FuncEmitter, op *ir.Operation) {
+	sk, _ := floatKind(op.Operand(0).Type())
+	x := fe.Val(op.Operand(0))
+	to := fe.Type(op, op.Result(0).Type())
+	// Every extension is exact. fp8 goes through f32 (exact); tf32 values
+	// are f32 values.
+	if isFP8(sk) {
+		if dk, _ := floatKind(op.Result(0).Type()); dk == ir.F16 {
+			fe.Set(op.Result(0), fe.fp8ToHalf(x, sk))
+			return
+		}
+		x = fe.toF32(x, sk)
+	}
+	fe.Set(op.Result(0), fe.exactFloatCast(x, to))
+}
+
+// exactFloatCast converts x to the float type to when the value is known to
+// be representable in it (fpext, or fptrunc of a representable value).
+func (fe *FuncEmitter) exactFloatCast(x value.Value, to types.Type) value.Value {
+	if x.Type().Equal(to) {
+		return x
+	}
+	if floatBitsOf(x.Type()) < floatBitsOf(to) {
+		return fe.B().NewFPExt(x, to)
+	}
+	return fe.B().NewFPTrunc(x, to)
+}
+
+func floatBitsOf(t types.Type) int {
+	if v, ok := t.(*types.VectorType); ok {
+		t = v.ElemType
+	}
+	switch t := t.(type) {
+	case *bfloatType:
+		return 16
+	case *types.FloatType:
+		switch t.Kind {
+		case types.FloatKindHalf:
+			return 16
+		case types.FloatKindFloat:
+			return 32
+		case types.FloatKindDouble:
+			return 64
+		}
+	}
+	return 0
+}
+
+func lowerTruncf(fe *FuncEmitter, op *ir.Operation) {
+	checkRounding(op)
+	sk, _ := floatKind(op.Operand(0).Type())
+	dk, _ := floatKind(op.Result(0).Type())
+	x := fe.Val(op.Operand(0))
+	to := fe.Type(op, op.Result(0).Type())
+	var r value.Value
+	switch {
+	case native(dk):
+		// f64/f32/tf32 -> f32/f16/bf16: one LLVM rounding. (fp8 sources
+		// are narrower than every native format.)
+		r = fe.B().NewFPTrunc(x, to)
+	case sk == ir.F64:
+		r = fe.fromF32(fe.mapScalar(x, types.Float, fe.roundOddF64), dk)
+	default:
+		r = fe.fromF32(fe.toF32(x, sk), dk)
+	}
+	fe.Set(op.Result(0), r)
+}
+
+func lowerIntToFloat(fe *FuncEmitter, op *ir.Operation) {
+	signed := op.Name() == "arith.sitofp"
+	dk, _ := floatKind(op.Result(0).Type())
+	x := fe.Val(op.Operand(0))
+	to := fe.Type(op, op.Result(0).Type())
+	w := intBits(x.Type())
+	if w > 64 {
+		Fail(op, "'%s' from integers wider than 64 bits cannot be compiled for the GPU", op.Name())
+	}
+	b := fe.B()
+	conv := func(x value.Value, to types.Type) value.Value {
+		if signed {
+			return b.NewSIToFP(x, to)
+		}
+		return b.NewUIToFP(x, to)
+	}
+	if native(dk) {
+		fe.Set(op.Result(0), conv(x, to))
+		return
+	}
+	// tf32 and fp8: to f32, exactly when the integer fits in 24 bits,
+	// else rounded to odd, then rounded to the format.
+	f32 := withElem(x.Type(), types.Float)
+	var f value.Value
+	if w <= 24 {
+		f = conv(x, f32)
+	} else {
+		f = fe.mapScalar(x, types.Float, func(v value.Value) value.Value { return fe.roundOddInt(v, signed) })
+	}
+	fe.Set(op.Result(0), fe.fromF32(f, dk))
+}
+
+func lowerFloatToInt(fe *FuncEmitter, op *ir.Operation) {
+	sk, _ := floatKind(op.Operand(0).Type())
+	x := fe.Val(op.Operand(0))
+	to := fe.Type(op, op.Result(0).Type())
+	if intBits(to) > 64 {
+		Fail(op, "'%s' to integers wider than 64 bits cannot be compiled for the GPU", op.Name())
+	}
+	if isFP8(sk) {
+		x = fe.toF32(x, sk)
+	}
+	if op.Name() == "arith.fptosi" {
+		fe.Set(op.Result(0), fe.B().NewFPToSI(x, to))
+	} else {
+		fe.Set(op.Result(0), fe.B().NewFPToUI(x, to))
+	}
+}
+
+func lowerBitcast(fe *FuncEmitter, op *ir.Operation) {
+	failOnMemRef(op)
+	for _, t := range []ir.Type{op.Operand(0).Type(), op.Result(0).Type()} {
+		if k, ok := floatKind(t); ok && k == ir.TF32 {
+			Fail(op, "'arith.bitcast' of tf32 cannot be compiled (tf32 has no 19-bit storage on the GPU)")
+		}
+	}
+	x := fe.Val(op.Operand(0))
+	to := fe.Type(op, op.Result(0).Type())
+	if x.Type().Equal(to) {
+		fe.Set(op.Result(0), x) // fp8 <-> i8, f8E4M3FN <-> f8E5M2
+		return
+	}
+	fe.Set(op.Result(0), fe.B().NewBitCast(x, to))
+}
+
+// ---------------------------------------------------------------------------
+// tf32 and fp8 helpers
+
+// mapScalar applies f to x, or to each element of x when it is a vector,
+// building a value whose element type is elem.
+func (fe *FuncEmitter) mapScalar(x value.Value, elem types.Type, f func(value.Value) value.Value) value.Value {
+	vt, ok := x.Type().(*types.VectorType)
+	if !ok {
+		return f(x)
+	}
+	out := types.NewVector(vt.Len, elem)
+	var acc value.Value = constant.NewUndef(out)
+	for i := uint64(0); i < vt.Len; i++ {
+		e := fe.B().NewExtractElement(x, I32(int64(i)))
+		acc = fe.B().NewInsertElement(acc, f(e), I32(int64(i)))
+	}
+	return acc
+}
+
+// toF32 converts x (a scalar or vector of format k) to f32 exactly.
+func (fe *FuncEmitter) toF32(x value.Value, k ir.FloatKind) value.Value {
+	switch {
+	case k == ir.TF32 || k == ir.F32:
+		return x
+	case isFP8(k):
+		return fe.B().NewFPExt(fe.fp8ToHalf(x, k), withElem(x.Type(), types.Float))
+	}
+	return fe.B().NewFPExt(x, withElem(x.Type(), types.Float))
+}
+
+// fp8ToHalf converts fp8 bytes (scalar or vector) to f16, exactly.
+func (fe *FuncEmitter) fp8ToHalf(x value.Value, k ir.FloatKind) value.Value {
+	name := "llvm.nvvm.e4m3x2.to.f16x2.rn"
+	if k == ir.F8E5M2 {
+		name = "llvm.nvvm.e5m2x2.to.f16x2.rn"
+	}
+	return fe.mapScalar(x, types.Half, func(v value.Value) value.Value {
+		b := fe.B()
+		// The low byte converts to element 0 of the pair.
+		pair := fe.CallIntrinsic(name, types.NewVector(2, types.Half), b.NewZExt(v, types.I16))
+		return b.NewExtractElement(pair, I32(0))
+	})
+}
+
+// fromF32 rounds x (f32 or a vector of f32) to format k (not f64).
+func (fe *FuncEmitter) fromF32(x value.Value, k ir.FloatKind) value.Value {
+	switch {
+	case k == ir.F32:
+		return x
+	case k == ir.TF32:
+		return fe.roundTF32(x)
+	case isFP8(k):
+		return fe.mapScalar(x, types.I8, func(v value.Value) value.Value { return fe.f32ToFP8(v, k) })
+	}
+	t, _ := LLType(ir.FloatTypeOf(k))
+	return fe.B().NewFPTrunc(x, withElem(x.Type(), t))
+}
+
+// roundTF32 rounds f32 values to tf32 (nearest, ties to even) in integer
+// arithmetic on the bit pattern: add half an ulp of tf32 (minus one, plus
+// the lowest kept bit for ties to even) and clear the 13 dropped bits.
+// Carries into the exponent give the right result, including overflow to
+// infinity; NaNs are kept as they are.
+func (fe *FuncEmitter) roundTF32(x value.Value) value.Value {
+	b := fe.B()
+	it := withElem(x.Type(), types.I32)
+	bits := b.NewBitCast(x, it)
+	lsb := b.NewAnd(b.NewLShr(bits, splatInt(it, 13)), splatInt(it, 1))
+	sum := b.NewAdd(b.NewAdd(bits, splatInt(it, 0xFFF)), lsb)
+	rounded := b.NewBitCast(b.NewAnd(sum, splatInt(it, -0x2000)), x.Type())
+	isNaN := fe.fcmp(enum.FPredUNO, x, x)
+	return b.NewSelect(isNaN, x, rounded)
+}
+
+// f32ToFP8 rounds a scalar f32 to an fp8 byte. The PTX conversion
+// (cvt.rn.satfinite) saturates values beyond the largest finite one; the
+// fix-up gives IEEE round-to-nearest overflow instead: E5M2 rounds |x| >=
+// 61440 (the midpoint above 57344) to infinity, E4M3FN rounds |x| > 464
+// (the midpoint above 448, which ties to 448) to NaN, as constant folding
+// does.
+func (fe *FuncEmitter) f32ToFP8(x value.Value, k ir.FloatKind) value.Value {
+	b := fe.B()
+	name, special, pred, limit := "llvm.nvvm.ff.to.e4m3x2.rn", int64(0x7F), enum.FPredOGT, 464.0
+	if k == ir.F8E5M2 {
+		name, special, pred, limit = "llvm.nvvm.ff.to.e5m2x2.rn", 0x7C, enum.FPredOGE, 61440.0
+	}
+	// The second operand converts to the low byte.
+	pair := fe.CallIntrinsic(name, types.I16, floatConst(0, ir.F32), x)
+	r := b.NewTrunc(pair, types.I8)
+	abs := fe.CallIntrinsic("llvm.fabs.f32", types.Float, x)
+	over := fe.fcmp(pred, abs, floatConst(limit, ir.F32))
+	sign := b.NewAnd(r, constant.NewInt(types.I8, -128))
+	return b.NewSelect(over, b.NewOr(sign, constant.NewInt(types.I8, special)), r)
+}
+
+// roundOdd sets the lowest bit of the f32 r when inexact is true: with r
+// rounded toward zero, that is rounding to odd, after which one more
+// rounding to a format at least two bits narrower is correctly rounded.
+func (fe *FuncEmitter) roundOdd(r, inexact value.Value) value.Value {
+	b := fe.B()
+	bits := b.NewBitCast(r, types.I32)
+	return b.NewBitCast(b.NewOr(bits, b.NewZExt(inexact, types.I32)), types.Float)
+}
+
+// roundOddF64 rounds a scalar double to f32 with round-to-odd.
+func (fe *FuncEmitter) roundOddF64(x value.Value) value.Value {
+	r := fe.CallIntrinsic("llvm.nvvm.d2f.rz", types.Float, x)
+	back := fe.B().NewFPExt(r, types.Double)
+	// Ordered: NaNs stay as they are.
+	return fe.roundOdd(r, fe.fcmp(enum.FPredONE, back, x))
+}
+
+// roundOddInt converts a scalar integer of at most 64 bits to f32 with
+// round-to-odd.
+func (fe *FuncEmitter) roundOddInt(x value.Value, signed bool) value.Value {
+	b := fe.B()
+	if intBits(x.Type()) < 64 {
+		if signed {
+			x = b.NewSExt(x, types.I64)
+		} else {
+			x = b.NewZExt(x, types.I64)
+		}
+	}
+	var r value.Value
+	var back value.Value
+	if signed {
+		r = fe.CallIntrinsic("llvm.nvvm.ll2f.rz", types.Float, x)
+		back = b.NewFPToSI(r, types.I64) // |r| <= |x|: in range
+	} else {
+		r = fe.CallIntrinsic("llvm.nvvm.ull2f.rz", types.Float, x)
+		back = b.NewFPToUI(r, types.I64)
+	}
+	return fe.roundOdd(r, b.NewICmp(enum.IPredNE, back, x))
+}

@@ -1,0 +1,81 @@
+package codegen
+
+import (
+	"math"
+
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// The math dialect (absf, sqrt, fma, exp), scalar and 1-D vector forms.
+// See arith.go for how tf32 and fp8 values are represented.
+
+func init() {
+	Register(lowerAbsf, "math.absf")
+	Register(lowerSqrt, "math.sqrt")
+	Register(lowerFma, "math.fma")
+	Register(lowerExp, "math.exp")
+}
+
+func lowerAbsf(fe *FuncEmitter, op *ir.Operation) {
+	k, _ := floatKind(op.Result(0).Type())
+	x := fe.Val(op.Operand(0))
+	if isFP8(k) {
+		// Clear the sign bit of the byte (exact for every value).
+		fe.Set(op.Result(0), fe.B().NewAnd(x, splatInt(x.Type(), 0x7F)))
+		return
+	}
+	fe.Set(op.Result(0), fe.callOverloaded("llvm.fabs", fastMath(op), x))
+}
+
+func lowerSqrt(fe *FuncEmitter, op *ir.Operation) {
+	k, _ := floatKind(op.Result(0).Type())
+	x := fe.Val(op.Operand(0))
+	if native(k) {
+		// sqrt.rn (correctly rounded) unless fastmath allows approximations.
+		fe.Set(op.Result(0), fe.callOverloaded("llvm.sqrt", fastMath(op), x))
+		return
+	}
+	// tf32, fp8: f32 square root rounded once more is correctly rounded
+	// (see arith.go).
+	r := fe.callOverloaded("llvm.sqrt", fastMath(op), fe.toF32(x, k))
+	fe.Set(op.Result(0), fe.fromF32(r, k))
+}
+
+func lowerFma(fe *FuncEmitter, op *ir.Operation) {
+	k, _ := floatKind(op.Result(0).Type())
+	if !native(k) {
+		// An f32 fma rounded again to tf32/fp8 is not correctly rounded
+		// (double rounding of a fused result), and there is no tf32/fp8 fma.
+		Fail(op, "'math.fma' on %s cannot be compiled (no correctly rounded lowering); extend the operands to f32 first", ir.FloatTypeOf(k))
+	}
+	a, b, c := fe.Val(op.Operand(0)), fe.Val(op.Operand(1)), fe.Val(op.Operand(2))
+	fe.Set(op.Result(0), fe.callOverloaded("llvm.fma", fastMath(op), a, b, c))
+}
+
+// lowerExp computes exp(x) as 2^(x·log2 e) with PTX's ex2.approx.f32
+// (llvm.nvvm.ex2.approx.f); llc has no lowering of llvm.exp for NVPTX.
+//
+// Accuracy: this is not correctly rounded. ex2.approx.f32 has a small
+// relative error (a few ulp, per the PTX ISA), and rounding x·log2 e to
+// f32 first adds a relative error of about |x|·2^-24 to the result (up to
+// about 2^-17 near the overflow bound |x| ≈ 88). Results for f16 and bf16
+// (computed in f32) are well within their precision; f32 results may be
+// off by a few ulp, more for large |x|. exp(±inf), NaN, overflow to +inf
+// and underflow to 0 behave as expected. f64 is rejected: there is no f64
+// exponential instruction, and a correctly rounded software exp is not
+// provided.
+func lowerExp(fe *FuncEmitter, op *ir.Operation) {
+	k, _ := floatKind(op.Result(0).Type())
+	if k == ir.F64 {
+		Fail(op, "'math.exp' on f64 cannot be compiled: there is no f64 exponential on the GPU (only the f32 ex2.approx)")
+	}
+	x := fe.toF32(fe.Val(op.Operand(0)), k)
+	y := fe.B().NewFMul(x, splatFloat(x.Type(), float64(float32(math.Log2E))))
+	r := fe.mapScalar(y, types.Float, func(v value.Value) value.Value {
+		return fe.CallIntrinsic("llvm.nvvm.ex2.approx.f", types.Float, v)
+	})
+	fe.Set(op.Result(0), fe.fromF32(r, k))
+}
