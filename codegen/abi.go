@@ -26,12 +26,12 @@ import (
 type ParamRole uint8
 
 const (
-	RoleScalar ParamRole = iota
-	RoleBase             // memref base pointer
-	RoleOffset           // memref dynamic offset (elements)
-	RoleSize             // memref dynamic size of dimension Dim
-	RoleStride           // memref dynamic stride of dimension Dim (elements)
-	RoleTensorMap        // CUtensorMap by value
+	RoleScalar    ParamRole = iota
+	RoleBase                // memref base pointer
+	RoleOffset              // memref dynamic offset (elements)
+	RoleSize                // memref dynamic size of dimension Dim
+	RoleStride              // memref dynamic stride of dimension Dim (elements)
+	RoleTensorMap           // CUtensorMap by value
 )
 
 // Param is one LLVM parameter of a function.

@@ -24,10 +24,10 @@ func (t *bfloatType) String() string {
 	}
 	return "bfloat"
 }
-func (t *bfloatType) LLString() string      { return "bfloat" }
+func (t *bfloatType) LLString() string        { return "bfloat" }
 func (t *bfloatType) Equal(u types.Type) bool { _, ok := u.(*bfloatType); return ok }
-func (t *bfloatType) Name() string          { return t.name }
-func (t *bfloatType) SetName(name string)   { t.name = name }
+func (t *bfloatType) Name() string            { return t.name }
+func (t *bfloatType) SetName(name string)     { t.name = name }
 
 // BFloatConst is a bfloat constant written as LLVM's 0xR hex form.
 type BFloatConst struct{ Bits uint16 }

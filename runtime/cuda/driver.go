@@ -29,31 +29,31 @@ type (
 )
 
 var api struct {
-	cuInit                    func(flags uint32) Result
-	cuDeviceGet               func(dev *Device, ordinal int32) Result
-	cuDeviceGetCount          func(n *int32) Result
-	cuDeviceGetName           func(name *byte, n int32, dev Device) Result
-	cuDeviceGetAttribute      func(v *int32, attr int32, dev Device) Result
-	cuDevicePrimaryCtxRetain  func(ctx *Context, dev Device) Result
-	cuCtxSetCurrent           func(ctx Context) Result
-	cuCtxSynchronize          func() Result
-	cuModuleLoadDataEx        func(m *Module, image unsafe.Pointer, n uint32, opts *int32, vals *unsafe.Pointer) Result
-	cuModuleUnload            func(m Module) Result
-	cuModuleGetFunction       func(f *Function, m Module, name *byte) Result
-	cuFuncSetAttribute        func(f Function, attr int32, v int32) Result
-	cuMemAlloc                func(p *DevicePtr, size uint64) Result
-	cuMemFree                 func(p DevicePtr) Result
-	cuMemcpyHtoD              func(dst DevicePtr, src unsafe.Pointer, size uint64) Result
-	cuMemcpyDtoH              func(dst unsafe.Pointer, src DevicePtr, size uint64) Result
-	cuMemsetD8                func(dst DevicePtr, v uint8, n uint64) Result
-	cuLaunchKernel            func(f Function, gx, gy, gz, bx, by, bz, smem uint32, s Stream, params *unsafe.Pointer, extra *unsafe.Pointer) Result
-	cuEventCreate             func(e *Event, flags uint32) Result
-	cuEventRecord             func(e Event, s Stream) Result
-	cuEventSynchronize        func(e Event) Result
-	cuEventElapsedTime        func(ms *float32, start, end Event) Result
-	cuEventDestroy            func(e Event) Result
-	cuGetErrorName            func(r Result, s **byte) Result
-	cuGetErrorString          func(r Result, s **byte) Result
+	cuInit                   func(flags uint32) Result
+	cuDeviceGet              func(dev *Device, ordinal int32) Result
+	cuDeviceGetCount         func(n *int32) Result
+	cuDeviceGetName          func(name *byte, n int32, dev Device) Result
+	cuDeviceGetAttribute     func(v *int32, attr int32, dev Device) Result
+	cuDevicePrimaryCtxRetain func(ctx *Context, dev Device) Result
+	cuCtxSetCurrent          func(ctx Context) Result
+	cuCtxSynchronize         func() Result
+	cuModuleLoadDataEx       func(m *Module, image unsafe.Pointer, n uint32, opts *int32, vals *unsafe.Pointer) Result
+	cuModuleUnload           func(m Module) Result
+	cuModuleGetFunction      func(f *Function, m Module, name *byte) Result
+	cuFuncSetAttribute       func(f Function, attr int32, v int32) Result
+	cuMemAlloc               func(p *DevicePtr, size uint64) Result
+	cuMemFree                func(p DevicePtr) Result
+	cuMemcpyHtoD             func(dst DevicePtr, src unsafe.Pointer, size uint64) Result
+	cuMemcpyDtoH             func(dst unsafe.Pointer, src DevicePtr, size uint64) Result
+	cuMemsetD8               func(dst DevicePtr, v uint8, n uint64) Result
+	cuLaunchKernel           func(f Function, gx, gy, gz, bx, by, bz, smem uint32, s Stream, params *unsafe.Pointer, extra *unsafe.Pointer) Result
+	cuEventCreate            func(e *Event, flags uint32) Result
+	cuEventRecord            func(e Event, s Stream) Result
+	cuEventSynchronize       func(e Event) Result
+	cuEventElapsedTime       func(ms *float32, start, end Event) Result
+	cuEventDestroy           func(e Event) Result
+	cuGetErrorName           func(r Result, s **byte) Result
+	cuGetErrorString         func(r Result, s **byte) Result
 }
 
 var (
