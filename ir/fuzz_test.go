@@ -1,7 +1,9 @@
 package ir_test
 
 import (
+	"fmt"
 	"os"
+	"runtime/debug"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,13 +56,20 @@ func checkNoPanic(t *testing.T, src string) {
 
 // roundTripProblem parses, verifies and reprints src; it returns a
 // description of what went wrong, or "" (a parse or verify error is fine).
-func roundTripProblem(src string) string {
+// A panic is reported as a problem rather than killing the process, so the
+// fuzzer records the input.
+func roundTripProblem(src string) (problem string) {
+	defer func() {
+		if r := recover(); r != nil {
+			problem = fmt.Sprintf("panic: %v\n%s\ninput:\n%s", r, debug.Stack(), src)
+		}
+	}()
 	m, err := ir.Parse("fuzz.tma", src, ir.ParseOptions{AllowUnregistered: true})
 	if err != nil || ir.VerifyModule(m) != nil {
 		return ""
 	}
-	for _, generic := range []bool{false, true} {
-		out := ir.Print(m, ir.PrintOptions{Generic: generic})
+	for _, po := range []ir.PrintOptions{{}, {Generic: true}, {DebugInfo: true}} {
+		out := ir.Print(m, po)
 		if _, err := ir.Parse("reparse.tma", out, ir.ParseOptions{AllowUnregistered: true}); err != nil {
 			return "printed output does not parse: " + err.Error() + "\ninput:\n" + src + "\noutput:\n" + out
 		}

@@ -873,7 +873,10 @@ func (p *Parser) parseLocInstance() (Location, error) {
 			locs = append(locs, l)
 			return err
 		})
-		return Fused(locs, meta), err
+		if err != nil {
+			return nil, err
+		}
+		return Fused(locs, meta), nil
 	case p.tok.Kind == TokString:
 		s, err := p.ParseString()
 		if err != nil {
