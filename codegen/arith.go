@@ -658,18 +658,20 @@ func lowerFloatToInt(fe *FuncEmitter, op *ir.Operation) {
 
 func lowerBitcast(fe *FuncEmitter, op *ir.Operation) {
 	failOnMemRef(op)
-	for _, t := range []ir.Type{op.Operand(0).Type(), op.Result(0).Type()} {
-		if k, ok := floatKind(t); ok && k == ir.TF32 {
-			Fail(op, "'arith.bitcast' of tf32 cannot be compiled (tf32 has no 19-bit storage on the GPU)")
-		}
-	}
 	x := fe.Val(op.Operand(0))
 	to := fe.Type(op, op.Result(0).Type())
-	if x.Type().Equal(to) {
-		fe.Set(op.Result(0), x) // fp8 <-> i8, f8E4M3FN <-> f8E5M2
-		return
+	var r value.Value = x // fp8 <-> i8, f8E4M3FN <-> f8E5M2: same byte
+	if !x.Type().Equal(to) {
+		r = fe.B().NewBitCast(x, to)
 	}
-	fe.Set(op.Result(0), fe.B().NewBitCast(x, to))
+	if k, ok := floatKind(op.Result(0).Type()); ok && k == ir.TF32 {
+		// tf32 lives in a 32-bit container (as in MMA operands), whose low
+		// 13 bits are not part of the value: clear them, as the tensor
+		// cores ignore them.
+		it := withElem(to, types.I32)
+		r = fe.B().NewBitCast(fe.B().NewAnd(fe.B().NewBitCast(r, it), splatInt(it, -0x2000)), to)
+	}
+	fe.Set(op.Result(0), r)
 }
 
 // ---------------------------------------------------------------------------
