@@ -1,0 +1,154 @@
+package codegen
+
+import (
+	"math"
+
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// llvm dialect ops that appear in device code (mostly from the nvgpu to
+// nvvm lowering): constants, poison/undef/zero, aggregate element access
+// and unreachable.
+
+func init() {
+	Register(lowerLLVMUndefLike, "llvm.mlir.poison", "llvm.mlir.undef", "llvm.mlir.zero")
+	Register(lowerLLVMConstant, "llvm.mlir.constant")
+	Register(lowerLLVMExtractValue, "llvm.extractvalue")
+	Register(lowerLLVMInsertValue, "llvm.insertvalue")
+	Register(func(fe *FuncEmitter, op *ir.Operation) { fe.B().NewUnreachable() }, "llvm.unreachable")
+}
+
+func lowerLLVMUndefLike(fe *FuncEmitter, op *ir.Operation) {
+	t := fe.Type(op, op.Result(0).Type())
+	if t.Equal(types.Void) {
+		Fail(op, "'%s' cannot produce a void value", op.Name())
+	}
+	var v value.Value
+	switch op.Name() {
+	case "llvm.mlir.poison":
+		v = constant.NewPoison(t)
+	case "llvm.mlir.undef":
+		v = constant.NewUndef(t)
+	default:
+		v = zero(t)
+	}
+	fe.Set(op.Result(0), v)
+}
+
+// llvmPosition returns the position attribute of extract/insertvalue.
+func llvmPosition(op *ir.Operation) []uint64 {
+	da, ok := op.Attr("position").(*ir.DenseArrayAttr)
+	if !ok || len(da.Ints) == 0 {
+		Fail(op, "'%s' needs a non-empty position", op.Name())
+	}
+	idx := make([]uint64, len(da.Ints))
+	for i, v := range da.Ints {
+		if v < 0 {
+			Fail(op, "position out of bounds: %d", v)
+		}
+		idx[i] = uint64(v)
+	}
+	return idx
+}
+
+func lowerLLVMExtractValue(fe *FuncEmitter, op *ir.Operation) {
+	fe.Set(op.Result(0), fe.B().NewExtractValue(fe.Val(op.Operand(0)), llvmPosition(op)...))
+}
+
+func lowerLLVMInsertValue(fe *FuncEmitter, op *ir.Operation) {
+	fe.Set(op.Result(0), fe.B().NewInsertValue(fe.Val(op.Operand(0)), fe.Val(op.Operand(1)), llvmPosition(op)...))
+}
+
+func lowerLLVMConstant(fe *FuncEmitter, op *ir.Operation) {
+	rt := op.Result(0).Type()
+	var elem ir.Type = rt
+	if vt, ok := rt.(*ir.VectorType); ok {
+		elem = vt.Elem
+	}
+	fe.Set(op.Result(0), llvmConstant(op, op.Attr("value"), fe.Type(op, rt), elem))
+}
+
+// llvmConstant converts a constant attribute to an LLVM constant of type t
+// (elem is the IR scalar type of the constant or of its elements).
+func llvmConstant(op *ir.Operation, a ir.Attribute, t types.Type, elem ir.Type) constant.Constant {
+	switch a := a.(type) {
+	case *ir.IntegerAttr:
+		return llvmScalarConst(op, float64(a.Int()), a.Int(), true, t, elem)
+	case *ir.FloatAttr:
+		return llvmScalarConst(op, a.Value, 0, false, t, elem)
+	case *ir.StringAttr:
+		at, ok := t.(*types.ArrayType)
+		if !ok || !at.ElemType.Equal(types.I8) || at.Len != uint64(len(a.Value)) {
+			Fail(op, "expected array type of %d i8 elements for the string constant", len(a.Value))
+		}
+		return constant.NewCharArrayFromString(a.Value)
+	case *ir.DenseAttr:
+		vt, ok := t.(*types.VectorType)
+		if !ok {
+			Fail(op, "a dense constant must have a 1-D vector type, not '%s'", t)
+		}
+		elems := make([]constant.Constant, vt.Len)
+		for i := range elems {
+			j := i
+			if a.Splat {
+				j = 0
+			}
+			if a.Floats != nil {
+				elems[i] = llvmScalarConst(op, a.Floats[j], 0, false, vt.ElemType, elem)
+			} else {
+				elems[i] = llvmScalarConst(op, float64(a.Ints[j]), a.Ints[j], true, vt.ElemType, elem)
+			}
+		}
+		return constant.NewVector(vt, elems...)
+	case nil:
+		Fail(op, "llvm.mlir.constant needs a value")
+	}
+	Fail(op, "llvm.mlir.constant with value %s cannot be compiled", a)
+	return nil
+}
+
+// llvmScalarConst returns a scalar constant of type t: the integer i when
+// isInt, otherwise the float f (integer attributes may initialise floats
+// and float attributes integers only when exact). elem is the IR type:
+// fp8 values are bytes holding the encoding, tf32 values floats rounded to
+// tf32.
+func llvmScalarConst(op *ir.Operation, f float64, i int64, isInt bool, t types.Type, elem ir.Type) constant.Constant {
+	if ft, ok := elem.(*ir.FloatType); ok {
+		if isInt {
+			f, isInt = float64(i), false
+		}
+		switch ft.Kind {
+		case ir.F8E4M3FN, ir.F8E5M2:
+			return constant.NewInt(types.I8, int64(ir.FloatToBits(f, ft.Kind)))
+		case ir.TF32:
+			f = ir.RoundToFloatKind(f, ir.TF32)
+		}
+	}
+	switch t := t.(type) {
+	case *types.IntType:
+		if !isInt {
+			if f != math.Trunc(f) {
+				Fail(op, "a float value cannot initialise an integer constant")
+			}
+			i = int64(f)
+		}
+		return constant.NewInt(t, i)
+	case *types.FloatType:
+		switch t.Kind {
+		case types.FloatKindHalf:
+			return constant.NewFloat(t, ir.RoundToFloatKind(f, ir.F16))
+		case types.FloatKindFloat:
+			return constant.NewFloat(t, ir.RoundToFloatKind(f, ir.F32))
+		case types.FloatKindDouble:
+			return constant.NewFloat(t, f)
+		}
+	case *bfloatType:
+		return &BFloatConst{Bits: uint16(ir.FloatToBits(f, ir.BF16))}
+	}
+	Fail(op, "a constant of LLVM type '%s' cannot be compiled", t)
+	return nil
+}
