@@ -3,8 +3,8 @@ package ir_test
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
