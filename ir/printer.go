@@ -88,7 +88,7 @@ func withAffineAliases(out string) string {
 		} else if strings.HasPrefix(out[i:], "affine_set<") {
 			kind = "set"
 		}
-		if kind == "" || (i > 0 && (isIDStart(out[i-1]) || isDigit(out[i-1]) || out[i-1] == '.')) {
+		if kind == "" || (i > 0 && (isIDStart(out[i-1]) || isDigit(out[i-1]) || out[i-1] == '.' || out[i-1] == '!' || out[i-1] == '#')) {
 			sb.WriteByte(c)
 			continue
 		}
