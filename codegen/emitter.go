@@ -65,11 +65,33 @@ type ModuleEmitter struct {
 	funcs      map[string]*lir.Func
 	dynSmem    *lir.Global
 	nextGlobal int
+
+	minPTX       int
+	minPTXReason string
 }
 
-// EmitModule lowers the gpu.func ops of every gpu.module inside top (and
+// Output is the result of code generation.
+type Output struct {
+	Module *lir.Module
+	// PTXVersion is the lowest PTX ISA version (e.g. 86 for 8.6) the
+	// module's instructions need, 0 when llc's default (8.0) suffices;
+	// PTXReason names the op that needs it.
+	PTXVersion int
+	PTXReason  string
+}
+
+// EmitModule lowers the device code of top to one LLVM module (see Emit).
+func EmitModule(top *ir.Operation) (*lir.Module, error) {
+	out, err := Emit(top)
+	if err != nil {
+		return nil, err
+	}
+	return out.Module, nil
+}
+
+// Emit lowers the gpu.func ops of every gpu.module inside top (and
 // memref.global ops in those modules) to one LLVM module.
-func EmitModule(top *ir.Operation) (m *lir.Module, err error) {
+func Emit(top *ir.Operation) (out *Output, err error) {
 	me := &ModuleEmitter{
 		M:          lir.NewModule(),
 		intrinsics: map[string]*lir.Func{},
@@ -119,7 +141,18 @@ func EmitModule(top *ir.Operation) (m *lir.Module, err error) {
 	for _, op := range bodies {
 		me.defineFunc(op)
 	}
-	return me.M, nil
+	return &Output{Module: me.M, PTXVersion: me.minPTX, PTXReason: me.minPTXReason}, nil
+}
+
+// RequirePTX records that op needs PTX ISA version v (e.g. 86) or newer.
+func (me *ModuleEmitter) RequirePTX(v int, op *ir.Operation) {
+	if v > me.minPTX {
+		me.minPTX = v
+		me.minPTXReason = op.Name()
+		if p, ok := ir.FileLineCol(op.Loc); ok {
+			me.minPTXReason += fmt.Sprintf(" at %s:%d:%d", p.File, p.Line, p.Col)
+		}
+	}
 }
 
 // Intrinsic returns the declaration of an LLVM intrinsic, adding it once.

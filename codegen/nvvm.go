@@ -262,6 +262,7 @@ func lowerNVVMFenceTensormap(fe *FuncEmitter, op *ir.Operation) {
 	if scope == "" {
 		scope = "cta"
 	}
+	fe.Mod.RequirePTX(83, op)
 	if op.Name() == "nvvm.fence.proxy.release" {
 		fe.CallIntrinsic("llvm.nvvm.fence.proxy.tensormap_generic.release."+scope, types.Void)
 		return
@@ -335,6 +336,9 @@ func nvvmArriveName(base string, relaxed bool, scope string, cluster bool) strin
 func lowerNVVMMbarrierArrive(fe *FuncEmitter, op *ir.Operation) {
 	scope := nvvmScope(op)
 	relaxed := nvvm.IsTrue(op, "relaxed")
+	if relaxed {
+		fe.Mod.RequirePTX(86, op)
+	}
 	count := fe.nvvmOpt(op, "count")
 	as := nvvmPtrSpace(op, "addr")
 	if as == 7 {
@@ -372,6 +376,9 @@ func lowerNVVMMbarrierNoComplete(fe *FuncEmitter, op *ir.Operation) {
 func lowerNVVMMbarrierExpectTx(fe *FuncEmitter, op *ir.Operation) {
 	scope := nvvmScope(op)
 	relaxed := nvvm.IsTrue(op, "relaxed")
+	if relaxed {
+		fe.Mod.RequirePTX(86, op)
+	}
 	tx := fe.Val(op.OperandNamed("txcount"))
 	cluster := nvvmPtrSpace(op, "addr") == 7
 	if cluster && op.NumResults() > 0 {
@@ -403,6 +410,9 @@ func lowerNVVMMbarrierExpectTx(fe *FuncEmitter, op *ir.Operation) {
 func lowerNVVMMbarrierWait(fe *FuncEmitter, op *ir.Operation) {
 	scope := nvvmScope(op)
 	relaxed := nvvm.IsTrue(op, "relaxed")
+	if relaxed {
+		fe.Mod.RequirePTX(86, op)
+	}
 	state := fe.Val(op.OperandNamed("stateOrPhase"))
 	parity := state.Type().Equal(types.I32)
 	test := op.Name() == "nvvm.mbarrier.test.wait"
@@ -530,6 +540,9 @@ func lowerNVVMTMALoad(fe *FuncEmitter, op *ir.Operation) {
 	offsets := fe.Vals(op.OperandGroup("im2colOffsets"))
 	mode := nvvmTMAMode(op, nvvm.EnumOf(op, "mode"), len(coords), len(offsets))
 	ctaOnly := nvvm.IsTrue(op, "isCTAOnly")
+	if ctaOnly {
+		fe.Mod.RequirePTX(86, op)
+	}
 	tmap := fe.nvvmPtr(op, "tmaDescriptor", 0)
 	mbar := fe.nvvmPtr(op, "mbar", 3)
 	mask, hint := fe.nvvmOpt(op, "multicastMask"), fe.nvvmOpt(op, "l2CacheHint")

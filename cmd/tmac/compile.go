@@ -129,13 +129,25 @@ func runCompile(cmd *cobra.Command, f *compileFlags, in string) error {
 	case "mlir":
 		result = ir.Print(mod, ir.PrintOptions{})
 	default:
-		llm, err := codegen.EmitModule(mod)
+		out, err := codegen.Emit(mod)
 		if err != nil {
 			return fail(err)
 		}
-		result = llm.String()
+		result = out.Module.String()
 		if f.emit == "ptx" {
-			ptx, err := toolchain.CompilePTX(result, f.llc)
+			opts := f.llc
+			// Raise the PTX version to what the instructions need, unless
+			// the user asked for an older one explicitly.
+			switch {
+			case out.PTXVersion == 0:
+			case opts.PTXVersion == 0:
+				opts.PTXVersion = out.PTXVersion
+			case opts.PTXVersion < out.PTXVersion:
+				fmt.Fprintf(stderr, "tmac compile: error: %s needs PTX ISA %d.%d, but --ptx-version=%d was given\n",
+					out.PTXReason, out.PTXVersion/10, out.PTXVersion%10, opts.PTXVersion)
+				return &exitError{1}
+			}
+			ptx, err := toolchain.CompilePTX(result, opts)
 			if err != nil {
 				fmt.Fprintln(stderr, "tmac compile: error:", err)
 				return &exitError{1}
