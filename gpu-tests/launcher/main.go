@@ -1,0 +1,357 @@
+// Command launcher runs tmac's GPU test kernels on a real GPU: it reads a
+// kernel's signature from its .tma source (so parameters follow codegen's
+// ABI), loads the PTX that `tmac compile` produced, fills inputs with fresh
+// random values, poisons outputs with NaN, launches, checks the result
+// against a CPU reference and times the kernel with CUDA events.
+//
+// It is the minimal launcher of step 2; `tmac run` replaces it later.
+//
+//	launcher -src gpu-tests -ptx build/gpu/ptx -seed 7
+package main
+
+import (
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/tmac-dev/tmac/codegen"
+	_ "github.com/tmac-dev/tmac/dialects/all"
+	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/runtime/cuda"
+)
+
+// buffer is a device allocation with its host copy.
+type buffer struct {
+	host    []float32 // after the run: the device's result
+	initial []float32 // the uploaded contents
+	dev     cuda.DevicePtr
+	shape   []int64
+}
+
+// testCase describes one kernel run.
+type testCase struct {
+	file, kernel string
+	grid, block  cuda.Dim3
+	// setup returns the kernel arguments in IR order: *buffer for memrefs,
+	// float32 for f32 scalars.
+	setup func(r *rand.Rand) []any
+	// check compares the outputs with the reference; it returns the max
+	// absolute error and ‖out−ref‖/‖ref‖.
+	check func(args []any) (maxAbs, rel float64)
+	tol   float64
+	bytes float64 // bytes moved per launch, for GB/s
+}
+
+func newBuf(r *rand.Rand, shape []int64, poison bool) *buffer {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	b := &buffer{host: make([]float32, n), shape: shape}
+	for i := range b.host {
+		if poison {
+			b.host[i] = float32(math.NaN())
+		} else {
+			b.host[i] = float32(r.NormFloat64())
+		}
+	}
+	return b
+}
+
+func compare(out, ref []float64) (maxAbs, rel float64) {
+	var num, den float64
+	for i := range out {
+		d := out[i] - ref[i]
+		if math.IsNaN(d) {
+			return math.Inf(1), math.Inf(1)
+		}
+		maxAbs = math.Max(maxAbs, math.Abs(d))
+		num += d * d
+		den += ref[i] * ref[i]
+	}
+	return maxAbs, math.Sqrt(num / den)
+}
+
+func to64(x []float32) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = float64(v)
+	}
+	return y
+}
+
+var cases = []testCase{
+	{
+		file: "saxpy.tma", kernel: "saxpy",
+		grid: cuda.Dim3{X: 1024, Y: 1, Z: 1}, block: cuda.Dim3{X: 256, Y: 1, Z: 1},
+		setup: func(r *rand.Rand) []any {
+			return []any{float32(r.NormFloat64()), newBuf(r, []int64{1024, 1024}, false), newBuf(r, []int64{1024, 1024}, false)}
+		},
+		check: func(args []any) (float64, float64) {
+			a, x, y := args[0].(float32), args[1].(*buffer), args[2].(*buffer)
+			ref := make([]float64, len(x.host))
+			for i := range ref {
+				ref[i] = float64(float32(math.FMA(float64(a), float64(x.host[i]), float64(y.initial[i]))))
+			}
+			return compare(to64(y.host), ref)
+		},
+		tol:   1e-6,
+		bytes: 3 * 1024 * 1024 * 4,
+	},
+	{
+		file: "rowsum_dyn.tma", kernel: "rowsum",
+		grid: cuda.Dim3{X: (3001 + 127) / 128, Y: 1, Z: 1}, block: cuda.Dim3{X: 128, Y: 1, Z: 1},
+		setup: func(r *rand.Rand) []any {
+			return []any{newBuf(r, []int64{3001, 517}, false), newBuf(r, []int64{3001}, true)}
+		},
+		check: func(args []any) (float64, float64) {
+			m, out := args[0].(*buffer), args[1].(*buffer)
+			rows, cols := int(m.shape[0]), int(m.shape[1])
+			ref := make([]float64, rows)
+			for i := 0; i < rows; i++ {
+				for j := 0; j < cols; j++ {
+					ref[i] += float64(m.host[i*cols+j])
+				}
+			}
+			return compare(to64(out.host), ref)
+		},
+		tol:   1e-5,
+		bytes: 3001*517*4 + 3001*4,
+	},
+	{
+		file: "transpose_smem.tma", kernel: "transpose",
+		grid: cuda.Dim3{X: 64, Y: 64, Z: 1}, block: cuda.Dim3{X: 32, Y: 8, Z: 1},
+		setup: func(r *rand.Rand) []any {
+			return []any{newBuf(r, []int64{2048, 2048}, false), newBuf(r, []int64{2048, 2048}, true)}
+		},
+		check: func(args []any) (float64, float64) {
+			in, out := args[0].(*buffer), args[1].(*buffer)
+			ref := make([]float64, len(in.host))
+			for i := 0; i < 2048; i++ {
+				for j := 0; j < 2048; j++ {
+					ref[j*2048+i] = float64(in.host[i*2048+j])
+				}
+			}
+			return compare(to64(out.host), ref)
+		},
+		tol:   0,
+		bytes: 2 * 2048 * 2048 * 4,
+	},
+}
+
+func main() {
+	src := flag.String("src", "gpu-tests", "directory of the .tma sources")
+	ptxDir := flag.String("ptx", "build/gpu/ptx", "directory of the compiled .ptx files")
+	seed := flag.Int64("seed", 20261121, "random seed for the inputs")
+	reps := flag.Int("reps", 20, "timed repetitions (after 3 warm-up runs)")
+	device := flag.Int("device", 0, "CUDA device ordinal")
+	flag.Parse()
+	dev, err := cuda.Init(*device)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "launcher:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("device: %s\n", dev.Name())
+	r := rand.New(rand.NewSource(*seed))
+	failed := false
+	var rows [][]string
+	for _, c := range cases {
+		row, err := run(c, r, *src, *ptxDir, *reps)
+		if err != nil {
+			failed = true
+			row = []string{c.kernel, "ERROR", "-", "-", "-", "-", err.Error()}
+		} else if row[1] != "PASS" {
+			failed = true
+		}
+		rows = append(rows, row)
+	}
+	fmt.Println()
+	fmt.Printf("%-10s %-6s %-12s %-12s %-10s %-9s %s\n", "kernel", "result", "max|err|", "rel err", "median", "GB/s", "note")
+	for _, row := range rows {
+		fmt.Printf("%-10s %-6s %-12s %-12s %-10s %-9s %s\n", row[0], row[1], row[2], row[3], row[4], row[5], row[6])
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// kernelSignature reads the argument types of a kernel from its source.
+func kernelSignature(path, kernel string) ([]ir.Type, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := ir.Parse(path, string(text), ir.ParseOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var sig []ir.Type
+	ir.Walk(mod, func(op *ir.Operation) ir.WalkResult {
+		if op.Name() == "gpu.func" && op.SymbolName() == kernel {
+			sig = op.Attr("function_type").(*ir.TypeAttr).Value.(*ir.FunctionType).Inputs
+			return ir.Interrupt
+		}
+		return ir.Advance
+	})
+	if sig == nil {
+		return nil, fmt.Errorf("kernel %s not found in %s", kernel, path)
+	}
+	return sig, nil
+}
+
+func run(c testCase, r *rand.Rand, srcDir, ptxDir string, reps int) ([]string, error) {
+	sig, err := kernelSignature(filepath.Join(srcDir, c.file), c.kernel)
+	if err != nil {
+		return nil, err
+	}
+	ptx, err := os.ReadFile(filepath.Join(ptxDir, strings.TrimSuffix(c.file, ".tma")+".ptx"))
+	if err != nil {
+		return nil, err
+	}
+	mod, err := cuda.LoadPTX(string(ptx))
+	if err != nil {
+		return nil, err
+	}
+	fn, err := mod.Function(c.kernel)
+	if err != nil {
+		return nil, err
+	}
+	args := c.setup(r)
+	// Upload memrefs; keep each buffer's initial contents for references.
+	for _, a := range args {
+		if b, ok := a.(*buffer); ok {
+			b.initial = append([]float32(nil), b.host...)
+			if b.dev, err = cuda.Alloc(4 * len(b.host)); err != nil {
+				return nil, err
+			}
+			defer cuda.Free(b.dev)
+		}
+	}
+	upload := func() error {
+		for _, a := range args {
+			if b, ok := a.(*buffer); ok {
+				if err := cuda.CopyToDevice(b.dev, f32Bytes(b.initial)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	params, err := buildParams(sig, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := upload(); err != nil {
+		return nil, err
+	}
+	if err := cuda.Launch(fn, c.grid, c.block, 0, params); err != nil {
+		return nil, err
+	}
+	if err := cuda.Synchronize(); err != nil {
+		return nil, err
+	}
+	for _, a := range args {
+		if b, ok := a.(*buffer); ok {
+			raw := make([]byte, 4*len(b.host))
+			if err := cuda.CopyToHost(raw, b.dev); err != nil {
+				return nil, err
+			}
+			b.host = bytesF32(raw)
+		}
+	}
+	maxAbs, rel := c.check(args)
+	result := "PASS"
+	if !(rel <= c.tol) {
+		result = "FAIL"
+	}
+	// Timing: warm up, then the median of reps launches (inputs are not
+	// re-uploaded, which changes in-place kernels' data but not their time).
+	var times []float64
+	start, _ := cuda.NewEvent()
+	end, _ := cuda.NewEvent()
+	for i := 0; i < 3+reps; i++ {
+		if err := start.Record(); err != nil {
+			return nil, err
+		}
+		if err := cuda.Launch(fn, c.grid, c.block, 0, params); err != nil {
+			return nil, err
+		}
+		if err := end.Record(); err != nil {
+			return nil, err
+		}
+		ms, err := cuda.ElapsedMs(start, end)
+		if err != nil {
+			return nil, err
+		}
+		if i >= 3 {
+			times = append(times, float64(ms))
+		}
+	}
+	sort.Float64s(times)
+	med := times[len(times)/2]
+	gbs := c.bytes / (med * 1e-3) / 1e9
+	return []string{c.kernel, result, fmt.Sprintf("%.3g", maxAbs), fmt.Sprintf("%.3g", rel),
+		fmt.Sprintf("%.1f us", med*1e3), fmt.Sprintf("%.0f", gbs), fmt.Sprintf("tol %.0e", c.tol)}, nil
+}
+
+// buildParams lays out kernel parameters with codegen's ABI.
+func buildParams(sig []ir.Type, args []any) ([]unsafe.Pointer, error) {
+	layout, err := codegen.Params(sig, true)
+	if err != nil {
+		return nil, err
+	}
+	var params []unsafe.Pointer
+	for _, p := range layout {
+		switch a := args[p.Arg].(type) {
+		case *buffer:
+			var v uint64
+			switch p.Role {
+			case codegen.RoleBase:
+				v = uint64(a.dev)
+			case codegen.RoleOffset:
+				v = 0
+			case codegen.RoleSize:
+				v = uint64(a.shape[p.Dim])
+			case codegen.RoleStride:
+				s := uint64(1)
+				for _, d := range a.shape[p.Dim+1:] {
+					s *= uint64(d)
+				}
+				v = s
+			}
+			x := new(uint64)
+			*x = v
+			params = append(params, unsafe.Pointer(x))
+		case float32:
+			x := new(float32)
+			*x = a
+			params = append(params, unsafe.Pointer(x))
+		default:
+			return nil, fmt.Errorf("argument #%d: unsupported host value %T", p.Arg, a)
+		}
+	}
+	return params, nil
+}
+
+func f32Bytes(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+func bytesF32(b []byte) []float32 {
+	x := make([]float32, len(b)/4)
+	for i := range x {
+		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return x
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (after scripts/gpu-build.sh here, with build/gpu
+# carried along): ptxas on every PTX file, the launcher's correctness and
+# timing checks, and the same operations through PyTorch for comparison.
+# Prints a short table last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+echo "== ptxas -arch=sm_90a"
+ok=0; bad=0
+for f in build/gpu/ptx/*.ptx; do
+	if "$PTXAS" -arch=sm_90a "$f" -o /tmp/out.cubin 2>/tmp/ptxas.err; then
+		ok=$((ok+1))
+	else
+		bad=$((bad+1)); echo "ptxas FAILED: $f"; head -5 /tmp/ptxas.err
+	fi
+done
+echo "ptxas: $ok accepted, $bad rejected"
+echo "== launcher"
+timeout 300 build/gpu/launcher -src build/gpu/src -ptx build/gpu/ptx
+launcher=$?
+echo "== PyTorch on the same shapes"
+timeout 300 python3 - <<'PY'
+import torch
+def bench(fn, reps=20):
+    for _ in range(3): fn()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ts = []
+    for _ in range(reps):
+        s.record(); fn(); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
+    ts.sort(); return ts[len(ts)//2]
+x = torch.randn(1024, 1024, device="cuda"); y = torch.randn(1024, 1024, device="cuda")
+t = bench(lambda: y.add_(x, alpha=0.5)); print(f"torch saxpy      {t*1e3:8.1f} us {3*1024*1024*4/(t*1e-3)/1e9:6.0f} GB/s")
+m = torch.randn(3001, 517, device="cuda")
+t = bench(lambda: m.sum(1)); print(f"torch rowsum     {t*1e3:8.1f} us {(3001*517*4+3001*4)/(t*1e-3)/1e9:6.0f} GB/s")
+a = torch.randn(2048, 2048, device="cuda")
+t = bench(lambda: a.t().contiguous()); print(f"torch transpose  {t*1e3:8.1f} us {2*2048*2048*4/(t*1e-3)/1e9:6.0f} GB/s")
+big = torch.empty(256*1024*1024, dtype=torch.uint8, device="cuda"); dst = torch.empty_like(big)
+t = bench(lambda: dst.copy_(big)); print(f"torch d2d copy   {t*1e3:8.1f} us {2*big.numel()/(t*1e-3)/1e9:6.0f} GB/s (ceiling)")
+PY
+echo "== summary: ptxas $ok ok / $bad failed; launcher exit $launcher"
+[ "$bad" = 0 ] && [ "$launcher" = 0 ]
