@@ -105,14 +105,35 @@ func CompilePTX(llvmIR string, o LLCOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if i := bytes.Index(ptx, []byte(".extern .func llvm.nvvm")); i >= 0 {
-		end := bytes.IndexByte(ptx[i:], '(')
-		if end < 0 {
-			end = 40
+	if names := UnknownIntrinsics(string(ptx)); len(names) > 0 {
+		what, it := "the intrinsic "+names[0], "it as an external function"
+		if len(names) > 1 {
+			what, it = "the intrinsics "+strings.Join(names, ", "), "them as external functions"
 		}
-		return "", fmt.Errorf("llc does not know the intrinsic %s (the PTX declares it as an external function); this llc is too old for the IR tmac produced", strings.TrimPrefix(string(ptx[i:i+end]), ".extern .func "))
+		return "", fmt.Errorf("llc does not know %s (the PTX declares %s); this llc is too old for the IR tmac produced", what, it)
 	}
 	return string(ptx), nil
+}
+
+// externNVVMRE matches the PTX declaration llc writes for a call to an
+// llvm.nvvm.* function it has no lowering for, with or without a return
+// value: `.extern .func llvm.nvvm.x` or
+// `.extern .func  (.param .b32 func_retval0) llvm.nvvm.x`.
+var externNVVMRE = regexp.MustCompile(`(?m)^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?(llvm\.nvvm\.[A-Za-z0-9_.$]+)`)
+
+// UnknownIntrinsics lists (in order, without repeats) the llvm.nvvm.*
+// intrinsics that PTX text declares as external functions: intrinsics
+// the llc that produced it did not know.
+func UnknownIntrinsics(ptx string) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, m := range externNVVMRE.FindAllStringSubmatch(ptx, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			names = append(names, m[1])
+		}
+	}
+	return names
 }
 
 // LLCError is llc rejecting the IR; it quotes the offending IR line.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tmac-dev/tmac/bundle"
 	"github.com/tmac-dev/tmac/codegen"
 	"github.com/tmac-dev/tmac/driver"
 	"github.com/tmac-dev/tmac/ir"
@@ -35,11 +36,15 @@ func newCompileCmd() *cobra.Command {
 (` + defaultPipeline + ` by default), lowers every kernel to LLVM IR
 and runs llc (LLVM 22 NVPTX) to produce PTX for sm_90a.
 
---emit selects the output: mlir (IR after the passes), llvm (LLVM IR) or
-ptx (default). The output goes to -o, or next to FILE with the matching
-extension; nothing is written if compilation fails.`,
+--emit selects the output: mlir (IR after the passes), llvm (LLVM IR),
+ptx (default) or bundle (a .tmab file: a tar of module.tma, kernels.ptx,
+kernels.ll and manifest.json with each kernel's parameter layout, which
+tmac run loads on a machine without llc). The output goes to -o, or next
+to FILE with the matching extension; nothing is written if compilation
+fails.`,
 		Example: `  tmac compile saxpy.tma                 # writes saxpy.ptx
   tmac compile saxpy.tma --emit=llvm -o -
+  tmac compile saxpy.tma --emit=bundle      # writes saxpy.tmab
   tmac compile saxpy.tma --llc=/opt/llvm/bin/llc --mcpu=sm_90a -O2`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,7 +53,7 @@ extension; nothing is written if compilation fails.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.output, "output", "o", "", "output file ('-' for stdout; default: FILE with the extension of --emit)")
-	fl.StringVar(&f.emit, "emit", "ptx", "what to produce: mlir, llvm or ptx")
+	fl.StringVar(&f.emit, "emit", "ptx", "what to produce: mlir, llvm, ptx or bundle")
 	fl.StringVar(&f.pipeline, "pass-pipeline", defaultPipeline, "pass pipeline to run before code generation")
 	fl.BoolVar(&f.printAfterAll, "print-ir-after-all", false, "print the IR after every pass (to stderr)")
 	fl.BoolVar(&f.allowUnregistered, "allow-unregistered-dialect", false, "accept ops of unknown dialects (they cannot be compiled)")
@@ -59,13 +64,13 @@ extension; nothing is written if compilation fails.`,
 	return cmd
 }
 
-var emitExt = map[string]string{"mlir": ".mlir.tma", "llvm": ".ll", "ptx": ".ptx"}
+var emitExt = map[string]string{"mlir": ".mlir.tma", "llvm": ".ll", "ptx": ".ptx", "bundle": bundle.Ext}
 
 func runCompile(cmd *cobra.Command, f *compileFlags, in string) error {
 	stderr := cmd.ErrOrStderr()
 	ext, ok := emitExt[f.emit]
 	if !ok {
-		fmt.Fprintf(stderr, "tmac compile: error: --emit must be mlir, llvm or ptx, not '%s'\n", f.emit)
+		fmt.Fprintf(stderr, "tmac compile: error: --emit must be mlir, llvm, ptx or bundle, not '%s'\n", f.emit)
 		return &exitError{2}
 	}
 	if f.llc.OptLevel < 0 || f.llc.OptLevel > 3 {
@@ -129,31 +134,115 @@ func runCompile(cmd *cobra.Command, f *compileFlags, in string) error {
 	case "mlir":
 		result = ir.Print(mod, ir.PrintOptions{})
 	default:
-		out, err := codegen.Emit(mod)
+		cg, err := codegen.Emit(mod)
 		if err != nil {
 			return fail(err)
 		}
-		result = out.Module.String()
-		if f.emit == "ptx" {
-			opts := f.llc
-			// Raise the PTX version to what the instructions need, unless
-			// the user asked for an older one explicitly.
-			switch {
-			case out.PTXVersion == 0:
-			case opts.PTXVersion == 0:
-				opts.PTXVersion = out.PTXVersion
-			case opts.PTXVersion < out.PTXVersion:
-				fmt.Fprintf(stderr, "tmac compile: error: %s needs PTX ISA %d.%d, but --ptx-version=%d was given\n",
-					out.PTXReason, out.PTXVersion/10, out.PTXVersion%10, opts.PTXVersion)
-				return &exitError{1}
-			}
-			ptx, err := toolchain.CompilePTX(result, opts)
+		llvmIR := cg.Module.String()
+		result = llvmIR
+		if f.emit == "llvm" {
+			break
+		}
+		opts := f.llc
+		// Raise the PTX version to what the instructions need, unless
+		// the user asked for an older one explicitly.
+		switch {
+		case cg.PTXVersion == 0:
+		case opts.PTXVersion == 0:
+			opts.PTXVersion = cg.PTXVersion
+		case opts.PTXVersion < cg.PTXVersion:
+			fmt.Fprintf(stderr, "tmac compile: error: %s needs PTX ISA %d.%d, but --ptx-version=%d was given\n",
+				cg.PTXReason, cg.PTXVersion/10, cg.PTXVersion%10, opts.PTXVersion)
+			return &exitError{1}
+		}
+		ptx, err := toolchain.CompilePTX(llvmIR, opts)
+		if err != nil {
+			fmt.Fprintln(stderr, "tmac compile: error:", err)
+			return &exitError{1}
+		}
+		result = ptx
+		if f.emit == "bundle" {
+			data, err := makeBundle(mod, file, llvmIR, ptx, opts)
 			if err != nil {
 				fmt.Fprintln(stderr, "tmac compile: error:", err)
 				return &exitError{1}
 			}
-			result = ptx
+			result = string(data)
 		}
 	}
 	return writeOutput(cmd.OutOrStdout(), out, result)
+}
+
+// makeBundle packs the compilation results into a .tmab bundle.
+func makeBundle(mod *ir.Operation, source, llvmIR, ptx string, opts toolchain.LLCOptions) ([]byte, error) {
+	kernels, err := bundleKernels(mod)
+	if err != nil {
+		return nil, err
+	}
+	if len(kernels) == 0 {
+		return nil, fmt.Errorf("the program has no kernels to put in a bundle")
+	}
+	ver, ok := bundle.PTXVersion(ptx)
+	if !ok {
+		return nil, fmt.Errorf("llc produced PTX without a .version directive")
+	}
+	target := opts.MCPU
+	if target == "" {
+		target = "sm_90a"
+	}
+	return bundle.Marshal(&bundle.Bundle{
+		Manifest: bundle.Manifest{
+			TmacVersion: Version,
+			Source:      filepath.Base(source),
+			Target:      target,
+			PTXVersion:  ver,
+			Kernels:     kernels,
+		},
+		PTX:    ptx,
+		LLVM:   llvmIR,
+		Module: ir.Print(mod, ir.PrintOptions{}),
+	})
+}
+
+var roleNames = map[codegen.ParamRole]string{
+	codegen.RoleScalar:    bundle.RoleScalar,
+	codegen.RoleBase:      bundle.RoleBase,
+	codegen.RoleOffset:    bundle.RoleOffset,
+	codegen.RoleSize:      bundle.RoleSize,
+	codegen.RoleStride:    bundle.RoleStride,
+	codegen.RoleTensorMap: bundle.RoleTensorMap,
+}
+
+// bundleKernels describes every kernel (gpu.func with the kernel
+// attribute, in gpu.module order, which is the PTX order) with the
+// parameter layout codegen gave it.
+func bundleKernels(mod *ir.Operation) ([]bundle.Kernel, error) {
+	var kernels []bundle.Kernel
+	var firstErr error
+	ir.Walk(mod, func(op *ir.Operation) ir.WalkResult {
+		if op.Name() != "gpu.module" {
+			return ir.Advance
+		}
+		for _, fn := range op.Region(0).Entry().Ops() {
+			if fn.Name() != "gpu.func" || !fn.HasAttr("gpu.kernel") {
+				continue
+			}
+			ta, _ := fn.Attr("function_type").(*ir.TypeAttr)
+			ft, _ := ta.Value.(*ir.FunctionType)
+			params, err := codegen.Params(ft.Inputs, true)
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			k := bundle.Kernel{Name: fn.SymbolName(), Args: []string{}, Params: []bundle.Param{}}
+			for _, t := range ft.Inputs {
+				k.Args = append(k.Args, t.String())
+			}
+			for _, p := range params {
+				k.Params = append(k.Params, bundle.Param{Arg: p.Arg, Role: roleNames[p.Role], Dim: p.Dim, Type: p.Type.String()})
+			}
+			kernels = append(kernels, k)
+		}
+		return ir.Skip
+	})
+	return kernels, firstErr
 }

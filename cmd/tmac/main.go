@@ -43,12 +43,26 @@ func normalizeArgs(args []string) []string {
 		if a == "--" {
 			return append(out, args[i:]...)
 		}
-		if len(a) > 2 && a[0] == '-' && a[1] != '-' && isLetter(a[1]) && !strings.HasPrefix(a, "-o=") {
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && isLetter(a[1]) && !strings.HasPrefix(a, "-o=") && !isOptLevel(a) {
 			a = "-" + a
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// isOptLevel reports whether a is -O0 .. -O3 style (a shorthand flag with
+// its value attached), which must stay single-dash.
+func isOptLevel(a string) bool {
+	if len(a) < 3 || a[1] != 'O' {
+		return false
+	}
+	for _, c := range a[2:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
