@@ -236,6 +236,22 @@ func writeOutput(stdout io.Writer, path, text string) error {
 		_, err := io.WriteString(stdout, text)
 		return err
 	}
+	// A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in
+	// place: renaming a temporary file over it would replace it.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = io.WriteString(f, text)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tmac: error:", err)
+			return &exitError{1}
+		}
+		return nil
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, ".tmac-*")
 	if err != nil {
