@@ -8,7 +8,7 @@ GO ?= go
 TMAC := build/tmac
 FUZZTIME ?= 30s
 
-.PHONY: all build deps test vet gotest lit fuzz run bench-parse clean
+.PHONY: all build deps test vet gotest lit fuzz run bench-parse bench-compile clean
 
 all: build
 
@@ -34,6 +34,11 @@ fuzz: build
 
 bench-parse:
 	$(GO) test ./ir -run '^$$' -bench BenchmarkParse100k -benchtime 5x
+
+# Compile speed of the GEMM example: tmac front end, tmac compile, llc alone,
+# upstream mlir-opt (N runs each, N=21 by default); see docs/perf.md.
+bench-compile: deps build
+	@scripts/bench-compile.sh
 
 run: deps build
 	@scripts/run-example.sh

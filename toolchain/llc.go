@@ -74,9 +74,22 @@ func CompilePTX(llvmIR string, o LLCOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := CheckLLC(path); err != nil {
-		return "", err
+	// The version check (an extra llc process, 10-20 ms of start-up) runs
+	// while llc compiles; its verdict comes first, so an unsuitable llc
+	// is reported as such even when the compilation also failed.
+	checked := make(chan error, 1)
+	go func() {
+		_, err := CheckLLC(path)
+		checked <- err
+	}()
+	out, err := runLLC(path, llvmIR, o)
+	if cerr := <-checked; cerr != nil {
+		return "", cerr
 	}
+	return out, err
+}
+
+func runLLC(path, llvmIR string, o LLCOptions) (string, error) {
 	dir, err := os.MkdirTemp("", "tmac-llc-")
 	if err != nil {
 		return "", err
