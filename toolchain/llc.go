@@ -77,11 +77,21 @@ func CompilePTX(llvmIR string, o LLCOptions) (string, error) {
 	// The version check (an extra llc process, 10-20 ms of start-up) runs
 	// while llc compiles; its verdict comes first, so an unsuitable llc
 	// is reported as such even when the compilation also failed.
+	// Checks that passed are remembered (see checkCache) so later
+	// compilations skip it.
 	checked := make(chan error, 1)
-	go func() {
-		_, err := CheckLLC(path)
-		checked <- err
-	}()
+	key := checkKey(path)
+	if key != "" && checkCached(key) {
+		checked <- nil
+	} else {
+		go func() {
+			_, err := CheckLLC(path)
+			if err == nil && key != "" {
+				rememberCheck(key)
+			}
+			checked <- err
+		}()
+	}
 	out, err := runLLC(path, llvmIR, o)
 	if cerr := <-checked; cerr != nil {
 		return "", cerr
@@ -126,6 +136,86 @@ func runLLC(path, llvmIR string, o LLCOptions) (string, error) {
 		return "", fmt.Errorf("llc does not know %s (the PTX declares %s); this llc is too old for the IR tmac produced", what, it)
 	}
 	return string(ptx), nil
+}
+
+// checkCache is where passed llc checks are remembered: one line per llc,
+// its absolute path, size and modification time, so a changed or replaced
+// llc is checked again. Empty (no caching) when there is no user cache
+// directory or TMAC_NO_LLC_CACHE is set.
+func checkCache() string {
+	if os.Getenv("TMAC_NO_LLC_CACHE") != "" {
+		return ""
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "tmac", "llc-checked")
+}
+
+func checkKey(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	st, err := os.Stat(abs)
+	if err != nil || strings.ContainsAny(abs, "\n\t") {
+		return ""
+	}
+	return fmt.Sprintf("%s\t%d\t%d", abs, st.Size(), st.ModTime().UnixNano())
+}
+
+func checkCached(key string) bool {
+	file := checkCache()
+	if file == "" {
+		return false
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == key {
+			return true
+		}
+	}
+	return false
+}
+
+// rememberCheck adds key to the cache (keeping the 32 most recent),
+// replacing the file atomically; failures are ignored.
+func rememberCheck(key string) {
+	file := checkCache()
+	if file == "" {
+		return
+	}
+	var keep []string
+	if data, err := os.ReadFile(file); err == nil {
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if line != "" && line != key {
+				keep = append(keep, line)
+			}
+		}
+	}
+	keep = append(keep, key)
+	if len(keep) > 32 {
+		keep = keep[len(keep)-32:]
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".llc-checked-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.WriteString(strings.Join(keep, "\n") + "\n")
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), file) != nil {
+		os.Remove(tmp.Name())
+	}
 }
 
 // externNVVMRE matches the PTX declaration llc writes for a call to an
