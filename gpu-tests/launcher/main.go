@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/tmac-dev/tmac/codegen"
@@ -47,6 +48,8 @@ type testCase struct {
 	check func(args []any) (maxAbs, rel float64)
 	tol   float64
 	bytes float64 // bytes moved per launch, for GB/s
+	flops float64 // floating-point operations per launch, for TFLOP/s
+	smem  int     // dynamic shared memory bytes
 }
 
 func newBuf(r *rand.Rand, shape []int64, poison bool) *buffer {
@@ -117,7 +120,7 @@ var cases = []testCase{
 			ref := make([]float64, rows)
 			for i := 0; i < rows; i++ {
 				for j := 0; j < cols; j++ {
-					ref[i] += float64(m.host[i*cols+j])
+					ref[i] += float64(m.initial[i*cols+j])
 				}
 			}
 			return compare(to64(out.host), ref)
@@ -136,7 +139,7 @@ var cases = []testCase{
 			ref := make([]float64, len(in.host))
 			for i := 0; i < 2048; i++ {
 				for j := 0; j < 2048; j++ {
-					ref[j*2048+i] = float64(in.host[i*2048+j])
+					ref[j*2048+i] = float64(in.initial[i*2048+j])
 				}
 			}
 			return compare(to64(out.host), ref)
@@ -144,6 +147,89 @@ var cases = []testCase{
 		tol:   0,
 		bytes: 2 * 2048 * 2048 * 4,
 	},
+}
+
+// elementwise2 checks out = f(a, b) element by element.
+func elementwise2(f func(a, b float32) float32) func(args []any) (float64, float64) {
+	return func(args []any) (float64, float64) {
+		a, b, out := args[0].(*buffer), args[1].(*buffer), args[2].(*buffer)
+		ref := make([]float64, len(a.host))
+		for i := range ref {
+			ref[i] = float64(f(a.initial[i], b.initial[i]))
+		}
+		return compare(to64(out.host), ref)
+	}
+}
+
+// gemmCheck compares C with A·B computed in float64 (rows in parallel).
+func gemmCheck(args []any) (float64, float64) {
+	a, b, c := args[0].(*buffer), args[1].(*buffer), args[2].(*buffer)
+	n := int(a.shape[0])
+	ref := make([]float64, n*n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			row := ref[i*n : (i+1)*n]
+			for k := 0; k < n; k++ {
+				aik := float64(a.initial[i*n+k])
+				bk := b.initial[k*n : (k+1)*n]
+				for j := range row {
+					row[j] += aik * float64(bk[j])
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	return compare(to64(c.host), ref)
+}
+
+func init() {
+	mat := []int64{1024, 1024}
+	cases = append(cases,
+		testCase{
+			file: "example-saxpy.tma", kernel: "saxpy_kernel_0",
+			grid: cuda.Dim3{X: 1024, Y: 1, Z: 1}, block: cuda.Dim3{X: 256, Y: 1, Z: 1},
+			setup: cases[0].setup, check: cases[0].check, tol: 1e-6, bytes: cases[0].bytes,
+		},
+		testCase{
+			file: "example-scalar_add.tma", kernel: "add_kernel_0",
+			grid: cuda.Dim3{X: 32, Y: 128, Z: 1}, block: cuda.Dim3{X: 32, Y: 8, Z: 1},
+			setup: func(r *rand.Rand) []any {
+				return []any{newBuf(r, mat, false), newBuf(r, mat, false), newBuf(r, mat, true)}
+			},
+			check: elementwise2(func(a, b float32) float32 { return a + b }),
+			bytes: 3 * 1024 * 1024 * 4,
+		},
+		testCase{
+			file: "example-transpose_smem.tma", kernel: "transpose_kernel_0",
+			grid: cuda.Dim3{X: 32, Y: 32, Z: 1}, block: cuda.Dim3{X: 32, Y: 8, Z: 1},
+			setup: func(r *rand.Rand) []any {
+				return []any{newBuf(r, mat, false), newBuf(r, mat, true)}
+			},
+			check: func(args []any) (float64, float64) {
+				in, out := args[0].(*buffer), args[1].(*buffer)
+				ref := make([]float64, len(in.initial))
+				for i := 0; i < 1024; i++ {
+					for j := 0; j < 1024; j++ {
+						ref[j*1024+i] = float64(in.initial[i*1024+j])
+					}
+				}
+				return compare(to64(out.host), ref)
+			},
+			bytes: 2 * 1024 * 1024 * 4,
+		},
+		testCase{
+			file: "example-gemm_smem.tma", kernel: "gemm_kernel_0",
+			grid: cuda.Dim3{X: 8, Y: 8, Z: 1}, block: cuda.Dim3{X: 256, Y: 1, Z: 1},
+			setup: func(r *rand.Rand) []any {
+				return []any{newBuf(r, mat, false), newBuf(r, mat, false), newBuf(r, mat, true)}
+			},
+			check: gemmCheck, tol: 1e-5,
+			bytes: 3 * 1024 * 1024 * 4, flops: 2 * 1024 * 1024 * 1024, smem: 65536,
+		},
+	)
 }
 
 func main() {
@@ -173,9 +259,9 @@ func main() {
 		rows = append(rows, row)
 	}
 	fmt.Println()
-	fmt.Printf("%-10s %-6s %-12s %-12s %-10s %-9s %s\n", "kernel", "result", "max|err|", "rel err", "median", "GB/s", "note")
+	fmt.Printf("%-20s %-6s %-10s %-10s %-10s %-8s %s\n", "kernel", "result", "max|err|", "rel err", "median", "GB/s", "note")
 	for _, row := range rows {
-		fmt.Printf("%-10s %-6s %-12s %-12s %-10s %-9s %s\n", row[0], row[1], row[2], row[3], row[4], row[5], row[6])
+		fmt.Printf("%-20s %-6s %-10s %-10s %-10s %-8s %s\n", row[0], row[1], row[2], row[3], row[4], row[5], row[6])
 	}
 	if failed {
 		os.Exit(1)
@@ -251,7 +337,12 @@ func run(c testCase, r *rand.Rand, srcDir, ptxDir string, reps int) ([]string, e
 	if err := upload(); err != nil {
 		return nil, err
 	}
-	if err := cuda.Launch(fn, c.grid, c.block, 0, params); err != nil {
+	if c.smem > 48*1024 {
+		if err := fn.SetMaxDynamicSharedMemory(c.smem); err != nil {
+			return nil, err
+		}
+	}
+	if err := cuda.Launch(fn, c.grid, c.block, c.smem, params); err != nil {
 		return nil, err
 	}
 	if err := cuda.Synchronize(); err != nil {
@@ -280,7 +371,7 @@ func run(c testCase, r *rand.Rand, srcDir, ptxDir string, reps int) ([]string, e
 		if err := start.Record(); err != nil {
 			return nil, err
 		}
-		if err := cuda.Launch(fn, c.grid, c.block, 0, params); err != nil {
+		if err := cuda.Launch(fn, c.grid, c.block, c.smem, params); err != nil {
 			return nil, err
 		}
 		if err := end.Record(); err != nil {
@@ -297,8 +388,12 @@ func run(c testCase, r *rand.Rand, srcDir, ptxDir string, reps int) ([]string, e
 	sort.Float64s(times)
 	med := times[len(times)/2]
 	gbs := c.bytes / (med * 1e-3) / 1e9
+	note := fmt.Sprintf("tol %.0e", c.tol)
+	if c.flops > 0 {
+		note += fmt.Sprintf(", %.1f TFLOP/s", c.flops/(med*1e-3)/1e12)
+	}
 	return []string{c.kernel, result, fmt.Sprintf("%.3g", maxAbs), fmt.Sprintf("%.3g", rel),
-		fmt.Sprintf("%.1f us", med*1e3), fmt.Sprintf("%.0f", gbs), fmt.Sprintf("tol %.0e", c.tol)}, nil
+		fmt.Sprintf("%.1f us", med*1e3), fmt.Sprintf("%.0f", gbs), note}, nil
 }
 
 // buildParams lays out kernel parameters with codegen's ABI.
