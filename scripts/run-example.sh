@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: build tmac, compile examples/saxpy.tma to PTX for sm_90a and
-# show the start of it. Running kernels on the GPU (`tmac run`) arrives in
-# step 4; on a machine with a GPU this runs scripts/gpu-check.sh when it
-# exists, or says so.
+# show the start of it. On a machine with a GPU it also builds and runs the
+# GPU check (scripts/gpu-build.sh, scripts/gpu-check.sh): every example and
+# test kernel, checked against CPU references. `tmac run` arrives in step 4.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=0
@@ -21,11 +21,10 @@ echo "   (also: build/tmac compile $example --emit=llvm -o -   for the LLVM IR,"
 echo "          build/tmac compile $example --emit=bundle -o build/saxpy.tmab   for a bundle)"
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 	echo "== GPU found: $(nvidia-smi -L | head -1)"
-	if [ -x scripts/gpu-check.sh ]; then
-		scripts/gpu-check.sh
-	else
-		echo "== running kernels (tmac run) arrives in step 4; the PTX above is ready for the CUDA driver."
-	fi
+	# Until `tmac run` (step 4), the GPU check runs the compiled kernels
+	# with the minimal launcher and checks them against CPU references.
+	scripts/gpu-build.sh
+	scripts/gpu-check.sh
 else
 	echo "== no GPU on this machine: nothing to run (tmac run arrives in step 4)."
 fi
