@@ -85,28 +85,18 @@ func runCompile(cmd *cobra.Command, f *compileFlags, in string) error {
 			out = strings.TrimSuffix(in, filepath.Ext(in)) + ext
 		}
 	}
-	if out != "-" && in != "-" {
-		if same, _ := sameFile(in, out); same {
-			fmt.Fprintf(stderr, "tmac compile: error: refusing to overwrite the input file %s\n", in)
-			return &exitError{2}
-		}
+	if err := refuseOverwrite(stderr, "compile", in, out); err != nil {
+		return err
 	}
 	steps, err := passes.ParsePipeline(f.pipeline)
 	if err != nil {
 		fmt.Fprintln(stderr, "tmac compile: error:", err)
 		return &exitError{2}
 	}
-	text, err := driver.ReadInput(in)
+	file, text, sm, err := readSource(stderr, in)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return &exitError{1}
+		return err
 	}
-	file := in
-	if in == "-" {
-		file = "<stdin>"
-	}
-	sm := ir.NewSourceMgr()
-	sm.Add(file, text)
 	fail := func(err error) error {
 		for _, d := range ir.AsDiagnostics(err) {
 			fmt.Fprint(stderr, d.Render(sm))

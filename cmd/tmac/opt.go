@@ -138,23 +138,13 @@ func runOpt(cmd *cobra.Command, f *optFlags, in string) error {
 		fmt.Fprintln(stderr, "tmac opt: error:", err)
 		return &exitError{2}
 	}
-	if f.output != "-" && in != "-" {
-		if same, _ := sameFile(in, f.output); same {
-			fmt.Fprintf(stderr, "tmac opt: error: refusing to overwrite the input file %s\n", in)
-			return &exitError{2}
-		}
+	if err := refuseOverwrite(stderr, "opt", in, f.output); err != nil {
+		return err
 	}
-	text, err := driver.ReadInput(in)
+	file, text, sm, err := readSource(stderr, in)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return &exitError{1}
+		return err
 	}
-	file := in
-	if in == "-" {
-		file = "<stdin>"
-	}
-	sm := ir.NewSourceMgr()
-	sm.Add(file, text)
 	printOpts := ir.PrintOptions{Generic: f.generic, DebugInfo: f.debugInfo}
 	var outputs []string
 	failed := false
@@ -271,6 +261,35 @@ func writeOutput(stdout io.Writer, path, text string) error {
 		return &exitError{1}
 	}
 	return nil
+}
+
+// refuseOverwrite fails when out names the input file.
+func refuseOverwrite(stderr io.Writer, cmd, in, out string) error {
+	if out == "-" || in == "-" {
+		return nil
+	}
+	if same, _ := sameFile(in, out); same {
+		fmt.Fprintf(stderr, "tmac %s: error: refusing to overwrite the input file %s\n", cmd, in)
+		return &exitError{2}
+	}
+	return nil
+}
+
+// readSource reads the input ("-" is stdin) and records it for diagnostics;
+// file is the name diagnostics use.
+func readSource(stderr io.Writer, in string) (file, text string, sm *ir.SourceMgr, err error) {
+	text, err = driver.ReadInput(in)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return "", "", nil, &exitError{1}
+	}
+	file = in
+	if in == "-" {
+		file = "<stdin>"
+	}
+	sm = ir.NewSourceMgr()
+	sm.Add(file, text)
+	return file, text, sm, nil
 }
 
 func sameFile(a, b string) (bool, error) {
