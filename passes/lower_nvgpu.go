@@ -1,0 +1,146 @@
+package passes
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/tmac-dev/tmac/dialects/llvm"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// lower-nvgpu rewrites the nvgpu ops inside kernels (gpu.func) into nvvm,
+// llvm, arith and memref ops that codegen lowers to LLVM IR. The rules live
+// in one file per op family (lower_nvgpu_*.go), registered by op name.
+//
+// Conventions of the lowered IR:
+//   - an !nvgpu.mbarrier.group becomes shared memory
+//     (memref<N x i64, #gpu.address_space<workgroup>>, 8-byte aligned), and a
+//     barrier is addressed as an !llvm.ptr<3> to its i64;
+//   - a tensor map is used through an !llvm.ptr to its by-value kernel
+//     parameter (builtin.unrealized_conversion_cast);
+//   - memrefs handed to nvvm ops become pointers to their first element,
+//     again through builtin.unrealized_conversion_cast.
+
+func init() {
+	Register(&Info{
+		Name:    "lower-nvgpu",
+		Summary: "Lower nvgpu ops in kernels (TMA, mbarrier, warpgroup MMA) to nvvm",
+		New: func(Options) (Pass, error) {
+			return PassFunc(runLowerNVGPU), nil
+		},
+	})
+}
+
+// NVGPURewriter carries state while lowering one kernel.
+type NVGPURewriter struct {
+	B *ir.Builder
+	// Replaced maps values of nvgpu types to their lowered values (for
+	// example a barrier group to its shared-memory memref).
+	Replaced map[ir.Value]ir.Value
+	// Kernel is the gpu.func being lowered.
+	Kernel *ir.Operation
+}
+
+// nvgpuLowerings holds the rewrite of each nvgpu op. A rewrite inserts the
+// replacement ops at rw.B (positioned before op), replaces op's results and
+// erases op; it returns an error diagnostic for what cannot be lowered.
+var nvgpuLowerings = map[string]func(rw *NVGPURewriter, op *ir.Operation) error{}
+
+func registerNVGPU(fn func(rw *NVGPURewriter, op *ir.Operation) error, names ...string) {
+	for _, n := range names {
+		if _, dup := nvgpuLowerings[n]; dup {
+			panic("lower-nvgpu: registered twice: " + n)
+		}
+		nvgpuLowerings[n] = fn
+	}
+}
+
+// NVGPULoweredOps returns the nvgpu ops lower-nvgpu handles, sorted.
+func NVGPULoweredOps() []string {
+	var names []string
+	for n := range nvgpuLowerings {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func runLowerNVGPU(top *ir.Operation, _ *Context) error {
+	var kernels []*ir.Operation
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		if op.Name() == "gpu.func" {
+			kernels = append(kernels, op)
+			return ir.Skip
+		}
+		return ir.Advance
+	})
+	for _, k := range kernels {
+		rw := &NVGPURewriter{B: ir.NewBuilder(k.Loc), Replaced: map[ir.Value]ir.Value{}, Kernel: k}
+		var ops []*ir.Operation
+		ir.Walk(k, func(op *ir.Operation) ir.WalkResult {
+			if op.Dialect() == "nvgpu" {
+				ops = append(ops, op)
+			}
+			return ir.Advance
+		})
+		for _, op := range ops {
+			fn, ok := nvgpuLowerings[op.Name()]
+			if !ok {
+				return op.EmitOpError("cannot be lowered for sm_90a by tmac")
+			}
+			rw.B.SetInsertionPoint(op)
+			rw.B.Loc = op.Loc
+			if err := fn(rw, op); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Lookup returns the lowered value of v (v itself if it was not replaced).
+func (rw *NVGPURewriter) Lookup(v ir.Value) ir.Value {
+	if r, ok := rw.Replaced[v]; ok {
+		return r
+	}
+	return v
+}
+
+// Create builds an op at the insertion point.
+func (rw *NVGPURewriter) Create(name string, operands []ir.Value, results []ir.Type, attrs ...ir.NamedAttr) *ir.Operation {
+	return rw.B.CreateOp(name, operands, results, attrs...)
+}
+
+// Cast inserts builtin.unrealized_conversion_cast v to t.
+func (rw *NVGPURewriter) Cast(v ir.Value, t ir.Type) ir.Value {
+	return rw.Create("builtin.unrealized_conversion_cast", []ir.Value{v}, []ir.Type{t}).Result(0)
+}
+
+// Pointer returns an !llvm.ptr<space> to the first element of a memref (or
+// the address of a tensor map parameter).
+func (rw *NVGPURewriter) Pointer(v ir.Value, space int64) ir.Value {
+	return rw.Cast(rw.Lookup(v), llvm.Ptr(space))
+}
+
+// IndexConst materialises an index constant.
+func (rw *NVGPURewriter) IndexConst(n int64) ir.Value {
+	return rw.Create("arith.constant", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "value", Value: ir.IndexAttr(n)}).Result(0)
+}
+
+// IntConst materialises an integer constant of type t.
+func (rw *NVGPURewriter) IntConst(n int64, t ir.Type) ir.Value {
+	return rw.Create("arith.constant", nil, []ir.Type{t}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(n, t)}).Result(0)
+}
+
+// Replace replaces op's results with vals and erases op.
+func (rw *NVGPURewriter) Replace(op *ir.Operation, vals ...ir.Value) {
+	for i, v := range vals {
+		ir.ReplaceAllUsesWith(op.Result(i), v)
+	}
+	op.Erase()
+}
+
+// Errorf returns an error at op.
+func (rw *NVGPURewriter) Errorf(op *ir.Operation, format string, args ...any) error {
+	return op.EmitOpError("%s", fmt.Sprintf(format, args...))
+}
