@@ -7,12 +7,13 @@ import (
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
+	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/ir"
 )
 
 // llvm dialect ops that appear in device code (mostly from the nvgpu to
-// nvvm lowering): constants, poison/undef/zero, aggregate element access
-// and unreachable.
+// nvvm lowering): constants, poison/undef/zero, aggregate element access,
+// pointer casts and unreachable.
 
 func init() {
 	Register(lowerLLVMUndefLike, "llvm.mlir.poison", "llvm.mlir.undef", "llvm.mlir.zero")
@@ -20,6 +21,25 @@ func init() {
 	Register(lowerLLVMExtractValue, "llvm.extractvalue")
 	Register(lowerLLVMInsertValue, "llvm.insertvalue")
 	Register(func(fe *FuncEmitter, op *ir.Operation) { fe.B().NewUnreachable() }, "llvm.unreachable")
+	Register(lowerLLVMPtrCast, "llvm.ptrtoint", "llvm.inttoptr", "llvm.addrspacecast")
+}
+
+// lowerLLVMPtrCast lowers the scalar pointer casts (pointers are i8* of
+// their address space).
+func lowerLLVMPtrCast(fe *FuncEmitter, op *ir.Operation) {
+	in, out := op.Operand(0), op.Result(0)
+	if _, ok := in.Type().(*ir.VectorType); ok {
+		Fail(op, "'%s' of vectors cannot be compiled", op.Name())
+	}
+	as, _ := llvm.PtrAddrSpace(out.Type())
+	switch op.Name() {
+	case "llvm.ptrtoint":
+		fe.Set(out, fe.B().NewPtrToInt(fe.Val(in), fe.Type(op, out.Type())))
+	case "llvm.inttoptr":
+		fe.Set(out, fe.B().NewIntToPtr(fe.Val(in), PtrTo(types.I8, types.AddrSpace(as))))
+	default:
+		fe.Set(out, fe.castPointer(op, fe.Val(in), types.AddrSpace(as)))
+	}
 }
 
 func lowerLLVMUndefLike(fe *FuncEmitter, op *ir.Operation) {

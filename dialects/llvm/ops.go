@@ -168,7 +168,39 @@ func init() {
 				return nil
 			},
 		},
+		castOp("llvm.ptrtoint", "Convert a pointer to an integer.", ptrLike, intLike),
+		castOp("llvm.inttoptr", "Convert an integer to a pointer.", intLike, ptrLike),
+		castOp("llvm.addrspacecast", "Convert a pointer to another address space.", ptrLike, ptrLike),
 	)
+}
+
+// Operand and result constraints of the pointer casts (scalars or vectors
+// of them, as upstream).
+var (
+	ptrLike = ir.TypeConstraint{Desc: "LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type", OK: func(t ir.Type) bool {
+		if v, ok := t.(*ir.VectorType); ok {
+			t = v.Elem
+		}
+		return IsPtr(t)
+	}}
+	intLike = ir.TypeConstraint{Desc: "signless integer or LLVM dialect-compatible vector of signless integer", OK: func(t ir.Type) bool {
+		if v, ok := t.(*ir.VectorType); ok {
+			t = v.Elem
+		}
+		return ir.IsSignlessInteger(t)
+	}}
+)
+
+// castOp defines a one-operand conversion written `%x : T1 to T2`.
+func castOp(name, summary string, from, to ir.TypeConstraint) *ir.OpDef {
+	return &ir.OpDef{
+		Name:     name,
+		Summary:  summary,
+		Traits:   ir.Pure,
+		Operands: []ir.ArgSpec{{Name: "arg", Type: from}},
+		Results:  []ir.ArgSpec{{Name: "res", Type: to}},
+		Format:   "$arg attr-dict `:` type($arg) `to` type($res)",
+	}
 }
 
 func verifyConstant(op *ir.Operation) error {
