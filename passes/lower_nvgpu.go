@@ -39,6 +39,17 @@ type NVGPURewriter struct {
 	Replaced map[ir.Value]ir.Value
 	// Kernel is the gpu.func being lowered.
 	Kernel *ir.Operation
+	// State holds per-kernel data of the rule families, keyed by a name
+	// of the family's choosing.
+	State map[string]any
+}
+
+// nvgpuKernelChecks run on each kernel before any of its ops is rewritten
+// (static checks that need the nvgpu ops intact).
+var nvgpuKernelChecks []func(rw *NVGPURewriter) error
+
+func registerNVGPUKernelCheck(fn func(rw *NVGPURewriter) error) {
+	nvgpuKernelChecks = append(nvgpuKernelChecks, fn)
 }
 
 // nvgpuLowerings holds the rewrite of each nvgpu op. A rewrite inserts the
@@ -75,7 +86,12 @@ func runLowerNVGPU(top *ir.Operation, _ *Context) error {
 		return ir.Advance
 	})
 	for _, k := range kernels {
-		rw := &NVGPURewriter{B: ir.NewBuilder(k.Loc), Replaced: map[ir.Value]ir.Value{}, Kernel: k}
+		rw := &NVGPURewriter{B: ir.NewBuilder(k.Loc), Replaced: map[ir.Value]ir.Value{}, Kernel: k, State: map[string]any{}}
+		for _, check := range nvgpuKernelChecks {
+			if err := check(rw); err != nil {
+				return err
+			}
+		}
 		var ops []*ir.Operation
 		ir.Walk(k, func(op *ir.Operation) ir.WalkResult {
 			if op.Dialect() == "nvgpu" {
