@@ -10,13 +10,13 @@
 package main
 
 import (
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -24,24 +24,43 @@ import (
 
 	"github.com/tmac-dev/tmac/codegen"
 	_ "github.com/tmac-dev/tmac/dialects/all"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/cuda"
 )
 
 // buffer is a device allocation with its host copy.
 type buffer struct {
+	kind    elemKind
 	host    []float32 // after the run: the device's result
-	initial []float32 // the uploaded contents
+	initial []float32 // the uploaded contents (exact values of kind)
 	dev     cuda.DevicePtr
 	shape   []int64
 }
 
+// tmapArg is a tensor-map kernel argument: a CUtensorMap over buf, built
+// at launch. Its element type, box, swizzle, L2 promotion and OOB fill
+// come from the kernel argument's !nvgpu.tensormap.descriptor type.
+type tmapArg struct {
+	buf *buffer
+	// shape is the global tensor's shape, outermost first (nil: buf's).
+	shape []int64
+	// strides are the element strides of every dimension but the
+	// innermost (contiguous) one, outermost first (nil: row-major).
+	strides []int64
+	// box, if set, must equal the descriptor's tensor shape (a check on
+	// the case, outermost first).
+	box []int64
+}
+
 // testCase describes one kernel run.
 type testCase struct {
+	name         string // row label (default: kernel)
 	file, kernel string
 	grid, block  cuda.Dim3
 	// setup returns the kernel arguments in IR order: *buffer for memrefs,
-	// float32 for f32 scalars.
+	// *tmapArg for tensor maps, float32 for f32, int64 for index/i64,
+	// int32 for i32 scalars.
 	setup func(r *rand.Rand) []any
 	// check compares the outputs with the reference; it returns the max
 	// absolute error and ‖out−ref‖/‖ref‖.
@@ -53,16 +72,22 @@ type testCase struct {
 }
 
 func newBuf(r *rand.Rand, shape []int64, poison bool) *buffer {
+	return newTyped(r, kF32, shape, poison)
+}
+
+// newTyped makes a buffer of the kind: normal random values rounded to
+// the kind, or NaN when poison is set.
+func newTyped(r *rand.Rand, kind elemKind, shape []int64, poison bool) *buffer {
 	n := int64(1)
 	for _, d := range shape {
 		n *= d
 	}
-	b := &buffer{host: make([]float32, n), shape: shape}
+	b := &buffer{kind: kind, host: make([]float32, n), shape: shape}
 	for i := range b.host {
 		if poison {
 			b.host[i] = float32(math.NaN())
 		} else {
-			b.host[i] = float32(r.NormFloat64())
+			b.host[i] = kind.round(float32(r.NormFloat64()))
 		}
 	}
 	return b
@@ -236,6 +261,7 @@ func main() {
 	src := flag.String("src", "gpu-tests", "directory of the .tma sources")
 	ptxDir := flag.String("ptx", "build/gpu/ptx", "directory of the compiled .ptx files")
 	seed := flag.Int64("seed", 20261121, "random seed for the inputs")
+	filter := flag.String("run", "", "run only the cases whose name or file matches this regular expression")
 	reps := flag.Int("reps", 20, "timed repetitions (after 3 warm-up runs)")
 	device := flag.Int("device", 0, "CUDA device ordinal")
 	flag.Parse()
@@ -248,20 +274,28 @@ func main() {
 	r := rand.New(rand.NewSource(*seed))
 	failed := false
 	var rows [][]string
+	re, err := regexp.Compile(*filter)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "launcher: -run:", err)
+		os.Exit(2)
+	}
 	for _, c := range cases {
+		if !re.MatchString(c.label()) && !re.MatchString(c.file) {
+			continue
+		}
 		row, err := run(c, r, *src, *ptxDir, *reps)
 		if err != nil {
 			failed = true
-			row = []string{c.kernel, "ERROR", "-", "-", "-", "-", err.Error()}
+			row = []string{c.label(), "ERROR", "-", "-", "-", "-", err.Error()}
 		} else if row[1] != "PASS" {
 			failed = true
 		}
 		rows = append(rows, row)
 	}
 	fmt.Println()
-	fmt.Printf("%-20s %-6s %-10s %-10s %-10s %-8s %s\n", "kernel", "result", "max|err|", "rel err", "median", "GB/s", "note")
+	fmt.Printf("%-28s %-6s %-10s %-10s %-10s %-8s %s\n", "kernel", "result", "max|err|", "rel err", "median", "GB/s", "note")
 	for _, row := range rows {
-		fmt.Printf("%-20s %-6s %-10s %-10s %-10s %-8s %s\n", row[0], row[1], row[2], row[3], row[4], row[5], row[6])
+		fmt.Printf("%-28s %-6s %-10s %-10s %-10s %-8s %s\n", row[0], row[1], row[2], row[3], row[4], row[5], row[6])
 	}
 	if failed {
 		os.Exit(1)
@@ -292,50 +326,69 @@ func kernelSignature(path, kernel string) ([]ir.Type, error) {
 	return sig, nil
 }
 
+// modules caches the loaded PTX modules by file.
+var modules = map[string]cuda.Module{}
+
+// buffers returns the distinct buffers of the arguments (memrefs and the
+// tensors of tensor maps), in first-use order.
+func buffers(args []any) []*buffer {
+	var bs []*buffer
+	seen := map[*buffer]bool{}
+	add := func(b *buffer) {
+		if !seen[b] {
+			seen[b] = true
+			bs = append(bs, b)
+		}
+	}
+	for _, a := range args {
+		switch a := a.(type) {
+		case *buffer:
+			add(a)
+		case *tmapArg:
+			add(a.buf)
+		}
+	}
+	return bs
+}
+
 func run(c testCase, r *rand.Rand, srcDir, ptxDir string, reps int) ([]string, error) {
 	sig, err := kernelSignature(filepath.Join(srcDir, c.file), c.kernel)
 	if err != nil {
 		return nil, err
 	}
-	ptx, err := os.ReadFile(filepath.Join(ptxDir, strings.TrimSuffix(c.file, ".tma")+".ptx"))
-	if err != nil {
-		return nil, err
-	}
-	mod, err := cuda.LoadPTX(string(ptx))
-	if err != nil {
-		return nil, err
+	mod, ok := modules[c.file]
+	if !ok {
+		ptx, err := os.ReadFile(filepath.Join(ptxDir, strings.TrimSuffix(c.file, ".tma")+".ptx"))
+		if err != nil {
+			return nil, err
+		}
+		if mod, err = cuda.LoadPTX(string(ptx)); err != nil {
+			return nil, err
+		}
+		modules[c.file] = mod
 	}
 	fn, err := mod.Function(c.kernel)
 	if err != nil {
 		return nil, err
 	}
 	args := c.setup(r)
-	// Upload memrefs; keep each buffer's initial contents for references.
-	for _, a := range args {
-		if b, ok := a.(*buffer); ok {
-			b.initial = append([]float32(nil), b.host...)
-			if b.dev, err = cuda.Alloc(4 * len(b.host)); err != nil {
-				return nil, err
-			}
-			defer cuda.Free(b.dev)
+	bufs := buffers(args)
+	// Allocate; keep each buffer's initial contents for references.
+	for _, b := range bufs {
+		b.initial = append([]float32(nil), b.host...)
+		if b.dev, err = cuda.Alloc(b.kind.size() * len(b.host)); err != nil {
+			return nil, err
 		}
-	}
-	upload := func() error {
-		for _, a := range args {
-			if b, ok := a.(*buffer); ok {
-				if err := cuda.CopyToDevice(b.dev, f32Bytes(b.initial)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		defer cuda.Free(b.dev)
 	}
 	params, err := buildParams(sig, args)
 	if err != nil {
 		return nil, err
 	}
-	if err := upload(); err != nil {
-		return nil, err
+	for _, b := range bufs {
+		if err := cuda.CopyToDevice(b.dev, b.kind.encode(b.initial)); err != nil {
+			return nil, err
+		}
 	}
 	if c.smem > 48*1024 {
 		if err := fn.SetMaxDynamicSharedMemory(c.smem); err != nil {
@@ -348,14 +401,12 @@ func run(c testCase, r *rand.Rand, srcDir, ptxDir string, reps int) ([]string, e
 	if err := cuda.Synchronize(); err != nil {
 		return nil, err
 	}
-	for _, a := range args {
-		if b, ok := a.(*buffer); ok {
-			raw := make([]byte, 4*len(b.host))
-			if err := cuda.CopyToHost(raw, b.dev); err != nil {
-				return nil, err
-			}
-			b.host = bytesF32(raw)
+	for _, b := range bufs {
+		raw := make([]byte, b.kind.size()*len(b.host))
+		if err := cuda.CopyToHost(raw, b.dev); err != nil {
+			return nil, err
 		}
+		b.host = b.kind.decode(raw)
 	}
 	maxAbs, rel := c.check(args)
 	result := "PASS"
@@ -392,15 +443,26 @@ func run(c testCase, r *rand.Rand, srcDir, ptxDir string, reps int) ([]string, e
 	if c.flops > 0 {
 		note += fmt.Sprintf(", %.1f TFLOP/s", c.flops/(med*1e-3)/1e12)
 	}
-	return []string{c.kernel, result, fmt.Sprintf("%.3g", maxAbs), fmt.Sprintf("%.3g", rel),
+	return []string{c.label(), result, fmt.Sprintf("%.3g", maxAbs), fmt.Sprintf("%.3g", rel),
 		fmt.Sprintf("%.1f us", med*1e3), fmt.Sprintf("%.0f", gbs), note}, nil
 }
 
-// buildParams lays out kernel parameters with codegen's ABI.
+func (c testCase) label() string {
+	if c.name != "" {
+		return c.name
+	}
+	return c.kernel
+}
+
+// buildParams lays out kernel parameters with codegen's ABI; tensor maps
+// are encoded here, from the buffers' device addresses.
 func buildParams(sig []ir.Type, args []any) ([]unsafe.Pointer, error) {
 	layout, err := codegen.Params(sig, true)
 	if err != nil {
 		return nil, err
+	}
+	if len(args) != len(sig) {
+		return nil, fmt.Errorf("the case gives %d arguments for a kernel of %d", len(args), len(sig))
 	}
 	var params []unsafe.Pointer
 	for _, p := range layout {
@@ -420,12 +482,31 @@ func buildParams(sig []ir.Type, args []any) ([]unsafe.Pointer, error) {
 					s *= uint64(d)
 				}
 				v = s
+			default:
+				return nil, fmt.Errorf("argument #%d: a buffer given for a %v parameter", p.Arg, sig[p.Arg])
 			}
 			x := new(uint64)
 			*x = v
 			params = append(params, unsafe.Pointer(x))
+		case *tmapArg:
+			if p.Role != codegen.RoleTensorMap {
+				return nil, fmt.Errorf("argument #%d: a tensor map given for a %v parameter", p.Arg, sig[p.Arg])
+			}
+			m, err := encodeTensorMap(sig[p.Arg], a)
+			if err != nil {
+				return nil, fmt.Errorf("argument #%d: %v", p.Arg, err)
+			}
+			params = append(params, m.Ptr())
 		case float32:
 			x := new(float32)
+			*x = a
+			params = append(params, unsafe.Pointer(x))
+		case int64:
+			x := new(int64)
+			*x = a
+			params = append(params, unsafe.Pointer(x))
+		case int32:
+			x := new(int32)
 			*x = a
 			params = append(params, unsafe.Pointer(x))
 		default:
@@ -435,18 +516,103 @@ func buildParams(sig []ir.Type, args []any) ([]unsafe.Pointer, error) {
 	return params, nil
 }
 
-func f32Bytes(x []float32) []byte {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+// liveMaps keeps the encoded maps reachable until the process ends (the
+// parameter array points into them).
+var liveMaps []*cuda.TensorMap
+
+// encodeTensorMap builds the CUtensorMap for a tensor-map argument of type
+// t: box, element type, swizzle, L2 promotion, OOB fill and interleave come
+// from the !nvgpu.tensormap.descriptor type; the global tensor from a.
+func encodeTensorMap(t ir.Type, a *tmapArg) (*cuda.TensorMap, error) {
+	td, err := tiledDesc(t, a)
+	if err != nil {
+		return nil, err
 	}
-	return b
+	m, err := cuda.EncodeTiled(td)
+	if err != nil {
+		return nil, err
+	}
+	liveMaps = append(liveMaps, m)
+	return m, nil
 }
 
-func bytesF32(b []byte) []float32 {
-	x := make([]float32, len(b)/4)
-	for i := range x {
-		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+// tiledDesc describes the tensor map of a over a.buf's device address.
+func tiledDesc(t ir.Type, a *tmapArg) (*cuda.TiledDesc, error) {
+	d, ok := nvgpu.AsTensorMapDescriptor(t)
+	if !ok {
+		return nil, fmt.Errorf("'%s' is not a tensor map descriptor", t)
 	}
-	return x
+	kind, err := kindOf(d.Tensor.ElementType().String())
+	if err != nil {
+		return nil, err
+	}
+	if kind != a.buf.kind {
+		return nil, fmt.Errorf("the descriptor's elements are %s but the buffer holds %s", kind, a.buf.kind)
+	}
+	box := d.Tensor.Shape()
+	if a.box != nil && fmt.Sprint(a.box) != fmt.Sprint(box) {
+		return nil, fmt.Errorf("the case's box %v differs from the descriptor's %v", a.box, box)
+	}
+	shape := a.shape
+	if shape == nil {
+		shape = a.buf.shape
+	}
+	if len(shape) != len(box) {
+		return nil, fmt.Errorf("a rank-%d tensor with a rank-%d box", len(shape), len(box))
+	}
+	strides := a.strides
+	if strides == nil {
+		strides = make([]int64, len(shape)-1)
+		s := int64(1)
+		for i := len(shape) - 1; i > 0; i-- {
+			s *= shape[i]
+			strides[i-1] = s
+		}
+	}
+	if len(strides) != len(shape)-1 {
+		return nil, fmt.Errorf("%d strides for a rank-%d tensor", len(strides), len(shape))
+	}
+	// The extent the map may touch must lie in the buffer.
+	last := int64(shape[len(shape)-1] - 1)
+	for i, s := range strides {
+		last += (shape[i] - 1) * s
+	}
+	if last >= int64(len(a.buf.host)) {
+		return nil, fmt.Errorf("the tensor (shape %v, strides %v) reaches element %d of a %d-element buffer", shape, strides, last, len(a.buf.host))
+	}
+	es := int64(kind.size())
+	rank := len(shape)
+	td := &cuda.TiledDesc{
+		DataType:    kind.tmapType(),
+		Global:      a.buf.dev,
+		Dims:        make([]uint64, rank),
+		Strides:     make([]uint64, rank-1),
+		Box:         make([]uint32, rank),
+		Interleave:  cuda.TensorMapInterleave(d.Interleave),
+		Swizzle:     cuda.TensorMapSwizzle(d.Swizzle),
+		L2Promotion: cuda.TensorMapL2Promotion(d.L2Promo),
+		OOBFill:     cuda.TensorMapOOBFill(d.OOB),
+	}
+	// The driver's dimension 0 is the innermost one.
+	for i := 0; i < rank; i++ {
+		td.Dims[i] = uint64(shape[rank-1-i])
+		td.Box[i] = uint32(box[rank-1-i])
+	}
+	for i := 0; i < rank-1; i++ {
+		td.Strides[i] = uint64(strides[rank-2-i] * es)
+	}
+	return td, nil
+}
+
+// checkTensorMapArg validates a case's tensor map without a GPU (the
+// buffer gets a fake, aligned device address).
+func checkTensorMapArg(t ir.Type, a *tmapArg) error {
+	saved := a.buf.dev
+	a.buf.dev = 0x7f0000000000
+	defer func() { a.buf.dev = saved }()
+	td, err := tiledDesc(t, a)
+	if err != nil {
+		return err
+	}
+	return cuda.ValidateTiled(td)
 }
