@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/tmac-dev/tmac/codegen"
@@ -262,6 +263,7 @@ func main() {
 	ptxDir := flag.String("ptx", "build/gpu/ptx", "directory of the compiled .ptx files")
 	seed := flag.Int64("seed", 20261121, "random seed for the inputs")
 	filter := flag.String("run", "", "run only the cases whose name or file matches this regular expression")
+	timeout := flag.Duration("timeout", 60*time.Second, "give up (exit 3) when one case takes longer")
 	reps := flag.Int("reps", 20, "timed repetitions (after 3 warm-up runs)")
 	device := flag.Int("device", 0, "CUDA device ordinal")
 	flag.Parse()
@@ -272,31 +274,50 @@ func main() {
 	}
 	fmt.Printf("device: %s\n", dev.Name())
 	r := rand.New(rand.NewSource(*seed))
-	failed := false
-	var rows [][]string
 	re, err := regexp.Compile(*filter)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "launcher: -run:", err)
 		os.Exit(2)
 	}
+	var (
+		mu     sync.Mutex
+		rows   [][]string
+		failed bool
+	)
+	printRows := func() {
+		fmt.Println()
+		fmt.Printf("%-28s %-6s %-10s %-10s %-10s %-8s %s\n", "kernel", "result", "max|err|", "rel err", "median", "GB/s", "note")
+		for _, row := range rows {
+			fmt.Printf("%-28s %-6s %-10s %-10s %-10s %-8s %s\n", row[0], row[1], row[2], row[3], row[4], row[5], row[6])
+		}
+	}
 	for _, c := range cases {
 		if !re.MatchString(c.label()) && !re.MatchString(c.file) {
 			continue
 		}
+		// A kernel that never finishes (an mbarrier phase that never
+		// completes spins forever) cannot be stopped from here: report it
+		// with the results so far and exit, which tears the context down.
+		label := c.label()
+		watchdog := time.AfterFunc(*timeout, func() {
+			mu.Lock()
+			rows = append(rows, []string{label, "HANG", "-", "-", "-", "-", fmt.Sprintf("no result after %v; remaining cases not run", *timeout)})
+			printRows()
+			os.Exit(3)
+		})
 		row, err := run(c, r, *src, *ptxDir, *reps)
+		watchdog.Stop()
+		mu.Lock()
 		if err != nil {
 			failed = true
-			row = []string{c.label(), "ERROR", "-", "-", "-", "-", err.Error()}
+			row = []string{label, "ERROR", "-", "-", "-", "-", err.Error()}
 		} else if row[1] != "PASS" {
 			failed = true
 		}
 		rows = append(rows, row)
+		mu.Unlock()
 	}
-	fmt.Println()
-	fmt.Printf("%-28s %-6s %-10s %-10s %-10s %-8s %s\n", "kernel", "result", "max|err|", "rel err", "median", "GB/s", "note")
-	for _, row := range rows {
-		fmt.Printf("%-28s %-6s %-10s %-10s %-10s %-8s %s\n", row[0], row[1], row[2], row[3], row[4], row[5], row[6])
-	}
+	printRows()
 	if failed {
 		os.Exit(1)
 	}

@@ -359,6 +359,20 @@ func init() {
 		}
 	}
 
+	// examples/tma_copy.tma: the host builds the tensor map; outlined, the
+	// kernel takes it by value with the destination memref.
+	cases = append(cases, testCase{
+		file: "example-tma_copy.tma", kernel: "main_kernel_0",
+		grid: d3(16, 16, 1), block: d3(128, 1, 1),
+		setup: func(r *rand.Rand) []any {
+			return []any{&tmapArg{buf: newTyped(r, kF16, []int64{1024, 1024}, false)}, newTyped(r, kF16, []int64{1024, 1024}, true)}
+		},
+		check: func(args []any) (float64, float64) {
+			return compareNaN(to64(args[1].(*buffer).host), to64(args[0].(*tmapArg).buf.initial))
+		},
+		bytes: 2 * 1024 * 1024 * 2,
+	})
+
 	// Seed 002: fp8 (e4m3) GEMM, D = A * B^T with A MxK and B NxK.
 	cases = append(cases, testCase{
 		file: "seed002_fp8_gemm.tma", kernel: "fp8_gemm",
