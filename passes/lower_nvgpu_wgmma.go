@@ -468,6 +468,10 @@ func lowerWarpgroupGenerateDescriptor(rw *NVGPURewriter, op *ir.Operation) error
 			unknown = true
 			continue
 		}
+		if msg := checkUserMma(st, user); msg != "" {
+			// Report what the mma cannot do there rather than a layout.
+			return user.EmitOpError("%s", msg)
+		}
 		isA := u.Index() == 0
 		tr := user.HasAttr("transposeA")
 		if !isA {
@@ -585,6 +589,17 @@ func checkWarpgroupMma(a, b *ir.MemRefType, d *ir.VectorType, transA, transB boo
 		return fmt.Sprintf("has K = %d, not a multiple of the instruction's K = %d for %s", k, kk, ta)
 	}
 	return ""
+}
+
+// checkUserMma runs checkWarpgroupMma on a warpgroup.mma not lowered yet.
+func checkUserMma(st *wgmmaState, op *ir.Operation) string {
+	da, okA := nvgpu.AsWarpgroupDescriptor(st.nvgpuType(op.Operand(0)))
+	db, okB := nvgpu.AsWarpgroupDescriptor(st.nvgpuType(op.Operand(1)))
+	acc, okD := nvgpu.AsWarpgroupAccumulator(op.Result(0).Type())
+	if !okA || !okB || !okD {
+		return ""
+	}
+	return checkWarpgroupMma(da.Tensor, db.Tensor, acc.Fragmented, op.HasAttr("transposeA"), op.HasAttr("transposeB"))
 }
 
 func lowerWarpgroupMma(rw *NVGPURewriter, op *ir.Operation) error {
