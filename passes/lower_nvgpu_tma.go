@@ -60,6 +60,9 @@ func init() {
 	registerNVGPUKernelCheck(checkExpectTx)
 }
 
+// stateAutoAligned holds the allocations whose alignment lower-nvgpu set.
+const stateAutoAligned = "tma.auto-aligned"
+
 // tmaBoxBytes is the number of bytes one TMA copy of the descriptor's box
 // moves (out-of-bounds elements included).
 func tmaBoxBytes(d *nvgpu.TensorMapDescriptor) int64 {
@@ -127,7 +130,7 @@ func ensureTMAAlignment(rw *NVGPURewriter, op *ir.Operation, mem ir.Value, need 
 		case "gpu.dynamic_shared_memory":
 			return checkTMAOffset(op, def, off, known, need, why) // 1024-byte aligned by codegen
 		case "memref.alloca", "memref.alloc":
-			if err := alignAllocation(op, def, need, why); err != nil {
+			if err := alignAllocation(rw, op, def, need, why); err != nil {
 				return err
 			}
 			return checkTMAOffset(op, def, off, known, need, why)
@@ -136,7 +139,7 @@ func ensureTMAAlignment(rw *NVGPURewriter, op *ir.Operation, mem ir.Value, need 
 			if g == nil {
 				return nil
 			}
-			if err := alignAllocation(op, g, need, why); err != nil {
+			if err := alignAllocation(rw, op, g, need, why); err != nil {
 				return err
 			}
 			return checkTMAOffset(op, def, off, known, need, why)
@@ -146,11 +149,18 @@ func ensureTMAAlignment(rw *NVGPURewriter, op *ir.Operation, mem ir.Value, need 
 }
 
 // alignAllocation gives an allocation without an alignment attribute the
-// alignment TMA needs, and rejects a smaller explicit one.
-func alignAllocation(op, alloc *ir.Operation, need int64, why string) error {
+// alignment TMA needs (raising it later if another copy needs more), and
+// rejects a smaller explicit one.
+func alignAllocation(rw *NVGPURewriter, op, alloc *ir.Operation, need int64, why string) error {
+	auto, _ := rw.State[stateAutoAligned].(map[*ir.Operation]bool)
+	if auto == nil {
+		auto = map[*ir.Operation]bool{}
+		rw.State[stateAutoAligned] = auto
+	}
 	al := alloc.IntAttrOf("alignment", 0)
-	if al == 0 {
+	if al == 0 || (auto[alloc] && al < need) {
 		alloc.SetAttr("alignment", ir.IntAttr(need, ir.I64))
+		auto[alloc] = true
 		return nil
 	}
 	if al < need {
