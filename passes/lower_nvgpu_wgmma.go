@@ -316,7 +316,6 @@ func isWarpgroupOp(op *ir.Operation) bool {
 // types in place.
 func prepareWarpgroupValues(rw *NVGPURewriter) error {
 	var first *ir.Operation
-	var err error
 	var retype []ir.Value
 	for _, a := range rw.Kernel.Region(0).Entry().Args() {
 		if _, ok := wgmmaLoweredType(a.Type()); ok {
@@ -324,9 +323,6 @@ func prepareWarpgroupValues(rw *NVGPURewriter) error {
 		}
 	}
 	ir.Walk(rw.Kernel, func(op *ir.Operation) ir.WalkResult {
-		if err != nil {
-			return ir.Skip
-		}
 		if isWarpgroupOp(op) && first == nil {
 			first = op
 		}
@@ -345,9 +341,6 @@ func prepareWarpgroupValues(rw *NVGPURewriter) error {
 		}
 		return ir.Advance
 	})
-	if err != nil {
-		return err
-	}
 	if first == nil {
 		return nil
 	}
