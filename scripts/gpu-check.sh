@@ -23,6 +23,7 @@ launcher=$?
 echo "== PyTorch on the same shapes"
 timeout 300 python3 - <<'PY'
 import torch
+torch.backends.cuda.matmul.allow_tf32 = False
 def bench(fn, reps=20):
     for _ in range(3): fn()
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -36,6 +37,10 @@ m = torch.randn(3001, 517, device="cuda")
 t = bench(lambda: m.sum(1)); print(f"torch rowsum     {t*1e3:8.1f} us {(3001*517*4+3001*4)/(t*1e-3)/1e9:6.0f} GB/s")
 a = torch.randn(2048, 2048, device="cuda")
 t = bench(lambda: a.t().contiguous()); print(f"torch transpose  {t*1e3:8.1f} us {2*2048*2048*4/(t*1e-3)/1e9:6.0f} GB/s")
+A = torch.randn(512, 1024, device="cuda", dtype=torch.float16); B = torch.randn(1024, 256, device="cuda", dtype=torch.float16)
+t = bench(lambda: torch.matmul(A, B)); print(f"torch f16 GEMM 512x256x1024 (cuBLAS) {t*1e3:8.1f} us {2*512*256*1024/(t*1e-3)/1e12:6.1f} TFLOP/s")
+A = torch.randn(1024, 1024, device="cuda"); B = torch.randn(1024, 1024, device="cuda")
+t = bench(lambda: torch.matmul(A, B)); print(f"torch f32 GEMM 1024^3 (cuBLAS, TF32 off) {t*1e3:8.1f} us {2*1024**3/(t*1e-3)/1e12:6.1f} TFLOP/s")
 big = torch.empty(256*1024*1024, dtype=torch.uint8, device="cuda"); dst = torch.empty_like(big)
 t = bench(lambda: dst.copy_(big)); print(f"torch d2d copy   {t*1e3:8.1f} us {2*big.numel()/(t*1e-3)/1e9:6.0f} GB/s (ceiling)")
 PY
