@@ -33,18 +33,9 @@ var attrTable struct {
 	m map[string]Attribute
 }
 
+// internAttr returns the canonical attribute printed as text.
 func internAttr(text string, build func(base attrBase) Attribute) Attribute {
-	attrTable.Lock()
-	defer attrTable.Unlock()
-	if a, ok := attrTable.m[text]; ok {
-		return a
-	}
-	if attrTable.m == nil {
-		attrTable.m = make(map[string]Attribute, 256)
-	}
-	a := build(attrBase{text: text})
-	attrTable.m[text] = a
-	return a
+	return internAttrKeyed(text, text, build)
 }
 
 // UnitAttr is the attribute `unit`, whose presence is the information.
