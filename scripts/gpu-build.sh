@@ -2,7 +2,8 @@
 # Builds everything the GPU check needs, here (where llc is), into build/gpu:
 # the launcher (CGO_ENABLED=0, stripped), the PTX of every GPU test, every
 # example that compiles today, and every code generation lit test input;
-# the .tma sources travel along (the launcher reads kernel signatures from
+# one `tmac run` bundle per example (build/gpu/bundles); the .tma sources
+# travel along (the launcher reads kernel signatures from
 # them). The GPU tests are outlined programs (gpu.module + gpu.func kernel),
 # compiled with lower-nvgpu,canonicalize,cse. A GPU test that does not
 # compile is reported and skipped (its launcher cases then say the PTX is
@@ -34,6 +35,20 @@ for f in examples/*.tma; do
 		echo "skip example $f (does not compile yet)"
 	fi
 done
+# One bundle per example (PTX + host plan) for `tmac run` on the GPU
+# machine, which has no llc: scripts/gpu-run-examples.sh runs them all.
+mkdir -p build/gpu/bundles
+for f in examples/*.tma examples/variants/*.tma; do
+	n=$(basename "$f" .tma)
+	case "$f" in examples/variants/*) n=variant-$n;; esac
+	if ! build/tmac compile "$f" --emit=bundle -o "build/gpu/bundles/$n.tmab" 2>build/gpu/compile.err; then
+		failed+=("$f")
+		echo "example $f does not compile to a bundle:"
+		head -5 build/gpu/compile.err
+	fi
+done
+rm -f build/gpu/compile.err
+ls build/gpu/bundles | wc -l | xargs echo "bundles:"
 for f in lit-tests/codegen/*.tma; do
 	case "$f" in *errors*) continue;; esac
 	build/tmac compile "$f" --pass-pipeline='builtin.module()' -o "build/gpu/ptx/lit-$(basename "$f" .tma).ptx" 2>/dev/null || true
