@@ -107,7 +107,3 @@ func notImplemented(name, issue string) *cobra.Command {
 		},
 	}
 }
-
-func newRunCmd() *cobra.Command {
-	return notImplemented("run", "launch on the GPU with a reference check; arrives with the runtime")
-}

@@ -1,0 +1,625 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tmac-dev/tmac/bundle"
+	"github.com/tmac-dev/tmac/codegen"
+	"github.com/tmac-dev/tmac/driver"
+	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/runtime/buffer"
+	"github.com/tmac-dev/tmac/runtime/cuda"
+	"github.com/tmac-dev/tmac/runtime/interp"
+	"github.com/tmac-dev/tmac/runtime/plan"
+	"github.com/tmac-dev/tmac/toolchain"
+)
+
+type runFlags struct {
+	entry      string
+	shapes     []string
+	sets       []string
+	seed       int64
+	dist       string
+	rtol, atol float64
+	noCheck    bool
+	bench      bool
+	warmup     int
+	reps       int
+	timeout    time.Duration
+	device     int
+	pipeline   string
+	llc        toolchain.LLCOptions
+}
+
+// Measured H200 peaks the --bench report compares against.
+const (
+	peakBytesPerS = 4.3e12 // device-to-device copy
+	peakFlopsPerS = 790e12 // bf16 dense wgmma
+	l2Bytes       = 50 << 20
+)
+
+func newRunCmd() *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run FILE.tma|FILE.tmab",
+		Short: "Run a tile program on the GPU with random inputs and check it against @reference",
+		Long: `run compiles FILE (or loads a bundle from tmac compile --emit=bundle, which
+needs no llc), allocates the entry function's memref arguments on the GPU,
+fills them with seeded random data (outputs are poisoned with NaN, or a
+sentinel for integers), executes the entry function's host code (arith,
+scf, gpu.alloc/memcpy/memset/wait, nvgpu.tma.create.descriptor,
+gpu.launch_func) and compares every output with func.func @reference run
+by the CPU interpreter on the same inputs.
+
+The entry is --entry, or the only public func.func other than @reference.
+An argument is an output when it has the {tmac.output} argument attribute;
+dynamic sizes come from --shape argN=AxB, integer scalars from --set argN=V.
+
+Default tolerances: f32/f64 rtol 1e-5 atol 1e-6, tf32 1e-3, f16/bf16 1e-2,
+fp8 5e-2, integers exact; an element matches when |out-ref| <= atol +
+rtol*|ref|.
+
+--bench times whole runs of the entry function with CUDA events after
+warm-ups and reports the median and the minimum. Bytes moved are the total
+size of the entry's memref arguments (each counted once; a function
+attribute tmac.bytes overrides); FLOPs come from the entry's tmac.flops
+function attribute (e.g. 2*M*N*K for a GEMM). Throughput is reported with
+the fraction of the H200's measured peaks (4.3 TB/s copy, 790 TFLOP/s
+bf16 dense). When the inputs fit in the 50 MB L2, several copies are
+rotated so the cache does not serve them.
+
+Exit status: 0 success, 1 mismatch or failure, 2 usage error, 3 no GPU.`,
+		Example: `  tmac run examples/saxpy.tma --bench
+  tmac run gemm.tmab --seed 7 --dist uniform
+  tmac run rowsum.tma --shape arg0=4096x512 --rtol 1e-4`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd, f, args[0])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.entry, "entry", "", "function to run (default: the only public func.func other than @reference)")
+	fl.StringArrayVar(&f.shapes, "shape", nil, "shape of a dynamically shaped memref argument, argN=AxB (repeatable)")
+	fl.StringArrayVar(&f.sets, "set", nil, "value of a scalar argument, argN=VALUE (repeatable)")
+	fl.Int64Var(&f.seed, "seed", 0, "random seed of the inputs")
+	fl.StringVar(&f.dist, "dist", "normal", "input distribution: normal, uniform or int")
+	fl.Float64Var(&f.rtol, "rtol", -1, "relative tolerance (default: per element type)")
+	fl.Float64Var(&f.atol, "atol", -1, "absolute tolerance (default: per element type)")
+	fl.BoolVar(&f.noCheck, "no-check", false, "skip the reference check")
+	fl.BoolVar(&f.bench, "bench", false, "time the entry function")
+	fl.IntVar(&f.warmup, "warmup", 5, "warm-up runs before timing (--bench)")
+	fl.IntVar(&f.reps, "reps", 50, "timed runs (--bench)")
+	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "watchdog: a launch not finished by then is reported as a deadlock")
+	fl.IntVar(&f.device, "device", 0, "CUDA device ordinal")
+	fl.StringVar(&f.pipeline, "pass-pipeline", defaultPipeline, "pass pipeline (for .tma input)")
+	fl.StringVar(&f.llc.Path, "llc", "", "llc to use (for .tma input)")
+	fl.StringVar(&f.llc.MCPU, "mcpu", "sm_90a", "target GPU")
+	fl.IntVarP(&f.llc.OptLevel, "opt-level", "O", 3, "llc optimisation level (0-3)")
+	return cmd
+}
+
+// runArg is one argument of the entry function.
+type runArg struct {
+	typ    ir.Type
+	buf    *buffer.Buffer // memrefs
+	scalar plan.Value     // scalars
+	output bool
+}
+
+func runRun(cmd *cobra.Command, f *runFlags, in string) error {
+	stderr := cmd.ErrOrStderr()
+	stdout := cmd.OutOrStdout()
+	usage := func(format string, args ...any) error {
+		fmt.Fprintf(stderr, "tmac run: error: "+format+"\n", args...)
+		return &exitError{2}
+	}
+	switch buffer.Dist(f.dist) {
+	case buffer.Normal, buffer.Uniform, buffer.Ints:
+	default:
+		return usage("--dist must be normal, uniform or int, not '%s'", f.dist)
+	}
+	if f.rtol != -1 && (f.rtol < 0 || math.IsNaN(f.rtol) || math.IsInf(f.rtol, 0)) {
+		return usage("--rtol must be a finite number >= 0")
+	}
+	if f.atol != -1 && (f.atol < 0 || math.IsNaN(f.atol) || math.IsInf(f.atol, 0)) {
+		return usage("--atol must be a finite number >= 0")
+	}
+	if f.reps < 1 || f.warmup < 0 {
+		return usage("--reps must be at least 1 and --warmup at least 0")
+	}
+	if f.timeout < 0 {
+		return usage("--timeout must not be negative")
+	}
+	shapes, err := parseAssignments(f.shapes, "--shape")
+	if err != nil {
+		return usage("%v", err)
+	}
+	sets, err := parseAssignments(f.sets, "--set")
+	if err != nil {
+		return usage("%v", err)
+	}
+
+	mod, ptx, sm, err := loadProgram(stderr, f, in)
+	if err != nil {
+		return err
+	}
+	diag := func(err error) error {
+		if ds := ir.AsDiagnostics(err); len(ds) > 0 {
+			for _, d := range ds {
+				fmt.Fprint(stderr, d.Render(sm))
+			}
+		} else {
+			fmt.Fprintln(stderr, "tmac run: error:", err)
+		}
+		return &exitError{1}
+	}
+	entry, err := plan.SelectEntry(mod, f.entry)
+	if err != nil {
+		return usage("%v", err)
+	}
+	p, err := plan.Build(mod, entry)
+	if err != nil {
+		return diag(err)
+	}
+	ref := plan.Reference(mod)
+	if ref != nil && !f.noCheck {
+		if err := plan.SameSignature(entry, ref); err != nil {
+			return diag(err)
+		}
+	}
+	outputs := plan.Outputs(entry, nil)
+	if ref != nil {
+		outs := plan.Outputs(ref, nil)
+		for i := range outputs {
+			outputs[i] = outputs[i] || outs[i]
+		}
+	}
+	args, err := makeArgs(p.Args, outputs, shapes, sets, f)
+	if err != nil {
+		return usage("%v", err)
+	}
+
+	// Everything above runs without a GPU.
+	dev, err := cuda.Init(f.device)
+	if err != nil {
+		fmt.Fprintf(stderr, "tmac run: error: no usable GPU: %s\n", firstLine(err.Error()))
+		return &exitError{3}
+	}
+	fmt.Fprintf(stdout, "device %d: %s\n", f.device, dev.Name())
+	gpu, err := plan.NewCUDA(ptx)
+	if err != nil {
+		return diag(err)
+	}
+	gpu.Timeout = f.timeout
+	watch := func(l *plan.Launch) error { return gpu.Wait(l.Kernel) }
+
+	devArgs, mems, err := uploadArgs(gpu, args)
+	if err != nil {
+		return diag(err)
+	}
+	if err := p.Run(gpu, devArgs, watch); err != nil {
+		return launchFailure(stderr, sm, err)
+	}
+	results := make([]*buffer.Buffer, len(args))
+	for i, a := range args {
+		if a.buf != nil {
+			results[i] = &buffer.Buffer{Elem: a.buf.Elem, Shape: a.buf.Shape, Bytes: make([]byte, len(a.buf.Bytes))}
+			if err := gpu.CopyToHost(results[i].Bytes, mems[i].Dev); err != nil {
+				return diag(err)
+			}
+		}
+	}
+	failed := false
+	switch {
+	case f.noCheck:
+		fmt.Fprintln(stdout, "ran @"+entry.SymbolName()+" (reference check skipped: --no-check)")
+	case ref == nil:
+		fmt.Fprintln(stdout, "ran @"+entry.SymbolName()+"; the module has no func.func @reference, so the results were not checked")
+	default:
+		failed, err = checkResults(stdout, mod, entry, args, results, outputs, f)
+		if err != nil {
+			return diag(err)
+		}
+	}
+	if f.bench {
+		if err := bench(stdout, p, gpu, entry, args, devArgs, f); err != nil {
+			return launchFailure(stderr, sm, err)
+		}
+	}
+	if failed {
+		return &exitError{1}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func launchFailure(stderr io.Writer, sm *ir.SourceMgr, err error) error {
+	if ds := ir.AsDiagnostics(err); len(ds) > 0 {
+		for _, d := range ds {
+			fmt.Fprint(stderr, d.Render(sm))
+		}
+	} else {
+		fmt.Fprintln(stderr, "tmac run: error:", err)
+	}
+	return &exitError{1}
+}
+
+// loadProgram compiles a .tma in-process or reads a .tmab bundle, giving
+// the module after tmac's passes and the PTX of its kernels.
+func loadProgram(stderr io.Writer, f *runFlags, in string) (*ir.Operation, string, *ir.SourceMgr, error) {
+	fail := func(sm *ir.SourceMgr, err error) (*ir.Operation, string, *ir.SourceMgr, error) {
+		if ds := ir.AsDiagnostics(err); len(ds) > 0 {
+			for _, d := range ds {
+				fmt.Fprint(stderr, d.Render(sm))
+			}
+		} else {
+			fmt.Fprintln(stderr, "tmac run: error:", err)
+		}
+		return nil, "", nil, &exitError{1}
+	}
+	if strings.HasSuffix(in, bundle.Ext) {
+		b, err := bundle.ReadFile(in)
+		if err != nil {
+			return fail(nil, err)
+		}
+		name := filepath.Base(in) + ":" + bundle.ModuleFile
+		sm := ir.NewSourceMgr()
+		sm.Add(name, b.Module)
+		mod, err := driver.ParseChunk(driver.Chunk{File: name, Text: b.Module, FirstLine: 1}, false)
+		if err != nil {
+			return fail(sm, err)
+		}
+		return mod, b.PTX, sm, nil
+	}
+	file, text, sm, err := readSource(stderr, in)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	steps, err := passes.ParsePipeline(f.pipeline)
+	if err != nil {
+		return fail(sm, err)
+	}
+	mod, err := driver.ParseChunk(driver.Chunk{File: file, Text: text, FirstLine: 1}, false)
+	if err != nil {
+		return fail(sm, err)
+	}
+	if err := passes.RunPipeline(mod, steps, &passes.Context{Emit: func(d *ir.Diagnostic) { fmt.Fprint(stderr, d.Render(sm)) }}, nil); err != nil {
+		return fail(sm, err)
+	}
+	cg, err := codegen.Emit(mod)
+	if err != nil {
+		return fail(sm, err)
+	}
+	opts := f.llc
+	if opts.PTXVersion < cg.PTXVersion {
+		opts.PTXVersion = cg.PTXVersion
+	}
+	ptx, err := toolchain.CompilePTX(cg.Module.String(), opts)
+	if err != nil {
+		return fail(sm, err)
+	}
+	return mod, ptx, sm, nil
+}
+
+// parseAssignments parses argN=VALUE flags into a map keyed by argument
+// index.
+func parseAssignments(list []string, flag string) (map[int]string, error) {
+	out := map[int]string{}
+	for _, s := range list {
+		name, val, ok := strings.Cut(s, "=")
+		if !ok || val == "" {
+			return nil, fmt.Errorf("%s expects argN=VALUE, not '%s'", flag, s)
+		}
+		i, err := argIndex(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %v", flag, s, err)
+		}
+		out[i] = val
+	}
+	return out, nil
+}
+
+func argIndex(name string) (int, error) {
+	n := strings.TrimPrefix(strings.TrimPrefix(name, "%"), "arg")
+	i, err := strconv.Atoi(n)
+	if err != nil || i < 0 {
+		return 0, fmt.Errorf("'%s' is not an argument name (arg0, arg1, ...)", name)
+	}
+	return i, nil
+}
+
+// parseShape parses AxBxC.
+func parseShape(s string) ([]int64, error) {
+	var shape []int64
+	for _, d := range strings.Split(s, "x") {
+		n, err := strconv.ParseInt(d, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("'%s' is not a shape like 128x64", s)
+		}
+		shape = append(shape, n)
+	}
+	return shape, nil
+}
+
+// makeArgs builds the host values of the entry's arguments.
+func makeArgs(types []ir.Type, outputs []bool, shapes, sets map[int]string, f *runFlags) ([]*runArg, error) {
+	for i := range shapes {
+		if i >= len(types) {
+			return nil, fmt.Errorf("--shape arg%d: the entry function has %d arguments", i, len(types))
+		}
+		if _, ok := types[i].(*ir.MemRefType); !ok {
+			return nil, fmt.Errorf("--shape arg%d: argument #%d is '%s', not a memref", i, i, types[i])
+		}
+	}
+	for i := range sets {
+		if i >= len(types) {
+			return nil, fmt.Errorf("--set arg%d: the entry function has %d arguments", i, len(types))
+		}
+	}
+	r := rand.New(rand.NewSource(f.seed))
+	args := make([]*runArg, len(types))
+	for i, t := range types {
+		a := &runArg{typ: t, output: outputs[i]}
+		args[i] = a
+		switch t := t.(type) {
+		case *ir.MemRefType:
+			shape := append([]int64(nil), t.Shape()...)
+			if s, ok := shapes[i]; ok {
+				given, err := parseShape(s)
+				if err != nil {
+					return nil, fmt.Errorf("--shape arg%d: %v", i, err)
+				}
+				if len(given) != len(shape) {
+					return nil, fmt.Errorf("--shape arg%d=%s: argument #%d has rank %d", i, s, i, len(shape))
+				}
+				for d := range shape {
+					if shape[d] != ir.Dynamic && shape[d] != given[d] {
+						return nil, fmt.Errorf("--shape arg%d=%s: dimension %d of '%s' is %d", i, s, d, t, shape[d])
+					}
+				}
+				shape = given
+			}
+			for d := range shape {
+				if shape[d] == ir.Dynamic {
+					return nil, fmt.Errorf("argument #%d ('%s') has dynamic sizes: give them with --shape arg%d=AxB", i, t, i)
+				}
+			}
+			if strides, _, ok := t.StridesAndOffset(); !ok || !isIdentity(t, strides) {
+				return nil, fmt.Errorf("argument #%d ('%s'): only identity-layout memrefs can be entry arguments", i, t)
+			}
+			b, err := buffer.New(t.Elem, shape)
+			if err != nil {
+				return nil, fmt.Errorf("argument #%d: %v", i, err)
+			}
+			if a.output {
+				b.Poison()
+			} else {
+				b.FillRandom(r, buffer.Dist(f.dist))
+			}
+			a.buf = b
+		case *ir.IntegerType, *ir.IndexType:
+			s, ok := sets[i]
+			if !ok {
+				return nil, fmt.Errorf("argument #%d is an integer ('%s'): give its value with --set arg%d=N", i, t, i)
+			}
+			n, err := strconv.ParseInt(s, 0, 64)
+			if err != nil {
+				return nil, fmt.Errorf("--set arg%d=%s: not an integer", i, s)
+			}
+			a.scalar = n
+		case *ir.FloatType:
+			if s, ok := sets[i]; ok {
+				v, err := strconv.ParseFloat(s, 64)
+				if err != nil {
+					return nil, fmt.Errorf("--set arg%d=%s: not a number", i, s)
+				}
+				a.scalar = v
+			} else {
+				b, _ := buffer.New(t, []int64{1})
+				b.FillRandom(r, buffer.Dist(f.dist))
+				a.scalar = b.Float(0)
+			}
+		default:
+			return nil, fmt.Errorf("argument #%d has type '%s', which tmac run cannot provide", i, t)
+		}
+	}
+	return args, nil
+}
+
+func isIdentity(t *ir.MemRefType, strides []int64) bool {
+	s := int64(1)
+	shape := t.Shape()
+	for i := len(shape) - 1; i >= 0; i-- {
+		if strides[i] != ir.Dynamic && strides[i] != s && shape[i] != 1 {
+			return false
+		}
+		if shape[i] == ir.Dynamic {
+			s = ir.Dynamic
+			// Later (outer) strides are dynamic too; accept them.
+			for j := i - 1; j >= 0; j-- {
+				if strides[j] != ir.Dynamic {
+					return false
+				}
+			}
+			return true
+		}
+		s *= shape[i]
+	}
+	return true
+}
+
+// uploadArgs copies the memref arguments to the device.
+func uploadArgs(dev plan.Device, args []*runArg) ([]plan.Value, []*plan.Mem, error) {
+	vals := make([]plan.Value, len(args))
+	mems := make([]*plan.Mem, len(args))
+	for i, a := range args {
+		if a.buf == nil {
+			vals[i] = a.scalar
+			continue
+		}
+		m, err := plan.Upload(dev, a.buf)
+		if err != nil {
+			return nil, nil, err
+		}
+		vals[i], mems[i] = m, m
+	}
+	return vals, mems, nil
+}
+
+// checkResults runs @reference on copies of the inputs and compares every
+// output (every memref argument when none is marked).
+func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results []*buffer.Buffer, outputs []bool, f *runFlags) (bool, error) {
+	anyOut := false
+	for i, a := range args {
+		anyOut = anyOut || (a.buf != nil && outputs[i])
+	}
+	refArgs := make([]interp.Arg, len(args))
+	for i, a := range args {
+		if a.buf != nil {
+			refArgs[i] = a.buf.Clone()
+		} else {
+			refArgs[i] = a.scalar
+		}
+	}
+	start := time.Now()
+	if _, err := interp.Call(mod, plan.ReferenceName, refArgs); err != nil {
+		return false, fmt.Errorf("@reference: %v", err)
+	}
+	fmt.Fprintf(w, "reference: @reference on the CPU in %.2f s\n", time.Since(start).Seconds())
+	failed := false
+	for i, a := range args {
+		if a.buf == nil || (anyOut && !outputs[i]) {
+			continue
+		}
+		rb := refArgs[i].(*buffer.Buffer)
+		rtol, atol := plan.Tolerance(a.buf.Elem)
+		if f.rtol >= 0 {
+			rtol = f.rtol
+		}
+		if f.atol >= 0 {
+			atol = f.atol
+		}
+		c, err := plan.Compare(results[i], rb, rtol, atol)
+		if err != nil {
+			return false, err
+		}
+		status := "PASS"
+		if !c.OK() {
+			status, failed = "FAIL", true
+		}
+		fmt.Fprintf(w, "%s arg%d %s: max abs err %.3g, max rel err %.3g, ||out-ref||/||ref|| %.3g (rtol %g, atol %g)\n",
+			status, i, a.typ, c.MaxAbs, c.MaxRel, c.RelNorm, rtol, atol)
+		if !c.OK() {
+			fmt.Fprintf(w, "  %d of %d elements differ; first:", c.Mismatches, c.N)
+			for _, k := range c.First {
+				fmt.Fprintf(w, " %s out=%s ref=%s;", plan.Index(a.buf.Shape, k), elemString(results[i], k), elemString(rb, k))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	return failed, nil
+}
+
+func elemString(b *buffer.Buffer, i int) string {
+	if b.IsFloat() {
+		return strconv.FormatFloat(b.Float(i), 'g', 6, 64)
+	}
+	return strconv.FormatInt(b.Int(i), 10)
+}
+
+// bench times the entry function.
+func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args []*runArg, devArgs []plan.Value, f *runFlags) error {
+	total := 0
+	for _, a := range args {
+		if a.buf != nil {
+			total += len(a.buf.Bytes)
+		}
+	}
+	// Rotate copies of the arguments when they fit in L2.
+	sets := [][]plan.Value{devArgs}
+	if total > 0 && total < l2Bytes {
+		copies := min((2*l2Bytes)/total+1, 8)
+		for c := 1; c < copies; c++ {
+			vs, _, err := uploadArgs(gpu, args)
+			if err != nil {
+				return err
+			}
+			sets = append(sets, vs)
+		}
+	}
+	var last string
+	wait := func(l *plan.Launch) error { last = l.Kernel; return nil }
+	run := func(i int) error {
+		if err := p.Run(gpu, sets[i%len(sets)], wait); err != nil {
+			return err
+		}
+		return gpu.Wait(last)
+	}
+	for i := 0; i < f.warmup; i++ {
+		if err := run(i); err != nil {
+			return err
+		}
+	}
+	times := make([]float64, f.reps)
+	start, err := cuda.NewEvent()
+	if err != nil {
+		return err
+	}
+	end, err := cuda.NewEvent()
+	if err != nil {
+		return err
+	}
+	for i := range times {
+		if err := start.Record(); err != nil {
+			return err
+		}
+		if err := p.Run(gpu, sets[i%len(sets)], wait); err != nil {
+			return err
+		}
+		if err := end.Record(); err != nil {
+			return err
+		}
+		if err := gpu.Wait(last); err != nil {
+			return err
+		}
+		ms, err := cuda.ElapsedMs(start, end)
+		if err != nil {
+			return err
+		}
+		times[i] = float64(ms) * 1e-3
+	}
+	sort.Float64s(times)
+	med, best := times[len(times)/2], times[0]
+	fmt.Fprintf(w, "bench: %d runs (%d warm-up, %d argument copies rotated): median %.3f us, min %.3f us\n",
+		f.reps, f.warmup, len(sets), med*1e6, best*1e6)
+	bytes := float64(total)
+	if a, ok := entry.Attr("tmac.bytes").(*ir.IntegerAttr); ok {
+		bytes = float64(a.Int())
+	}
+	if bytes > 0 {
+		bw := bytes / med
+		fmt.Fprintf(w, "bench: %.3f TB/s (%.0f%% of the H200's %.1f TB/s), %.0f bytes\n", bw/1e12, 100*bw/peakBytesPerS, peakBytesPerS/1e12, bytes)
+	}
+	if fl := plan.Flops(entry); fl > 0 {
+		fs := fl / med
+		fmt.Fprintf(w, "bench: %.1f TFLOP/s (%.0f%% of the H200's %.0f TFLOP/s bf16 dense), %.4g FLOP\n", fs/1e12, 100*fs/peakFlopsPerS, peakFlopsPerS/1e12, fl)
+	}
+	return nil
+}

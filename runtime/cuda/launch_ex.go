@@ -1,0 +1,150 @@
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// Driver calls used by tmac run's host plan beyond driver.go's:
+// cuLaunchKernelEx (thread block clusters), cuEventQuery (the watchdog),
+// device-to-device copies and 16/32-bit memsets.
+
+var exAPI struct {
+	cuLaunchKernelEx func(cfg *launchConfig, f Function, params *unsafe.Pointer, extra *unsafe.Pointer) Result
+	cuEventQuery     func(e Event) Result
+	cuMemcpyDtoD     func(dst, src DevicePtr, n uint64) Result
+	cuMemsetD16      func(dst DevicePtr, v uint16, n uint64) Result
+	cuMemsetD32      func(dst DevicePtr, v uint32, n uint64) Result
+}
+
+var (
+	exOnce sync.Once
+	exErr  error
+)
+
+func loadEx() error {
+	exOnce.Do(func() {
+		if err := Load(); err != nil {
+			exErr = err
+			return
+		}
+		lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err != nil {
+			exErr = fmt.Errorf("cannot load the CUDA driver (libcuda.so.1): %v", err)
+			return
+		}
+		for _, b := range []struct {
+			fn   any
+			name string
+		}{
+			{&exAPI.cuLaunchKernelEx, "cuLaunchKernelEx"},
+			{&exAPI.cuEventQuery, "cuEventQuery"},
+			{&exAPI.cuMemcpyDtoD, "cuMemcpyDtoD_v2"},
+			{&exAPI.cuMemsetD16, "cuMemsetD16_v2"},
+			{&exAPI.cuMemsetD32, "cuMemsetD32_v2"},
+		} {
+			if _, err := purego.Dlsym(lib, b.name); err != nil {
+				exErr = fmt.Errorf("the CUDA driver lacks %s (CUDA 12 or newer is needed): %v", b.name, err)
+				return
+			}
+			purego.RegisterLibFunc(b.fn, lib, b.name)
+		}
+	})
+	return exErr
+}
+
+// launchAttribute is a CUlaunchAttribute: a 4-byte id, 4 bytes of padding
+// and a 64-byte value union.
+type launchAttribute struct {
+	ID    uint32
+	_     uint32
+	Value [64]byte
+}
+
+// launchConfig is a CUlaunchConfig.
+type launchConfig struct {
+	GridX, GridY, GridZ    uint32
+	BlockX, BlockY, BlockZ uint32
+	SharedMemBytes         uint32
+	_                      uint32
+	Stream                 Stream
+	Attrs                  *launchAttribute
+	NumAttrs               uint32
+	_                      uint32
+}
+
+const launchAttributeClusterDimension = 4
+
+// LaunchEx runs f like Launch, with a thread block cluster of the given
+// size (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).
+func LaunchEx(f Function, grid, block, cluster Dim3, sharedBytes int, params []unsafe.Pointer) error {
+	if err := loadEx(); err != nil {
+		return err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	attr := &launchAttribute{ID: launchAttributeClusterDimension}
+	*(*[3]uint32)(unsafe.Pointer(&attr.Value[0])) = [3]uint32{uint32(cluster.X), uint32(cluster.Y), uint32(cluster.Z)}
+	pin.Pin(attr)
+	cfg := &launchConfig{
+		GridX: uint32(grid.X), GridY: uint32(grid.Y), GridZ: uint32(grid.Z),
+		BlockX: uint32(block.X), BlockY: uint32(block.Y), BlockZ: uint32(block.Z),
+		SharedMemBytes: uint32(sharedBytes), Attrs: attr, NumAttrs: 1,
+	}
+	pin.Pin(cfg)
+	var pp *unsafe.Pointer
+	if len(params) > 0 {
+		for _, p := range params {
+			pin.Pin(p)
+		}
+		pin.Pin(&params[0])
+		pp = &params[0]
+	}
+	return check("cuLaunchKernelEx", exAPI.cuLaunchKernelEx(cfg, f, pp, nil))
+}
+
+// Done reports whether all work recorded before e has finished
+// (cuEventQuery: CUDA_ERROR_NOT_READY means not yet).
+func (e Event) Done() (bool, error) {
+	if err := loadEx(); err != nil {
+		return false, err
+	}
+	const notReady = 600
+	r := exAPI.cuEventQuery(e)
+	if r == notReady {
+		return false, nil
+	}
+	return true, check("cuEventQuery", r)
+}
+
+// Destroy releases the event.
+func (e Event) Destroy() error { return check("cuEventDestroy", api.cuEventDestroy(e)) }
+
+// CopyDeviceToDevice copies n bytes between device buffers.
+func CopyDeviceToDevice(dst, src DevicePtr, n int) error {
+	if err := loadEx(); err != nil {
+		return err
+	}
+	return check("cuMemcpyDtoD", exAPI.cuMemcpyDtoD(dst, src, uint64(n)))
+}
+
+// MemsetPattern fills n elements of len(pattern) bytes (1, 2 or 4) at dst.
+func MemsetPattern(dst DevicePtr, pattern []byte, n int) error {
+	if err := loadEx(); err != nil {
+		return err
+	}
+	switch len(pattern) {
+	case 1:
+		return Memset(dst, pattern[0], n)
+	case 2:
+		return check("cuMemsetD16", exAPI.cuMemsetD16(dst, uint16(pattern[0])|uint16(pattern[1])<<8, uint64(n)))
+	case 4:
+		v := uint32(pattern[0]) | uint32(pattern[1])<<8 | uint32(pattern[2])<<16 | uint32(pattern[3])<<24
+		return check("cuMemsetD32", exAPI.cuMemsetD32(dst, v, uint64(n)))
+	}
+	return fmt.Errorf("memset of %d-byte elements is not supported", len(pattern))
+}

@@ -1,0 +1,147 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/tmac-dev/tmac/runtime/cuda"
+)
+
+// CUDA is the Device of a real GPU: the kernels of one PTX module.
+type CUDA struct {
+	Module    cuda.Module
+	funcs     map[string]cuda.Function
+	smemSet   map[string]int
+	Timeout   time.Duration
+	maps      []*cuda.TensorMap // kept alive until the launches finish
+	LastEvent cuda.Event
+}
+
+// NewCUDA loads PTX on the current context.
+func NewCUDA(ptx string) (*CUDA, error) {
+	m, err := cuda.LoadPTX(ptx)
+	if err != nil {
+		return nil, err
+	}
+	return &CUDA{Module: m, funcs: map[string]cuda.Function{}, smemSet: map[string]int{}}, nil
+}
+
+func (c *CUDA) Alloc(n int) (uint64, error) {
+	p, err := cuda.Alloc(n)
+	return uint64(p), err
+}
+func (c *CUDA) Free(p uint64) error { return cuda.Free(cuda.DevicePtr(p)) }
+func (c *CUDA) CopyToDevice(dst uint64, src []byte) error {
+	return cuda.CopyToDevice(cuda.DevicePtr(dst), src)
+}
+func (c *CUDA) CopyToHost(dst []byte, src uint64) error {
+	return cuda.CopyToHost(dst, cuda.DevicePtr(src))
+}
+func (c *CUDA) CopyDeviceToDevice(dst, src uint64, n int) error {
+	return cuda.CopyDeviceToDevice(cuda.DevicePtr(dst), cuda.DevicePtr(src), n)
+}
+func (c *CUDA) Memset(dst uint64, pattern []byte, n int) error {
+	if len(pattern) == 8 {
+		// No 64-bit memset in the driver: fill on the host and copy.
+		buf := make([]byte, 8*n)
+		for i := 0; i < n; i++ {
+			copy(buf[8*i:], pattern)
+		}
+		return cuda.CopyToDevice(cuda.DevicePtr(dst), buf)
+	}
+	return cuda.MemsetPattern(cuda.DevicePtr(dst), pattern, n)
+}
+func (c *CUDA) EncodeTensorMap(d *cuda.TiledDesc) ([]byte, error) {
+	m, err := cuda.EncodeTiled(d)
+	if err != nil {
+		return nil, err
+	}
+	c.maps = append(c.maps, m)
+	return m.Bytes(), nil
+}
+func (c *CUDA) Synchronize() error { return cuda.Synchronize() }
+
+// Function returns the kernel named name.
+func (c *CUDA) Function(name string) (cuda.Function, error) {
+	if f, ok := c.funcs[name]; ok {
+		return f, nil
+	}
+	f, err := c.Module.Function(name)
+	if err != nil {
+		return 0, err
+	}
+	c.funcs[name] = f
+	return f, nil
+}
+
+// Launch launches l: cuLaunchKernelEx with a cluster, cuLaunchKernel
+// otherwise; more than 48 KB of dynamic shared memory is allowed with
+// cuFuncSetAttribute first.
+func (c *CUDA) Launch(l *Launch) error {
+	f, err := c.Function(l.Kernel)
+	if err != nil {
+		return err
+	}
+	if l.SharedBytes > 48<<10 && c.smemSet[l.Kernel] < l.SharedBytes {
+		if err := f.SetMaxDynamicSharedMemory(l.SharedBytes); err != nil {
+			return fmt.Errorf("kernel %s: %d bytes of dynamic shared memory: %v", l.Kernel, l.SharedBytes, err)
+		}
+		c.smemSet[l.Kernel] = l.SharedBytes
+	}
+	params := make([]unsafe.Pointer, len(l.Params))
+	for i, p := range l.Params {
+		if len(p) == 0 {
+			p = make([]byte, 8)
+		}
+		params[i] = unsafe.Pointer(&p[0])
+	}
+	d3 := func(v [3]int) cuda.Dim3 { return cuda.Dim3{X: v[0], Y: v[1], Z: v[2]} }
+	if l.Cluster != [3]int{} {
+		return cuda.LaunchEx(f, d3(l.Grid), d3(l.Block), d3(l.Cluster), l.SharedBytes, params)
+	}
+	return cuda.Launch(f, d3(l.Grid), d3(l.Block), l.SharedBytes, params)
+}
+
+// DeadlockError is a launch that did not finish within the watchdog's
+// timeout.
+type DeadlockError struct {
+	Kernel  string
+	Timeout time.Duration
+}
+
+func (e *DeadlockError) Error() string {
+	return fmt.Sprintf("kernel %s did not finish in %g s; a common cause is an mbarrier waited on with the wrong phase or an expect_tx count that does not match the bytes loaded", e.Kernel, e.Timeout.Seconds())
+}
+
+// Wait waits for the work queued so far, polling an event, and returns a
+// *DeadlockError if it does not finish within the timeout (zero: wait
+// forever).
+func (c *CUDA) Wait(kernel string) error {
+	e, err := cuda.NewEvent()
+	if err != nil {
+		return err
+	}
+	defer e.Destroy()
+	if err := e.Record(); err != nil {
+		return err
+	}
+	start := time.Now()
+	sleep := 20 * time.Microsecond
+	for {
+		done, err := e.Done()
+		if err != nil {
+			return fmt.Errorf("kernel %s: %v", kernel, err)
+		}
+		if done {
+			return nil
+		}
+		if c.Timeout > 0 && time.Since(start) > c.Timeout {
+			return &DeadlockError{Kernel: kernel, Timeout: c.Timeout}
+		}
+		time.Sleep(sleep)
+		if sleep < time.Millisecond {
+			sleep *= 2
+		}
+	}
+}
