@@ -1,0 +1,622 @@
+package interp
+
+import (
+	"fmt"
+
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// fcomp compiles one function.
+type fcomp struct {
+	p      *Program
+	cf     *cfunc
+	slots  map[ir.Value]slot
+	n      [3]int32
+	constI map[int32]int64
+	constF map[int32]float64
+	// loopDepth counts the scf.for/while ops enclosing the op being
+	// compiled (only depth-0 loops may run in parallel).
+	loopDepth int
+}
+
+func (p *Program) compileFunc(op *ir.Operation) (*cfunc, error) {
+	if cf, ok := p.funcs[op]; ok {
+		return cf, nil
+	}
+	name := op.SymbolName()
+	ft, _ := op.Attr("function_type").(*ir.TypeAttr)
+	if ft == nil {
+		return nil, opErr(op, "function @%s has no function_type", name)
+	}
+	fty, ok := ft.Value.(*ir.FunctionType)
+	if !ok {
+		return nil, opErr(op, "function @%s has no function type", name)
+	}
+	if op.NumRegions() == 0 || op.Region(0).Empty() {
+		return nil, opErr(op, "function @%s is a declaration, it has no body to interpret", name)
+	}
+	cf := &cfunc{op: op, name: name, argTypes: fty.Inputs, resTypes: fty.Results}
+	p.funcs[op] = cf
+	fc := &fcomp{p: p, cf: cf, slots: map[ir.Value]slot{}, constI: map[int32]int64{}, constF: map[int32]float64{}}
+	entry := op.Region(0).Entry()
+	for _, a := range entry.Args() {
+		s, err := fc.slotOf(a)
+		if err != nil {
+			delete(p.funcs, op)
+			return nil, err
+		}
+		cf.args = append(cf.args, s)
+	}
+	for i, t := range fty.Results {
+		k, err := kindOf(t)
+		if err != nil {
+			delete(p.funcs, op)
+			return nil, opErr(op, "result %d: %v", i, err)
+		}
+		cf.results = append(cf.results, fc.newSlot(k))
+	}
+	body, err := fc.region(op.Region(0), func(t *ir.Operation) (instr, error) {
+		if t.Name() != "func.return" {
+			return nil, opErr(t, "unexpected terminator in a function body")
+		}
+		return fc.moves(t.Operands(), cf.results)
+	})
+	if err != nil {
+		delete(p.funcs, op)
+		return nil, err
+	}
+	cf.body = body
+	cf.nI, cf.nF, cf.nM = int(fc.n[kInt]), int(fc.n[kFloat]), int(fc.n[kMem])
+	cf.tmplI = make([]int64, cf.nI)
+	cf.tmplF = make([]float64, cf.nF)
+	for i, v := range fc.constI {
+		cf.tmplI[i] = v
+	}
+	for i, v := range fc.constF {
+		cf.tmplF[i] = v
+	}
+	return cf, nil
+}
+
+func kindOf(t ir.Type) (kind, error) {
+	switch t.(type) {
+	case *ir.IntegerType, *ir.IndexType:
+		return kInt, nil
+	case *ir.FloatType:
+		return kFloat, nil
+	case *ir.MemRefType:
+		return kMem, nil
+	case *ir.VectorType:
+		return 0, fmt.Errorf("vector values (%s) are not supported by the reference interpreter", t)
+	}
+	return 0, fmt.Errorf("values of type %s are not supported by the reference interpreter", t)
+}
+
+func (fc *fcomp) newSlot(k kind) slot {
+	s := slot{k, fc.n[k]}
+	fc.n[k]++
+	return s
+}
+
+func (fc *fcomp) slotOf(v ir.Value) (slot, error) {
+	if s, ok := fc.slots[v]; ok {
+		return s, nil
+	}
+	k, err := kindOf(v.Type())
+	if err != nil {
+		return slot{}, err
+	}
+	s := fc.newSlot(k)
+	fc.slots[v] = s
+	return s, nil
+}
+
+// sl returns the slot of v, panicking with a compile error (recovered in
+// compileOp) when its type is unsupported.
+func (fc *fcomp) sl(op *ir.Operation, v ir.Value) int32 {
+	s, err := fc.slotOf(v)
+	if err != nil {
+		panic(runError{opErr(op, "%v", err)})
+	}
+	return s.i
+}
+
+// region compiles a region; exit builds the instruction of a terminator
+// that leaves the region (yield, return, condition).
+func (fc *fcomp) region(r *ir.Region, exit func(*ir.Operation) (instr, error)) ([]instr, error) {
+	blocks := r.Blocks()
+	if len(blocks) == 1 {
+		var out []instr
+		for op := blocks[0].First(); op != nil; op = op.Next() {
+			var in instr
+			var err error
+			if op.Next() == nil && op.HasTrait(ir.Terminator) {
+				if len(op.Successors()) > 0 {
+					return nil, opErr(op, "branch to a block of a single-block region")
+				}
+				in, err = exit(op)
+			} else {
+				in, err = fc.compileOp(op)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if in != nil {
+				out = append(out, in)
+			}
+		}
+		return out, nil
+	}
+	// A CFG: blocks connected by cf.br / cf.cond_br.
+	index := map[*ir.Block]int{}
+	for i, b := range blocks {
+		index[b] = i
+	}
+	type cblock struct {
+		ops  []instr
+		term func(fr *frame) int
+	}
+	cbs := make([]cblock, len(blocks))
+	for i, b := range blocks {
+		for _, a := range b.Args() {
+			if _, err := fc.slotOf(a); err != nil {
+				return nil, opErr(b.ParentOp(), "block argument: %v", err)
+			}
+		}
+		for op := b.First(); op != nil; op = op.Next() {
+			if op.Next() != nil || !op.HasTrait(ir.Terminator) {
+				in, err := fc.compileOp(op)
+				if err != nil {
+					return nil, err
+				}
+				if in != nil {
+					cbs[i].ops = append(cbs[i].ops, in)
+				}
+				continue
+			}
+			t, err := fc.branch(op, index, exit)
+			if err != nil {
+				return nil, err
+			}
+			cbs[i].term = t
+		}
+		if cbs[i].term == nil {
+			return nil, opErr(b.ParentOp(), "block %d has no terminator", i)
+		}
+	}
+	return []instr{func(fr *frame) {
+		b := 0
+		for b >= 0 {
+			cb := &cbs[b]
+			for _, in := range cb.ops {
+				in(fr)
+			}
+			b = cb.term(fr)
+		}
+	}}, nil
+}
+
+func (fc *fcomp) blockArgSlots(op *ir.Operation, b *ir.Block) []slot {
+	var ss []slot
+	for _, a := range b.Args() {
+		ss = append(ss, slot{fc.slots[a].k, fc.sl(op, a)})
+	}
+	return ss
+}
+
+func (fc *fcomp) branch(op *ir.Operation, index map[*ir.Block]int, exit func(*ir.Operation) (instr, error)) (t func(fr *frame) int, err error) {
+	defer fc.catch(&err)
+	switch op.Name() {
+	case "cf.br":
+		dst := op.Successors()[0]
+		mv, err := fc.moves(op.Operands(), fc.blockArgSlots(op, dst))
+		if err != nil {
+			return nil, err
+		}
+		n := index[dst]
+		if mv == nil {
+			return func(*frame) int { return n }, nil
+		}
+		return func(fr *frame) int { mv(fr); return n }, nil
+	case "cf.cond_br":
+		c := fc.sl(op, op.Operand(0))
+		tb, fb := op.Successors()[0], op.Successors()[1]
+		tm, err := fc.moves(op.OperandGroup("trueDestOperands"), fc.blockArgSlots(op, tb))
+		if err != nil {
+			return nil, err
+		}
+		fm, err := fc.moves(op.OperandGroup("falseDestOperands"), fc.blockArgSlots(op, fb))
+		if err != nil {
+			return nil, err
+		}
+		tn, fn := index[tb], index[fb]
+		return func(fr *frame) int {
+			if fr.i[c] != 0 {
+				if tm != nil {
+					tm(fr)
+				}
+				return tn
+			}
+			if fm != nil {
+				fm(fr)
+			}
+			return fn
+		}, nil
+	}
+	if len(op.Successors()) > 0 {
+		return nil, opErr(op, "this branch op is not supported by the reference interpreter")
+	}
+	in, err := exit(op)
+	if err != nil {
+		return nil, err
+	}
+	return func(fr *frame) int {
+		if in != nil {
+			in(fr)
+		}
+		return -1
+	}, nil
+}
+
+func (fc *fcomp) catch(err *error) {
+	if r := recover(); r != nil {
+		if re, ok := r.(runError); ok {
+			*err = re.err
+			return
+		}
+		panic(r)
+	}
+}
+
+// moves copies srcs into dsts with parallel-assignment semantics.
+func (fc *fcomp) moves(srcs []ir.Value, dsts []slot) (instr, error) {
+	if len(srcs) != len(dsts) {
+		return nil, fmt.Errorf("internal: %d values for %d slots", len(srcs), len(dsts))
+	}
+	var from []slot
+	for _, v := range srcs {
+		s, err := fc.slotOf(v)
+		if err != nil {
+			return nil, err
+		}
+		from = append(from, s)
+	}
+	// Drop self-moves; detect overlap (a source that is also a target).
+	var fs, ds []slot
+	for i := range from {
+		if from[i] != dsts[i] {
+			fs = append(fs, from[i])
+			ds = append(ds, dsts[i])
+		}
+	}
+	if len(fs) == 0 {
+		return nil, nil
+	}
+	if len(fs) == 1 {
+		f, d := fs[0], ds[0]
+		switch f.k {
+		case kInt:
+			return func(fr *frame) { fr.i[d.i] = fr.i[f.i] }, nil
+		case kFloat:
+			return func(fr *frame) { fr.f[d.i] = fr.f[f.i] }, nil
+		}
+		return func(fr *frame) { fr.m[d.i] = fr.m[f.i] }, nil
+	}
+	overlap := false
+	dset := map[slot]bool{}
+	for _, d := range ds {
+		dset[d] = true
+	}
+	for _, f := range fs {
+		if dset[f] {
+			overlap = true
+		}
+	}
+	one := func(fr *frame, f, d slot) {
+		switch f.k {
+		case kInt:
+			fr.i[d.i] = fr.i[f.i]
+		case kFloat:
+			fr.f[d.i] = fr.f[f.i]
+		default:
+			fr.m[d.i] = fr.m[f.i]
+		}
+	}
+	if !overlap {
+		return func(fr *frame) {
+			for j := range fs {
+				one(fr, fs[j], ds[j])
+			}
+		}, nil
+	}
+	return func(fr *frame) {
+		ti := make([]int64, len(fs))
+		tf := make([]float64, len(fs))
+		tm := make([]*memref, len(fs))
+		for j, f := range fs {
+			switch f.k {
+			case kInt:
+				ti[j] = fr.i[f.i]
+			case kFloat:
+				tf[j] = fr.f[f.i]
+			default:
+				tm[j] = fr.m[f.i]
+			}
+		}
+		for j, d := range ds {
+			switch d.k {
+			case kInt:
+				fr.i[d.i] = ti[j]
+			case kFloat:
+				fr.f[d.i] = tf[j]
+			default:
+				fr.m[d.i] = tm[j]
+			}
+		}
+	}, nil
+}
+
+func runList(fr *frame, l []instr) {
+	for _, in := range l {
+		in(fr)
+	}
+}
+
+// compileOp compiles one non-terminator op.
+func (fc *fcomp) compileOp(op *ir.Operation) (in instr, err error) {
+	defer fc.catch(&err)
+	name := op.Name()
+	switch op.Dialect() {
+	case "arith":
+		return fc.arith(op)
+	case "math":
+		return fc.math(op)
+	case "memref":
+		return fc.memref(op)
+	}
+	switch name {
+	case "scf.for":
+		return fc.scfFor(op)
+	case "scf.if":
+		return fc.scfIf(op)
+	case "scf.while":
+		return fc.scfWhile(op)
+	case "func.call":
+		return fc.call(op)
+	case "cf.assert":
+		c := fc.sl(op, op.Operand(0))
+		msg := op.StrAttrOf("msg")
+		return func(fr *frame) {
+			if fr.i[c] == 0 {
+				fail(op, "assertion failed: %s", msg)
+			}
+		}, nil
+	}
+	if op.Dialect() == "vector" {
+		return nil, opErr(op, "vector operations are not supported by the reference interpreter")
+	}
+	return nil, opErr(op, "operation not supported by the reference interpreter")
+}
+
+func (fc *fcomp) call(op *ir.Operation) (instr, error) {
+	ref, _ := op.Attr("callee").(*ir.SymbolRefAttr)
+	if ref == nil {
+		return nil, opErr(op, "no callee")
+	}
+	target := ir.LookupSymbol(fc.p.module, ref.Leaf())
+	if target == nil || target.Name() != "func.func" {
+		return nil, opErr(op, "callee @%s is not a func.func of the module", ref.Leaf())
+	}
+	callee, err := fc.p.compileFunc(target)
+	if err != nil {
+		return nil, err
+	}
+	var args, res []slot
+	for _, v := range op.Operands() {
+		s, err := fc.slotOf(v)
+		if err != nil {
+			return nil, opErr(op, "%v", err)
+		}
+		args = append(args, s)
+	}
+	for _, v := range op.Results() {
+		s, err := fc.slotOf(v)
+		if err != nil {
+			return nil, opErr(op, "%v", err)
+		}
+		res = append(res, s)
+	}
+	return func(fr *frame) {
+		cfr := callee.newFrame(fr.acc, fr.par)
+		cfr.workers = fr.workers
+		for j, a := range args {
+			d := callee.args[j]
+			switch a.k {
+			case kInt:
+				cfr.i[d.i] = fr.i[a.i]
+			case kFloat:
+				cfr.f[d.i] = fr.f[a.i]
+			default:
+				cfr.m[d.i] = fr.m[a.i]
+			}
+		}
+		runList(cfr, callee.body)
+		for j, r := range res {
+			s := callee.results[j]
+			switch r.k {
+			case kInt:
+				fr.i[r.i] = cfr.i[s.i]
+			case kFloat:
+				fr.f[r.i] = cfr.f[s.i]
+			default:
+				fr.m[r.i] = cfr.m[s.i]
+			}
+		}
+	}, nil
+}
+
+func (fc *fcomp) yieldTo(dsts []slot) func(*ir.Operation) (instr, error) {
+	return func(t *ir.Operation) (instr, error) {
+		if t.Name() != "scf.yield" {
+			return nil, opErr(t, "unexpected terminator")
+		}
+		return fc.moves(t.Operands(), dsts)
+	}
+}
+
+func (fc *fcomp) resultSlots(op *ir.Operation) []slot {
+	var ss []slot
+	for _, r := range op.Results() {
+		i := fc.sl(op, r)
+		ss = append(ss, slot{fc.slots[r].k, i})
+	}
+	return ss
+}
+
+func (fc *fcomp) scfIf(op *ir.Operation) (instr, error) {
+	c := fc.sl(op, op.Operand(0))
+	res := fc.resultSlots(op)
+	then, err := fc.region(op.Region(0), fc.yieldTo(res))
+	if err != nil {
+		return nil, err
+	}
+	var els []instr
+	if op.NumRegions() > 1 && !op.Region(1).Empty() {
+		if els, err = fc.region(op.Region(1), fc.yieldTo(res)); err != nil {
+			return nil, err
+		}
+	}
+	return func(fr *frame) {
+		if fr.i[c] != 0 {
+			runList(fr, then)
+		} else {
+			runList(fr, els)
+		}
+	}, nil
+}
+
+func (fc *fcomp) scfWhile(op *ir.Operation) (instr, error) {
+	before, after := op.Region(0).Entry(), op.Region(1).Entry()
+	bargs := fc.blockArgSlots(op, before)
+	aargs := fc.blockArgSlots(op, after)
+	res := fc.resultSlots(op)
+	init, err := fc.moves(op.Operands(), bargs)
+	if err != nil {
+		return nil, err
+	}
+	cond := fc.newSlot(kInt).i
+	fc.loopDepth++
+	defer func() { fc.loopDepth-- }()
+	bbody, err := fc.region(op.Region(0), func(t *ir.Operation) (instr, error) {
+		if t.Name() != "scf.condition" {
+			return nil, opErr(t, "unexpected terminator")
+		}
+		c := fc.sl(t, t.Operand(0))
+		mv, err := fc.moves(t.Operands()[1:], aargs)
+		if err != nil {
+			return nil, err
+		}
+		return func(fr *frame) {
+			fr.i[cond] = fr.i[c]
+			if mv != nil {
+				mv(fr)
+			}
+		}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	abody, err := fc.region(op.Region(1), fc.yieldTo(bargs))
+	if err != nil {
+		return nil, err
+	}
+	var vals []ir.Value
+	for _, a := range after.Args() {
+		vals = append(vals, a)
+	}
+	out, err := fc.moves(vals, res)
+	if err != nil {
+		return nil, err
+	}
+	return func(fr *frame) {
+		if init != nil {
+			init(fr)
+		}
+		for {
+			runList(fr, bbody)
+			if fr.i[cond] == 0 {
+				break
+			}
+			runList(fr, abody)
+		}
+		if out != nil {
+			out(fr)
+		}
+	}, nil
+}
+
+func (fc *fcomp) scfFor(op *ir.Operation) (instr, error) {
+	body := op.Region(0).Entry()
+	lb, ub, st := fc.sl(op, op.Operand(0)), fc.sl(op, op.Operand(1)), fc.sl(op, op.Operand(2))
+	iv := fc.sl(op, body.Arg(0))
+	w := intWidth(body.Arg(0).Type())
+	unsigned := op.HasAttr("unsignedCmp")
+	iters := fc.blockArgSlots(op, body)[1:]
+	res := fc.resultSlots(op)
+	init, err := fc.moves(op.Operands()[3:], iters)
+	if err != nil {
+		return nil, err
+	}
+	var ivals []ir.Value
+	for _, a := range body.Args()[1:] {
+		ivals = append(ivals, a)
+	}
+	out, err := fc.moves(ivals, res)
+	if err != nil {
+		return nil, err
+	}
+	parallel := false
+	if fc.loopDepth == 0 && len(iters) == 0 && !unsigned {
+		parallel = ParallelSafe(op)
+	}
+	fc.loopDepth++
+	bl, err := fc.region(op.Region(0), fc.yieldTo(iters))
+	fc.loopDepth--
+	if err != nil {
+		return nil, err
+	}
+	if parallel {
+		fc.cf.parallelLocs = append(fc.cf.parallelLocs, op.Loc)
+	}
+	return func(fr *frame) {
+		lo, hi, step := fr.i[lb], fr.i[ub], fr.i[st]
+		if step <= 0 && !(unsigned && step != 0) {
+			fail(op, "step %d is not positive", step)
+		}
+		if init != nil {
+			init(fr)
+		}
+		if unsigned {
+			for v := lo; zext(v, w) < zext(hi, w); v = sext(v+step, w) {
+				fr.i[iv] = v
+				runList(fr, bl)
+				if zext(v, w)+zext(step, w) < zext(v, w) || (w < 64 && zext(v, w)+zext(step, w) >= 1<<uint(w)) {
+					break
+				}
+			}
+		} else if parallel && fr.par && hi > lo && (hi-lo) > step {
+			parallelFor(fr, op, lo, hi, step, iv, bl)
+		} else {
+			for v := lo; v < hi; v += step {
+				fr.i[iv] = v
+				runList(fr, bl)
+				if v+step < v || sext(v+step, w) != v+step {
+					break
+				}
+			}
+		}
+		if out != nil {
+			out(fr)
+		}
+	}, nil
+}

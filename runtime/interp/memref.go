@@ -1,0 +1,454 @@
+package interp
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/runtime/buffer"
+)
+
+// offsetOf computes the element offset of the indices in slots ix, checking
+// each against its dimension.
+func offsetOf(op *ir.Operation, fr *frame, m *memref, ix []int32) int64 {
+	off := m.offset
+	for d, s := range ix {
+		v := fr.i[s]
+		if uint64(v) >= uint64(m.sizes[d]) {
+			fail(op, "index %d out of bounds for dimension %d of size %d", v, d, m.sizes[d])
+		}
+		off += v * m.strides[d]
+	}
+	return off
+}
+
+func offset2(op *ir.Operation, fr *frame, m *memref, s0, s1 int32) int64 {
+	v0, v1 := fr.i[s0], fr.i[s1]
+	if uint64(v0) >= uint64(m.sizes[0]) || uint64(v1) >= uint64(m.sizes[1]) {
+		fail(op, "index [%d, %d] out of bounds of a memref of shape %v", v0, v1, m.sizes)
+	}
+	return m.offset + v0*m.strides[0] + v1*m.strides[1]
+}
+
+func noteRead(fr *frame, m *memref) {
+	if m.arg >= 0 && fr.acc[m.arg] == 0 {
+		fr.acc[m.arg] = accReadFirst | accTouched
+	}
+}
+
+func noteWrite(fr *frame, m *memref) {
+	if m.arg >= 0 && fr.acc[m.arg]&accWritten == 0 {
+		fr.acc[m.arg] |= accWritten | accTouched
+	}
+}
+
+// Element decoders/encoders by element type.
+func loadFloat(t ir.Type) func(p []byte, off int64) float64 {
+	k := t.(*ir.FloatType).Kind
+	switch k {
+	case ir.F32:
+		return func(p []byte, off int64) float64 {
+			return float64(math.Float32frombits(binary.LittleEndian.Uint32(p[off*4:])))
+		}
+	case ir.F64:
+		return func(p []byte, off int64) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(p[off*8:])) }
+	case ir.F16, ir.BF16:
+		return func(p []byte, off int64) float64 {
+			return ir.FloatFromBits(uint64(binary.LittleEndian.Uint16(p[off*2:])), k)
+		}
+	case ir.TF32:
+		return func(p []byte, off int64) float64 {
+			return ir.RoundToFloatKind(float64(math.Float32frombits(binary.LittleEndian.Uint32(p[off*4:]))), ir.TF32)
+		}
+	}
+	return func(p []byte, off int64) float64 { return ir.FloatFromBits(uint64(p[off]), k) }
+}
+
+func storeFloat(t ir.Type) func(p []byte, off int64, v float64) {
+	k := t.(*ir.FloatType).Kind
+	switch k {
+	case ir.F32, ir.TF32:
+		return func(p []byte, off int64, v float64) {
+			binary.LittleEndian.PutUint32(p[off*4:], math.Float32bits(float32(v)))
+		}
+	case ir.F64:
+		return func(p []byte, off int64, v float64) { binary.LittleEndian.PutUint64(p[off*8:], math.Float64bits(v)) }
+	case ir.F16, ir.BF16:
+		return func(p []byte, off int64, v float64) {
+			binary.LittleEndian.PutUint16(p[off*2:], uint16(ir.FloatToBits(v, k)))
+		}
+	}
+	return func(p []byte, off int64, v float64) { p[off] = byte(ir.FloatToBits(v, k)) }
+}
+
+func loadInt(t ir.Type) func(p []byte, off int64) int64 {
+	w := intWidth(t)
+	switch {
+	case w == 1:
+		return func(p []byte, off int64) int64 { return -int64(p[off] & 1) }
+	case w <= 8:
+		return func(p []byte, off int64) int64 { return sext(int64(p[off]), w) }
+	case w <= 16:
+		return func(p []byte, off int64) int64 { return sext(int64(binary.LittleEndian.Uint16(p[off*2:])), w) }
+	case w <= 32:
+		return func(p []byte, off int64) int64 { return sext(int64(binary.LittleEndian.Uint32(p[off*4:])), w) }
+	}
+	return func(p []byte, off int64) int64 { return int64(binary.LittleEndian.Uint64(p[off*8:])) }
+}
+
+func storeInt(t ir.Type) func(p []byte, off int64, v int64) {
+	w := intWidth(t)
+	switch {
+	case w == 1:
+		return func(p []byte, off int64, v int64) { p[off] = byte(v & 1) }
+	case w <= 8:
+		return func(p []byte, off int64, v int64) { p[off] = byte(v) }
+	case w <= 16:
+		return func(p []byte, off int64, v int64) { binary.LittleEndian.PutUint16(p[off*2:], uint16(v)) }
+	case w <= 32:
+		return func(p []byte, off int64, v int64) { binary.LittleEndian.PutUint32(p[off*4:], uint32(v)) }
+	}
+	return func(p []byte, off int64, v int64) { binary.LittleEndian.PutUint64(p[off*8:], uint64(v)) }
+}
+
+func (fc *fcomp) idxSlots(op *ir.Operation, vs []ir.Value) []int32 {
+	var ss []int32
+	for _, v := range vs {
+		ss = append(ss, fc.sl(op, v))
+	}
+	return ss
+}
+
+func (fc *fcomp) memref(op *ir.Operation) (instr, error) {
+	for _, t := range append(op.OperandTypes(), op.ResultTypes()...) {
+		if _, err := kindOf(t); err != nil {
+			return nil, opErr(op, "%v", err)
+		}
+	}
+	switch op.Name() {
+	case "memref.load":
+		return fc.load(op)
+	case "memref.store":
+		return fc.store(op)
+	case "memref.alloc", "memref.alloca":
+		return fc.alloc(op)
+	case "memref.dealloc":
+		return nil, nil
+	case "memref.dim":
+		s, ix := fc.sl(op, op.Operand(0)), fc.sl(op, op.Operand(1))
+		d := fc.sl(op, op.Result(0))
+		return func(fr *frame) {
+			m, i := fr.m[s], fr.i[ix]
+			if uint64(i) >= uint64(len(m.sizes)) {
+				fail(op, "dimension %d out of range for rank %d", i, len(m.sizes))
+			}
+			fr.i[d] = m.sizes[i]
+		}, nil
+	case "memref.cast", "memref.assume_alignment":
+		s, d := fc.sl(op, op.Operand(0)), fc.sl(op, op.Result(0))
+		mt, _ := op.Result(0).Type().(*ir.MemRefType)
+		if mt == nil {
+			return nil, opErr(op, "unranked memrefs are not supported by the reference interpreter")
+		}
+		shape := mt.Shape()
+		strides, off, _ := mt.StridesAndOffset()
+		if mt.Layout == nil {
+			strides = nil // identity: checked through the shape
+		}
+		return func(fr *frame) {
+			m := fr.m[s]
+			for i, dim := range shape {
+				if dim != ir.Dynamic && dim != m.sizes[i] {
+					fail(op, "dimension %d is %d, not %d", i, m.sizes[i], dim)
+				}
+			}
+			for i, st := range strides {
+				if st != ir.Dynamic && st != m.strides[i] && m.sizes[i] > 1 {
+					fail(op, "stride %d is %d, not %d", i, m.strides[i], st)
+				}
+			}
+			if mt.Layout != nil && off != ir.Dynamic && off != m.offset {
+				fail(op, "offset is %d, not %d", m.offset, off)
+			}
+			fr.m[d] = m
+		}, nil
+	case "memref.subview", "memref.reinterpret_cast":
+		return fc.subview(op)
+	case "memref.view":
+		return fc.view(op)
+	case "memref.get_global":
+		return fc.getGlobal(op)
+	}
+	return nil, opErr(op, "operation not supported by the reference interpreter")
+}
+
+func (fc *fcomp) load(op *ir.Operation) (instr, error) {
+	ms := fc.sl(op, op.Operand(0))
+	ix := fc.idxSlots(op, op.Operands()[1:])
+	d := fc.sl(op, op.Result(0))
+	et := op.Result(0).Type()
+	if ft, ok := et.(*ir.FloatType); ok {
+		if ft.Kind == ir.F32 && len(ix) == 2 {
+			i0, i1 := ix[0], ix[1]
+			return func(fr *frame) {
+				m := fr.m[ms]
+				off := offset2(op, fr, m, i0, i1)
+				if m.arg >= 0 {
+					noteRead(fr, m)
+				}
+				fr.f[d] = float64(math.Float32frombits(binary.LittleEndian.Uint32(m.data[off*4:])))
+			}, nil
+		}
+		get := loadFloat(et)
+		return func(fr *frame) {
+			m := fr.m[ms]
+			off := offsetOf(op, fr, m, ix)
+			noteRead(fr, m)
+			fr.f[d] = get(m.data, off)
+		}, nil
+	}
+	get := loadInt(et)
+	return func(fr *frame) {
+		m := fr.m[ms]
+		off := offsetOf(op, fr, m, ix)
+		noteRead(fr, m)
+		fr.i[d] = get(m.data, off)
+	}, nil
+}
+
+func (fc *fcomp) store(op *ir.Operation) (instr, error) {
+	vs := fc.sl(op, op.Operand(0))
+	ms := fc.sl(op, op.Operand(1))
+	ix := fc.idxSlots(op, op.Operands()[2:])
+	et := op.Operand(0).Type()
+	if ft, ok := et.(*ir.FloatType); ok {
+		if ft.Kind == ir.F32 && len(ix) == 2 {
+			i0, i1 := ix[0], ix[1]
+			return func(fr *frame) {
+				m := fr.m[ms]
+				off := offset2(op, fr, m, i0, i1)
+				if m.arg >= 0 {
+					noteWrite(fr, m)
+				}
+				binary.LittleEndian.PutUint32(m.data[off*4:], math.Float32bits(float32(fr.f[vs])))
+			}, nil
+		}
+		put := storeFloat(et)
+		return func(fr *frame) {
+			m := fr.m[ms]
+			off := offsetOf(op, fr, m, ix)
+			noteWrite(fr, m)
+			put(m.data, off, fr.f[vs])
+		}, nil
+	}
+	put := storeInt(et)
+	return func(fr *frame) {
+		m := fr.m[ms]
+		off := offsetOf(op, fr, m, ix)
+		noteWrite(fr, m)
+		put(m.data, off, fr.i[vs])
+	}, nil
+}
+
+func (fc *fcomp) alloc(op *ir.Operation) (instr, error) {
+	mt := op.Result(0).Type().(*ir.MemRefType)
+	if mt.Layout != nil {
+		if sl, ok := mt.Layout.(*ir.StridedLayoutAttr); !ok || !sl.IsIdentityFor(mt.Shape()) {
+			return nil, opErr(op, "allocation with the layout %s is not supported by the reference interpreter", mt.Layout)
+		}
+	}
+	es, err := buffer.ElemSize(mt.Elem)
+	if err != nil {
+		return nil, opErr(op, "%v", err)
+	}
+	dyn := fc.idxSlots(op, op.OperandGroup("dynamicSizes"))
+	if len(dyn) == 0 {
+		dyn = fc.idxSlots(op, op.Operands())
+	}
+	shape := mt.Shape()
+	d := fc.sl(op, op.Result(0))
+	return func(fr *frame) {
+		sizes := make([]int64, len(shape))
+		k := 0
+		n := int64(1)
+		for i, s := range shape {
+			if s == ir.Dynamic {
+				s = fr.i[dyn[k]]
+				k++
+				if s < 0 {
+					fail(op, "negative size %d", s)
+				}
+			}
+			sizes[i] = s
+			n *= s
+		}
+		if n*int64(es) > 1<<34 {
+			fail(op, "allocation of %d elements is too large", n)
+		}
+		fr.m[d] = &memref{data: make([]byte, n*int64(es)), elem: mt.Elem, esize: int64(es), sizes: sizes, strides: ir.IdentityStrides(sizes), arg: -1}
+	}, nil
+}
+
+// subview implements memref.subview (relative to the source) and
+// memref.reinterpret_cast (absolute on the source's storage).
+func (fc *fcomp) subview(op *ir.Operation) (instr, error) {
+	src := fc.sl(op, op.Operand(0))
+	d := fc.sl(op, op.Result(0))
+	rt := op.Result(0).Type().(*ir.MemRefType)
+	type list struct {
+		static []int64
+		dyn    []int32
+	}
+	get := func(attr, group string) list {
+		a, _ := op.Attr(attr).(*ir.DenseArrayAttr)
+		var l list
+		if a != nil {
+			l.static = a.Ints
+		}
+		l.dyn = fc.idxSlots(op, op.OperandGroup(group))
+		return l
+	}
+	offs, sizes, strides := get("static_offsets", "offsets"), get("static_sizes", "sizes"), get("static_strides", "strides")
+	eval := func(fr *frame, l list) []int64 {
+		out := make([]int64, len(l.static))
+		k := 0
+		for i, v := range l.static {
+			if v == ir.Dynamic {
+				v = fr.i[l.dyn[k]]
+				k++
+			}
+			out[i] = v
+		}
+		return out
+	}
+	reinterpret := op.Name() == "memref.reinterpret_cast"
+	// Dropped unit dimensions of a rank-reducing subview.
+	n := len(sizes.static)
+	drop := make([]bool, n)
+	if !reinterpret && rt.Rank() < n {
+		need := n - rt.Rank()
+		rs := rt.Shape()
+		r := 0
+		for i := 0; i < n; i++ {
+			if need > 0 && sizes.static[i] == 1 && (r >= len(rs) || rs[r] != 1 || n-i-1 >= len(rs)-r) {
+				drop[i] = true
+				need--
+				continue
+			}
+			r++
+		}
+		if need != 0 {
+			return nil, opErr(op, "cannot match the result type %s to the sizes of the subview", rt)
+		}
+	}
+	return func(fr *frame) {
+		m := fr.m[src]
+		of, sz, st := eval(fr, offs), eval(fr, sizes), eval(fr, strides)
+		nm := &memref{data: m.data, elem: m.elem, esize: m.esize, arg: m.arg}
+		if reinterpret {
+			nm.offset, nm.sizes, nm.strides = of[0], sz, st
+			span := nm.offset
+			for i := range sz {
+				if sz[i] == 0 {
+					span = -1
+					break
+				}
+				span += (sz[i] - 1) * st[i]
+			}
+			if nm.offset < 0 || span >= int64(len(m.data))/m.esize {
+				fail(op, "the result addresses elements outside the source buffer")
+			}
+			fr.m[d] = nm
+			return
+		}
+		nm.offset = m.offset
+		for i := range sz {
+			if of[i] < 0 || sz[i] < 0 || (sz[i] > 0 && of[i]+(sz[i]-1)*st[i] >= m.sizes[i]) {
+				fail(op, "dimension %d: offset %d, size %d, stride %d exceed the source size %d", i, of[i], sz[i], st[i], m.sizes[i])
+			}
+			nm.offset += of[i] * m.strides[i]
+			if !drop[i] {
+				nm.sizes = append(nm.sizes, sz[i])
+				nm.strides = append(nm.strides, st[i]*m.strides[i])
+			}
+		}
+		fr.m[d] = nm
+	}, nil
+}
+
+func (fc *fcomp) view(op *ir.Operation) (instr, error) {
+	src := fc.sl(op, op.Operand(0))
+	shift := fc.sl(op, op.Operand(1))
+	dyn := fc.idxSlots(op, op.Operands()[2:])
+	d := fc.sl(op, op.Result(0))
+	rt := op.Result(0).Type().(*ir.MemRefType)
+	es, err := buffer.ElemSize(rt.Elem)
+	if err != nil {
+		return nil, opErr(op, "%v", err)
+	}
+	return func(fr *frame) {
+		m := fr.m[src]
+		sizes := make([]int64, rt.Rank())
+		k := 0
+		n := int64(1)
+		for i, s := range rt.Shape() {
+			if s == ir.Dynamic {
+				s = fr.i[dyn[k]]
+				k++
+			}
+			sizes[i] = s
+			n *= s
+		}
+		start := m.offset*m.esize + fr.i[shift]
+		if start < 0 || start+n*int64(es) > int64(len(m.data)) {
+			fail(op, "the view of %d bytes at byte %d exceeds the source", n*int64(es), start)
+		}
+		fr.m[d] = &memref{data: m.data[start:], elem: rt.Elem, esize: int64(es), sizes: sizes, strides: ir.IdentityStrides(sizes), arg: m.arg}
+	}, nil
+}
+
+func (fc *fcomp) getGlobal(op *ir.Operation) (instr, error) {
+	ref, _ := op.Attr("name").(*ir.SymbolRefAttr)
+	if ref == nil {
+		return nil, opErr(op, "no global name")
+	}
+	g := ir.LookupSymbol(fc.p.module, ref.Leaf())
+	if g == nil || g.Name() != "memref.global" {
+		return nil, opErr(op, "@%s is not a memref.global of the module", ref.Leaf())
+	}
+	if !g.HasAttr("constant") {
+		return nil, opErr(op, "global @%s is not constant; only constant globals are supported by the reference interpreter", ref.Leaf())
+	}
+	m, ok := fc.p.globals[g]
+	if !ok {
+		ta, _ := g.Attr("type").(*ir.TypeAttr)
+		mt, _ := ta.Value.(*ir.MemRefType)
+		if mt == nil {
+			return nil, opErr(op, "global @%s has no memref type", ref.Leaf())
+		}
+		b, err := buffer.New(mt.Elem, mt.Shape())
+		if err != nil {
+			return nil, opErr(op, "%v", err)
+		}
+		dense, _ := g.Attr("initial_value").(*ir.DenseAttr)
+		if dense == nil {
+			return nil, opErr(op, "global @%s has no dense initial value", ref.Leaf())
+		}
+		for i := 0; i < b.Len(); i++ {
+			j := i
+			if dense.Splat {
+				j = 0
+			}
+			if b.IsFloat() {
+				b.SetFloat(i, dense.Floats[j])
+			} else {
+				b.SetInt(i, dense.Ints[j])
+			}
+		}
+		es, _ := buffer.ElemSize(mt.Elem)
+		m = &memref{data: b.Bytes, elem: mt.Elem, esize: int64(es), sizes: b.Shape, strides: ir.IdentityStrides(b.Shape), arg: -1}
+		fc.p.globals[g] = m
+	}
+	d := fc.sl(op, op.Result(0))
+	return func(fr *frame) { fr.m[d] = m }, nil
+}

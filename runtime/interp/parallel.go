@@ -1,0 +1,242 @@
+package interp
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// parallelFor runs the iterations of a loop proven safe by ParallelSafe on
+// fr.workers goroutines, each with its own copy of the register file.
+func parallelFor(fr *frame, op *ir.Operation, lo, hi, step int64, iv int32, body []instr) {
+	n := (hi - lo + step - 1) / step
+	workers := int64(fr.workers)
+	if workers > n {
+		workers = n
+	}
+	chunk := n / (workers * 16)
+	if chunk < 1 {
+		chunk = 1
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	accs := make([][]uint8, workers)
+	for w := int64(0); w < workers; w++ {
+		wfr := &frame{
+			i:   append([]int64(nil), fr.i...),
+			f:   append([]float64(nil), fr.f...),
+			m:   append([]*memref(nil), fr.m...),
+			acc: append([]uint8(nil), fr.acc...),
+		}
+		accs[w] = wfr.acc
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					if re, ok := r.(runError); ok {
+						firstErr.CompareAndSwap(nil, re)
+						return
+					}
+					firstErr.CompareAndSwap(nil, runError{opErr(op, "internal error: %v", r)})
+				}
+			}()
+			for firstErr.Load() == nil {
+				start := next.Add(chunk) - chunk
+				if start >= n {
+					return
+				}
+				end := min(start+chunk, n)
+				for k := start; k < end; k++ {
+					wfr.i[iv] = lo + k*step
+					for _, in := range body {
+						in(wfr)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if e := firstErr.Load(); e != nil {
+		panic(e.(runError))
+	}
+	for i, a := range fr.acc {
+		if a != 0 {
+			continue
+		}
+		var m uint8
+		for _, wa := range accs {
+			m |= wa[i]
+		}
+		fr.acc[i] = m
+	}
+}
+
+// ParallelSafe reports whether the iterations of scf.for op may run in any
+// order and concurrently: the loop has no iter_args, calls no function,
+// and every memref it stores to (other than memrefs allocated inside it)
+// is, in all its accesses in the loop, addressed directly (through
+// memref.cast at most) with one same index value in one dimension that is
+// an injective function of the induction variable (the variable itself,
+// plus or minus a loop-invariant value, times a nonzero constant). Then
+// different iterations touch disjoint elements of every stored memref.
+func ParallelSafe(op *ir.Operation) bool {
+	if op.Name() != "scf.for" || op.NumResults() != 0 {
+		return false
+	}
+	iv := ir.Value(op.Region(0).Entry().Arg(0))
+	type access struct {
+		idx   []ir.Value
+		exact bool
+		store bool
+	}
+	byRoot := map[ir.Value][]access{}
+	unknownLoads, unknownStores := false, false
+	ok := true
+	inside := func(v ir.Value) bool {
+		if d := v.DefiningOp(); d != nil {
+			return op.IsAncestorOf(d)
+		}
+		b := v.ParentBlock()
+		return b != nil && b.ParentOp() != nil && op.IsAncestorOf(b.ParentOp())
+	}
+	var walk func(o *ir.Operation)
+	walk = func(o *ir.Operation) {
+		switch o.Name() {
+		case "func.call", "memref.dealloc":
+			ok = false
+		case "memref.load", "memref.store":
+			mi := 0
+			if o.Name() == "memref.store" {
+				mi = 1
+			}
+			root, exact := memRoot(o.Operand(mi))
+			if root != nil && inside(root) {
+				break // private to the iteration
+			}
+			if root == nil {
+				if mi == 1 {
+					unknownStores = true
+				} else {
+					unknownLoads = true
+				}
+				break
+			}
+			byRoot[root] = append(byRoot[root], access{o.Operands()[mi+1:], exact, mi == 1})
+		}
+		if o.Dialect() == "vector" {
+			ok = false
+		}
+		for _, r := range o.Regions() {
+			for _, b := range r.Blocks() {
+				for c := b.First(); c != nil; c = c.Next() {
+					walk(c)
+				}
+			}
+		}
+	}
+	for _, b := range op.Region(0).Blocks() {
+		for c := b.First(); c != nil; c = c.Next() {
+			walk(c)
+		}
+	}
+	if !ok || unknownStores {
+		return false
+	}
+	stores := false
+	for root, accs := range byRoot {
+		stored := false
+		for _, a := range accs {
+			stored = stored || a.store
+		}
+		if !stored {
+			continue
+		}
+		stores = true
+		if mt, _ := root.Type().(*ir.MemRefType); mt == nil || mt.Layout != nil {
+			return false
+		}
+		found := false
+		for d := range accs[0].idx {
+			v := accs[0].idx[d]
+			same := injective(v, iv, op, inside)
+			for _, a := range accs {
+				same = same && a.exact && d < len(a.idx) && a.idx[d] == v
+			}
+			if same {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return !(stores && unknownLoads)
+}
+
+// memRoot follows memref.cast / assume_alignment to the memref a value
+// views: a function argument or an alloc/alloca/get_global result. exact
+// is false when the chain goes through a subview, view or
+// reinterpret_cast (the addressing differs from the root's). root is nil
+// when the origin is unknown (a block argument of an inner block, a
+// select, an scf result).
+func memRoot(v ir.Value) (root ir.Value, exact bool) {
+	exact = true
+	for {
+		d := v.DefiningOp()
+		if d == nil {
+			b := v.ParentBlock()
+			if b != nil && b.IsEntry() && b.ParentOp() != nil && b.ParentOp().Name() == "func.func" {
+				return v, exact
+			}
+			return nil, false
+		}
+		switch d.Name() {
+		case "memref.alloc", "memref.alloca", "memref.get_global":
+			return v, exact
+		case "memref.cast", "memref.assume_alignment":
+		case "memref.subview", "memref.view", "memref.reinterpret_cast":
+			exact = false
+		default:
+			return nil, false
+		}
+		v = d.Operand(0)
+	}
+}
+
+func injective(v, iv ir.Value, loop *ir.Operation, inside func(ir.Value) bool) bool {
+	if v == iv {
+		return true
+	}
+	d := v.DefiningOp()
+	if d == nil || !inside(v) {
+		return false
+	}
+	switch d.Name() {
+	case "arith.addi":
+		a, b := d.Operand(0), d.Operand(1)
+		return injective(a, iv, loop, inside) && !inside(b) || injective(b, iv, loop, inside) && !inside(a)
+	case "arith.subi":
+		a, b := d.Operand(0), d.Operand(1)
+		return injective(a, iv, loop, inside) && !inside(b) || injective(b, iv, loop, inside) && !inside(a)
+	case "arith.muli":
+		a, b := d.Operand(0), d.Operand(1)
+		return injective(a, iv, loop, inside) && nonzeroConst(b) || injective(b, iv, loop, inside) && nonzeroConst(a)
+	case "arith.index_cast":
+		return ir.BitWidth(d.Operand(0).Type()) <= ir.BitWidth(d.Result(0).Type()) && injective(d.Operand(0), iv, loop, inside) ||
+			ir.IsIndex(d.Operand(0).Type()) && ir.IsIntegerOfWidth(d.Result(0).Type(), 64) && injective(d.Operand(0), iv, loop, inside)
+	}
+	return false
+}
+
+func nonzeroConst(v ir.Value) bool {
+	d := v.DefiningOp()
+	if d == nil || d.Name() != "arith.constant" {
+		return false
+	}
+	c, ok := ir.AttrInt(d.Attr("value"))
+	return ok && c != 0
+}
