@@ -629,3 +629,14 @@ func BenchmarkGemm256(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkGemm256LoadStore(b *testing.B) {
+	p := Compile(parse(b, gemmLoadStore))
+	p.Workers = 1
+	x, y, z := gemmBuffers(256)
+	for i := 0; i < b.N; i++ {
+		if _, _, err := p.Call("f", []Arg{x, y, z}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -25,9 +25,14 @@ func offsetOf(op *ir.Operation, fr *frame, m *memref, ix []int32) int64 {
 func offset2(op *ir.Operation, fr *frame, m *memref, s0, s1 int32) int64 {
 	v0, v1 := fr.i[s0], fr.i[s1]
 	if uint64(v0) >= uint64(m.sizes[0]) || uint64(v1) >= uint64(m.sizes[1]) {
-		fail(op, "index [%d, %d] out of bounds of a memref of shape %v", v0, v1, m.sizes)
+		oob2(op, m, v0, v1)
 	}
 	return m.offset + v0*m.strides[0] + v1*m.strides[1]
+}
+
+//go:noinline
+func oob2(op *ir.Operation, m *memref, v0, v1 int64) {
+	fail(op, "index [%d, %d] out of bounds of a memref of shape %v", v0, v1, m.sizes)
 }
 
 func noteRead(fr *frame, m *memref) {
@@ -192,7 +197,11 @@ func (fc *fcomp) load(op *ir.Operation) (instr, error) {
 			i0, i1 := ix[0], ix[1]
 			return func(fr *frame) {
 				m := fr.m[ms]
-				off := offset2(op, fr, m, i0, i1)
+				v0, v1 := fr.i[i0], fr.i[i1]
+				if uint64(v0) >= uint64(m.sizes[0]) || uint64(v1) >= uint64(m.sizes[1]) {
+					oob2(op, m, v0, v1)
+				}
+				off := m.offset + v0*m.strides[0] + v1*m.strides[1]
 				if m.arg >= 0 {
 					noteRead(fr, m)
 				}
@@ -226,7 +235,11 @@ func (fc *fcomp) store(op *ir.Operation) (instr, error) {
 			i0, i1 := ix[0], ix[1]
 			return func(fr *frame) {
 				m := fr.m[ms]
-				off := offset2(op, fr, m, i0, i1)
+				v0, v1 := fr.i[i0], fr.i[i1]
+				if uint64(v0) >= uint64(m.sizes[0]) || uint64(v1) >= uint64(m.sizes[1]) {
+					oob2(op, m, v0, v1)
+				}
+				off := m.offset + v0*m.strides[0] + v1*m.strides[1]
 				if m.arg >= 0 {
 					noteWrite(fr, m)
 				}
