@@ -66,9 +66,11 @@ The entry is --entry, or the only public func.func other than @reference.
 An argument is an output when it has the {tmac.output} argument attribute;
 dynamic sizes come from --shape argN=AxB, integer scalars from --set argN=V.
 
-Default tolerances: f32/f64 rtol 1e-5 atol 1e-6, tf32 1e-3, f16/bf16 1e-2,
-fp8 5e-2, integers exact; an element matches when |out-ref| <= atol +
-rtol*|ref|.
+An element matches when |out-ref| <= atol + rtol*|ref|. Default rtol is
+that of the least precise float type among the output and the other memref
+arguments (f32/f64 1e-5, tf32 1e-3, f16/bf16 1e-2, fp8 5e-2; integers are
+compared exactly), and default atol is rtol times the largest |ref| of that
+output, so sums over many terms are judged on the output's scale.
 
 --bench times whole runs of the entry function with CUDA events after
 warm-ups and reports the median and the minimum. Bytes moved are the total
@@ -94,8 +96,8 @@ Exit status: 0 success, 1 mismatch or failure, 2 usage error, 3 no GPU.`,
 	fl.StringArrayVar(&f.sets, "set", nil, "value of a scalar argument, argN=VALUE (repeatable)")
 	fl.Int64Var(&f.seed, "seed", 0, "random seed of the inputs")
 	fl.StringVar(&f.dist, "dist", "normal", "input distribution: normal, uniform or int")
-	fl.Float64Var(&f.rtol, "rtol", -1, "relative tolerance (default: per element type)")
-	fl.Float64Var(&f.atol, "atol", -1, "absolute tolerance (default: per element type)")
+	fl.Float64Var(&f.rtol, "rtol", -1, "relative tolerance (default: from the least precise element type involved)")
+	fl.Float64Var(&f.atol, "atol", -1, "absolute tolerance (default: rtol times the output's largest |reference|)")
 	fl.BoolVar(&f.noCheck, "no-check", false, "skip the reference check")
 	fl.BoolVar(&f.bench, "bench", false, "time the entry function")
 	fl.IntVar(&f.warmup, "warmup", 5, "warm-up runs before timing (--bench)")
@@ -509,7 +511,13 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 			continue
 		}
 		rb := refArgs[i].(*buffer.Buffer)
-		rtol, atol := plan.Tolerance(a.buf.Elem)
+		var inputTypes []ir.Type
+		for j, in := range args {
+			if in.buf != nil && j != i {
+				inputTypes = append(inputTypes, in.buf.Elem)
+			}
+		}
+		rtol, atol := plan.DefaultTolerance(a.buf.Elem, inputTypes, rb)
 		if f.rtol >= 0 {
 			rtol = f.rtol
 		}

@@ -28,6 +28,34 @@ func Tolerance(t ir.Type) (rtol, atol float64) {
 	return 1e-5, 1e-6
 }
 
+// DefaultTolerance returns the tolerances for an output of element type
+// out computed from inputs of the given element types: the relative
+// tolerance of the least precise floating-point type involved (an f32
+// result of an f16 GEMM is only as exact as f16 allows), and an absolute
+// tolerance of rtol times the largest reference magnitude, so results that
+// are sums of many terms (where an element near zero carries the rounding
+// error of its large terms) are judged on the output's scale.
+func DefaultTolerance(out ir.Type, inputs []ir.Type, ref *buffer.Buffer) (rtol, atol float64) {
+	rtol, _ = Tolerance(out)
+	if rtol == 0 {
+		return 0, 0 // integers: exact
+	}
+	for _, t := range inputs {
+		if r, _ := Tolerance(t); r > rtol {
+			rtol = r
+		}
+	}
+	maxRef := 0.0
+	if ref != nil && ref.IsFloat() {
+		for i := 0; i < ref.Len(); i++ {
+			if v := math.Abs(ref.Float(i)); v > maxRef && !math.IsInf(v, 0) {
+				maxRef = v
+			}
+		}
+	}
+	return rtol, rtol * maxRef
+}
+
 // Comparison is the result of comparing an output with its reference.
 type Comparison struct {
 	N          int
