@@ -532,6 +532,9 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 		if !c.OK() {
 			status, failed = "FAIL", true
 		}
+		if rb.IsFloat() && c.RelNorm == 0 && c.MaxAbs == 0 && allZero(rb) {
+			fmt.Fprintf(w, "warning: the reference value of arg%d is all zeros; the check cannot tell a correct result from one that never computed anything\n", i)
+		}
 		fmt.Fprintf(w, "%s arg%d %s: max abs err %.3g, max rel err %.3g, ||out-ref||/||ref|| %.3g (rtol %g, atol %g)\n",
 			status, i, a.typ, c.MaxAbs, c.MaxRel, c.RelNorm, rtol, atol)
 		if !c.OK() {
@@ -543,6 +546,15 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 		}
 	}
 	return failed, nil
+}
+
+func allZero(b *buffer.Buffer) bool {
+	for i := 0; i < b.Len(); i++ {
+		if b.Float(i) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func elemString(b *buffer.Buffer, i int) string {

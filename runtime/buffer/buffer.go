@@ -81,6 +81,10 @@ func (b *Buffer) IsFloat() bool { return ir.IsFloat(b.Elem) }
 func (b *Buffer) Float(i int) float64 {
 	switch t := b.Elem.(type) {
 	case *ir.FloatType:
+		if t.Kind == ir.TF32 {
+			// tf32 lives in memory as an f32 whose low 13 mantissa bits are zero.
+			return float64(math.Float32frombits(uint32(b.bits(i))))
+		}
 		return ir.FloatFromBits(b.bits(i), t.Kind)
 	case *ir.IntegerType:
 		if t.Signedness == ir.Unsigned {
@@ -94,6 +98,10 @@ func (b *Buffer) Float(i int) float64 {
 func (b *Buffer) SetFloat(i int, v float64) {
 	switch t := b.Elem.(type) {
 	case *ir.FloatType:
+		if t.Kind == ir.TF32 {
+			b.setBits(i, uint64(math.Float32bits(float32(ir.RoundToFloatKind(v, ir.TF32)))))
+			return
+		}
 		b.setBits(i, ir.FloatToBits(ir.RoundToFloatKind(v, t.Kind), t.Kind))
 	default:
 		b.SetInt(i, int64(v))

@@ -24,6 +24,13 @@ func TestRoundTripEncodings(t *testing.T) {
 			t.Errorf("%s: poison is not NaN", elem)
 		}
 	}
+	// tf32 is stored like f32, with the low 13 mantissa bits cleared.
+	if b, _ := New(ir.FloatTypeOf(ir.TF32), []int64{1}); true {
+		b.SetFloat(0, 1.0+1.0/1024+1.0/4096)
+		if got := uint32(b.Bytes[0]) | uint32(b.Bytes[1])<<8 | uint32(b.Bytes[2])<<16 | uint32(b.Bytes[3])<<24; got != 0x3F802000 {
+			t.Errorf("tf32 bits %#x, want 0x3F802000", got)
+		}
+	}
 	if b, _ := New(ir.F16T, []int64{1}); true {
 		b.SetFloat(0, 1)
 		if b.Bytes[0] != 0x00 || b.Bytes[1] != 0x3C {
