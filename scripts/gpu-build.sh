@@ -53,6 +53,9 @@ for f in lit-tests/codegen/*.tma; do
 	case "$f" in *errors*) continue;; esac
 	build/tmac compile "$f" --pass-pipeline='builtin.module()' -o "build/gpu/ptx/lit-$(basename "$f" .tma).ptx" 2>/dev/null || true
 done
+# The launch-overhead benchmark (gpu-tests/overhead): its bundle and program.
+build/tmac compile gpu-tests/overhead.tma --emit=bundle -o build/gpu/overhead.tmab
+go build -ldflags=-s -o build/gpu/overhead ./gpu-tests/overhead
 ls build/gpu/ptx | wc -l | xargs echo "PTX files:"
 du -sh build/gpu | cut -f1 | xargs echo "build/gpu size:"
 if [ ${#failed[@]} -gt 0 ]; then

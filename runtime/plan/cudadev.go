@@ -16,6 +16,13 @@ type CUDA struct {
 	Timeout   time.Duration
 	maps      []*cuda.TensorMap // kept alive until the launches finish
 	LastEvent cuda.Event
+
+	// TimeKernels makes Launch bracket every launch with CUDA events and
+	// add the kernel's GPU time to KernelSeconds (for --bench: the time of
+	// the kernels alone, without the host plan between them).
+	TimeKernels   bool
+	KernelSeconds float64
+	timing        [2]cuda.Event
 }
 
 // NewCUDA loads PTX on the current context.
@@ -97,10 +104,37 @@ func (c *CUDA) Launch(l *Launch) error {
 		params[i] = unsafe.Pointer(&p[0])
 	}
 	d3 := func(v [3]int) cuda.Dim3 { return cuda.Dim3{X: v[0], Y: v[1], Z: v[2]} }
-	if l.Cluster != [3]int{} {
-		return cuda.LaunchEx(f, d3(l.Grid), d3(l.Block), d3(l.Cluster), l.SharedBytes, params)
+	launch := func() error {
+		if l.Cluster != [3]int{} {
+			return cuda.LaunchEx(f, d3(l.Grid), d3(l.Block), d3(l.Cluster), l.SharedBytes, params)
+		}
+		return cuda.Launch(f, d3(l.Grid), d3(l.Block), l.SharedBytes, params)
 	}
-	return cuda.Launch(f, d3(l.Grid), d3(l.Block), l.SharedBytes, params)
+	if !c.TimeKernels {
+		return launch()
+	}
+	for i := range c.timing {
+		if c.timing[i] == 0 {
+			if c.timing[i], err = cuda.NewEvent(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.timing[0].Record(); err != nil {
+		return err
+	}
+	if err := launch(); err != nil {
+		return err
+	}
+	if err := c.timing[1].Record(); err != nil {
+		return err
+	}
+	ms, err := cuda.ElapsedMs(c.timing[0], c.timing[1])
+	if err != nil {
+		return fmt.Errorf("kernel %s: %v", l.Kernel, err)
+	}
+	c.KernelSeconds += float64(ms) * 1e-3
+	return nil
 }
 
 // DeadlockError is a launch that did not finish within the watchdog's
