@@ -53,6 +53,11 @@ for f in lit-tests/codegen/*.tma; do
 	case "$f" in *errors*) continue;; esac
 	build/tmac compile "$f" --pass-pipeline='builtin.module()' -o "build/gpu/ptx/lit-$(basename "$f" .tma).ptx" 2>/dev/null || true
 done
+# The watchdog test (a kernel that never finishes) and an example without
+# {tmac.output} marks (outputs found by running @reference first).
+build/tmac compile gpu-tests/deadlock.tma --emit=bundle -o build/gpu/deadlock.tmab
+sed 's/ {tmac.output}//g' examples/scalar_add.tma > build/gpu/scalar_add_unmarked.tma
+build/tmac compile build/gpu/scalar_add_unmarked.tma --emit=bundle -o build/gpu/scalar_add_unmarked.tmab
 # The launch-overhead benchmark (gpu-tests/overhead): its bundle and program.
 build/tmac compile gpu-tests/overhead.tma --emit=bundle -o build/gpu/overhead.tmab
 go build -ldflags=-s -o build/gpu/overhead ./gpu-tests/overhead

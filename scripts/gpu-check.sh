@@ -44,5 +44,17 @@ t = bench(lambda: torch.matmul(A, B)); print(f"torch f32 GEMM 1024^3 (cuBLAS, TF
 big = torch.empty(256*1024*1024, dtype=torch.uint8, device="cuda"); dst = torch.empty_like(big)
 t = bench(lambda: dst.copy_(big)); print(f"torch d2d copy   {t*1e3:8.1f} us {2*big.numel()/(t*1e-3)/1e9:6.0f} GB/s (ceiling)")
 PY
-echo "== summary: ptxas $ok ok / $bad failed; launcher exit $launcher"
-[ "$bad" = 0 ] && [ "$launcher" = 0 ]
+echo "== watchdog: a kernel that never finishes"
+timeout 60 build/tmac run build/gpu/deadlock.tmab --timeout 2 > /tmp/deadlock.out 2>&1
+dl=$?
+cat /tmp/deadlock.out
+if [ $dl -ne 0 ] && grep -q "did not finish in 2 s" /tmp/deadlock.out; then watchdog=ok; else watchdog=FAILED; fi
+echo "watchdog: $watchdog (exit $dl)"
+echo "== outputs found from @reference (scalar_add without {tmac.output})"
+timeout 120 build/tmac run build/gpu/scalar_add_unmarked.tmab
+unmarked=$?
+echo "== launch overhead"
+timeout 120 build/gpu/overhead -bundle build/gpu/overhead.tmab
+overhead=$?
+echo "== summary: ptxas $ok ok / $bad failed; launcher exit $launcher; watchdog $watchdog; unmarked outputs exit $unmarked; overhead exit $overhead"
+[ "$bad" = 0 ] && [ "$launcher" = 0 ] && [ "$watchdog" = ok ] && [ "$unmarked" = 0 ] && [ "$overhead" = 0 ]

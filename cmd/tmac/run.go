@@ -73,10 +73,14 @@ compared exactly), and default atol is rtol times the largest |ref| of that
 output, so sums over many terms are judged on the output's scale.
 
 --bench times whole runs of the entry function with CUDA events after
-warm-ups and reports the median and the minimum. Bytes moved are the total
-size of the entry's memref arguments (each counted once; a function
-attribute tmac.bytes overrides); FLOPs come from the entry's tmac.flops
-function attribute (e.g. 2*M*N*K for a GEMM). Throughput is reported with
+warm-ups, then the kernels alone (events around each launch, summed per
+run), and reports medians and minimums; throughput uses the kernel time.
+Bytes moved are the total size of the entry's memref arguments (each
+counted once; a function attribute tmac.bytes overrides). FLOPs are counted
+from the program: 2*m*n*k per wgmma instruction, times the static trip
+counts of the loops around it and the warpgroups of its launch (every
+warpgroup is assumed to execute it); the entry's tmac.flops attribute
+overrides. Throughput is reported with
 the fraction of the H200's measured peaks (4.3 TB/s copy, 790 TFLOP/s
 bf16 dense). When the inputs fit in the 50 MB L2, several copies are
 rotated so the cache does not serve them.
@@ -190,6 +194,14 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 	args, err := makeArgs(p.Args, outputs, shapes, sets, f)
 	if err != nil {
 		return usage("%v", err)
+	}
+	if ref != nil && !f.noCheck && !anyTrue(outputs) {
+		// No argument is marked {tmac.output}: the outputs are what the
+		// reference writes, and those it writes before reading anything
+		// are poisoned so elements the GPU never writes are caught.
+		if err := outputsFromReference(mod, args, outputs); err != nil {
+			return diag(err)
+		}
 	}
 
 	// Everything above runs without a GPU.
@@ -548,6 +560,43 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 	return failed, nil
 }
 
+func anyTrue(bs []bool) bool {
+	for _, b := range bs {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
+// outputsFromReference runs @reference on copies of the arguments and marks
+// as outputs the memref arguments it writes; those it writes before reading
+// are poisoned.
+func outputsFromReference(mod *ir.Operation, args []*runArg, outputs []bool) error {
+	refArgs := make([]interp.Arg, len(args))
+	for i, a := range args {
+		if a.buf != nil {
+			refArgs[i] = a.buf.Clone()
+		} else {
+			refArgs[i] = a.scalar
+		}
+	}
+	_, access, err := interp.CallWithAccess(mod, plan.ReferenceName, refArgs)
+	if err != nil {
+		return fmt.Errorf("@reference: %v", err)
+	}
+	for i, a := range args {
+		if a.buf == nil || i >= len(access) || !access[i].Written {
+			continue
+		}
+		outputs[i] = true
+		if !access[i].ReadBeforeWrite {
+			a.buf.Poison()
+		}
+	}
+	return nil
+}
+
 func allZero(b *buffer.Buffer) bool {
 	for i := 0; i < b.Len(); i++ {
 		if b.Float(i) != 0 {
@@ -654,7 +703,13 @@ func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args 
 		bw := bytes / med
 		fmt.Fprintf(w, "bench: %.3f TB/s (%.0f%% of the H200's %.1f TB/s), %.0f bytes\n", bw/1e12, 100*bw/peakBytesPerS, peakBytesPerS/1e12, bytes)
 	}
-	if fl := plan.Flops(entry); fl > 0 {
+	fl := plan.Flops(entry)
+	if fl == 0 {
+		if c, ok := plan.CountFlops(entry.ParentOp(), entry); ok {
+			fl = c
+		}
+	}
+	if fl > 0 {
 		fs := fl / med
 		fmt.Fprintf(w, "bench: %.1f TFLOP/s (%.0f%% of the H200's %.0f TFLOP/s bf16 dense), %.4g FLOP\n", fs/1e12, 100*fs/peakFlopsPerS, peakFlopsPerS/1e12, fl)
 	}

@@ -1,0 +1,45 @@
+package plan_test
+
+import (
+	"os"
+	"testing"
+
+	_ "github.com/tmac-dev/tmac/dialects/all"
+	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/runtime/plan"
+)
+
+// The GEMM examples' wgmma instructions, loop trip counts and launch sizes
+// must add up to 2·M·N·K.
+func TestCountFlopsOfTheGEMMExamples(t *testing.T) {
+	countFlops(t, "seed004_gemm_multistage.tma", 2.0*512*256*1024)
+	countFlops(t, "seed002_fp8_gemm.tma", 2.0*512*512*1024)
+}
+
+func countFlops(t *testing.T, example string, want float64) {
+	t.Helper()
+	src, err := os.ReadFile("../../examples/" + example)
+	if err != nil {
+		t.Skip("example not found")
+	}
+	mod, err := ir.Parse("gemm.tma", string(src), ir.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := passes.ParsePipeline("builtin.module(outline-kernels,lower-nvgpu,canonicalize,cse)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := passes.RunPipeline(mod, steps, &passes.Context{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	entry, err := plan.SelectEntry(mod, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := plan.CountFlops(mod, entry)
+	if !ok || got != want {
+		t.Errorf("%s: CountFlops = %v, %v; want %v", example, got, ok, want)
+	}
+}
