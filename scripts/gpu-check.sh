@@ -45,7 +45,7 @@ big = torch.empty(256*1024*1024, dtype=torch.uint8, device="cuda"); dst = torch.
 t = bench(lambda: dst.copy_(big)); print(f"torch d2d copy   {t*1e3:8.1f} us {2*big.numel()/(t*1e-3)/1e9:6.0f} GB/s (ceiling)")
 PY
 echo "== watchdog: a kernel that never finishes"
-timeout 60 build/tmac run build/gpu/deadlock.tmab --timeout 2 > /tmp/deadlock.out 2>&1
+timeout 60 build/tmac run build/gpu/deadlock.tmab --timeout 2s > /tmp/deadlock.out 2>&1
 dl=$?
 cat /tmp/deadlock.out
 if [ $dl -ne 0 ] && grep -q "did not finish in 2 s" /tmp/deadlock.out; then watchdog=ok; else watchdog=FAILED; fi
