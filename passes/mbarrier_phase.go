@@ -568,8 +568,8 @@ func (a *mbarPhase) stepBarrier(op *ir.Operation, ts threadSet) {
 }
 
 func (a *mbarPhase) checkWait(op *ir.Operation, g ir.Value, idx int64, st *mbarState, p int64, ts threadSet) {
-	if st.arrive%st.count != 0 {
-		return
+	if st.arrive%st.count != 0 || a.threads(ts) == 0 {
+		return // partial phase, or no thread runs this wait
 	}
 	for _, s := range a.arrSets[g] {
 		if !s.subsetOf(ts) {
