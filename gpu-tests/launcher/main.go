@@ -325,26 +325,43 @@ func main() {
 
 // kernelSignature reads the argument types of a kernel from its source.
 func kernelSignature(path, kernel string) ([]ir.Type, error) {
+	sig, _, err := kernelInfo(path, kernel)
+	return sig, err
+}
+
+// kernelInfo reads a kernel's argument types from its source and, when the
+// source launches it (an outlined example), the constant dynamic shared
+// memory size of that launch (smem-plan sets it).
+func kernelInfo(path, kernel string) ([]ir.Type, int, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	mod, err := ir.Parse(path, string(text), ir.ParseOptions{})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var sig []ir.Type
+	smem := 0
 	ir.Walk(mod, func(op *ir.Operation) ir.WalkResult {
 		if op.Name() == "gpu.func" && op.SymbolName() == kernel {
 			sig = op.Attr("function_type").(*ir.TypeAttr).Value.(*ir.FunctionType).Inputs
-			return ir.Interrupt
+		}
+		if op.Name() == "gpu.launch_func" {
+			if ref, ok := op.Attr("kernel").(*ir.SymbolRefAttr); ok && ref.Leaf() == kernel {
+				if v := op.OperandNamed("dynamicSharedMemorySize"); v != nil {
+					if n, ok := ir.AttrInt(ir.ConstantValue(v)); ok {
+						smem = int(n)
+					}
+				}
+			}
 		}
 		return ir.Advance
 	})
 	if sig == nil {
-		return nil, fmt.Errorf("kernel %s not found in %s", kernel, path)
+		return nil, 0, fmt.Errorf("kernel %s not found in %s", kernel, path)
 	}
-	return sig, nil
+	return sig, smem, nil
 }
 
 // modules caches the loaded PTX modules by file.
@@ -373,9 +390,14 @@ func buffers(args []any) []*buffer {
 }
 
 func run(c testCase, r *rand.Rand, srcDir, ptxDir string, reps int) ([]string, error) {
-	sig, err := kernelSignature(filepath.Join(srcDir, c.file), c.kernel)
+	sig, smem, err := kernelInfo(filepath.Join(srcDir, c.file), c.kernel)
 	if err != nil {
 		return nil, err
+	}
+	// The compiled program's own launch size wins over the case's (the
+	// smem-plan pass moves shared buffers into dynamic shared memory).
+	if smem > c.smem {
+		c.smem = smem
 	}
 	mod, ok := modules[c.file]
 	if !ok {
