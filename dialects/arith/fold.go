@@ -424,33 +424,41 @@ func foldCmp(op *ir.Operation, operands []ir.Attribute) []any {
 	if !okA || !okB || w == 0 || w > 64 {
 		return nil
 	}
-	ua, ub := mask(a, w), mask(b, w)
-	var r bool
-	switch p {
-	case 0:
-		r = a == b
-	case 1:
-		r = a != b
-	case 2:
-		r = a < b
-	case 3:
-		r = a <= b
-	case 4:
-		r = a > b
-	case 5:
-		r = a >= b
-	case 6:
-		r = ua < ub
-	case 7:
-		r = ua <= ub
-	case 8:
-		r = ua > ub
-	case 9:
-		r = ua >= ub
-	default:
+	r, ok := CmpI(p, a, b, w)
+	if !ok {
 		return nil
 	}
 	return boolResult(op, r)
+}
+
+// CmpI evaluates the arith.cmpi predicate pred (0 eq, 1 ne, 2 slt, 3 sle,
+// 4 sgt, 5 sge, 6 ult, 7 ule, 8 ugt, 9 uge) on a and b, which hold w-bit
+// values sign-extended to int64. ok is false for an unknown predicate.
+func CmpI(pred int64, a, b int64, w int) (result, ok bool) {
+	ua, ub := mask(a, w), mask(b, w)
+	switch pred {
+	case 0:
+		return a == b, true
+	case 1:
+		return a != b, true
+	case 2:
+		return a < b, true
+	case 3:
+		return a <= b, true
+	case 4:
+		return a > b, true
+	case 5:
+		return a >= b, true
+	case 6:
+		return ua < ub, true
+	case 7:
+		return ua <= ub, true
+	case 8:
+		return ua > ub, true
+	case 9:
+		return ua >= ub, true
+	}
+	return false, false
 }
 
 // cmpFloat evaluates a cmpf predicate: ordered predicates are false when

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	arithd "github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
@@ -564,28 +565,9 @@ func arith(op *ir.Operation, in []Value) (Value, error) {
 		if p == nil {
 			return nil, fmt.Errorf("no predicate")
 		}
-		var c bool
-		switch p.Int() {
-		case 0:
-			c = a == b
-		case 1:
-			c = a != b
-		case 2:
-			c = a < b
-		case 3:
-			c = a <= b
-		case 4:
-			c = a > b
-		case 5:
-			c = a >= b
-		case 6:
-			c = ua < ub
-		case 7:
-			c = ua <= ub
-		case 8:
-			c = ua > ub
-		case 9:
-			c = ua >= ub
+		c, ok := arithd.CmpI(p.Int(), a, b, 64)
+		if !ok {
+			return nil, fmt.Errorf("unknown cmpi predicate %d", p.Int())
 		}
 		return b2i(c), nil
 	default:
