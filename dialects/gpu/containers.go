@@ -7,7 +7,9 @@ import (
 
 // --- gpu.module -----------------------------------------------------------
 
-func parseModule(p *ir.Parser, st *ir.OperationState) error {
+// parseNameAndHandler parses `@name` and an optional `<#offloading.handler>`,
+// the common prefix of gpu.module and gpu.binary.
+func parseNameAndHandler(p *ir.Parser, st *ir.OperationState) error {
 	name, err := p.ParseSymbolName()
 	if err != nil {
 		return err
@@ -22,6 +24,13 @@ func parseModule(p *ir.Parser, st *ir.OperationState) error {
 			return err
 		}
 		st.AddAttr("offloadingHandler", a)
+	}
+	return nil
+}
+
+func parseModule(p *ir.Parser, st *ir.OperationState) error {
+	if err := parseNameAndHandler(p, st); err != nil {
+		return err
 	}
 	if p.IsPunct("[") {
 		a, err := p.ParseAttribute(nil)
@@ -73,20 +82,8 @@ func verifyModule(op *ir.Operation) error {
 // --- gpu.binary -----------------------------------------------------------
 
 func parseBinary(p *ir.Parser, st *ir.OperationState) error {
-	name, err := p.ParseSymbolName()
-	if err != nil {
+	if err := parseNameAndHandler(p, st); err != nil {
 		return err
-	}
-	st.AddAttr("sym_name", ir.Str(name))
-	if p.ParseOptionalPunct("<") {
-		a, err := p.ParseAttribute(nil)
-		if err != nil {
-			return err
-		}
-		if err := p.ParsePunct(">"); err != nil {
-			return err
-		}
-		st.AddAttr("offloadingHandler", a)
 	}
 	if err := p.ParseOptionalAttrDict(st); err != nil {
 		return err
