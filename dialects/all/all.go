@@ -14,5 +14,6 @@ import (
 	_ "github.com/tmac-dev/tmac/dialects/nvgpu"
 	_ "github.com/tmac-dev/tmac/dialects/nvvm"
 	_ "github.com/tmac-dev/tmac/dialects/scf"
+	_ "github.com/tmac-dev/tmac/dialects/tmac"
 	_ "github.com/tmac-dev/tmac/dialects/vector"
 )

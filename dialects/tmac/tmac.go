@@ -1,0 +1,129 @@
+// Package tmac registers tmac's own small dialect: the ops of the simple
+// tile-loop form that the tma-pipeline and mbarrier-phase passes rewrite
+// into explicit mbarrier pipelines (see SPEC.md beside this file).
+//
+//	tmac.tma.load %map[%x, %y] to %tile : !desc -> memref<...>
+//	tmac.tma.wait %a, %b : memref<...>, memref<...>
+//	tmac.tma.store %tile to %map[%x, %y] : memref<...> -> !desc
+//	tmac.mbarrier.wait %bars[%i] : !nvgpu.mbarrier.group<...>
+//
+// None of them reaches code generation: tma-pipeline lowers the first
+// three to nvgpu/nvvm ops, mbarrier-phase turns the parity-less wait into
+// nvgpu.mbarrier.try_wait.parity.
+package tmac
+
+import (
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// StagesAttr is the discardable attribute on an scf.for that sets the
+// number of pipeline stages tma-pipeline builds for it.
+const StagesAttr = "tmac.stages"
+
+// StoreStagesAttr sets the number of rotating output tiles for the
+// tmac.tma.store ops of a loop.
+const StoreStagesAttr = "tmac.store_stages"
+
+var (
+	tensorMapC = ir.TypeConstraint{Desc: "TensorMap descriptor", OK: func(t ir.Type) bool { _, ok := nvgpu.AsTensorMapDescriptor(t); return ok }}
+	mbarGroupC = ir.TypeConstraint{Desc: "mbarrier barrier type", OK: func(t ir.Type) bool { _, ok := nvgpu.AsMBarrierGroup(t); return ok }}
+)
+
+func init() {
+	ir.Register(
+		&ir.OpDef{
+			Name:    "tmac.tma.load",
+			Summary: "asynchronous TMA load of a tile into logical shared memory, completed by tmac.tma.wait",
+			Operands: []ir.ArgSpec{{Name: "dst", Type: ir.AnyMemRef}, {Name: "tensorMap", Type: tensorMapC},
+				{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}},
+			Format: "$tensorMap `[` $coordinates `]` `to` $dst attr-dict `:` type($tensorMap) `->` type($dst)",
+			Verify: func(op *ir.Operation) error {
+				return verifyTileCopy(op, op.Operand(0), op.Operand(1), len(op.Operands())-2)
+			},
+		},
+		&ir.OpDef{
+			Name:    "tmac.tma.store",
+			Summary: "asynchronous TMA store of a shared-memory tile to global memory",
+			Operands: []ir.ArgSpec{{Name: "src", Type: ir.AnyMemRef}, {Name: "tensorMap", Type: tensorMapC},
+				{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}},
+			Format: "$src `to` $tensorMap `[` $coordinates `]` attr-dict `:` type($src) `->` type($tensorMap)",
+			Verify: func(op *ir.Operation) error {
+				return verifyTileCopy(op, op.Operand(0), op.Operand(1), len(op.Operands())-2)
+			},
+		},
+		&ir.OpDef{
+			Name:     "tmac.tma.wait",
+			Summary:  "wait until the TMA loads into the given tiles have landed",
+			Operands: []ir.ArgSpec{{Name: "tiles", Kind: ir.Variadic, Type: ir.AnyMemRef}},
+			Format:   "$tiles attr-dict `:` type($tiles)",
+			Verify: func(op *ir.Operation) error {
+				if op.NumOperands() == 0 {
+					return op.EmitError("needs at least one tile")
+				}
+				for _, t := range op.Operands() {
+					if !nvgpu.IsSharedMemory(t.Type().(*ir.MemRefType).MemorySpace) {
+						return op.EmitError("tile %s is not in shared memory (#gpu.address_space<workgroup>)", t.Type())
+					}
+				}
+				return nil
+			},
+		},
+		&ir.OpDef{
+			Name:     "tmac.mbarrier.wait",
+			Summary:  "wait for the next phase of an mbarrier; mbarrier-phase computes the parity",
+			Operands: []ir.ArgSpec{{Name: "barriers", Type: mbarGroupC}, {Name: "mbarId", Type: ir.IndexOnly}},
+			Format:   "$barriers `[` $mbarId `]` attr-dict `:` type($barriers)",
+		},
+	)
+}
+
+// verifyTileCopy checks a tile against its tensor map: a static, row-major
+// shared-memory memref of the box's element type and rank, whose shape is
+// the box's except the innermost dimension, which may be a multiple of the
+// box's (the tile is then copied box after box, each box contiguous: the
+// layout wgmma reads for 128B-swizzled operands wider than one swizzle span).
+func verifyTileCopy(op *ir.Operation, tile, desc ir.Value, ncoords int) error {
+	d, _ := nvgpu.AsTensorMapDescriptor(desc.Type())
+	if msg := nvgpu.VerifyTensorMapDescriptor(d); msg != "" {
+		return op.EmitError("%s", msg)
+	}
+	m := tile.Type().(*ir.MemRefType)
+	box := d.Tensor
+	switch {
+	case !nvgpu.IsSharedMemory(m.MemorySpace):
+		return op.EmitError("tile %s is not in shared memory (#gpu.address_space<workgroup>)", m)
+	case !ir.HasStaticShape(m.Shape()):
+		return op.EmitError("tile %s must have a static shape", m)
+	case m.Layout != nil:
+		return op.EmitError("tile %s must have the identity layout", m)
+	case m.Elem != box.Elem:
+		return op.EmitError("tile element type %s differs from the tensor map's %s", m.Elem, box.Elem)
+	case m.Rank() != box.Rank():
+		return op.EmitError("tile rank %d differs from the tensor map box rank %d", m.Rank(), box.Rank())
+	case ncoords != box.Rank():
+		return op.EmitError("expected %d coordinates (the box rank), got %d", box.Rank(), ncoords)
+	}
+	r := m.Rank()
+	for i := 0; i < r-1; i++ {
+		if m.Shape()[i] != box.Shape()[i] {
+			return op.EmitError("tile %s does not match the box %s in dimension %d", m, box, i)
+		}
+	}
+	if m.Shape()[r-1]%box.Shape()[r-1] != 0 {
+		return op.EmitError("tile %s: innermost dimension %d is not a multiple of the box's %d", m, m.Shape()[r-1], box.Shape()[r-1])
+	}
+	return nil
+}
+
+// BoxesPerTile returns how many boxes of the tensor map make up tile.
+func BoxesPerTile(tile *ir.MemRefType, desc ir.Type) int64 {
+	d, _ := nvgpu.AsTensorMapDescriptor(desc)
+	r := tile.Rank()
+	return tile.Shape()[r-1] / d.Tensor.Shape()[r-1]
+}
+
+// TileBytes returns the size of a static tile in bytes.
+func TileBytes(t *ir.MemRefType) int64 {
+	return ir.NumElements(t.Shape()) * int64(ir.BitWidth(t.Elem)) / 8
+}
