@@ -31,6 +31,11 @@ var (
 )
 
 func init() {
+	ir.RegisterDialect(&ir.Dialect{
+		Name:         "tmac",
+		Summary:      "tmac's simple tile-loop form (rewritten by tma-pipeline and mbarrier-phase)",
+		VerifyOpAttr: verifyOpAttr,
+	})
 	ir.Register(
 		&ir.OpDef{
 			Name:    "tmac.tma.load",
@@ -90,6 +95,13 @@ func verifyTileCopy(op *ir.Operation, tile, desc ir.Value, ncoords int) error {
 	}
 	m := tile.Type().(*ir.MemRefType)
 	box := d.Tensor
+	if box.Rank() < 1 || box.Rank() > nvgpu.MaxTMATensorRank {
+		return op.EmitError("the tensor map box must have rank 1 to %d, got %d", nvgpu.MaxTMATensorRank, box.Rank())
+	}
+	boxBytes := ir.NumElements(box.Shape()) * int64(ir.BitWidth(box.Elem)) / 8
+	if int64(ir.BitWidth(box.Elem))*box.Shape()[box.Rank()-1]/8%nvgpu.TMALastDimByteModulo != 0 {
+		return op.EmitError("the bytes in the last dimension of the tensor map must be a multiple of %d", nvgpu.TMALastDimByteModulo)
+	}
 	switch {
 	case !nvgpu.IsSharedMemory(m.MemorySpace):
 		return op.EmitError("tile %s is not in shared memory (#gpu.address_space<workgroup>)", m)
@@ -110,16 +122,54 @@ func verifyTileCopy(op *ir.Operation, tile, desc ir.Value, ncoords int) error {
 			return op.EmitError("tile %s does not match the box %s in dimension %d", m, box, i)
 		}
 	}
-	if m.Shape()[r-1]%box.Shape()[r-1] != 0 {
-		return op.EmitError("tile %s: innermost dimension %d is not a multiple of the box's %d", m, m.Shape()[r-1], box.Shape()[r-1])
+	inner, boxInner := m.Shape()[r-1], box.Shape()[r-1]
+	if inner == 0 || inner%boxInner != 0 {
+		return op.EmitError("tile %s: innermost dimension %d is not a positive multiple of the box's %d", m, inner, boxInner)
+	}
+	// Box i lands at byte offset i*boxBytes; every box must start at the
+	// alignment TMA (and the swizzle pattern wgmma assumes) needs.
+	if align := BoxAlignment(d.Swizzle); inner/boxInner > 1 && boxBytes%align != 0 {
+		return op.EmitError("tile %s holds %d boxes of %d bytes: each box must start %d-byte aligned, so the box size must be a multiple of %d bytes", m, inner/boxInner, boxBytes, align, align)
 	}
 	return nil
 }
 
+// BoxAlignment is the shared-memory alignment in bytes of a TMA box with
+// the given swizzle: 128, or the swizzle pattern's repeat (8 rows of the
+// swizzle span: 256, 512 or 1024 bytes).
+func BoxAlignment(s nvgpu.SwizzleKind) int64 {
+	if s == nvgpu.SwizzleNone {
+		return 128
+	}
+	return 8 * int64(s.Bytes())
+}
+
+// verifyOpAttr checks the tmac.* discardable attributes it knows:
+// tmac.stages and tmac.store_stages are i64 integers >= 1 on an scf.for.
+func verifyOpAttr(op *ir.Operation, attr ir.NamedAttr) error {
+	switch attr.Name {
+	case StagesAttr, StoreStagesAttr:
+		if op.Name() != "scf.for" {
+			return op.EmitError("'%s' attribute must be attached to an scf.for, not '%s'", attr.Name, op.Name())
+		}
+		a, ok := attr.Value.(*ir.IntegerAttr)
+		if !ok || a.Type() != ir.I64 || a.Big != nil || a.Int() < 1 {
+			return op.EmitError("'%s' must be an i64 integer >= 1, got %s", attr.Name, attr.Value)
+		}
+		return nil
+	}
+	return nil // other tmac.* attributes (tmac.output, tmac.flops, ...) are free-form
+}
+
 // BoxesPerTile returns how many boxes of the tensor map make up tile.
+// It returns 0 when desc is not a tensor map descriptor whose box has
+// tile's rank (>= 1); a verified tmac.tma.load/store never has that.
 func BoxesPerTile(tile *ir.MemRefType, desc ir.Type) int64 {
-	d, _ := nvgpu.AsTensorMapDescriptor(desc)
+	d, ok := nvgpu.AsTensorMapDescriptor(desc)
 	r := tile.Rank()
+	if !ok || r == 0 || d.Tensor.Rank() != r || d.Tensor.Shape()[r-1] <= 0 {
+		return 0
+	}
 	return tile.Shape()[r-1] / d.Tensor.Shape()[r-1]
 }
 
