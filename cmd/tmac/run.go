@@ -33,6 +33,7 @@ type runFlags struct {
 	dist       string
 	rtol, atol float64
 	noCheck    bool
+	refSample  int64
 	bench      bool
 	warmup     int
 	reps       int
@@ -72,6 +73,20 @@ arguments (f32/f64 1e-5, tf32 1e-3, f16/bf16 1e-2, fp8 5e-2; integers are
 compared exactly), and default atol is rtol times the largest |ref| of that
 output, so sums over many terms are judged on the output's scale.
 
+--ref-sample N makes the check a sampled one, for references too large to
+interpret in full: the interpreter runs only N iterations of the outermost
+scf.for of @reference (the first, the last, and the others spread over the
+range, chosen from --seed), and only the output elements those iterations
+write are compared, with the tolerances above taken over them. A GPU NaN
+there still fails; elements the sample did not write are not checked at
+all. The loop must be the only one at the top level of @reference and its
+iterations provably independent (no iter_args, each stored memref indexed
+by an injective function of the induction variable), else the flag is
+refused. The report says "sampled" with the iterations and elements
+checked; an output of which the sample wrote no element fails. Without
+the flag, the entry function's attribute tmac.ref_sample = N : i64 gives
+N; --ref-sample 0 forces the full check.
+
 --bench times whole runs of the entry function with CUDA events after
 warm-ups, then the kernels alone (events around each launch, summed per
 run), and reports medians and minimums; throughput uses the kernel time.
@@ -88,7 +103,8 @@ rotated so the cache does not serve them.
 Exit status: 0 success, 1 mismatch or failure, 2 usage error, 3 no GPU.`,
 		Example: `  tmac run examples/saxpy.tma --bench
   tmac run gemm.tmab --seed 7 --dist uniform
-  tmac run rowsum.tma --shape arg0=4096x512 --rtol 1e-4`,
+  tmac run rowsum.tma --shape arg0=4096x512 --rtol 1e-4
+  tmac run gemm_4096.tma --ref-sample 64`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, f, args[0])
@@ -103,6 +119,7 @@ Exit status: 0 success, 1 mismatch or failure, 2 usage error, 3 no GPU.`,
 	fl.Float64Var(&f.rtol, "rtol", -1, "relative tolerance (default: from the least precise element type involved)")
 	fl.Float64Var(&f.atol, "atol", -1, "absolute tolerance (default: rtol times the output's largest |reference|)")
 	fl.BoolVar(&f.noCheck, "no-check", false, "skip the reference check")
+	fl.Int64Var(&f.refSample, "ref-sample", 0, "check only `N` (>= 2) iterations of @reference's outermost loop, comparing the elements they write; 0: full check (default: tmac.ref_sample of the entry, else 0)")
 	fl.BoolVar(&f.bench, "bench", false, "time the entry function")
 	fl.IntVar(&f.warmup, "warmup", 5, "warm-up runs before timing (--bench)")
 	fl.IntVar(&f.reps, "reps", 50, "timed runs (--bench)")
@@ -184,6 +201,26 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 			return diag(err)
 		}
 	}
+	sample, err := refSample(cmd, f, entry)
+	if err != nil {
+		if cmd.Flags().Changed("ref-sample") {
+			return usage("%v", err)
+		}
+		return diag(err) // a bad tmac.ref_sample attribute
+	}
+	if ref == nil || f.noCheck {
+		sample = 0
+	}
+	if sample > 0 {
+		if _, err := interp.SampleLoop(ref); err != nil {
+			fmt.Fprintf(stderr, "tmac run: error: cannot check against a sampled @reference (%s)\n", sampleSource(cmd, sample))
+			diag(err)
+			if cmd.Flags().Changed("ref-sample") {
+				return &exitError{2}
+			}
+			return &exitError{1}
+		}
+	}
 	outputs := plan.Outputs(entry, nil)
 	if ref != nil {
 		outs := plan.Outputs(ref, nil)
@@ -199,7 +236,7 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 		// No argument is marked {tmac.output}: the outputs are what the
 		// reference writes, and those it writes before reading anything
 		// are poisoned so elements the GPU never writes are caught.
-		if err := outputsFromReference(mod, args, outputs); err != nil {
+		if err := outputsFromReference(mod, args, outputs, sample, f.seed); err != nil {
 			return diag(err)
 		}
 	}
@@ -241,7 +278,7 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 	case ref == nil:
 		fmt.Fprintln(stdout, "ran @"+entry.SymbolName()+"; the module has no func.func @reference, so the results were not checked")
 	default:
-		failed, err = checkResults(stdout, mod, entry, args, results, outputs, f)
+		failed, err = checkResults(stdout, mod, entry, args, results, outputs, sample, f)
 		if err != nil {
 			return diag(err)
 		}
@@ -499,7 +536,10 @@ func uploadArgs(dev plan.Device, args []*runArg) ([]plan.Value, []*plan.Mem, err
 
 // checkResults runs @reference on copies of the inputs and compares every
 // output (every memref argument when none is marked).
-func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results []*buffer.Buffer, outputs []bool, f *runFlags) (bool, error) {
+//
+// With sample > 0, @reference runs only that many iterations of its
+// outermost loop and each output is compared where they wrote.
+func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results []*buffer.Buffer, outputs []bool, sample int64, f *runFlags) (bool, error) {
 	anyOut := false
 	for i, a := range args {
 		anyOut = anyOut || (a.buf != nil && outputs[i])
@@ -513,10 +553,21 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 		}
 	}
 	start := time.Now()
-	if _, err := interp.Call(mod, plan.ReferenceName, refArgs); err != nil {
+	_, info, err := interp.Compile(mod).CallWith(plan.ReferenceName, refArgs, interp.CallOptions{SampleOuter: sample, Seed: f.seed})
+	if err != nil {
 		return false, fmt.Errorf("@reference: %v", err)
 	}
-	fmt.Fprintf(w, "reference: @reference on the CPU in %.2f s\n", time.Since(start).Seconds())
+	secs := time.Since(start).Seconds()
+	if s := info.Sample; s != nil {
+		cover := "sampled"
+		if s.All() {
+			cover = "sampled, covering every iteration"
+		}
+		fmt.Fprintf(w, "reference: checked %d of %d iterations of the outermost loop of @reference (%s; seed %d) on the CPU in %.2f s; only the output elements they write are compared\n",
+			len(s.Iterations), s.Trip, cover, f.seed, secs)
+	} else {
+		fmt.Fprintf(w, "reference: @reference on the CPU in %.2f s\n", secs)
+	}
 	failed := false
 	for i, a := range args {
 		if a.buf == nil || (anyOut && !outputs[i]) {
@@ -529,15 +580,26 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 				inputTypes = append(inputTypes, in.buf.Elem)
 			}
 		}
-		rtol, atol := plan.DefaultTolerance(a.buf.Elem, inputTypes, rb)
+		var written []bool
+		if info.Sample != nil {
+			written = info.Written[i]
+		}
+		rtol, atol := plan.DefaultToleranceWritten(a.buf.Elem, inputTypes, rb, written)
 		if f.rtol >= 0 {
 			rtol = f.rtol
 		}
 		if f.atol >= 0 {
 			atol = f.atol
 		}
-		c, err := plan.Compare(results[i], rb, rtol, atol)
-		if err != nil {
+		var c *plan.Comparison
+		if written != nil {
+			c, err = plan.CompareWritten(results[i], rb, written, rtol, atol)
+			if err != nil {
+				fmt.Fprintf(w, "FAIL arg%d %s: %v\n", i, a.typ, err)
+				failed = true
+				continue
+			}
+		} else if c, err = plan.Compare(results[i], rb, rtol, atol); err != nil {
 			return false, err
 		}
 		status := "PASS"
@@ -547,8 +609,12 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 		if rb.IsFloat() && c.RelNorm == 0 && c.MaxAbs == 0 && allZero(rb) {
 			fmt.Fprintf(w, "warning: the reference value of arg%d is all zeros; the check cannot tell a correct result from one that never computed anything\n", i)
 		}
-		fmt.Fprintf(w, "%s arg%d %s: max abs err %.3g, max rel err %.3g, ||out-ref||/||ref|| %.3g (rtol %g, atol %g)\n",
-			status, i, a.typ, c.MaxAbs, c.MaxRel, c.RelNorm, rtol, atol)
+		sampled := ""
+		if written != nil {
+			sampled = fmt.Sprintf("; %d of %d elements compared (sampled)", c.N, c.Of)
+		}
+		fmt.Fprintf(w, "%s arg%d %s: max abs err %.3g, max rel err %.3g, ||out-ref||/||ref|| %.3g (rtol %g, atol %g)%s\n",
+			status, i, a.typ, c.MaxAbs, c.MaxRel, c.RelNorm, rtol, atol, sampled)
 		if !c.OK() {
 			fmt.Fprintf(w, "  %d of %d elements differ; first:", c.Mismatches, c.N)
 			for _, k := range c.First {
@@ -572,7 +638,8 @@ func anyTrue(bs []bool) bool {
 // outputsFromReference runs @reference on copies of the arguments and marks
 // as outputs the memref arguments it writes; those it writes before reading
 // are poisoned.
-func outputsFromReference(mod *ir.Operation, args []*runArg, outputs []bool) error {
+// With sample > 0 the reference runs sampled, as in checkResults.
+func outputsFromReference(mod *ir.Operation, args []*runArg, outputs []bool, sample, seed int64) error {
 	refArgs := make([]interp.Arg, len(args))
 	for i, a := range args {
 		if a.buf != nil {
@@ -581,10 +648,11 @@ func outputsFromReference(mod *ir.Operation, args []*runArg, outputs []bool) err
 			refArgs[i] = a.scalar
 		}
 	}
-	_, access, err := interp.CallWithAccess(mod, plan.ReferenceName, refArgs)
+	_, info, err := interp.Compile(mod).CallWith(plan.ReferenceName, refArgs, interp.CallOptions{SampleOuter: sample, Seed: seed})
 	if err != nil {
 		return fmt.Errorf("@reference: %v", err)
 	}
+	access := info.Access
 	for i, a := range args {
 		if a.buf == nil || i >= len(access) || !access[i].Written {
 			continue
@@ -595,6 +663,26 @@ func outputsFromReference(mod *ir.Operation, args []*runArg, outputs []bool) err
 		}
 	}
 	return nil
+}
+
+// refSample gives the number of iterations of @reference's outermost loop
+// to check: --ref-sample when given (0: the full check), else the entry's
+// tmac.ref_sample attribute, else 0.
+func refSample(cmd *cobra.Command, f *runFlags, entry *ir.Operation) (int64, error) {
+	if cmd.Flags().Changed("ref-sample") {
+		if f.refSample < 0 || f.refSample == 1 {
+			return 0, fmt.Errorf("--ref-sample must be 0 (full check) or at least 2 (the first and the last iteration are always checked), not %d", f.refSample)
+		}
+		return f.refSample, nil
+	}
+	return plan.RefSample(entry)
+}
+
+func sampleSource(cmd *cobra.Command, n int64) string {
+	if cmd.Flags().Changed("ref-sample") {
+		return fmt.Sprintf("--ref-sample %d", n)
+	}
+	return fmt.Sprintf("%s = %d on the entry function", plan.RefSampleAttr, n)
 }
 
 func allZero(b *buffer.Buffer) bool {

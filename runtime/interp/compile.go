@@ -596,6 +596,10 @@ func (fc *fcomp) scfFor(op *ir.Operation) (instr, error) {
 		if init != nil {
 			init(fr)
 		}
+		if s := fr.sample; s != nil && s.loop == op {
+			s.run(fr, op, lo, hi, step, iv, bl, parallel)
+			return // a sampled loop has no results (SampleLoop)
+		}
 		if unsigned {
 			for v := lo; zext(v, w) < zext(hi, w); v = sext(v+step, w) {
 				fr.i[iv] = v
@@ -605,7 +609,7 @@ func (fc *fcomp) scfFor(op *ir.Operation) (instr, error) {
 				}
 			}
 		} else if parallel && fr.par && hi > lo && (hi-lo) > step {
-			parallelFor(fr, op, lo, hi, step, iv, bl)
+			parallelFor(fr, op, lo, hi, step, iv, bl, nil)
 		} else {
 			for v := lo; v < hi; v += step {
 				fr.i[iv] = v

@@ -2,7 +2,6 @@ package interp
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"unsafe"
 
@@ -38,6 +37,9 @@ type memref struct {
 	sizes   []int64
 	strides []int64
 	arg     int // index of the argument it views, or -1
+	// wmask, when the call tracks writes, has one byte per byte of data
+	// (of the argument it views), set to 1 when a store writes that byte.
+	wmask []byte
 }
 
 // Access flags of one memref argument.
@@ -64,6 +66,9 @@ type frame struct {
 	// par allows outer loops to run on several goroutines.
 	par     bool
 	workers int
+	// sample, when set, restricts the function's outermost loop to some
+	// of its iterations (see CallWith); nil in callees and loop workers.
+	sample *sampleState
 }
 
 type instr func(fr *frame)
@@ -140,37 +145,11 @@ func (p *Program) ParallelLoops(fn string) ([]ir.Location, error) {
 
 // Call runs function fn; see the package-level Call.
 func (p *Program) Call(fn string, args []Arg) ([]Arg, []Access, error) {
-	cf, err := p.function(fn)
+	res, info, err := p.CallWith(fn, args, CallOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(args) != len(cf.args) {
-		return nil, nil, fmt.Errorf("@%s takes %d arguments, got %d", fn, len(cf.args), len(args))
-	}
-	acc := make([]uint8, len(args))
-	workers := p.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	fr := cf.newFrame(acc, workers > 1 && !argsAlias(args))
-	fr.workers = workers
-	for i, a := range args {
-		if err := setArg(fr, cf.args[i], cf.argTypes[i], a, i); err != nil {
-			return nil, nil, fmt.Errorf("@%s argument %d: %w", fn, i, err)
-		}
-	}
-	if err := run(fr, cf.body, workers); err != nil {
-		return nil, nil, err
-	}
-	res := make([]Arg, len(cf.results))
-	for i, s := range cf.results {
-		res[i] = getResult(fr, s, cf.resTypes[i])
-	}
-	access := make([]Access, len(args))
-	for i, a := range acc {
-		access[i] = Access{ReadBeforeWrite: a&accReadFirst != 0, Written: a&accWritten != 0}
-	}
-	return res, access, nil
+	return res, info.Access, nil
 }
 
 func run(fr *frame, body []instr, workers int) (err error) {

@@ -3,6 +3,7 @@ package interp
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
@@ -47,6 +48,39 @@ func noteWrite(fr *frame, m *memref) {
 	}
 }
 
+// markWritten records in the argument's write mask (when the call tracks
+// writes) that the element at off was stored.
+func markWritten(m *memref, off int64) {
+	b := m.wmask[off*m.esize : (off+1)*m.esize]
+	for i := range b {
+		b[i] = 1
+	}
+}
+
+var (
+	tables16   [2]*[1 << 16]float64
+	tables16Mu sync.Mutex
+)
+
+// table16 returns the values of all 2^16 encodings of f16 or bf16 (built
+// once with ir.FloatFromBits, so decoding through it is exactly that).
+func table16(k ir.FloatKind) *[1 << 16]float64 {
+	i := 0
+	if k == ir.BF16 {
+		i = 1
+	}
+	tables16Mu.Lock()
+	defer tables16Mu.Unlock()
+	if tables16[i] == nil {
+		t := new([1 << 16]float64)
+		for b := range t {
+			t[b] = ir.FloatFromBits(uint64(b), k)
+		}
+		tables16[i] = t
+	}
+	return tables16[i]
+}
+
 // Element decoders/encoders by element type.
 func loadFloat(t ir.Type) func(p []byte, off int64) float64 {
 	k := t.(*ir.FloatType).Kind
@@ -58,8 +92,9 @@ func loadFloat(t ir.Type) func(p []byte, off int64) float64 {
 	case ir.F64:
 		return func(p []byte, off int64) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(p[off*8:])) }
 	case ir.F16, ir.BF16:
+		tab := table16(k)
 		return func(p []byte, off int64) float64 {
-			return ir.FloatFromBits(uint64(binary.LittleEndian.Uint16(p[off*2:])), k)
+			return tab[binary.LittleEndian.Uint16(p[off*2:])]
 		}
 	case ir.TF32:
 		return func(p []byte, off int64) float64 {
@@ -208,6 +243,22 @@ func (fc *fcomp) load(op *ir.Operation) (instr, error) {
 				fr.f[d] = float64(math.Float32frombits(binary.LittleEndian.Uint32(m.data[off*4:])))
 			}, nil
 		}
+		if (ft.Kind == ir.F16 || ft.Kind == ir.BF16) && len(ix) == 2 {
+			i0, i1 := ix[0], ix[1]
+			tab := table16(ft.Kind)
+			return func(fr *frame) {
+				m := fr.m[ms]
+				v0, v1 := fr.i[i0], fr.i[i1]
+				if uint64(v0) >= uint64(m.sizes[0]) || uint64(v1) >= uint64(m.sizes[1]) {
+					oob2(op, m, v0, v1)
+				}
+				off := m.offset + v0*m.strides[0] + v1*m.strides[1]
+				if m.arg >= 0 {
+					noteRead(fr, m)
+				}
+				fr.f[d] = tab[binary.LittleEndian.Uint16(m.data[off*2:])]
+			}, nil
+		}
 		get := loadFloat(et)
 		return func(fr *frame) {
 			m := fr.m[ms]
@@ -242,6 +293,9 @@ func (fc *fcomp) store(op *ir.Operation) (instr, error) {
 				off := m.offset + v0*m.strides[0] + v1*m.strides[1]
 				if m.arg >= 0 {
 					noteWrite(fr, m)
+					if m.wmask != nil {
+						markWritten(m, off)
+					}
 				}
 				binary.LittleEndian.PutUint32(m.data[off*4:], math.Float32bits(float32(fr.f[vs])))
 			}, nil
@@ -251,6 +305,9 @@ func (fc *fcomp) store(op *ir.Operation) (instr, error) {
 			m := fr.m[ms]
 			off := offsetOf(op, fr, m, ix)
 			noteWrite(fr, m)
+			if m.wmask != nil {
+				markWritten(m, off)
+			}
 			put(m.data, off, fr.f[vs])
 		}, nil
 	}
@@ -259,6 +316,9 @@ func (fc *fcomp) store(op *ir.Operation) (instr, error) {
 		m := fr.m[ms]
 		off := offsetOf(op, fr, m, ix)
 		noteWrite(fr, m)
+		if m.wmask != nil {
+			markWritten(m, off)
+		}
 		put(m.data, off, fr.i[vs])
 	}, nil
 }
@@ -357,7 +417,7 @@ func (fc *fcomp) subview(op *ir.Operation) (instr, error) {
 	return func(fr *frame) {
 		m := fr.m[src]
 		of, sz, st := eval(fr, offs), eval(fr, sizes), eval(fr, strides)
-		nm := &memref{data: m.data, elem: m.elem, esize: m.esize, arg: m.arg}
+		nm := &memref{data: m.data, elem: m.elem, esize: m.esize, arg: m.arg, wmask: m.wmask}
 		if reinterpret {
 			nm.offset, nm.sizes, nm.strides = of[0], sz, st
 			span := nm.offset
@@ -416,7 +476,11 @@ func (fc *fcomp) view(op *ir.Operation) (instr, error) {
 		if start < 0 || start+n*int64(es) > int64(len(m.data)) {
 			fail(op, "the view of %d bytes at byte %d exceeds the source", n*int64(es), start)
 		}
-		fr.m[d] = &memref{data: m.data[start:], elem: rt.Elem, esize: int64(es), sizes: sizes, strides: ir.IdentityStrides(sizes), arg: m.arg}
+		nm := &memref{data: m.data[start:], elem: rt.Elem, esize: int64(es), sizes: sizes, strides: ir.IdentityStrides(sizes), arg: m.arg}
+		if m.wmask != nil {
+			nm.wmask = m.wmask[start:]
+		}
+		fr.m[d] = nm
 	}, nil
 }
 

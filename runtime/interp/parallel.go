@@ -8,9 +8,14 @@ import (
 )
 
 // parallelFor runs the iterations of a loop proven safe by ParallelSafe on
-// fr.workers goroutines, each with its own copy of the register file.
-func parallelFor(fr *frame, op *ir.Operation, lo, hi, step int64, iv int32, body []instr) {
+// fr.workers goroutines, each with its own copy of the register file. With
+// ks set, only the iterations of those ordinals run (lo + k*step for k in
+// ks; hi is then unused).
+func parallelFor(fr *frame, op *ir.Operation, lo, hi, step int64, iv int32, body []instr, ks []int64) {
 	n := (hi - lo + step - 1) / step
+	if ks != nil {
+		n = int64(len(ks))
+	}
 	workers := int64(fr.workers)
 	if workers > n {
 		workers = n
@@ -50,7 +55,11 @@ func parallelFor(fr *frame, op *ir.Operation, lo, hi, step int64, iv int32, body
 				}
 				end := min(start+chunk, n)
 				for k := start; k < end; k++ {
-					wfr.i[iv] = lo + k*step
+					if ks != nil {
+						wfr.i[iv] = lo + ks[k]*step
+					} else {
+						wfr.i[iv] = lo + k*step
+					}
 					for _, in := range body {
 						in(wfr)
 					}

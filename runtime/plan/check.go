@@ -36,6 +36,14 @@ func Tolerance(t ir.Type) (rtol, atol float64) {
 // are sums of many terms (where an element near zero carries the rounding
 // error of its large terms) are judged on the output's scale.
 func DefaultTolerance(out ir.Type, inputs []ir.Type, ref *buffer.Buffer) (rtol, atol float64) {
+	return DefaultToleranceWritten(out, inputs, ref, nil)
+}
+
+// DefaultToleranceWritten is DefaultTolerance with the largest reference
+// magnitude taken over the elements where written is true only (all of
+// them when written is nil): a sampled reference leaves the others
+// unwritten.
+func DefaultToleranceWritten(out ir.Type, inputs []ir.Type, ref *buffer.Buffer, written []bool) (rtol, atol float64) {
 	rtol, _ = Tolerance(out)
 	if rtol == 0 {
 		return 0, 0 // integers: exact
@@ -48,6 +56,9 @@ func DefaultTolerance(out ir.Type, inputs []ir.Type, ref *buffer.Buffer) (rtol, 
 	maxRef := 0.0
 	if ref != nil && ref.IsFloat() {
 		for i := 0; i < ref.Len(); i++ {
+			if written != nil && (i >= len(written) || !written[i]) {
+				continue
+			}
 			if v := math.Abs(ref.Float(i)); v > maxRef && !math.IsInf(v, 0) {
 				maxRef = v
 			}
@@ -58,7 +69,8 @@ func DefaultTolerance(out ir.Type, inputs []ir.Type, ref *buffer.Buffer) (rtol, 
 
 // Comparison is the result of comparing an output with its reference.
 type Comparison struct {
-	N          int
+	N          int // elements compared
+	Of         int // elements of the output
 	MaxAbs     float64
 	MaxRel     float64
 	RelNorm    float64 // ‖out−ref‖₂/‖ref‖₂
@@ -73,13 +85,41 @@ func (c *Comparison) OK() bool { return c.Mismatches == 0 }
 // when |out−ref| ≤ atol + rtol·|ref|; NaN matches only NaN (a poisoned
 // element left unwritten therefore fails against a finite reference).
 func Compare(out, ref *buffer.Buffer, rtol, atol float64) (*Comparison, error) {
+	return compare(out, ref, nil, rtol, atol)
+}
+
+// CompareWritten is Compare restricted to the elements where written is
+// true (one entry per element): those a sampled reference computed. The
+// norms and maxima are over those elements only. It is an error when no
+// element was written: nothing would be checked.
+func CompareWritten(out, ref *buffer.Buffer, written []bool, rtol, atol float64) (*Comparison, error) {
+	if len(written) != out.Len() {
+		return nil, fmt.Errorf("the write mask has %d entries for %d elements", len(written), out.Len())
+	}
+	n := 0
+	for _, w := range written {
+		if w {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("the sampled reference wrote none of the %d elements of this output, so nothing could be compared", out.Len())
+	}
+	return compare(out, ref, written, rtol, atol)
+}
+
+func compare(out, ref *buffer.Buffer, written []bool, rtol, atol float64) (*Comparison, error) {
 	if out.Len() != ref.Len() || out.Elem.String() != ref.Elem.String() {
 		return nil, fmt.Errorf("output and reference differ in shape or type (%v %s vs %v %s)", out.Shape, out.Elem, ref.Shape, ref.Elem)
 	}
-	c := &Comparison{N: out.Len()}
+	c := &Comparison{Of: out.Len()}
 	isF := out.IsFloat()
 	var diff2, ref2 float64
 	for i := 0; i < out.Len(); i++ {
+		if written != nil && !written[i] {
+			continue
+		}
+		c.N++
 		var o, r float64
 		if isF {
 			o, r = out.Float(i), ref.Float(i)
