@@ -86,6 +86,21 @@ func runLowerNVGPU(top *ir.Operation, _ *Context) error {
 		return ir.Advance
 	})
 	for _, k := range kernels {
+		var left error
+		ir.Walk(k, func(op *ir.Operation) ir.WalkResult {
+			if op.Dialect() == "tmac" {
+				pass := "tma-pipeline"
+				if op.Name() == "tmac.mbarrier.wait" {
+					pass = "mbarrier-phase (it computes the wait's parity)"
+				}
+				left = op.EmitOpError("is not lowered by lower-nvgpu: run %s before it", pass)
+				return ir.Interrupt
+			}
+			return ir.Advance
+		})
+		if left != nil {
+			return left
+		}
 		rw := &NVGPURewriter{B: ir.NewBuilder(k.Loc), Replaced: map[ir.Value]ir.Value{}, Kernel: k, State: map[string]any{}}
 		for _, check := range nvgpuKernelChecks {
 			if err := check(rw); err != nil {

@@ -7,8 +7,14 @@ import (
 	"github.com/tmac-dev/tmac/ir"
 )
 
-// mbarrier-phase: a static check of the explicit parities of
-// nvgpu.mbarrier.try_wait.parity in hand-written kernels.
+// mbarrier-phase: (a) computes the parities of the parity-less
+// tmac.mbarrier.wait ops and rewrites them into
+// nvgpu.mbarrier.try_wait.parity (mbarrier_phase_compute.go: in gpu.func
+// kernels and gpu.launch bodies), then (b) statically checks the explicit
+// parities of nvgpu.mbarrier.try_wait.parity in each gpu.func kernel, the
+// ones (a) produced included whenever it can evaluate them (this file).
+//
+// (b), the check:
 //
 // Each kernel (gpu.func ... kernel) is executed abstractly: index/integer
 // arith on constants is evaluated, scf.if on a known condition takes its
@@ -44,20 +50,28 @@ import (
 func init() {
 	Register(&Info{
 		Name:    "mbarrier-phase",
-		Summary: "Check explicit mbarrier wait parities against the arrivals (reports provable mismatches and missing arrivals)",
+		Summary: "Compute the parities of tmac.mbarrier.wait (ring discipline) into nvgpu.mbarrier.try_wait.parity, then check explicit mbarrier wait parities against the arrivals (reports provable mismatches and missing arrivals)",
 		New: func(Options) (Pass, error) {
 			return PassFunc(func(op *ir.Operation, _ *Context) error {
-				var err error
+				var kernels []*ir.Operation
 				ir.Walk(op, func(k *ir.Operation) ir.WalkResult {
-					if err != nil {
-						return ir.Advance
-					}
-					if k.Name() == "gpu.func" && k.HasAttr("gpu.kernel") {
-						err = checkMBarrierPhases(k)
+					if k.Name() == "gpu.launch" || (k.Name() == "gpu.func" && k.HasAttr("gpu.kernel")) {
+						kernels = append(kernels, k)
+						return ir.Skip
 					}
 					return ir.Advance
 				})
-				return err
+				for _, k := range kernels {
+					if err := computeMBarrierParities(k); err != nil {
+						return err
+					}
+					if k.Name() == "gpu.func" {
+						if err := checkMBarrierPhases(k); err != nil {
+							return err
+						}
+					}
+				}
+				return outsideKernelWait(op)
 			}), nil
 		},
 	})
