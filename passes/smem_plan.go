@@ -343,6 +343,14 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 					}
 				}
 			}
+			if user.Name() == "nvgpu.warpgroup.mma" {
+				// The accumulator holds no reference to the buffer, but the
+				// mma reads it asynchronously until a wait_group 0.
+				if e := wgmmaReadEnd(user, body, ord); e > end {
+					end = e
+				}
+				continue
+			}
 			if !smemLoads[user.Name()] {
 				work = append(work, user.Results()...)
 			}
@@ -356,6 +364,31 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 	}
 	b.iv = SMemInterval{Size: memrefBytes(b.typ), Align: align, Start: start, End: end}
 	b.why = why
+}
+
+// wgmmaReadEnd is the op number up to which an asynchronous wgmma may
+// still read its shared-memory operands: the first `nvvm.wgmma.wait.group
+// 0` or nvgpu.warpgroup.mma.store (which waits for every group) following
+// the mma's outermost enclosing loop (or the mma) in the same block, else
+// the end of the kernel.
+func wgmmaReadEnd(mma *ir.Operation, body *ir.Region, ord *smemOrder) int {
+	anchor := mma
+	for p := mma.ParentOp(); p != nil && body.IsAncestorOf(p); p = p.ParentOp() {
+		if smemLoopOps[p.Name()] {
+			anchor = p
+		}
+	}
+	if mma.IntAttrOf("waitGroup", 1) == 0 && anchor == mma {
+		return ord.idx[mma]
+	}
+	for op := anchor.Next(); op != nil; op = op.Next() {
+		switch {
+		case op.Name() == "nvgpu.warpgroup.mma.store",
+			op.Name() == "nvvm.wgmma.wait.group.sync.aligned" && op.IntAttrOf("group", -1) == 0:
+			return ord.idx[op]
+		}
+	}
+	return ord.n
 }
 
 func constInt(v ir.Value) (int64, bool) {

@@ -433,7 +433,7 @@ func run(c testCase, r *rand.Rand, srcDir, ptxDir string, reps int) ([]string, e
 			return nil, err
 		}
 	}
-	if c.smem > 48*1024 {
+	if c.smem > 0 { // static + dynamic above 48 KB needs it; harmless below
 		if err := fn.SetMaxDynamicSharedMemory(c.smem); err != nil {
 			return nil, err
 		}

@@ -83,14 +83,15 @@ func (c *CUDA) Function(name string) (cuda.Function, error) {
 }
 
 // Launch launches l: cuLaunchKernelEx with a cluster, cuLaunchKernel
-// otherwise; more than 48 KB of dynamic shared memory is allowed with
-// cuFuncSetAttribute first.
+// otherwise; dynamic shared memory is allowed with cuFuncSetAttribute
+// first (needed above 48 KB of static + dynamic shared memory, so set for
+// any amount: the kernel's static barriers count toward that 48 KB).
 func (c *CUDA) Launch(l *Launch) error {
 	f, err := c.Function(l.Kernel)
 	if err != nil {
 		return err
 	}
-	if l.SharedBytes > 48<<10 && c.smemSet[l.Kernel] < l.SharedBytes {
+	if l.SharedBytes > 0 && c.smemSet[l.Kernel] < l.SharedBytes {
 		if err := f.SetMaxDynamicSharedMemory(l.SharedBytes); err != nil {
 			return fmt.Errorf("kernel %s: %d bytes of dynamic shared memory: %v", l.Kernel, l.SharedBytes, err)
 		}

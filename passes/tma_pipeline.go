@@ -1,0 +1,932 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/tmac"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// tma-pipeline rewrites the simple tile-loop form (dialects/tmac) into a
+// multistage TMA pipeline. It runs on kernels (gpu.func ... kernel, after
+// outline-kernels) and on gpu.launch bodies.
+//
+// Input: an scf.for at the top level of a kernel whose body holds, at its
+// own top level, tmac.tma.load ops into logical tiles (memref.alloc in
+// workgroup memory, defined outside the loop and used only by it), a
+// tmac.tma.wait, the consumers of the tiles (ordinary loads, or wgmma
+// through nvgpu.warpgroup.generate.descriptor), and optionally
+// tmac.tma.store ops from output tiles written by the block's threads.
+// The loop's `tmac.stages` attribute (else the pass option) is the number
+// N of load stages, `tmac.store_stages` (else the option) the number S of
+// rotating output tiles; both are clamped to a static trip count.
+//
+// Output, with T the trip count (static, or computed before the loop):
+//
+//   - each loaded tile becomes a ring of N slots (one memref.alloc of
+//     N * slot bytes, aligned for its swizzle: 1024 B for 128B, 512 / 256
+//     for 64B / 32B, else 128), each output tile a ring of S slots;
+//   - a group of N mbarriers, initialised (count 1) by one elected thread
+//     (thread 0 of the block) followed by a block barrier;
+//   - a prologue in which the elected thread issues iterations 0..N-2
+//     (each under `s < T` when T is dynamic): arrive.expect_tx with the
+//     bytes of all the iteration's boxes, then the TMA loads, box by box;
+//   - the loop, normalised to `scf.for %j = 0 to T step 1` (the original
+//     induction variable is lb + j*step): it waits with
+//     `tmac.mbarrier.wait %bars[j mod N]` (mbarrier-phase computes the
+//     parity) where the first tmac.tma.wait was, consumes slot j mod N,
+//     and at the end of the body the elected thread refills slot
+//     (j-1) mod N with iteration j+N-1 when j+N-1 < T. With N = 1 the
+//     loads of iteration j are issued at the start of its body instead.
+//     The last N-1 iterations, whose refills are predicated off, are the
+//     epilogue that drains the ring; peeling them into a second loop
+//     would only duplicate the body.
+//
+// Releasing a slot before it is refilled: the slot refilled in iteration
+// j was read in iteration j-1. Synchronous readers (every thread, ordinary
+// loads) have all finished iteration j-1 once the elected thread has
+// passed a block barrier of iteration j: if the body has no top-level
+// gpu.barrier, one is inserted before the refill. Asynchronous readers
+// (wgmma): after the last warpgroup.mma of the body at most waitGroup
+// wgmma groups are pending; with waitGroup <= the number of mma ops in
+// the body those are all of iteration j, so iteration j-1's have
+// completed; a larger waitGroup is lowered to that count (and to 0 when
+// N = 1, where the refill precedes the iteration's own mma). Never a full
+// drain per iteration. With more than one warpgroup the other warpgroups'
+// progress needs a block barrier after the last mma (inserted before the
+// refill when missing). After the loop: wgmma wait_group 0 when the body
+// left groups pending, and a block barrier when other threads may still
+// read the ring (so later buffers may reuse its bytes).
+//
+// Stores: before the first top-level op of the body that uses an output
+// tile, the elected thread waits until at most S-1 bulk store groups are
+// still reading (cp.async.bulk.wait_group.read S-1) and the block
+// synchronises, so slot j mod S (last read by iteration j-S's store) may
+// be overwritten; each tmac.tma.store becomes a shared-memory proxy fence,
+// a block barrier and, from the elected thread, the TMA store box by box;
+// one commit_group per iteration; after the loop, wait_group.read 0.
+//
+// Rejected with a diagnostic: tile ops outside such a loop, a loop nested
+// in another loop or under control flow, tiles used outside their loop or
+// read before the wait, coordinates that depend on loop-carried values or
+// on non-pure ops, a tile loaded twice per iteration.
+func init() {
+	Register(&Info{
+		Name:    "tma-pipeline",
+		Summary: "Rewrite tmac.tma.load/wait/store loops into N-stage TMA pipelines (rings of buffers, mbarriers, prologue, predicated refills, store rotation)",
+		Options: []Option{
+			{Name: "stages", Default: "3", Help: "load stages for loops without a tmac.stages attribute"},
+			{Name: "store-stages", Default: "2", Help: "rotating output tiles for loops without a tmac.store_stages attribute"},
+		},
+		New: func(o Options) (Pass, error) {
+			n, err := o.Int("stages")
+			if err != nil {
+				return nil, err
+			}
+			s, err := o.Int("store-stages")
+			if err != nil {
+				return nil, err
+			}
+			if n < 1 || s < 1 {
+				return nil, fmt.Errorf("tma-pipeline: stages and store-stages must be at least 1")
+			}
+			return PassFunc(func(op *ir.Operation, _ *Context) error {
+				return tmaPipeline(op, int64(n), int64(s))
+			}), nil
+		},
+	})
+}
+
+// maxStages bounds the stage attributes (the prologue is unrolled).
+const maxStages = 16
+
+// tmaKernel is one kernel body the pass rewrites.
+type tmaKernel struct {
+	op      *ir.Operation // gpu.func or gpu.launch
+	body    *ir.Region
+	threads int64 // block size in threads, 0 if unknown
+	yzOne   bool  // the block's y and z sizes are known to be 1
+}
+
+func tmaPipeline(top *ir.Operation, stages, storeStages int64) error {
+	var kernels []*tmaKernel
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		switch op.Name() {
+		case "gpu.func":
+			if _, ok := op.Attr("gpu.kernel").(*ir.UnitAttr); ok && op.NumRegions() > 0 && !op.Region(0).Empty() {
+				k := &tmaKernel{op: op, body: op.Region(0)}
+				for _, name := range []string{"known_block_size", "gpu.known_block_size"} {
+					if a, ok := op.Attr(name).(*ir.DenseArrayAttr); ok && len(a.Ints) == 3 {
+						k.threads = a.Ints[0] * a.Ints[1] * a.Ints[2]
+						k.yzOne = a.Ints[1] == 1 && a.Ints[2] == 1
+					}
+				}
+				kernels = append(kernels, k)
+			}
+			return ir.Skip
+		case "gpu.launch":
+			k := &tmaKernel{op: op, body: op.Region(0)}
+			x, okx := constIndex(op.OperandNamed("blockSizeX"))
+			y, oky := constIndex(op.OperandNamed("blockSizeY"))
+			z, okz := constIndex(op.OperandNamed("blockSizeZ"))
+			if okx && oky && okz {
+				k.threads = x * y * z
+				k.yzOne = y == 1 && z == 1
+			}
+			kernels = append(kernels, k)
+			return ir.Skip
+		}
+		return ir.Advance
+	})
+	for _, k := range kernels {
+		if err := k.run(stages, storeStages); err != nil {
+			return err
+		}
+	}
+	// Tile ops left outside kernels.
+	var err error
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		if err == nil && op.Dialect() == "tmac" && op.Name() != "tmac.mbarrier.wait" {
+			err = op.EmitError("'%s' must be inside a GPU kernel (gpu.launch body or gpu.func kernel)", op.Name())
+		}
+		return ir.Advance
+	})
+	return err
+}
+
+// isTileOp reports whether op is one of the ops this pass rewrites.
+func isTileOp(op *ir.Operation) bool {
+	switch op.Name() {
+	case "tmac.tma.load", "tmac.tma.wait", "tmac.tma.store":
+		return true
+	}
+	return false
+}
+
+func (k *tmaKernel) run(stages, storeStages int64) error {
+	loops := []*ir.Operation{}
+	seen := map[*ir.Operation]bool{}
+	var err error
+	ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
+		if err != nil || !isTileOp(op) {
+			return ir.Advance
+		}
+		loop := op.ParentOp()
+		if loop == nil || loop.Name() != "scf.for" || op.Block() != loop.Region(0).Entry() {
+			err = op.EmitError("'%s' must be at the top level of the body of an scf.for (the loop that tma-pipeline pipelines)", op.Name())
+			return ir.Advance
+		}
+		if !seen[loop] {
+			seen[loop] = true
+			loops = append(loops, loop)
+		}
+		return ir.Advance
+	})
+	if err != nil {
+		return err
+	}
+	for _, loop := range loops {
+		if loop.Block() == nil || loop.Block().Parent() != k.body {
+			return loop.EmitError("a loop with tmac tile ops must be at the top level of the kernel: tma-pipeline does not pipeline loops nested in other loops or under control flow yet (the barrier phases would have to carry across them)")
+		}
+		if err := k.pipelineLoop(loop, stages, storeStages); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tileRing is one logical tile and the ring that replaces it.
+type tileRing struct {
+	alloc    *ir.Operation // the tile's memref.alloc
+	tile     *ir.MemRefType
+	desc     *nvgpu.TensorMapDescriptor
+	slot     int64 // bytes per slot
+	align    int64
+	ring     ir.Value // the ring buffer (memref<N*slot x i8>)
+	copies   []*ir.Operation
+	isStore  bool
+	asyncUse bool // read by wgmma (through a descriptor)
+	syncUse  bool // read or written by the block's threads
+}
+
+// pipelinedLoop holds the analysis of one loop.
+type pipelinedLoop struct {
+	k        *tmaKernel
+	loop     *ir.Operation
+	body     *ir.Block
+	iv       ir.Value      // the original induction variable
+	ivVal    ir.Value      // what replaced it in the normalised loop
+	firstOp  *ir.Operation // the first original op of the normalised body
+	loads    []*ir.Operation
+	stores   []*ir.Operation
+	waits    []*ir.Operation
+	tiles    map[ir.Value]*tileRing
+	order    []ir.Value // tiles in first-seen order (deterministic output)
+	n, s     int64      // load stages, store stages
+	tripC    int64      // static trip count, or -1
+	mmas     []*ir.Operation
+	slice    map[*ir.Operation]bool
+	sliceOps []*ir.Operation // coordinate computations in the body, in order
+}
+
+func stageAttr(loop *ir.Operation, name string, def int64) (int64, error) {
+	a := loop.Attr(name)
+	if a == nil {
+		return def, nil
+	}
+	v, ok := ir.AttrInt(a)
+	if !ok || v < 1 || v > maxStages {
+		return 0, loop.EmitError("'%s' must be an integer from 1 to %d", name, maxStages)
+	}
+	return v, nil
+}
+
+func (k *tmaKernel) pipelineLoop(loop *ir.Operation, stages, storeStages int64) error {
+	p := &pipelinedLoop{k: k, loop: loop, body: loop.Region(0).Entry(), tiles: map[ir.Value]*tileRing{}, slice: map[*ir.Operation]bool{}, tripC: -1}
+	p.iv = p.body.Arg(0)
+	var err error
+	if p.n, err = stageAttr(loop, tmac.StagesAttr, stages); err != nil {
+		return err
+	}
+	if p.s, err = stageAttr(loop, tmac.StoreStagesAttr, storeStages); err != nil {
+		return err
+	}
+	if err := p.analyse(); err != nil {
+		return err
+	}
+	p.rewrite()
+	return nil
+}
+
+// analyse collects the loop's tile ops and checks the rules of the form.
+func (p *pipelinedLoop) analyse() error {
+	lb, okl := constIndex(p.loop.Operand(0))
+	ub, oku := constIndex(p.loop.Operand(1))
+	st, oks := constIndex(p.loop.Operand(2))
+	if oks && st <= 0 {
+		return p.loop.EmitError("tma-pipeline needs a positive loop step")
+	}
+	if okl && oku && oks {
+		p.tripC = 0
+		if ub > lb {
+			p.tripC = (ub - lb + st - 1) / st
+		}
+	}
+	if p.loop.Operand(0).Type() != ir.Type(ir.Index) {
+		return p.loop.EmitError("tma-pipeline needs an index-typed loop")
+	}
+	for _, op := range p.body.Ops() {
+		switch op.Name() {
+		case "tmac.tma.load", "tmac.tma.store":
+			t := op.Operand(0)
+			r, err := p.tileOf(op, t)
+			if err != nil {
+				return err
+			}
+			if r.isStore != (op.Name() == "tmac.tma.store") && len(r.copies) > 0 {
+				return op.EmitError("tile is both loaded and stored by TMA in this loop: use separate tiles")
+			}
+			r.isStore = op.Name() == "tmac.tma.store"
+			for _, c := range r.copies {
+				if c.Name() == op.Name() {
+					return op.EmitError("tile is copied twice in one iteration (first copy at %s)", c.Loc)
+				}
+			}
+			r.copies = append(r.copies, op)
+			if r.isStore {
+				p.stores = append(p.stores, op)
+			} else {
+				p.loads = append(p.loads, op)
+			}
+		case "tmac.tma.wait":
+			p.waits = append(p.waits, op)
+			for _, t := range op.Operands() {
+				r, err := p.tileOf(op, t)
+				if err != nil {
+					return err
+				}
+				if r.isStore {
+					return op.EmitError("tmac.tma.wait names a tile that is stored, not loaded")
+				}
+			}
+		}
+	}
+	for _, w := range p.waits {
+		for _, t := range w.Operands() {
+			if r := p.tiles[t]; len(r.copies) == 0 {
+				return w.EmitError("tmac.tma.wait names a tile that is not loaded in this loop")
+			}
+		}
+	}
+	if len(p.loads) > 0 && len(p.waits) == 0 {
+		return p.loads[0].EmitError("tile loaded but never waited for: add a tmac.tma.wait before its first use")
+	}
+	if len(p.loads) == 0 && len(p.waits) > 0 {
+		return p.waits[0].EmitError("tmac.tma.wait without a tmac.tma.load in the loop")
+	}
+	if p.tripC >= 0 {
+		// A static trip count below the stage count needs no more slots.
+		p.n = max(1, min(p.n, p.tripC))
+		p.s = max(1, min(p.s, p.tripC))
+	}
+	for _, t := range p.order {
+		if err := p.checkTileUses(p.tiles[t]); err != nil {
+			return err
+		}
+	}
+	for _, op := range append(append([]*ir.Operation{}, p.loads...), p.stores...) {
+		for _, c := range op.Operands()[2:] {
+			if err := p.addToSlice(op, c); err != nil {
+				return err
+			}
+		}
+	}
+	for _, op := range p.body.Ops() {
+		if p.slice[op] {
+			p.sliceOps = append(p.sliceOps, op)
+		}
+		ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
+			if o.Name() == "nvgpu.warpgroup.mma" {
+				p.mmas = append(p.mmas, o)
+			}
+			return ir.Advance
+		})
+	}
+	return nil
+}
+
+// tileOf returns (creating) the ring record of tile t used by op.
+func (p *pipelinedLoop) tileOf(op *ir.Operation, t ir.Value) (*tileRing, error) {
+	r := p.tiles[t]
+	if r == nil {
+		a := t.DefiningOp()
+		if a == nil || a.Name() != "memref.alloc" || a.NumOperands() != 0 {
+			return nil, op.EmitError("the tile must be a statically shaped memref.alloc in workgroup memory defined before the loop")
+		}
+		if p.loop.IsAncestorOf(a) {
+			return nil, op.EmitError("the tile must be allocated outside the loop")
+		}
+		r = &tileRing{alloc: a, tile: t.Type().(*ir.MemRefType), align: 128}
+		p.tiles[t] = r
+		p.order = append(p.order, t)
+	}
+	if op.Name() != "tmac.tma.wait" && r.desc == nil {
+		d, _ := nvgpu.AsTensorMapDescriptor(op.Operand(1).Type())
+		r.desc = d
+		switch d.Swizzle {
+		case nvgpu.Swizzle128B:
+			r.align = 1024
+		case nvgpu.Swizzle64B:
+			r.align = 512
+		case nvgpu.Swizzle32B:
+			r.align = 256
+		}
+	}
+	if al, ok := ir.AttrInt(r.alloc.Attr("alignment")); ok && al > r.align {
+		r.align = al
+	}
+	r.slot = alignUp(tmac.TileBytes(r.tile), r.align)
+	return r, nil
+}
+
+// topLevel returns the ancestor of op in the loop body, or nil.
+func (p *pipelinedLoop) topLevel(op *ir.Operation) *ir.Operation {
+	for op != nil && op.Block() != p.body {
+		op = op.ParentOp()
+	}
+	return op
+}
+
+// before reports whether top-level op a comes before top-level op b.
+func before(a, b *ir.Operation) bool {
+	for o := a.Next(); o != nil; o = o.Next() {
+		if o == b {
+			return true
+		}
+	}
+	return false
+}
+
+// checkTileUses checks that the tile is used only in the loop, read only
+// after the wait (loaded tiles), and classifies its readers.
+func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
+	if r.desc == nil {
+		return nil // only named by a wait: reported above
+	}
+	var firstWait *ir.Operation
+	if len(p.waits) > 0 {
+		firstWait = p.waits[0]
+	}
+	var walk func(v ir.Value) error
+	walk = func(v ir.Value) error {
+		for _, u := range ir.Uses(v) {
+			user := u.Owner()
+			if user.Name() == "memref.dealloc" {
+				continue
+			}
+			top := p.topLevel(user)
+			if top == nil {
+				return user.EmitError("tile used outside the loop that pipelines it (tma-pipeline replaces it by a ring of slots)")
+			}
+			if isTileOp(user) {
+				continue
+			}
+			if !r.isStore && top != firstWait && !before(firstWait, top) {
+				return user.EmitError("tile read before the tmac.tma.wait of its loads")
+			}
+			switch user.Name() {
+			case "nvgpu.warpgroup.generate.descriptor":
+				r.asyncUse = true
+			case "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape", "memref.expand_shape":
+				r.syncUse = true
+				for _, res := range user.Results() {
+					if err := walk(res); err != nil {
+						return err
+					}
+				}
+			default:
+				r.syncUse = true
+			}
+		}
+		return nil
+	}
+	return walk(r.alloc.Result(0))
+}
+
+// addToSlice adds the body ops computing coordinate c of op to the slice
+// cloned for other iterations.
+func (p *pipelinedLoop) addToSlice(op *ir.Operation, c ir.Value) error {
+	if c == p.iv {
+		return nil
+	}
+	if a, ok := c.(*ir.BlockArgument); ok && a.Owner() == p.body {
+		return op.EmitError("coordinate depends on a loop-carried value (iter_arg %d): tma-pipeline issues loads ahead, so coordinates may use only the induction variable and values defined before the loop", a.Index()-1)
+	}
+	d := c.DefiningOp()
+	if d == nil || d.Block() != p.body {
+		if d != nil && p.loop.IsAncestorOf(d) {
+			return op.EmitError("coordinate computed under control flow in the loop body")
+		}
+		return nil
+	}
+	if p.slice[d] {
+		return nil
+	}
+	if !d.HasTrait(ir.Pure) || d.NumRegions() > 0 {
+		return op.EmitError("coordinate computed by '%s', which is not a pure op: tma-pipeline must recompute it for iterations ahead", d.Name())
+	}
+	p.slice[d] = true
+	for _, x := range d.Operands() {
+		if err := p.addToSlice(op, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// --------------------------------------------------------------- rewrite
+
+// tb wraps a builder with index-arithmetic helpers that fold constants,
+// so the pass output stays readable before canonicalize.
+type tb struct {
+	*ir.Builder
+	consts map[int64]ir.Value // index constants already built at or before the insertion point
+}
+
+func newTB(loc ir.Location) tb { return tb{ir.NewBuilder(loc), map[int64]ir.Value{}} }
+
+func (b tb) op(name string, operands []ir.Value, results []ir.Type, attrs ...ir.NamedAttr) *ir.Operation {
+	return b.CreateOp(name, operands, results, attrs...)
+}
+
+func (b tb) idx(n int64) ir.Value {
+	if v, ok := b.consts[n]; ok {
+		return v
+	}
+	v := b.op("arith.constant", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "value", Value: ir.IndexAttr(n)}).Result(0)
+	b.consts[n] = v
+	return v
+}
+
+func (b tb) bin(name string, x, y ir.Value) ir.Value {
+	cx, okx := constIndex(x)
+	cy, oky := constIndex(y)
+	switch name {
+	case "arith.addi":
+		switch {
+		case okx && oky:
+			return b.idx(cx + cy)
+		case oky && cy == 0:
+			return x
+		case okx && cx == 0:
+			return y
+		}
+	case "arith.subi":
+		if okx && oky {
+			return b.idx(cx - cy)
+		}
+		if oky && cy == 0 {
+			return x
+		}
+	case "arith.muli":
+		switch {
+		case okx && oky:
+			return b.idx(cx * cy)
+		case oky && cy == 1:
+			return x
+		case okx && cx == 1:
+			return y
+		case (okx && cx == 0) || (oky && cy == 0):
+			return b.idx(0)
+		}
+	case "arith.remui":
+		if oky && cy == 1 {
+			return b.idx(0)
+		}
+		if okx && oky && cx >= 0 {
+			return b.idx(cx % cy)
+		}
+	}
+	return b.op(name, []ir.Value{x, y}, []ir.Type{x.Type()}).Result(0)
+}
+
+// cmp returns arith.cmpi pred x, y (pred: upstream's numbering).
+func (b tb) cmp(pred int64, x, y ir.Value) ir.Value {
+	return b.op("arith.cmpi", []ir.Value{x, y}, []ir.Type{ir.I1}, ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(pred)}).Result(0)
+}
+
+const (
+	cmpEq  = 0
+	cmpSlt = 2
+)
+
+// ifThen builds `scf.if cond { body }` at the insertion point.
+func (b tb) ifThen(cond ir.Value, body func(tb)) {
+	then := ir.NewRegion()
+	blk := then.AddBlock(ir.NewBlock(nil, nil))
+	st := &ir.OperationState{Name: "scf.if", Operands: []ir.Value{cond}, Regions: []*ir.Region{then, ir.NewRegion()}}
+	ifOp := b.Create(st)
+	inner := tb{ir.NewBuilder(b.Loc), map[int64]ir.Value{}}
+	for k, v := range b.consts {
+		inner.consts[k] = v
+	}
+	inner.SetInsertionPointToEnd(blk)
+	body(inner)
+	inner.op("scf.yield", nil, nil)
+	_ = ifOp
+}
+
+func (b tb) barrier() { b.op("gpu.barrier", nil, nil) }
+
+func (p *pipelinedLoop) rewrite() {
+	loop := p.loop
+	b := newTB(loop.Loc)
+	b.SetInsertionPoint(loop)
+
+	// The elected thread.
+	is0 := b.cmp(cmpEq, b.op("gpu.thread_id", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr("x")}).Result(0), b.idx(0))
+	if !p.k.yzOne {
+		for _, d := range []string{"y", "z"} {
+			c := b.cmp(cmpEq, b.op("gpu.thread_id", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr(d)}).Result(0), b.idx(0))
+			is0 = b.op("arith.andi", []ir.Value{is0, c}, []ir.Type{ir.I1}).Result(0)
+		}
+	}
+
+	// Rings replace the tiles' allocations.
+	for _, t := range p.order {
+		r := p.tiles[t]
+		slots := p.n
+		if r.isStore {
+			slots = p.s
+		}
+		ab := newTB(r.alloc.Loc)
+		ab.SetInsertionPoint(r.alloc)
+		ringType := ir.MemRefTypeOf([]int64{slots * r.slot}, ir.I8, nil, r.tile.MemorySpace)
+		r.ring = ab.op("memref.alloc", nil, []ir.Type{ringType},
+			ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(r.align)},
+			ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(0, 0)}).Result(0)
+	}
+
+	// Trip count.
+	lb, ub, step := loop.Operand(0), loop.Operand(1), loop.Operand(2)
+	var trip ir.Value
+	if p.tripC >= 0 {
+		trip = b.idx(p.tripC)
+	} else {
+		span := b.bin("arith.subi", ub, lb)
+		t := b.op("arith.ceildivsi", []ir.Value{span, step}, []ir.Type{ir.Index}).Result(0)
+		trip = b.op("arith.maxsi", []ir.Value{t, b.idx(0)}, []ir.Type{ir.Index}).Result(0)
+	}
+	ivAt := func(b tb, j ir.Value) ir.Value { return b.bin("arith.addi", lb, b.bin("arith.muli", j, step)) }
+
+	// Barriers: created, initialised by the elected thread, published.
+	var bars ir.Value
+	if len(p.loads) > 0 {
+		group := nvgpu.MBarrierGroupType(nvgpu.MBarrierGroup{MemorySpace: gpu.AddressSpaceAttr("workgroup"), NumBarriers: uint32(p.n)})
+		bars = b.op("nvgpu.mbarrier.create", nil, []ir.Type{group}).Result(0)
+		b.ifThen(is0, func(b tb) {
+			one := b.idx(1)
+			for s := int64(0); s < p.n; s++ {
+				b.op("nvgpu.mbarrier.init", []ir.Value{bars, one, b.idx(s)}, nil)
+			}
+		})
+		b.barrier()
+		// Prologue: iterations 0..N-2.
+		if pro := p.n - 1; pro > 0 {
+			b.ifThen(is0, func(b tb) {
+				for s := int64(0); s < pro; s++ {
+					if p.tripC >= 0 && s >= p.tripC {
+						break
+					}
+					issue := func(b tb) { p.issueLoads(b, bars, b.idx(s), ivAt(b, b.idx(s))) }
+					if p.tripC >= 0 {
+						issue(b)
+					} else {
+						b.ifThen(b.cmp(cmpSlt, b.idx(s), trip), issue)
+					}
+				}
+			})
+		}
+	}
+
+	// The normalised loop: the old body moves into it.
+	inits := loop.Operands()[3:]
+	newBody := ir.NewBlock(nil, nil)
+	j := newBody.AddArgument(ir.Index, loop.Loc)
+	for i, v := range inits {
+		newBody.AddArgument(v.Type(), p.body.Arg(i+1).Loc())
+	}
+	region := ir.NewRegion()
+	region.AddBlock(newBody)
+	var attrs []ir.NamedAttr
+	for _, a := range loop.DiscardableAttrs() {
+		if a.Name != tmac.StagesAttr && a.Name != tmac.StoreStagesAttr {
+			attrs = append(attrs, a)
+		}
+	}
+	newLoop := b.Create(&ir.OperationState{Name: "scf.for", Operands: append([]ir.Value{b.idx(0), trip, b.idx(1)}, inits...),
+		ResultTypes: loop.ResultTypes(), Regions: []*ir.Region{region}, Attrs: attrs})
+	for _, op := range p.body.Ops() {
+		op.Remove()
+		newBody.Append(op)
+	}
+	for i, a := range p.body.Args() {
+		if i == 0 {
+			continue
+		}
+		ir.ReplaceAllUsesWith(a, newBody.Arg(i))
+	}
+	for i, r := range loop.Results() {
+		ir.ReplaceAllUsesWith(r, newLoop.Result(i))
+	}
+	p.body = newBody
+	p.firstOp = newBody.First()
+
+	// In the body: the original induction variable, the slots.
+	bb := newTB(loop.Loc)
+	bb.SetInsertionPointToStart(newBody)
+	if ir.HasUses(p.iv) {
+		p.ivVal = ivAt(bb, j)
+		ir.ReplaceAllUsesWith(p.iv, p.ivVal)
+	}
+	loop.Erase()
+	var slot, sslot ir.Value
+	if len(p.loads) > 0 {
+		slot = bb.bin("arith.remui", j, bb.idx(p.n))
+	}
+	if len(p.stores) > 0 {
+		sslot = bb.bin("arith.remui", j, bb.idx(p.s))
+	}
+	// Tiles become views of their slot.
+	for _, t := range p.order {
+		r := p.tiles[t]
+		s := slot
+		if r.isStore {
+			s = sslot
+		}
+		v := bb.op("memref.view", []ir.Value{r.ring, bb.bin("arith.muli", s, bb.idx(r.slot))}, []ir.Type{r.tile}).Result(0)
+		ir.ReplaceUsesIf(t, v, func(u *ir.OpOperand) bool { return newBody.Parent().IsAncestorOf(u.Owner()) && !isTileOp(u.Owner()) })
+	}
+
+	// Stores first: their block barriers may also release load slots.
+	if len(p.stores) > 0 {
+		p.rewriteStores(newLoop, is0, sslot)
+	}
+	if len(p.loads) > 0 {
+		p.rewriteLoads(newLoop, bars, is0, j, slot, trip, ivAt)
+	}
+	for _, t := range p.order {
+		r := p.tiles[t]
+		for _, u := range ir.Uses(r.alloc.Result(0)) {
+			if u.Owner().Name() == "memref.dealloc" {
+				u.Owner().Erase()
+			}
+		}
+		if !ir.HasUses(r.alloc.Result(0)) {
+			r.alloc.Erase()
+		}
+	}
+}
+
+// issueLoads emits, for the elected thread, the expect_tx and the TMA
+// loads of the iteration whose induction value is iv into slot.
+func (p *pipelinedLoop) issueLoads(b tb, bars, slot, iv ir.Value) {
+	m := ir.NewIRMapping()
+	m.Map(p.iv, iv)
+	if p.ivVal != nil {
+		m.Map(p.ivVal, iv)
+	}
+	for _, op := range p.sliceOps {
+		b.Insert(op.Clone(m))
+	}
+	var bytes int64
+	for _, l := range p.loads {
+		bytes += tmac.TileBytes(p.tiles[l.Operand(0)].tile)
+	}
+	b.op("nvgpu.mbarrier.arrive.expect_tx", []ir.Value{bars, b.idx(bytes), slot}, nil)
+	for _, l := range p.loads {
+		r := p.tiles[l.Operand(0)]
+		coords := make([]ir.Value, 0, l.NumOperands()-2)
+		for _, c := range l.Operands()[2:] {
+			coords = append(coords, m.Lookup(c))
+		}
+		p.boxes(b, r, slot, coords, func(b tb, dst ir.Value, cs []ir.Value) {
+			b.op("nvgpu.tma.async.load", append(append([]ir.Value{dst, bars, l.Operand(1)}, cs...), slot), nil,
+				ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 1, int64(len(cs)), 1, 0, 0)})
+		})
+	}
+}
+
+// boxes calls emit for each box of tile r in slot: its destination view and
+// coordinates (the innermost coordinate advanced by the box width).
+func (p *pipelinedLoop) boxes(b tb, r *tileRing, slot ir.Value, coords []ir.Value, emit func(b tb, dst ir.Value, cs []ir.Value)) {
+	box := r.desc.Tensor
+	nbox := r.tile.Shape()[r.tile.Rank()-1] / box.Shape()[box.Rank()-1]
+	boxBytes := tmac.TileBytes(box)
+	base := b.bin("arith.muli", slot, b.idx(r.slot))
+	for i := int64(0); i < nbox; i++ {
+		cs := append([]ir.Value{}, coords...)
+		cs[0] = b.bin("arith.addi", coords[0], b.idx(i*box.Shape()[box.Rank()-1]))
+		dst := b.op("memref.view", []ir.Value{r.ring, b.bin("arith.addi", base, b.idx(i*boxBytes))}, []ir.Type{box}).Result(0)
+		emit(b, dst, cs)
+	}
+}
+
+func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, trip ir.Value, ivAt func(tb, ir.Value) ir.Value) {
+	body := p.body
+	// The first wait waits for the whole stage; later ones are redundant.
+	w := p.waits[0]
+	wb := newTB(w.Loc)
+	wb.SetInsertionPoint(w)
+	wb.op("tmac.mbarrier.wait", []ir.Value{bars, slot}, nil)
+	for _, w := range p.waits {
+		w.Erase()
+	}
+
+	sync := false
+	async := false
+	for _, t := range p.order {
+		if r := p.tiles[t]; !r.isStore {
+			sync = sync || r.syncUse
+			async = async || r.asyncUse
+		}
+	}
+	multiWG := p.k.threads == 0 || p.k.threads > 128
+	// Block barriers at the top level of the body: any releases the slots
+	// of synchronous readers; wgmma readers in other warpgroups need one
+	// after the last mma (after its wait_group).
+	anyBar, barAfterMMA := false, false
+	var lastMMA *ir.Operation
+	if len(p.mmas) > 0 {
+		lastMMA = p.topLevel(p.mmas[len(p.mmas)-1])
+	}
+	for _, op := range body.Ops() {
+		if op.Name() == "gpu.barrier" {
+			anyBar = true
+			barAfterMMA = barAfterMMA || (lastMMA != nil && before(lastMMA, op))
+		}
+	}
+
+	// wgmma groups pending after the last mma must all be this iteration's.
+	if async && len(p.mmas) > 0 {
+		last := p.mmas[len(p.mmas)-1]
+		limit := int64(len(p.mmas))
+		if p.n == 1 {
+			limit = 0
+		}
+		if last.IntAttrOf("waitGroup", 1) > limit {
+			last.SetAttr("waitGroup", ir.I64Attr(limit))
+		}
+	}
+	needBarrier := (sync && (!anyBar || p.n == 1)) || (async && multiWG && (!barAfterMMA || p.n == 1))
+
+	ib := newTB(loop.Loc)
+	if p.n == 1 {
+		// Issue this iteration's loads first, into the only slot.
+		ib.SetInsertionPoint(p.firstOp)
+		if needBarrier {
+			ib.barrier()
+		}
+		ib.ifThen(is0, func(b tb) { p.issueLoads(b, bars, slot, ivAt(b, j)) })
+	} else {
+		ib.SetInsertionPoint(body.Terminator())
+		if needBarrier {
+			ib.barrier()
+		}
+		next := ib.bin("arith.addi", j, ib.idx(p.n-1))
+		cond := ib.op("arith.andi", []ir.Value{is0, ib.cmp(cmpSlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
+		ib.ifThen(cond, func(b tb) {
+			nslot := b.bin("arith.remui", next, b.idx(p.n))
+			p.issueLoads(b, bars, nslot, ivAt(b, next))
+		})
+	}
+	for _, l := range p.loads {
+		l.Erase()
+	}
+
+	// After the loop.
+	ab := newTB(loop.Loc)
+	ab.SetInsertionPointAfter(loop)
+	if async && len(p.mmas) > 0 && p.mmas[len(p.mmas)-1].IntAttrOf("waitGroup", 1) > 0 {
+		ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+	}
+	if sync || (async && multiWG) {
+		ab.barrier()
+	}
+}
+
+func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, sslot ir.Value) {
+	body := p.body
+	isOut := map[ir.Value]bool{}
+	for _, t := range p.order {
+		if p.tiles[t].isStore {
+			isOut[t] = true
+		}
+	}
+	// The first top-level op using an output tile's slot view.
+	var first *ir.Operation
+	for _, op := range body.Ops() {
+		uses := false
+		ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
+			for _, v := range o.Operands() {
+				if d := v.DefiningOp(); d != nil && d.Name() == "memref.view" && d.Block() == body {
+					for _, t := range p.order {
+						if p.tiles[t].isStore && d.Operand(0) == p.tiles[t].ring {
+							uses = true
+						}
+					}
+				}
+			}
+			return ir.Advance
+		})
+		if uses && op.Name() != "tmac.tma.store" {
+			first = op
+			break
+		}
+		if op.Name() == "tmac.tma.store" {
+			first = op
+			break
+		}
+	}
+	wb := newTB(loop.Loc)
+	wb.SetInsertionPoint(first)
+	wb.ifThen(is0, func(b tb) {
+		b.op("nvvm.cp.async.bulk.wait_group", nil, nil,
+			ir.NamedAttr{Name: "group", Value: ir.IntAttr(p.s-1, ir.I32)}, ir.NamedAttr{Name: "read", Value: ir.Unit})
+	})
+	wb.barrier()
+
+	for i, st := range p.stores {
+		b := newTB(st.Loc)
+		b.SetInsertionPoint(st)
+		if i == 0 || p.stores[i-1].Next() != st {
+			b.op("nvvm.fence.proxy", nil, nil,
+				ir.NamedAttr{Name: "kind", Value: nvvm.ProxyKind.Attr("async.shared")},
+				ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
+			b.barrier()
+		}
+		r := p.tiles[st.Operand(0)]
+		last := i == len(p.stores)-1
+		b.ifThen(is0, func(b tb) {
+			p.boxes(b, r, sslot, st.Operands()[2:], func(b tb, src ir.Value, cs []ir.Value) {
+				b.op("nvgpu.tma.async.store", append([]ir.Value{src, st.Operand(1)}, cs...), nil,
+					ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(cs)), 0)})
+			})
+			if last {
+				b.op("nvvm.cp.async.bulk.commit.group", nil, nil)
+			}
+		})
+		st.Erase()
+	}
+	ab := newTB(loop.Loc)
+	ab.SetInsertionPointAfter(loop)
+	ab.ifThen(is0, func(b tb) {
+		b.op("nvvm.cp.async.bulk.wait_group", nil, nil,
+			ir.NamedAttr{Name: "group", Value: ir.IntAttr(0, ir.I32)}, ir.NamedAttr{Name: "read", Value: ir.Unit})
+	})
+	ab.barrier()
+}
