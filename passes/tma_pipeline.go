@@ -51,11 +51,14 @@ import (
 // passed a block barrier of iteration j: if the body has no top-level
 // gpu.barrier, one is inserted before the refill. Asynchronous readers
 // (wgmma): after the last warpgroup.mma of the body at most waitGroup
-// wgmma groups are pending; with waitGroup <= the number of mma ops in
-// the body those are all of iteration j, so iteration j-1's have
-// completed; a larger waitGroup is lowered to that count (and to 0 when
-// N = 1, where the refill precedes the iteration's own mma). Never a full
-// drain per iteration. With more than one warpgroup the other warpgroups'
+// wgmma groups are pending; with waitGroup <= the number of mma ops
+// directly in the body (each commits one group per iteration) those are
+// all of iteration j, so iteration j-1's have completed; a larger
+// waitGroup is lowered to that count (and to 0 when N = 1, where the
+// refill precedes the iteration's own mma). When the last mma is nested
+// (under scf.if, in an inner loop) an explicit wgmma wait_group of that
+// count follows its top-level ancestor instead. Never a full drain per
+// iteration (except N = 1). With more than one warpgroup the other warpgroups'
 // progress needs a block barrier after the last mma (inserted before the
 // refill when missing). After the loop: wgmma wait_group 0 when the body
 // left groups pending, and a block barrier when other threads may still
@@ -63,11 +66,12 @@ import (
 //
 // Stores: before the first top-level op of the body that uses an output
 // tile, the elected thread waits until at most S-1 bulk store groups are
-// still reading (cp.async.bulk.wait_group.read S-1) and the block
+// still reading (cp.async.bulk.wait_group.read (S-1)*G, G the bulk groups
+// an iteration commits: lower-nvgpu commits one per TMA store) and the block
 // synchronises, so slot j mod S (last read by iteration j-S's store) may
 // be overwritten; each tmac.tma.store becomes a shared-memory proxy fence,
 // a block barrier and, from the elected thread, the TMA store box by box;
-// one commit_group per iteration; after the loop, wait_group.read 0.
+// after the loop, wait_group.read 0.
 //
 // Rejected with a diagnostic: tile ops outside such a loop, a loop nested
 // in another loop or under control flow, tiles used outside their loop or
@@ -231,6 +235,14 @@ type pipelinedLoop struct {
 	mmas     []*ir.Operation
 	slice    map[*ir.Operation]bool
 	sliceOps []*ir.Operation // coordinate computations in the body, in order
+	// lastRead is the last top-level op of the body reading a loaded tile.
+	lastRead *ir.Operation
+	// fullDepth: only the block's threads read the loaded tiles and a block
+	// barrier follows their last read (a gpu.barrier, or the one
+	// tma-pipeline puts before a tmac.tma.store), so the slot is free right
+	// after it and is refilled there with iteration j+N: N loads in flight
+	// instead of N-1.
+	fullDepth bool
 }
 
 func stageAttr(loop *ir.Operation, name string, def int64) (int64, error) {
@@ -317,8 +329,12 @@ func (p *pipelinedLoop) analyse() error {
 	}
 	for _, w := range p.waits {
 		for _, t := range w.Operands() {
-			if r := p.tiles[t]; len(r.copies) == 0 {
+			r := p.tiles[t]
+			if len(r.copies) == 0 {
 				return w.EmitError("tmac.tma.wait names a tile that is not loaded in this loop")
+			}
+			if r.isStore { // stored after the wait
+				return w.EmitError("tmac.tma.wait names a tile that is stored, not loaded")
 			}
 		}
 	}
@@ -336,6 +352,12 @@ func (p *pipelinedLoop) analyse() error {
 	for _, t := range p.order {
 		if err := p.checkTileUses(p.tiles[t]); err != nil {
 			return err
+		}
+	}
+	p.fullDepth = p.freeingBarrier() != nil
+	for _, t := range p.order {
+		if r := p.tiles[t]; !r.isStore && !(r.syncUse && !r.asyncUse) {
+			p.fullDepth = false
 		}
 	}
 	for _, op := range append(append([]*ir.Operation{}, p.loads...), p.stores...) {
@@ -437,6 +459,9 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 			}
 			if !r.isStore && top != firstWait && !before(firstWait, top) {
 				return user.EmitError("tile read before the tmac.tma.wait of its loads")
+			}
+			if !r.isStore && (p.lastRead == nil || before(p.lastRead, top)) {
+				p.lastRead = top
 			}
 			switch user.Name() {
 			case "nvgpu.warpgroup.generate.descriptor":
@@ -543,6 +568,10 @@ func (b tb) bin(name string, x, y ir.Value) ir.Value {
 		case (okx && cx == 0) || (oky && cy == 0):
 			return b.idx(0)
 		}
+	case "arith.divui":
+		if oky && cy == 1 {
+			return x
+		}
 	case "arith.remui":
 		if oky && cy == 1 {
 			return b.idx(0)
@@ -617,9 +646,10 @@ func (p *pipelinedLoop) rewrite() {
 	if p.tripC >= 0 {
 		trip = b.idx(p.tripC)
 	} else {
-		span := b.bin("arith.subi", ub, lb)
-		t := b.op("arith.ceildivsi", []ir.Value{span, step}, []ir.Type{ir.Index}).Result(0)
-		trip = b.op("arith.maxsi", []ir.Value{t, b.idx(0)}, []ir.Type{ir.Index}).Result(0)
+		// T = ceil(max(ub-lb, 0) / step) with ops code generation lowers
+		// (no arith.ceildivsi): (max(ub-lb, 0) + step-1) divui step.
+		span := b.op("arith.maxsi", []ir.Value{b.bin("arith.subi", ub, lb), b.idx(0)}, []ir.Type{ir.Index}).Result(0)
+		trip = b.bin("arith.divui", b.bin("arith.addi", span, b.bin("arith.subi", step, b.idx(1))), step)
 	}
 	ivAt := func(b tb, j ir.Value) ir.Value { return b.bin("arith.addi", lb, b.bin("arith.muli", j, step)) }
 
@@ -636,7 +666,11 @@ func (p *pipelinedLoop) rewrite() {
 		})
 		b.barrier()
 		// Prologue: iterations 0..N-2.
-		if pro := p.n - 1; pro > 0 {
+		pro := p.n - 1
+		if p.fullDepth {
+			pro = p.n
+		}
+		if pro > 0 {
 			b.ifThen(is0, func(b tb) {
 				for s := int64(0); s < pro; s++ {
 					if p.tripC >= 0 && s >= p.tripC {
@@ -812,20 +846,45 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 	}
 
 	// wgmma groups pending after the last mma must all be this iteration's.
+	// Only mma ops directly in the body run exactly once per iteration; an
+	// mma nested in a region of the body (scf.if, inner loop) may commit no
+	// group, so it does not count, and when the last mma is nested an
+	// explicit wait_group follows its top-level ancestor.
+	pending := int64(0) // wgmma groups the body may leave pending
 	if async && len(p.mmas) > 0 {
 		last := p.mmas[len(p.mmas)-1]
-		limit := int64(len(p.mmas))
+		limit := int64(0)
+		for _, m := range p.mmas {
+			if m.Block() == body {
+				limit++
+			}
+		}
 		if p.n == 1 {
 			limit = 0
 		}
-		if last.IntAttrOf("waitGroup", 1) > limit {
-			last.SetAttr("waitGroup", ir.I64Attr(limit))
+		if last.Block() == body {
+			if last.IntAttrOf("waitGroup", 1) > limit {
+				last.SetAttr("waitGroup", ir.I64Attr(limit))
+			}
+			pending = last.IntAttrOf("waitGroup", 1)
+		} else {
+			wb := newTB(last.Loc)
+			wb.SetInsertionPointAfter(lastMMA)
+			wb.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
+			pending = limit
 		}
 	}
 	needBarrier := (sync && (!anyBar || p.n == 1)) || (async && multiWG && (!barAfterMMA || p.n == 1))
 
 	ib := newTB(loop.Loc)
-	if p.n == 1 {
+	if p.fullDepth {
+		// Refill the slot just read, right after the barrier that ends its
+		// reads, with iteration j+N.
+		ib.SetInsertionPointAfter(p.freeingBarrier())
+		next := ib.bin("arith.addi", j, ib.idx(p.n))
+		cond := ib.op("arith.andi", []ir.Value{is0, ib.cmp(cmpSlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
+		ib.ifThen(cond, func(b tb) { p.issueLoads(b, bars, slot, ivAt(b, next)) })
+	} else if p.n == 1 {
 		// Issue this iteration's loads first, into the only slot.
 		ib.SetInsertionPoint(p.firstOp)
 		if needBarrier {
@@ -851,12 +910,27 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 	// After the loop.
 	ab := newTB(loop.Loc)
 	ab.SetInsertionPointAfter(loop)
-	if async && len(p.mmas) > 0 && p.mmas[len(p.mmas)-1].IntAttrOf("waitGroup", 1) > 0 {
+	if pending > 0 {
 		ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
 	}
 	if sync || (async && multiWG) {
 		ab.barrier()
 	}
+}
+
+// freeingBarrier is the first top-level gpu.barrier (or tmac.tma.store,
+// which becomes fence + barrier + store) after the last read of a loaded
+// tile in the body, or nil.
+func (p *pipelinedLoop) freeingBarrier() *ir.Operation {
+	if p.lastRead == nil {
+		return nil
+	}
+	for op := p.lastRead.Next(); op != nil; op = op.Next() {
+		if op.Name() == "gpu.barrier" || op.Name() == "tmac.tma.store" {
+			return op
+		}
+	}
+	return nil
 }
 
 func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, sslot ir.Value) {
@@ -892,33 +966,43 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, sslot ir.Value) {
 			break
 		}
 	}
+	// lower-nvgpu commits one bulk group per nvgpu.tma.async.store (see
+	// lower_nvgpu_tma.go), so an iteration commits G groups, one per box
+	// stored; slot j mod S was last read by the stores of iteration j-S,
+	// complete once at most (S-1)*G groups are still reading.
+	g := int64(0)
+	for _, st := range p.stores {
+		g += tmac.BoxesPerTile(p.tiles[st.Operand(0)].tile, st.Operand(1).Type())
+	}
 	wb := newTB(loop.Loc)
 	wb.SetInsertionPoint(first)
 	wb.ifThen(is0, func(b tb) {
 		b.op("nvvm.cp.async.bulk.wait_group", nil, nil,
-			ir.NamedAttr{Name: "group", Value: ir.IntAttr(p.s-1, ir.I32)}, ir.NamedAttr{Name: "read", Value: ir.Unit})
+			ir.NamedAttr{Name: "group", Value: ir.IntAttr((p.s-1)*g, ir.I32)}, ir.NamedAttr{Name: "read", Value: ir.Unit})
 	})
 	wb.barrier()
 
+	// Consecutive stores share one fence and barrier (decided before any
+	// store is replaced).
+	follows := make([]bool, len(p.stores))
+	for i := 1; i < len(p.stores); i++ {
+		follows[i] = p.stores[i-1].Next() == p.stores[i]
+	}
 	for i, st := range p.stores {
 		b := newTB(st.Loc)
 		b.SetInsertionPoint(st)
-		if i == 0 || p.stores[i-1].Next() != st {
+		if !follows[i] {
 			b.op("nvvm.fence.proxy", nil, nil,
 				ir.NamedAttr{Name: "kind", Value: nvvm.ProxyKind.Attr("async.shared")},
 				ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
 			b.barrier()
 		}
 		r := p.tiles[st.Operand(0)]
-		last := i == len(p.stores)-1
 		b.ifThen(is0, func(b tb) {
 			p.boxes(b, r, sslot, st.Operands()[2:], func(b tb, src ir.Value, cs []ir.Value) {
 				b.op("nvgpu.tma.async.store", append([]ir.Value{src, st.Operand(1)}, cs...), nil,
 					ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(cs)), 0)})
 			})
-			if last {
-				b.op("nvvm.cp.async.bulk.commit.group", nil, nil)
-			}
 		})
 		st.Erase()
 	}

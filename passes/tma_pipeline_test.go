@@ -515,8 +515,9 @@ func (s *pipeSim) step(op *ir.Operation) {
 		if rec == nil || rec.dirty != 0 {
 			s.fail(op, "TMA store of data not written, or not fenced and synchronised (%v)", rec)
 		}
-		rec.storeGrp = -2 // issued, not committed
-		s.pending = append(s.pending, rec)
+		// lower-nvgpu commits a bulk group after every TMA store.
+		rec.storeGrp = s.storeGrp
+		s.storeGrp++
 		var cs []int64
 		for _, c := range op.OperandGroup("coordinates") {
 			cs = append(cs, s.val(op, c))

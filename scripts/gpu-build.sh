@@ -41,6 +41,10 @@ mkdir -p build/gpu/bundles
 for f in examples/*.tma examples/variants/*.tma; do
 	n=$(basename "$f" .tma)
 	case "$f" in examples/variants/*) n=variant-$n;; esac
+	# A `// tmac-run-flags: ...` line in the source (e.g. --shape for
+	# dynamically shaped arguments) travels as NAME.flags.
+	sed -n 's|^// tmac-run-flags: ||p' "$f" | head -1 >"build/gpu/bundles/$n.flags"
+	[ -s "build/gpu/bundles/$n.flags" ] || rm -f "build/gpu/bundles/$n.flags"
 	if ! build/tmac compile "$f" --emit=bundle -o "build/gpu/bundles/$n.tmab" 2>build/gpu/compile.err; then
 		failed+=("$f")
 		echo "example $f does not compile to a bundle:"

@@ -41,7 +41,9 @@ for b in "${bundles[@]}"; do
 	total=$((total + 1))
 	log=$logs/$name.log
 	# shellcheck disable=SC2086 # TMAC_RUN_FLAGS is a list of flags
-	timeout "$per_example_timeout" "$tmac" run "$b" --bench ${TMAC_RUN_FLAGS:-} >"$log" 2>&1
+	flags=$(cat "$dir/$name.flags" 2>/dev/null || true)
+	# shellcheck disable=SC2086 # flags is a list of flags
+	timeout "$per_example_timeout" "$tmac" run "$b" --bench $flags ${TMAC_RUN_FLAGS:-} >"$log" 2>&1
 	rc=$?
 	case $rc in
 	0) result=PASS ;;

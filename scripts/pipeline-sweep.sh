@@ -35,6 +35,7 @@ build() {
 		sed "s/tmac.stages = [0-9]* : i64/tmac.stages = $n : i64/" examples/add_pipelined.tma >"$dir/src/add_s$n.tma"
 	done
 	cp examples/variants/seed004_gemm_multistage_4096.tma "$dir/src/gemm_handwritten_s7.tma"
+	cp examples/variants/add_pipelined_dynamic.tma "$dir/src/add_dynamic.tma"
 	# Correctness variants at small sizes.
 	python3 - "$dir/src" <<'EOF'
 import re, sys
@@ -57,9 +58,22 @@ assert "X>" not in g and "4096" not in g.split("// Run it")[1], "gemm small vari
 for n in (1, 2, 3, 7):
     open(f"{out}/gemm_small_s{n}.tma", "w").write(re.sub(r"tmac.stages = \d+ : i64", f"tmac.stages = {n} : i64", g))
 EOF
+	# The add with 64x64 tiles (grid (128, 4)): half the barriers per byte.
+	python3 - "$dir/src" <<'EOF'
+import re, sys
+a = open("examples/add_pipelined.tma").read()
+a = a.replace("memref<32x64xf32", "memref<64x64xf32").replace("box[%h32, %h64]", "box[%h64, %h64]")
+a = a.replace("(%lgx = %h256,", "(%lgx = %h128,").replace("%row0 = arith.muli %bid, %c32", "%row0 = arith.muli %bid, %c64")
+a = a.replace("scf.for %i = %tid to %c512 step %c128", "scf.for %i = %tid to %c1024 step %c128")
+a = a.replace("    %c512 = arith.constant 512 : index\n", "    %c512 = arith.constant 512 : index\n    %c1024 = arith.constant 1024 : index\n")
+assert "c1024 step" in a and "%c1024 = arith" in a and "box[%h64, %h64]" in a
+for n in (2, 3, 4):
+    open(f"{sys.argv[1]}/add_t64_s{n}.tma", "w").write(re.sub(r"tmac.stages = \d+ : i64", f"tmac.stages = {n} : i64", a))
+EOF
 	for f in "$dir"/src/*.tma; do
 		build/tmac compile "$f" --emit=bundle -o "$dir/$(basename "$f" .tma).tmab"
 	done
+	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$dir/COMMIT"
 	du -sh "$dir"
 }
 
@@ -69,13 +83,23 @@ run() {
 	rows=()
 	failed=0
 	# Small correctness variants first, then the sweeps, then the baseline.
-	mapfile -t bundles < <(ls "$dir"/gemm_small_*.tmab "$dir"/add_s*.tmab "$dir"/gemm_s*.tmab "$dir"/gemm_handwritten*.tmab 2>/dev/null)
+	# The dynamic add runs at three shapes: 1, 3 (both below the 4 stages)
+	# and 16 column tiles, with partial edge boxes.
+	mapfile -t bundles < <(ls "$dir"/gemm_small_*.tmab; for s in 32x64 100x132 300x1000; do echo "$dir/add_dynamic.tmab:$s"; done
+		ls "$dir"/add_s*.tmab "$dir"/add_t64_*.tmab "$dir"/gemm_s[0-9]*.tmab "$dir"/gemm_handwritten*.tmab)
 	for b in "${bundles[@]}"; do
-		name=$(basename "$b" .tmab)
+		flags=
+		if [[ "$b" == *:* ]]; then
+			shape=${b##*:} b=${b%:*}
+			flags="--shape arg0=$shape --shape arg1=$shape --shape arg2=$shape"
+			name=$(basename "$b" .tmab)_$shape
+		else
+			name=$(basename "$b" .tmab)
+		fi
 		log=$dir/logs/$name.log
 		t0=$(date +%s)
 		# shellcheck disable=SC2086 # SWEEP_RUN_FLAGS is a list of flags
-		timeout "${EXAMPLE_TIMEOUT:-120}" "$tmac" run "$b" --bench ${SWEEP_RUN_FLAGS:-} >"$log" 2>&1
+		timeout "${EXAMPLE_TIMEOUT:-120}" "$tmac" run "$b" --bench $flags ${SWEEP_RUN_FLAGS:-} >"$log" 2>&1
 		rc=$?
 		case $rc in
 		0) result=PASS ;;
@@ -119,7 +143,7 @@ print(f"| torch.matmul f16 4096^3 (cuBLAS, f16 out) | PASS | - | {ms*1e3:.1f} µ
 EOF
 )
 	echo
-	echo "pipeline stage sweep on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "pipeline stage sweep on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%Y-%m-%d), commit $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
 	echo
 	echo "| bundle | result | ||out-ref||/||ref|| | kernel time (median) | throughput |"
 	echo "|---|---|---|---|---|"
