@@ -90,6 +90,11 @@ func kernelHasClusters(k *ir.Operation) bool {
 	return n > 1
 }
 
+// MBarrierMemoryAttr marks the memref.alloca holding a lowered barrier
+// group: smem-plan keeps it for the whole kernel (mbarrier memory is not
+// reused for anything else without mbarrier.inval).
+const MBarrierMemoryAttr = "tmac.mbarriers"
+
 // barrierMemRefType is the shared memory of a group of n barriers.
 func barrierMemRefType(n int64) *ir.MemRefType {
 	return ir.MemRefTypeOf([]int64{n}, ir.I64, nil, gpu.AddressSpaceAttr("workgroup"))
@@ -109,7 +114,8 @@ func lowerMBarrierCreate(rw *NVGPURewriter, op *ir.Operation) error {
 	}
 	alloca := rw.Create("memref.alloca", nil, []ir.Type{barrierMemRefType(int64(g.NumBarriers))},
 		ir.NamedAttr{Name: "alignment", Value: ir.IntAttr(8, ir.I64)},
-		ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(0, 0)})
+		ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(0, 0)},
+		ir.NamedAttr{Name: MBarrierMemoryAttr, Value: ir.Unit})
 	rw.Replaced[res] = alloca.Result(0)
 	op.Erase()
 	return nil

@@ -23,10 +23,11 @@ import (
 //     together with the memref.subview/cast/... results derived from it.
 //     A dynamically shaped or strided workgroup allocation is rejected.
 //   - mbarrier groups (nvgpu.mbarrier.create, before lower-nvgpu) are left
-//     as they are, static shared memory that lower-nvgpu allocates; their
-//     8 bytes per barrier count toward the per-block limit. After
-//     lower-nvgpu they are memref.alloca ops and are planned like any other
-//     buffer.
+//     as they are; their 8 bytes per barrier count toward the per-block
+//     limit. lower-nvgpu turns them into memref.alloca ops marked
+//     `tmac.mbarriers`, which a second smem-plan after it (the default
+//     pipeline has one) places like any other buffer, 8-byte aligned, but
+//     live for the whole kernel: barrier memory is never shared.
 //   - A kernel that already uses gpu.dynamic_shared_memory (hand-placed
 //     buffers, as in seed 004) keeps [0, S) for it, S being the constant
 //     dynamic_shared_memory_size of its launches (their maximum); planned
@@ -467,7 +468,7 @@ func planKernel(k *smemKernel) error {
 	whole := len(k.body.Blocks()) > 1
 	ivs := make([]*SMemInterval, len(bufs))
 	for i, b := range bufs {
-		liveRange(b, k.body, ord, whole)
+		liveRange(b, k.body, ord, whole || b.alloc.HasAttr(MBarrierMemoryAttr))
 		if b.iv.Align > 1024 {
 			return b.alloc.EmitOpError("smem-plan: alignment = %d cannot be given in dynamic shared memory, which is 1024-byte aligned", b.iv.Align)
 		}
