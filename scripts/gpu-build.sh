@@ -68,6 +68,8 @@ build/tmac compile build/gpu/scalar_add_unmarked.tma --emit=bundle -o build/gpu/
 build/tmac compile gpu-tests/overhead.tma --emit=bundle -o build/gpu/overhead.tmab
 go build -ldflags=-s -o build/gpu/overhead ./gpu-tests/overhead
 ls build/gpu/ptx | wc -l | xargs echo "PTX files:"
+# The GPU machine's copy of the checkout may report a stale HEAD: record ours.
+echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >build/gpu/COMMIT
 du -sh build/gpu | cut -f1 | xargs echo "build/gpu size:"
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "GPU tests that do not compile (${#failed[@]}): ${failed[*]}"

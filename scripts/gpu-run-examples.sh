@@ -29,7 +29,7 @@ mkdir -p "$logs"
 # first_match REGEX FILE: the first (case-insensitive) match of REGEX in FILE.
 first_match() { grep -oiE -m1 "$1" "$2" | head -1; }
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=$(cat build/gpu/COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "tmac run --bench on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'unknown GPU'), $(date -u +%Y-%m-%d), commit $commit"
 echo
 echo "| example | result | ||out-ref||/||ref|| | kernel time (median) | TFLOP/s or TB/s |"
