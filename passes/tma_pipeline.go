@@ -625,33 +625,8 @@ func (p *pipelinedLoop) rewrite() {
 		}
 	}
 
-	// Rings replace the tiles' allocations.
-	for _, t := range p.order {
-		r := p.tiles[t]
-		slots := p.n
-		if r.isStore {
-			slots = p.s
-		}
-		ab := newTB(r.alloc.Loc)
-		ab.SetInsertionPoint(r.alloc)
-		ringType := ir.MemRefTypeOf([]int64{slots * r.slot}, ir.I8, nil, r.tile.MemorySpace)
-		r.ring = ab.op("memref.alloc", nil, []ir.Type{ringType},
-			ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(r.align)},
-			ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(0, 0)}).Result(0)
-	}
-
-	// Trip count.
-	lb, ub, step := loop.Operand(0), loop.Operand(1), loop.Operand(2)
-	var trip ir.Value
-	if p.tripC >= 0 {
-		trip = b.idx(p.tripC)
-	} else {
-		// T = ceil(max(ub-lb, 0) / step) with ops code generation lowers
-		// (no arith.ceildivsi): (max(ub-lb, 0) + step-1) divui step.
-		span := b.op("arith.maxsi", []ir.Value{b.bin("arith.subi", ub, lb), b.idx(0)}, []ir.Type{ir.Index}).Result(0)
-		trip = b.bin("arith.divui", b.bin("arith.addi", span, b.bin("arith.subi", step, b.idx(1))), step)
-	}
-	ivAt := func(b tb, j ir.Value) ir.Value { return b.bin("arith.addi", lb, b.bin("arith.muli", j, step)) }
+	p.makeRings()
+	trip, ivAt := p.tripCount(b)
 
 	// Barriers: created, initialised by the elected thread, published.
 	var bars ir.Value
@@ -687,10 +662,61 @@ func (p *pipelinedLoop) rewrite() {
 		}
 	}
 
+	newLoop, j, slot, sslot := p.normalise(b, trip, ivAt)
+	// Stores first: their block barriers may also release load slots.
+	if len(p.stores) > 0 {
+		p.rewriteStores(newLoop, is0, sslot)
+	}
+	if len(p.loads) > 0 {
+		p.rewriteLoads(newLoop, bars, is0, j, slot, trip, ivAt)
+	}
+	p.dropTileAllocs()
+}
+
+// makeRings replaces each tile's allocation by its ring buffer.
+func (p *pipelinedLoop) makeRings() {
+	for _, t := range p.order {
+		r := p.tiles[t]
+		slots := p.n
+		if r.isStore {
+			slots = p.s
+		}
+		ab := newTB(r.alloc.Loc)
+		ab.SetInsertionPoint(r.alloc)
+		ringType := ir.MemRefTypeOf([]int64{slots * r.slot}, ir.I8, nil, r.tile.MemorySpace)
+		r.ring = ab.op("memref.alloc", nil, []ir.Type{ringType},
+			ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(r.align)},
+			ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(0, 0)}).Result(0)
+	}
+}
+
+// tripCount builds the loop's trip count T at b and returns it with the
+// map from a normalised index j to the induction value lb + j*step.
+func (p *pipelinedLoop) tripCount(b tb) (ir.Value, func(tb, ir.Value) ir.Value) {
+	loop := p.loop
+	lb, ub, step := loop.Operand(0), loop.Operand(1), loop.Operand(2)
+	var trip ir.Value
+	if p.tripC >= 0 {
+		trip = b.idx(p.tripC)
+	} else {
+		// T = ceil(max(ub-lb, 0) / step) with ops code generation lowers
+		// (no arith.ceildivsi): (max(ub-lb, 0) + step-1) divui step.
+		span := b.op("arith.maxsi", []ir.Value{b.bin("arith.subi", ub, lb), b.idx(0)}, []ir.Type{ir.Index}).Result(0)
+		trip = b.bin("arith.divui", b.bin("arith.addi", span, b.bin("arith.subi", step, b.idx(1))), step)
+	}
+	ivAt := func(b tb, j ir.Value) ir.Value { return b.bin("arith.addi", lb, b.bin("arith.muli", j, step)) }
+	return trip, ivAt
+}
+
+// normalise moves the loop body into `scf.for %j = 0 to T step 1` built at
+// b, computes the original induction value, the load and store slots
+// (j mod N, j mod S) and replaces the tiles by views of their slots.
+func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) ir.Value) (newLoop *ir.Operation, j, slot, sslot ir.Value) {
+	loop := p.loop
 	// The normalised loop: the old body moves into it.
 	inits := loop.Operands()[3:]
 	newBody := ir.NewBlock(nil, nil)
-	j := newBody.AddArgument(ir.Index, loop.Loc)
+	j = newBody.AddArgument(ir.Index, loop.Loc)
 	for i, v := range inits {
 		newBody.AddArgument(v.Type(), p.body.Arg(i+1).Loc())
 	}
@@ -702,7 +728,7 @@ func (p *pipelinedLoop) rewrite() {
 			attrs = append(attrs, a)
 		}
 	}
-	newLoop := b.Create(&ir.OperationState{Name: "scf.for", Operands: append([]ir.Value{b.idx(0), trip, b.idx(1)}, inits...),
+	newLoop = b.Create(&ir.OperationState{Name: "scf.for", Operands: append([]ir.Value{b.idx(0), trip, b.idx(1)}, inits...),
 		ResultTypes: loop.ResultTypes(), Regions: []*ir.Region{region}, Attrs: attrs})
 	for _, op := range p.body.Ops() {
 		op.Remove()
@@ -728,7 +754,6 @@ func (p *pipelinedLoop) rewrite() {
 		ir.ReplaceAllUsesWith(p.iv, p.ivVal)
 	}
 	loop.Erase()
-	var slot, sslot ir.Value
 	if len(p.loads) > 0 {
 		slot = bb.bin("arith.remui", j, bb.idx(p.n))
 	}
@@ -745,14 +770,11 @@ func (p *pipelinedLoop) rewrite() {
 		v := bb.op("memref.view", []ir.Value{r.ring, bb.bin("arith.muli", s, bb.idx(r.slot))}, []ir.Type{r.tile}).Result(0)
 		ir.ReplaceUsesIf(t, v, func(u *ir.OpOperand) bool { return newBody.Parent().IsAncestorOf(u.Owner()) && !isTileOp(u.Owner()) })
 	}
+	return newLoop, j, slot, sslot
+}
 
-	// Stores first: their block barriers may also release load slots.
-	if len(p.stores) > 0 {
-		p.rewriteStores(newLoop, is0, sslot)
-	}
-	if len(p.loads) > 0 {
-		p.rewriteLoads(newLoop, bars, is0, j, slot, trip, ivAt)
-	}
+// dropTileAllocs erases the logical tiles' allocations (and deallocs).
+func (p *pipelinedLoop) dropTileAllocs() {
 	for _, t := range p.order {
 		r := p.tiles[t]
 		for _, u := range ir.Uses(r.alloc.Result(0)) {
