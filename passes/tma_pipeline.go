@@ -116,6 +116,25 @@ type tmaKernel struct {
 }
 
 func tmaPipeline(top *ir.Operation, stages, storeStages int64) error {
+	for _, k := range tmaKernels(top) {
+		if err := k.run(stages, storeStages); err != nil {
+			return err
+		}
+	}
+	// Tile ops left outside kernels.
+	var err error
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		if err == nil && op.Dialect() == "tmac" && op.Name() != "tmac.mbarrier.wait" {
+			err = op.EmitError("'%s' must be inside a GPU kernel (gpu.launch body or gpu.func kernel)", op.Name())
+		}
+		return ir.Advance
+	})
+	return err
+}
+
+// tmaKernels returns the kernels under top (gpu.func kernels and
+// gpu.launch bodies) with what is known of their block size.
+func tmaKernels(top *ir.Operation) []*tmaKernel {
 	var kernels []*tmaKernel
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
 		switch op.Name() {
@@ -145,20 +164,7 @@ func tmaPipeline(top *ir.Operation, stages, storeStages int64) error {
 		}
 		return ir.Advance
 	})
-	for _, k := range kernels {
-		if err := k.run(stages, storeStages); err != nil {
-			return err
-		}
-	}
-	// Tile ops left outside kernels.
-	var err error
-	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
-		if err == nil && op.Dialect() == "tmac" && op.Name() != "tmac.mbarrier.wait" {
-			err = op.EmitError("'%s' must be inside a GPU kernel (gpu.launch body or gpu.func kernel)", op.Name())
-		}
-		return ir.Advance
-	})
-	return err
+	return kernels
 }
 
 // isTileOp reports whether op is one of the ops this pass rewrites.
@@ -467,7 +473,7 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 			case "nvgpu.warpgroup.generate.descriptor":
 				r.asyncUse = true
 			case "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape", "memref.expand_shape":
-				r.syncUse = true
+				// Aliases read nothing: their users do.
 				for _, res := range user.Results() {
 					if err := walk(res); err != nil {
 						return err
@@ -501,7 +507,7 @@ func (p *pipelinedLoop) addToSlice(op *ir.Operation, c ir.Value) error {
 	if p.slice[d] {
 		return nil
 	}
-	if !d.HasTrait(ir.Pure) || d.NumRegions() > 0 {
+	if !(d.HasTrait(ir.Pure) || noMemoryEffects(d)) || d.NumRegions() > 0 {
 		return op.EmitError("coordinate computed by '%s', which is not a pure op: tma-pipeline must recompute it for iterations ahead", d.Name())
 	}
 	p.slice[d] = true
@@ -511,6 +517,13 @@ func (p *pipelinedLoop) addToSlice(op *ir.Operation, c ir.Value) error {
 		}
 	}
 	return nil
+}
+
+// noMemoryEffects reports ops that read and write no memory although they
+// are not marked Pure: arith and math ops (division is only conditionally
+// speculatable upstream, which is why it lacks the trait).
+func noMemoryEffects(op *ir.Operation) bool {
+	return op.NumRegions() == 0 && (op.Dialect() == "arith" || op.Dialect() == "math")
 }
 
 // --------------------------------------------------------------- rewrite
@@ -588,9 +601,13 @@ func (b tb) cmp(pred int64, x, y ir.Value) ir.Value {
 	return b.op("arith.cmpi", []ir.Value{x, y}, []ir.Type{ir.I1}, ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(pred)}).Result(0)
 }
 
+// arith.cmpi predicates (upstream's numbering).
 const (
 	cmpEq  = 0
+	cmpNe  = 1
 	cmpSlt = 2
+	cmpUlt = 6
+	cmpUgt = 8
 )
 
 // ifThen builds `scf.if cond { body }` at the insertion point.
@@ -724,7 +741,7 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 	region.AddBlock(newBody)
 	var attrs []ir.NamedAttr
 	for _, a := range loop.DiscardableAttrs() {
-		if a.Name != tmac.StagesAttr && a.Name != tmac.StoreStagesAttr {
+		if a.Name != tmac.StagesAttr && a.Name != tmac.StoreStagesAttr && a.Name != WarpSpecializeAttr {
 			attrs = append(attrs, a)
 		}
 	}

@@ -36,6 +36,17 @@ build() {
 	done
 	cp examples/variants/seed004_gemm_multistage_4096.tma "$dir/src/gemm_handwritten_s7.tma"
 	cp examples/variants/add_pipelined_dynamic.tma "$dir/src/add_dynamic.tma"
+	# Warp specialisation (step 6): examples/gemm_ws.tma (128x256 tiles, 2
+	# consumer warpgroups + producer) at 3 and 4 stages, the same program
+	# without the producer (tma-pipeline, 256 threads), and the 128x128
+	# GEMM with one consumer warpgroup.
+	for n in 3 4; do
+		sed "s/tmac.stages = [0-9]* : i64/tmac.stages = $n : i64/" examples/gemm_ws.tma >"$dir/src/gemm_ws_s$n.tma"
+		sed "s/tmac.stages = [0-9]* : i64, tmac.warp_specialize/tmac.stages = $n : i64/" examples/gemm_ws.tma >"$dir/src/gemm_coop_s$n.tma"
+	done
+	for n in 4 6; do
+		sed "s/tmac.stages = [0-9]* : i64}/tmac.stages = $n : i64, tmac.warp_specialize}/" examples/gemm_pipelined.tma >"$dir/src/gemm_ws128_s$n.tma"
+	done
 	# Correctness variants at small sizes.
 	python3 - "$dir/src" <<'EOF'
 import re, sys
@@ -70,8 +81,10 @@ assert "c1024 step" in a and "%c1024 = arith" in a and "box[%h64, %h64]" in a
 for n in (2, 3, 4):
     open(f"{sys.argv[1]}/add_t64_s{n}.tma", "w").write(re.sub(r"tmac.stages = \d+ : i64", f"tmac.stages = {n} : i64", a))
 EOF
+	mkdir -p "$dir/ptx"
 	for f in "$dir"/src/*.tma; do
 		build/tmac compile "$f" --emit=bundle -o "$dir/$(basename "$f" .tma).tmab"
+		build/tmac compile "$f" -o "$dir/ptx/$(basename "$f" .tma).ptx"
 	done
 	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$dir/COMMIT"
 	du -sh "$dir"
@@ -86,7 +99,8 @@ run() {
 	# The dynamic add runs at three shapes: 1, 3 (both below the 4 stages)
 	# and 16 column tiles, with partial edge boxes.
 	mapfile -t bundles < <(ls "$dir"/gemm_small_*.tmab; for s in 32x64 100x132 300x1000; do echo "$dir/add_dynamic.tmab:$s"; done
-		ls "$dir"/add_s*.tmab "$dir"/add_t64_*.tmab "$dir"/gemm_s[0-9]*.tmab "$dir"/gemm_handwritten*.tmab)
+		ls "$dir"/add_s*.tmab "$dir"/add_t64_*.tmab "$dir"/gemm_s[0-9]*.tmab "$dir"/gemm_handwritten*.tmab \
+			"$dir"/gemm_coop_*.tmab "$dir"/gemm_ws*.tmab)
 	for b in "${bundles[@]}"; do
 		flags=
 		if [[ "$b" == *:* ]]; then
@@ -96,6 +110,8 @@ run() {
 		else
 			name=$(basename "$b" .tmab)
 		fi
+		# SWEEP_FILTER: an extended regular expression the names must match.
+		[[ -n "${SWEEP_FILTER:-}" && ! "$name" =~ ${SWEEP_FILTER} ]] && continue
 		log=$dir/logs/$name.log
 		t0=$(date +%s)
 		# shellcheck disable=SC2086 # SWEEP_RUN_FLAGS is a list of flags
@@ -117,6 +133,19 @@ run() {
 		echo "$row  ($(($(date +%s) - t0)) s)"
 		[ -n "${OUT:-}" ] && cp "$log" "$OUT/"
 	done
+	# Code quality: registers, spills and wgmma serialisation warnings
+	# (C7510-class) from ptxas for every kernel of the sweep.
+	if command -v ptxas >/dev/null; then
+		echo "ptxas -arch=sm_90a -v:"
+		for f in "$dir"/ptx/gemm_*.ptx; do
+			out=$(ptxas -arch=sm_90a -v "$f" -o /dev/null 2>&1)
+			regs=$(echo "$out" | grep -oE 'Used [0-9]+ registers' | head -1)
+			spill=$(echo "$out" | grep -oE '[0-9]+ bytes spill stores' | head -1)
+			warn=$(echo "$out" | grep -ciE 'warning')
+			echo "  $(basename "$f" .ptx): ${regs:-?}, ${spill:-? spill}, $warn warning(s)"
+			echo "$out" | grep -iE 'warning' | head -2 | sed 's/^/    /'
+		done
+	fi
 	# Peers in the same run: torch on the same GPU.
 	peers=$(timeout 300 python3 - <<'EOF' 2>&1
 import torch

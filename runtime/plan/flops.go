@@ -12,7 +12,9 @@ import (
 // (static launch sizes), and the launches' own host loops multiply again.
 // It returns false when something is not static (a dynamic loop bound or
 // launch size), and it assumes every warpgroup executes every mma (an mma
-// under a condition that excludes warpgroups is counted too often).
+// under a condition that excludes warpgroups is counted too often), except
+// in kernels carrying ConsumerWarpgroupsAttr (set by warp-specialize),
+// where that many warpgroups per block do.
 // Programs whose work is not in wgmma (SIMT kernels) give 0.
 func CountFlops(mod, entry *ir.Operation) (float64, bool) {
 	total := 0.0
@@ -35,6 +37,11 @@ func CountFlops(mod, entry *ir.Operation) (float64, bool) {
 			return ir.Interrupt
 		}
 		warpgroups := grid * float64(int64(block)/128)
+		// A warp-specialised kernel runs its mma ops in its consumer
+		// warpgroups only (the producer issues TMA).
+		if c, ok := ir.AttrInt(kernel.Attr(ConsumerWarpgroupsAttr)); ok && c > 0 {
+			warpgroups = grid * float64(c)
+		}
 		ir.Walk(kernel, func(k *ir.Operation) ir.WalkResult {
 			if k.Name() != "nvvm.wgmma.mma_async" {
 				return ir.Advance
@@ -55,6 +62,10 @@ func CountFlops(mod, entry *ir.Operation) (float64, bool) {
 	})
 	return total, ok
 }
+
+// ConsumerWarpgroupsAttr on a kernel is the number of its warpgroups per
+// block that execute its wgmma ops (warp-specialize sets it).
+const ConsumerWarpgroupsAttr = "tmac.consumer_warpgroups"
 
 // staticProduct multiplies the constant values of the named operand groups.
 func staticProduct(op *ir.Operation, names ...string) (float64, bool) {

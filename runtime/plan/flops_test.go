@@ -15,6 +15,10 @@ import (
 func TestCountFlopsOfTheGEMMExamples(t *testing.T) {
 	countFlops(t, "seed004_gemm_multistage.tma", 2.0*512*256*1024)
 	countFlops(t, "seed002_fp8_gemm.tma", 2.0*512*512*1024)
+	// Simple-form GEMMs: pipelined (4096³), and warp-specialised, where the
+	// producer warpgroup of the 384-thread block runs no wgmma.
+	countFlops(t, "gemm_pipelined.tma", 2.0*4096*4096*4096)
+	countFlops(t, "gemm_ws.tma", 2.0*4096*4096*4096)
 }
 
 func countFlops(t *testing.T, example string, want float64) {
@@ -27,7 +31,7 @@ func countFlops(t *testing.T, example string, want float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, err := passes.ParsePipeline("builtin.module(outline-kernels,lower-nvgpu,canonicalize,cse)")
+	steps, err := passes.ParsePipeline("builtin.module(outline-kernels,warp-specialize,tma-pipeline,mbarrier-phase,lower-nvgpu,canonicalize,cse)")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,373 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/tmac"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// warp-specialize rewrites a simple-form tile loop (see tma-pipeline)
+// marked `tmac.warp_specialize` into a producer/consumer kernel. It runs on
+// outlined kernels (gpu.func ... kernel with known_block_size) and on
+// gpu.launch bodies with constant block sizes, before tma-pipeline.
+//
+// The program is written for its consumers: C warpgroups (a block of
+// 128*C threads, x only). The pass adds one producer warpgroup in front
+// of them — the block grows to 128*(C+1) threads and every
+// gpu.thread_id x of the program becomes thread_id x - 128, so the
+// program keeps seeing its own thread numbering — and splits the kernel
+// at the loop:
+//
+//   - before the loop: the program's ops, run by every thread; they must
+//     be free of side effects (allocations excepted), since the producer
+//     runs them too; the tiles become N-slot rings (tma-pipeline's), and
+//     two groups of N mbarriers are initialised by thread 0: full[s]
+//     (count 1, completed by the TMA bytes) and empty[s] (count C, one
+//     arrival per consumer warpgroup; 128*C when threads read the tiles);
+//   - the producer warpgroup (threads 0..127) lowers its register budget
+//     (setmaxnreg.dec to producer-regs) and its thread 0 runs the whole
+//     loop alone: for j in 0..T, wait until empty[j mod N] has completed
+//     the phase of round j/N - 1 (parity ((j/N)+1) mod 2; in round 0 that
+//     is the phase before the barrier's first, complete by definition),
+//     then expect_tx and the TMA loads of iteration j into slot j mod N;
+//   - the consumer warpgroups raise their budget (setmaxnreg.inc to
+//     consumer-regs) and run the loop, normalised to 0..T, waiting on
+//     full[j mod N] with parity (j/N) mod 2, then everything after the
+//     loop (the epilogue). A slot is released with one arrival on its
+//     empty barrier per warpgroup: by wgmma readers after the iteration's
+//     last warpgroup.mma, whose wait_group depth is lowered to at most the
+//     iteration's mma count (so iteration j-1's groups are complete and
+//     slot (j-1) mod N is released), by thread readers at the end of the
+//     iteration (every consumer thread arrives). gpu.barrier in the
+//     consumers' code becomes a named barrier (id 1) over their 128*C
+//     threads, since the producer never reaches it.
+//
+// The parities are written explicitly (both rings follow the ring
+// discipline, so they are what mbarrier-phase would compute; the producer
+// waits one phase behind). Options: stages (unless the loop's tmac.stages
+// says otherwise), producer-regs, consumer-regs. Rejected with a
+// diagnostic: stores in the loop, unknown or non-x block sizes, side
+// effects before the loop, more than one marked loop in a kernel.
+func init() {
+	Register(&Info{
+		Name:    "warp-specialize",
+		Summary: "Split a tmac.warp_specialize tile loop into a TMA producer warpgroup and wgmma consumer warpgroups with full/empty mbarrier rings and setmaxnreg",
+		Options: []Option{
+			{Name: "stages", Default: "4", Help: "ring slots for loops without a tmac.stages attribute"},
+			{Name: "producer-regs", Default: "40", Help: "setmaxnreg.dec budget of the producer warpgroup"},
+			{Name: "consumer-regs", Default: "232", Help: "setmaxnreg.inc budget of the consumer warpgroups"},
+		},
+		New: func(o Options) (Pass, error) {
+			var ws wsOptions
+			var err error
+			for name, dst := range map[string]*int{"stages": &ws.stages, "producer-regs": &ws.prodRegs, "consumer-regs": &ws.consRegs} {
+				if *dst, err = o.Int(name); err != nil {
+					return nil, err
+				}
+			}
+			if ws.stages < 1 || ws.stages > maxStages {
+				return nil, fmt.Errorf("warp-specialize: stages must be from 1 to %d", maxStages)
+			}
+			for _, r := range []int{ws.prodRegs, ws.consRegs} {
+				if r < 24 || r > 256 || r%8 != 0 {
+					return nil, fmt.Errorf("warp-specialize: register budgets must be multiples of 8 from 24 to 256, not %d", r)
+				}
+			}
+			return PassFunc(func(op *ir.Operation, _ *Context) error { return warpSpecialize(op, ws) }), nil
+		},
+	})
+}
+
+// WarpSpecializeAttr marks the scf.for that warp-specialize rewrites.
+const WarpSpecializeAttr = "tmac.warp_specialize"
+
+type wsOptions struct{ stages, prodRegs, consRegs int }
+
+func warpSpecialize(top *ir.Operation, o wsOptions) error {
+	for _, k := range tmaKernels(top) {
+		var loops []*ir.Operation
+		ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
+			if op.Name() == "scf.for" && op.HasAttr(WarpSpecializeAttr) {
+				loops = append(loops, op)
+			}
+			return ir.Advance
+		})
+		if len(loops) == 0 {
+			continue
+		}
+		if len(loops) > 1 {
+			return loops[1].EmitError("only one loop per kernel can be warp-specialised (the first is at %s)", loops[0].Loc)
+		}
+		if err := k.warpSpecialize(top, loops[0], o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
+	if loop.Block() == nil || loop.Block().Parent() != k.body {
+		return loop.EmitError("a warp-specialised loop must be at the top level of the kernel")
+	}
+	if k.threads == 0 || !k.yzOne || k.threads%128 != 0 {
+		return loop.EmitError("warp-specialize needs a known block of whole warpgroups along x (128*C x 1 x 1 threads)")
+	}
+	consumers := k.threads / 128
+	if consumers+1 > 8 {
+		return loop.EmitError("warp-specialize: %d consumer warpgroups plus the producer exceed 1024 threads", consumers)
+	}
+	p := &pipelinedLoop{k: k, loop: loop, body: loop.Region(0).Entry(), tiles: map[ir.Value]*tileRing{}, slice: map[*ir.Operation]bool{}, tripC: -1}
+	p.iv = p.body.Arg(0)
+	var err error
+	if p.n, err = stageAttr(loop, tmac.StagesAttr, int64(o.stages)); err != nil {
+		return err
+	}
+	p.s = 1
+	if err := p.analyse(); err != nil {
+		return err
+	}
+	if len(p.stores) > 0 {
+		return p.stores[0].EmitError("warp-specialize does not handle tmac.tma.store in the loop yet: store after the loop")
+	}
+	if len(p.loads) == 0 {
+		return loop.EmitError("a warp-specialised loop needs tmac.tma.load ops")
+	}
+	for op := k.body.Entry().First(); op != nil && op != loop; op = op.Next() {
+		switch {
+		case op.HasTrait(ir.Pure), noMemoryEffects(op), op.Name() == "memref.alloc", op.Name() == "memref.alloca",
+			op.Name() == "nvgpu.warpgroup.mma.init.accumulator", op.Name() == "gpu.dynamic_shared_memory":
+		default:
+			return op.EmitError("'%s' before a warp-specialised loop would also run in the producer warpgroup: move it after the loop", op.Name())
+		}
+	}
+	sync, async := false, false
+	for _, t := range p.order {
+		sync = sync || p.tiles[t].syncUse
+		async = async || p.tiles[t].asyncUse
+	}
+
+	// The consumers' view of the thread numbering.
+	entry := k.body.Entry()
+	eb := newTB(loop.Loc)
+	eb.SetInsertionPointToStart(entry)
+	tr := eb.op("gpu.thread_id", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr("x")}).Result(0)
+	tc := eb.bin("arith.subi", tr, eb.idx(128))
+	var remap []*ir.Operation
+	ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
+		switch op.Name() {
+		case "gpu.thread_id", "gpu.block_dim":
+			if gpu.DimOf(op.Attr("dimension")) == "x" && op.Result(0) != tr {
+				remap = append(remap, op)
+			}
+		}
+		return ir.Advance
+	})
+	for _, op := range remap {
+		if op.Name() == "gpu.thread_id" {
+			ir.ReplaceAllUsesWith(op.Result(0), tc)
+		} else {
+			ir.ReplaceAllUsesWith(op.Result(0), eb.idx(k.threads))
+		}
+		op.Erase()
+	}
+
+	// The epilogue: the ops after the loop, moved into the consumers' branch.
+	var after []*ir.Operation
+	for op := loop.Next(); op != nil && !op.HasTrait(ir.Terminator); op = op.Next() {
+		after = append(after, op)
+	}
+
+	b := newTB(loop.Loc)
+	b.SetInsertionPoint(loop)
+	p.makeRings()
+	trip, ivAt := p.tripCount(b)
+	group := nvgpu.MBarrierGroupType(nvgpu.MBarrierGroup{MemorySpace: gpu.AddressSpaceAttr("workgroup"), NumBarriers: uint32(p.n)})
+	full := b.op("nvgpu.mbarrier.create", nil, []ir.Type{group}).Result(0)
+	empty := b.op("nvgpu.mbarrier.create", nil, []ir.Type{group}).Result(0)
+	releases := consumers
+	if sync {
+		releases = 128 * consumers
+	}
+	b.ifThen(b.cmp(cmpEq, tr, b.idx(0)), func(b tb) {
+		for s := int64(0); s < p.n; s++ {
+			b.op("nvgpu.mbarrier.init", []ir.Value{full, b.idx(1), b.idx(s)}, nil)
+			b.op("nvgpu.mbarrier.init", []ir.Value{empty, b.idx(releases), b.idx(s)}, nil)
+		}
+	})
+	b.barrier()
+	ticks := b.idx(10000000)
+	isProd := b.cmp(cmpUlt, tr, b.idx(128))
+
+	then, els := ir.NewRegion(), ir.NewRegion()
+	thenBlk := then.AddBlock(ir.NewBlock(nil, nil))
+	elseBlk := els.AddBlock(ir.NewBlock(nil, nil))
+	b.Create(&ir.OperationState{Name: "scf.if", Operands: []ir.Value{isProd}, Regions: []*ir.Region{then, els}})
+
+	// Producer.
+	pb := tb{ir.NewBuilder(loop.Loc), copyConsts(b.consts)}
+	pb.SetInsertionPointToEnd(thenBlk)
+	pb.op("nvvm.setmaxregister", nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("decrease")},
+		ir.NamedAttr{Name: "regCount", Value: ir.IntAttr(int64(o.prodRegs), ir.I32)})
+	pb.ifThen(pb.cmp(cmpEq, tr, pb.idx(0)), func(b tb) {
+		b.forLoop(b.idx(0), trip, b.idx(1), func(b tb, j ir.Value) {
+			slot := b.bin("arith.remui", j, b.idx(p.n))
+			round := b.op("arith.andi", []ir.Value{b.bin("arith.divui", j, b.idx(p.n)), b.idx(1)}, []ir.Type{ir.Index}).Result(0)
+			parity := b.cmp(cmpEq, round, b.idx(0)) // one phase behind the round
+			b.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{empty, parity, ticks, slot}, nil)
+			p.issueLoads(b, full, slot, ivAt(b, j))
+		})
+	})
+	pb.op("scf.yield", nil, nil)
+
+	// Consumers: the loop, then the epilogue.
+	cb := tb{ir.NewBuilder(loop.Loc), copyConsts(b.consts)}
+	cb.SetInsertionPointToEnd(elseBlk)
+	cb.op("nvvm.setmaxregister", nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("increase")},
+		ir.NamedAttr{Name: "regCount", Value: ir.IntAttr(int64(o.consRegs), ir.I32)})
+	newLoop, j, slot, _ := p.normalise(cb, trip, ivAt)
+	yield := cb.op("scf.yield", nil, nil)
+	for _, op := range after {
+		op.Remove()
+		elseBlk.InsertBefore(op, yield)
+	}
+	p.consume(newLoop, full, empty, j, slot, tc, ticks, sync, async)
+	p.dropTileAllocs()
+
+	// gpu.barrier among the consumers only.
+	var bars []*ir.Operation
+	ir.Walk(elseBlk.Parent().ParentOp(), func(op *ir.Operation) ir.WalkResult {
+		if op.Name() == "gpu.barrier" && els.IsAncestorOf(op) {
+			bars = append(bars, op)
+		}
+		return ir.Advance
+	})
+	for _, op := range bars {
+		nb := newTB(op.Loc)
+		nb.SetInsertionPoint(op)
+		id := nb.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(1, ir.I32)}).Result(0)
+		n := nb.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(128*consumers, ir.I32)}).Result(0)
+		nb.op("nvvm.barrier", []ir.Value{id, n}, nil, ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 0)})
+		op.Erase()
+	}
+	// Attribute the kernel's wgmma work to its consumers (runtime/plan's
+	// FLOP count; the name is plan.ConsumerWarpgroupsAttr).
+	k.op.SetAttr("tmac.consumer_warpgroups", ir.I64Attr(consumers))
+	return k.setBlockSize(top, 128*(consumers+1))
+}
+
+// consume rewrites the consumers' loop body: the wait on full[j mod N]
+// and the release of the slots on empty.
+func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ticks ir.Value, sync, async bool) {
+	body := p.body
+	w := p.waits[0]
+	wb := newTB(w.Loc)
+	wb.SetInsertionPoint(w)
+	round := wb.op("arith.andi", []ir.Value{wb.bin("arith.divui", j, wb.idx(p.n)), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
+	wb.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{full, wb.cmp(cmpNe, round, wb.idx(0)), ticks, slot}, nil)
+	for _, w := range p.waits {
+		w.Erase()
+	}
+	for _, l := range p.loads {
+		l.Erase()
+	}
+	token := nvgpu.MBarrierTokenType()
+	if async && len(p.mmas) > 0 {
+		// As in tma-pipeline: after the last mma at most `limit` groups of
+		// this iteration are pending, so iteration j-1's have completed.
+		last := p.mmas[len(p.mmas)-1]
+		limit := int64(0)
+		for _, m := range p.mmas {
+			if m.Block() == body {
+				limit++
+			}
+		}
+		anchor := p.topLevel(last)
+		if last.Block() == body {
+			if last.IntAttrOf("waitGroup", 1) > limit {
+				last.SetAttr("waitGroup", ir.I64Attr(limit))
+			}
+		} else {
+			wb := newTB(last.Loc)
+			wb.SetInsertionPointAfter(anchor)
+			anchor = wb.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
+		}
+		rb := newTB(loop.Loc)
+		rb.SetInsertionPointAfter(anchor)
+		leader := rb.cmp(cmpEq, rb.bin("arith.remui", tc, rb.idx(128)), rb.idx(0))
+		cond := rb.op("arith.andi", []ir.Value{leader, rb.cmp(cmpUgt, j, rb.idx(0))}, []ir.Type{ir.I1}).Result(0)
+		rb.ifThen(cond, func(b tb) {
+			prev := b.bin("arith.remui", b.bin("arith.addi", j, b.idx(p.n-1)), b.idx(p.n))
+			b.op("nvgpu.mbarrier.arrive", []ir.Value{empty, prev}, []ir.Type{token})
+		})
+		ab := newTB(loop.Loc)
+		ab.SetInsertionPointAfter(loop)
+		ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+	}
+	if sync {
+		// Every consumer thread is done with slot j at the end of its
+		// iteration (after any wgmma release above).
+		rb := newTB(loop.Loc)
+		rb.SetInsertionPoint(body.Terminator())
+		rb.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slot}, []ir.Type{token})
+	}
+}
+
+// forLoop builds `scf.for %j = lb to ub step st { body }` without results.
+func (b tb) forLoop(lb, ub, st ir.Value, body func(tb, ir.Value)) {
+	region := ir.NewRegion()
+	blk := region.AddBlock(ir.NewBlock(nil, nil))
+	j := blk.AddArgument(ir.Index, b.Loc)
+	b.Create(&ir.OperationState{Name: "scf.for", Operands: []ir.Value{lb, ub, st}, Regions: []*ir.Region{region}})
+	inner := tb{ir.NewBuilder(b.Loc), copyConsts(b.consts)}
+	inner.SetInsertionPointToEnd(blk)
+	body(inner, j)
+	inner.op("scf.yield", nil, nil)
+}
+
+func copyConsts(m map[int64]ir.Value) map[int64]ir.Value {
+	c := make(map[int64]ir.Value, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// setBlockSize sets the kernel's block size along x to n threads: the
+// gpu.launch operand, or the gpu.func's known_block_size and the
+// blockSizeX operand of every gpu.launch_func naming it.
+func (k *tmaKernel) setBlockSize(top *ir.Operation, n int64) error {
+	set := func(l *ir.Operation, idx int) {
+		b := newTB(l.Loc)
+		b.SetInsertionPoint(l)
+		l.SetOperand(idx, b.idx(n))
+	}
+	if k.op.Name() == "gpu.launch" {
+		i, _, _ := k.op.OperandGroupRange("blockSizeX")
+		set(k.op, i)
+		return nil
+	}
+	if a, ok := k.op.Attr("known_block_size").(*ir.DenseArrayAttr); ok {
+		k.op.SetAttr("known_block_size", ir.DenseI32Array(n, a.Ints[1], a.Ints[2]))
+	}
+	mod := k.op.ParentOp()
+	if mod == nil || mod.Name() != "gpu.module" {
+		return k.op.EmitError("warp-specialize: cannot find the launches of this kernel (not in a gpu.module)")
+	}
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		if op.Name() != "gpu.launch_func" {
+			return ir.Advance
+		}
+		ref, ok := op.Attr("kernel").(*ir.SymbolRefAttr)
+		if ok && len(ref.Nested) == 1 && ref.Root == mod.SymbolName() && ref.Nested[0] == k.op.SymbolName() {
+			if i, _, ok := op.OperandGroupRange("blockSizeX"); ok {
+				set(op, i)
+			}
+		}
+		return ir.Advance
+	})
+	return nil
+}
