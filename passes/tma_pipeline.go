@@ -243,6 +243,10 @@ type pipelinedLoop struct {
 	sliceOps []*ir.Operation // coordinate computations in the body, in order
 	// lastRead is the last top-level op of the body reading a loaded tile.
 	lastRead *ir.Operation
+	// base, when set, is the ring position of the loop's first iteration
+	// (an enclosing loop's iterations continue the ring); g is base + j,
+	// set by normalise.
+	base, g ir.Value
 	// fullDepth: only the block's threads read the loaded tiles and a block
 	// barrier follows their last read (a gpu.barrier, or the one
 	// tma-pipeline puts before a tmac.tma.store), so the slot is free right
@@ -772,7 +776,13 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 	}
 	loop.Erase()
 	if len(p.loads) > 0 {
-		slot = bb.bin("arith.remui", j, bb.idx(p.n))
+		// The ring position: j, or base + j when the ring continues across
+		// the iterations of an enclosing loop (warp-specialize, persistent).
+		p.g = j
+		if p.base != nil {
+			p.g = bb.bin("arith.addi", p.base, j)
+		}
+		slot = bb.bin("arith.remui", p.g, bb.idx(p.n))
 	}
 	if len(p.stores) > 0 {
 		sslot = bb.bin("arith.remui", j, bb.idx(p.s))
@@ -808,7 +818,12 @@ func (p *pipelinedLoop) dropTileAllocs() {
 // issueLoads emits, for the elected thread, the expect_tx and the TMA
 // loads of the iteration whose induction value is iv into slot.
 func (p *pipelinedLoop) issueLoads(b tb, bars, slot, iv ir.Value) {
-	m := ir.NewIRMapping()
+	p.issueLoadsWith(b, bars, slot, iv, ir.NewIRMapping())
+}
+
+// issueLoadsWith is issueLoads with values already mapped in m (the
+// clones of an enclosing loop's ops, for warp-specialize's producer).
+func (p *pipelinedLoop) issueLoadsWith(b tb, bars, slot, iv ir.Value, m *ir.IRMapping) {
 	m.Map(p.iv, iv)
 	if p.ivVal != nil {
 		m.Map(p.ivVal, iv)

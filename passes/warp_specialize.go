@@ -46,6 +46,15 @@ import (
 //     consumers' code becomes a named barrier (id 1) over their 128*C
 //     threads, since the producer never reaches it.
 //
+// Persistent kernels: the marked loop may also sit directly in the body of
+// a top-level scf.for without iter_args (a loop over output tiles), with
+// bounds that do not depend on it. The producer then runs the same tile
+// loop, with clones of the ops that precede the marked loop in its body
+// (side-effect free; the coordinates use them), and both roles continue
+// the rings across tiles: the ring position of K step j of tile iteration
+// t is ((t - lb) / step) * T + j, so the producer fills the next tile's
+// first slots while the consumers run this tile's epilogue.
+//
 // The parities are written explicitly (both rings follow the ring
 // discipline, so they are what mbarrier-phase would compute; the producer
 // waits one phase behind). Options: stages (unless the loop's tmac.stages
@@ -110,8 +119,27 @@ func warpSpecialize(top *ir.Operation, o wsOptions) error {
 }
 
 func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
+	// The loop is at the top level of the kernel, or directly in the body
+	// of an scf.for there (a persistent kernel's loop over output tiles).
+	var outer *ir.Operation
 	if loop.Block() == nil || loop.Block().Parent() != k.body {
-		return loop.EmitError("a warp-specialised loop must be at the top level of the kernel")
+		o := loop.ParentOp()
+		if o == nil || o.Name() != "scf.for" || loop.Block() != o.Region(0).Entry() || o.Block() == nil || o.Block().Parent() != k.body {
+			return loop.EmitError("a warp-specialised loop must be at the top level of the kernel or directly in a loop there (a persistent tile loop)")
+		}
+		if o.NumResults() > 0 {
+			return o.EmitError("the loop around a warp-specialised loop cannot carry values (iter_args)")
+		}
+		for _, v := range loop.Operands()[:3] {
+			if d := v.DefiningOp(); (d != nil && o.IsAncestorOf(d)) || v == ir.Value(o.Region(0).Entry().Arg(0)) {
+				return loop.EmitError("the bounds of a warp-specialised loop must not change from one iteration of the enclosing loop to the next (the producer and the consumers count ring positions as tile index x trip count + j)")
+			}
+		}
+		outer = o
+	}
+	split := loop // the top-level op the kernel is split at
+	if outer != nil {
+		split = outer
 	}
 	if k.threads == 0 || !k.yzOne || k.threads%128 != 0 {
 		return loop.EmitError("warp-specialize needs a known block of whole warpgroups along x (128*C x 1 x 1 threads)")
@@ -136,12 +164,25 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	if len(p.loads) == 0 {
 		return loop.EmitError("a warp-specialised loop needs tmac.tma.load ops")
 	}
-	for op := k.body.Entry().First(); op != nil && op != loop; op = op.Next() {
+	var pre []*ir.Operation // side-effect-free ops run by both roles
+	for op := k.body.Entry().First(); op != nil && op != split; op = op.Next() {
+		pre = append(pre, op)
+	}
+	var inOuter []*ir.Operation // the tile loop's ops before the loop, cloned for the producer
+	if outer != nil {
+		for op := outer.Region(0).Entry().First(); op != loop; op = op.Next() {
+			inOuter = append(inOuter, op)
+		}
+	}
+	for _, op := range append(pre, inOuter...) {
 		switch {
 		case op.HasTrait(ir.Pure), noMemoryEffects(op), op.Name() == "memref.alloc", op.Name() == "memref.alloca",
 			op.Name() == "nvgpu.warpgroup.mma.init.accumulator", op.Name() == "gpu.dynamic_shared_memory":
 		default:
 			return op.EmitError("'%s' before a warp-specialised loop would also run in the producer warpgroup: move it after the loop", op.Name())
+		}
+		if op.NumRegions() > 0 || (outer != nil && outer.IsAncestorOf(op) && (op.Name() == "memref.alloc" || op.Name() == "memref.alloca")) {
+			return op.EmitError("'%s' before a warp-specialised loop: only straight-line side-effect-free ops may precede it (allocate tiles outside the tile loop)", op.Name())
 		}
 	}
 	sync, async := false, false
@@ -177,12 +218,12 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 
 	// The epilogue: the ops after the loop, moved into the consumers' branch.
 	var after []*ir.Operation
-	for op := loop.Next(); op != nil && !op.HasTrait(ir.Terminator); op = op.Next() {
+	for op := split.Next(); op != nil && !op.HasTrait(ir.Terminator); op = op.Next() {
 		after = append(after, op)
 	}
 
 	b := newTB(loop.Loc)
-	b.SetInsertionPoint(loop)
+	b.SetInsertionPoint(split)
 	p.makeRings()
 	trip, ivAt := p.tripCount(b)
 	group := nvgpu.MBarrierGroupType(nvgpu.MBarrierGroup{MemorySpace: gpu.AddressSpaceAttr("workgroup"), NumBarriers: uint32(p.n)})
@@ -212,13 +253,32 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	pb.SetInsertionPointToEnd(thenBlk)
 	pb.op("nvvm.setmaxregister", nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("decrease")},
 		ir.NamedAttr{Name: "regCount", Value: ir.IntAttr(int64(o.prodRegs), ir.I32)})
-	pb.ifThen(pb.cmp(cmpEq, tr, pb.idx(0)), func(b tb) {
+	produce := func(b tb, base ir.Value, m *ir.IRMapping) {
 		b.forLoop(b.idx(0), trip, b.idx(1), func(b tb, j ir.Value) {
-			slot := b.bin("arith.remui", j, b.idx(p.n))
-			round := b.op("arith.andi", []ir.Value{b.bin("arith.divui", j, b.idx(p.n)), b.idx(1)}, []ir.Type{ir.Index}).Result(0)
+			g := j
+			if base != nil {
+				g = b.bin("arith.addi", base, j)
+			}
+			slot := b.bin("arith.remui", g, b.idx(p.n))
+			round := b.op("arith.andi", []ir.Value{b.bin("arith.divui", g, b.idx(p.n)), b.idx(1)}, []ir.Type{ir.Index}).Result(0)
 			parity := b.cmp(cmpEq, round, b.idx(0)) // one phase behind the round
 			b.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{empty, parity, ticks, slot}, nil)
-			p.issueLoads(b, full, slot, ivAt(b, j))
+			p.issueLoadsWith(b, full, slot, ivAt(b, j), m)
+		})
+	}
+	pb.ifThen(pb.cmp(cmpEq, tr, pb.idx(0)), func(b tb) {
+		if outer == nil {
+			produce(b, nil, ir.NewIRMapping())
+			return
+		}
+		// The same tile loop, with only what the loads need.
+		b.forLoop(outer.Operand(0), outer.Operand(1), outer.Operand(2), func(b tb, t ir.Value) {
+			m := ir.NewIRMapping()
+			m.Map(outer.Region(0).Entry().Arg(0), t)
+			for _, op := range inOuter {
+				b.Insert(op.Clone(m))
+			}
+			produce(b, tileBase(b, outer, t, trip), m)
 		})
 	})
 	pb.op("scf.yield", nil, nil)
@@ -228,13 +288,25 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	cb.SetInsertionPointToEnd(elseBlk)
 	cb.op("nvvm.setmaxregister", nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("increase")},
 		ir.NamedAttr{Name: "regCount", Value: ir.IntAttr(int64(o.consRegs), ir.I32)})
-	newLoop, j, slot, _ := p.normalise(cb, trip, ivAt)
+	var lb tb // where the consumers' loop goes
+	if outer == nil {
+		lb = cb
+	} else {
+		outer.Remove()
+		cb.Insert(outer)
+		ob := newTB(outer.Loc)
+		ob.SetInsertionPointToStart(outer.Region(0).Entry())
+		p.base = tileBase(ob, outer, outer.Region(0).Entry().Arg(0), trip)
+		lb = newTB(loop.Loc)
+		lb.SetInsertionPoint(loop)
+	}
+	newLoop, _, slot, _ := p.normalise(lb, trip, ivAt)
 	yield := cb.op("scf.yield", nil, nil)
 	for _, op := range after {
 		op.Remove()
 		elseBlk.InsertBefore(op, yield)
 	}
-	p.consume(newLoop, full, empty, j, slot, tc, ticks, sync, async)
+	p.consume(newLoop, full, empty, p.g, slot, tc, ticks, sync, async)
 	p.dropTileAllocs()
 
 	// gpu.barrier among the consumers only.
@@ -259,7 +331,15 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	return k.setBlockSize(top, 128*(consumers+1))
 }
 
-// consume rewrites the consumers' loop body: the wait on full[j mod N]
+// tileBase is the ring position of the first K step of the tile loop's
+// iteration t: ((t - lb) / step) * T.
+func tileBase(b tb, outer *ir.Operation, t, trip ir.Value) ir.Value {
+	idx := b.bin("arith.divui", b.bin("arith.subi", t, outer.Operand(0)), outer.Operand(2))
+	return b.bin("arith.muli", idx, trip)
+}
+
+// consume rewrites the consumers' loop body: the wait on full[g mod N]
+// (g the ring position: j, plus the tile's base in a persistent kernel)
 // and the release of the slots on empty.
 func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ticks ir.Value, sync, async bool) {
 	body := p.body

@@ -47,6 +47,9 @@ build() {
 	for n in 4 6; do
 		sed "s/tmac.stages = [0-9]* : i64}/tmac.stages = $n : i64, tmac.warp_specialize}/" examples/gemm_pipelined.tma >"$dir/src/gemm_ws128_s$n.tma"
 	done
+	for n in 3 4; do
+		sed "s/tmac.stages = [0-9]* : i64, tmac.warp_specialize/tmac.stages = $n : i64, tmac.warp_specialize/" examples/gemm_ws_persistent.tma >"$dir/src/gemm_wsp_s$n.tma"
+	done
 	# Correctness variants at small sizes.
 	python3 - "$dir/src" <<'EOF'
 import re, sys
