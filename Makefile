@@ -8,7 +8,7 @@ GO ?= go
 TMAC := build/tmac
 FUZZTIME ?= 30s
 
-.PHONY: all build deps test vet gotest lit fuzz run bench-parse bench-compile clean
+.PHONY: all build deps test vet gotest lit fuzz run bench-parse bench-compile bench-gpu clean
 
 all: build
 
@@ -39,6 +39,14 @@ bench-parse:
 # upstream mlir-opt (N runs each, N=21 by default); see docs/perf.md.
 bench-compile: deps build
 	@scripts/bench-compile.sh
+
+# tmac against cuBLAS, Triton and torch on the H200 (issue 7): builds tmac
+# and the GEMM / memory-bound bundles here (build/gpu/bench); the run step
+# needs the GPU machine (scripts/bench-gpu.sh says how).
+bench-gpu: deps
+	@scripts/bench-gpu.sh build
+	@echo "next, on the GPU machine, with build/tmac and build/gpu/bench carried over:"
+	@echo "  scripts/bench-gpu.sh run    # tmac runs + bench/gpu/peers.py; table last, results in build/gpu/bench"
 
 run: deps build
 	@scripts/run-example.sh

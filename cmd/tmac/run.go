@@ -41,6 +41,7 @@ type runFlags struct {
 	device     int
 	pipeline   string
 	llc        toolchain.LLCOptions
+	dumpDir    string
 }
 
 // Measured H200 peaks the --bench report compares against.
@@ -100,6 +101,15 @@ the fraction of the H200's measured peaks (4.3 TB/s copy, 790 TFLOP/s
 bf16 dense). When the inputs fit in the 50 MB L2, several copies are
 rotated so the cache does not serve them.
 
+--dump-dir DIR writes, after the run, each memref argument's input values
+(DIR/argN.in.npy; not for an output whose input is only the NaN poison)
+and each output's GPU result (DIR/argN.out.npy) as NumPy .npy files, in
+the element's own encoding (bf16 and fp8 as unsigned integers of their
+width), and DIR/manifest.json: entry, device, seed, shapes, element and
+.npy types, the check's verdict and, with --bench, the measured times,
+FLOPs and bytes. DIR is created if missing; it must be empty or hold an
+earlier dump, which is replaced.
+
 Exit status: 0 success, 1 mismatch or failure, 2 usage error, 3 no GPU.`,
 		Example: `  tmac run examples/saxpy.tma --bench
   tmac run gemm.tmab --seed 7 --dist uniform
@@ -129,6 +139,7 @@ Exit status: 0 success, 1 mismatch or failure, 2 usage error, 3 no GPU.`,
 	fl.StringVar(&f.llc.Path, "llc", "", "llc to use (for .tma input)")
 	fl.StringVar(&f.llc.MCPU, "mcpu", "sm_90a", "target GPU")
 	fl.IntVarP(&f.llc.OptLevel, "opt-level", "O", 3, "llc optimisation level (0-3)")
+	fl.StringVar(&f.dumpDir, "dump-dir", "", "write the inputs and GPU outputs as .npy files and a manifest.json into `DIR` after the run")
 	return cmd
 }
 
@@ -171,6 +182,12 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 	sets, err := parseAssignments(f.sets, "--set")
 	if err != nil {
 		return usage("%v", err)
+	}
+	dump := cmd.Flags().Changed("dump-dir")
+	if dump {
+		if err := checkDumpDir(f.dumpDir); err != nil {
+			return usage("%v", err)
+		}
 	}
 
 	mod, ptx, sm, err := loadProgram(stderr, f, in)
@@ -241,6 +258,12 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 		}
 	}
 
+	if dump {
+		if err := makeDumpDir(f.dumpDir); err != nil {
+			return usage("%v", err)
+		}
+	}
+
 	// Everything above runs without a GPU.
 	dev, err := cuda.Init(f.device)
 	if err != nil {
@@ -272,21 +295,40 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 		}
 	}
 	failed := false
+	verdict := "PASS"
 	switch {
 	case f.noCheck:
+		verdict = "skipped (--no-check)"
 		fmt.Fprintln(stdout, "ran @"+entry.SymbolName()+" (reference check skipped: --no-check)")
 	case ref == nil:
+		verdict = "none (no @reference)"
 		fmt.Fprintln(stdout, "ran @"+entry.SymbolName()+"; the module has no func.func @reference, so the results were not checked")
 	default:
 		failed, err = checkResults(stdout, mod, entry, args, results, outputs, sample, f)
 		if err != nil {
 			return diag(err)
 		}
-	}
-	if f.bench {
-		if err := bench(stdout, p, gpu, entry, args, devArgs, f); err != nil {
-			return launchFailure(stderr, sm, err)
+		if failed {
+			verdict = "FAIL"
 		}
+	}
+	var benched *benchResult
+	var benchErr error
+	if f.bench {
+		benched, benchErr = bench(stdout, p, gpu, entry, args, devArgs, f)
+	}
+	if dump {
+		d := &dumpRun{source: in, entry: entry.SymbolName(), device: dev.Name(), args: args, results: results,
+			outputs: outputs, check: verdict, sample: sample, bench: benched, f: f}
+		if err := writeDump(f.dumpDir, d); err != nil {
+			fmt.Fprintln(stderr, "tmac run: error:", err)
+			failed = true
+		} else {
+			fmt.Fprintf(stdout, "dump: inputs, outputs and %s in %s\n", dumpManifestName, f.dumpDir)
+		}
+	}
+	if benchErr != nil {
+		return launchFailure(stderr, sm, benchErr)
 	}
 	if failed {
 		return &exitError{1}
@@ -702,7 +744,7 @@ func elemString(b *buffer.Buffer, i int) string {
 }
 
 // bench times the entry function.
-func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args []*runArg, devArgs []plan.Value, f *runFlags) error {
+func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args []*runArg, devArgs []plan.Value, f *runFlags) (*benchResult, error) {
 	total := 0
 	for _, a := range args {
 		if a.buf != nil {
@@ -716,7 +758,7 @@ func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args 
 		for c := 1; c < copies; c++ {
 			vs, _, err := uploadArgs(gpu, args)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			sets = append(sets, vs)
 		}
@@ -731,35 +773,35 @@ func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args 
 	}
 	for i := 0; i < f.warmup; i++ {
 		if err := run(i); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	times := make([]float64, f.reps)
 	kernelTimes := make([]float64, f.reps)
 	start, err := cuda.NewEvent()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	end, err := cuda.NewEvent()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i := range times {
 		if err := start.Record(); err != nil {
-			return err
+			return nil, err
 		}
 		if err := p.Run(gpu, sets[i%len(sets)], wait); err != nil {
-			return err
+			return nil, err
 		}
 		if err := end.Record(); err != nil {
-			return err
+			return nil, err
 		}
 		if err := gpu.Wait(last); err != nil {
-			return err
+			return nil, err
 		}
 		ms, err := cuda.ElapsedMs(start, end)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		times[i] = float64(ms) * 1e-3
 	}
@@ -769,10 +811,10 @@ func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args 
 	for i := range kernelTimes {
 		gpu.KernelSeconds = 0
 		if err := p.Run(gpu, sets[i%len(sets)], wait); err != nil {
-			return err
+			return nil, err
 		}
 		if err := gpu.Wait(last); err != nil {
-			return err
+			return nil, err
 		}
 		kernelTimes[i] = gpu.KernelSeconds
 	}
@@ -801,5 +843,7 @@ func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args 
 		fs := fl / med
 		fmt.Fprintf(w, "bench: %.1f TFLOP/s (%.0f%% of the H200's %.0f TFLOP/s bf16 dense), %.4g FLOP\n", fs/1e12, 100*fs/peakFlopsPerS, peakFlopsPerS/1e12, fl)
 	}
-	return nil
+	return &benchResult{Reps: f.reps, Warmup: f.warmup, RotatedCopies: len(sets),
+		RunMedianS: times[len(times)/2], RunMinS: times[0], KernelMedianS: med, KernelMinS: best,
+		Flops: fl, Bytes: bytes}, nil
 }
