@@ -207,6 +207,11 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		}
 		return ir.Advance
 	})
+	if k.op.Name() == "gpu.launch" {
+		// The launch body's block arguments 3 and 9: thread id x, block size x.
+		ir.ReplaceAllUsesWith(entry.Arg(3), tc)
+		ir.ReplaceAllUsesWith(entry.Arg(9), eb.idx(k.threads))
+	}
 	for _, op := range remap {
 		if op.Name() == "gpu.thread_id" {
 			ir.ReplaceAllUsesWith(op.Result(0), tc)
@@ -229,8 +234,11 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	group := nvgpu.MBarrierGroupType(nvgpu.MBarrierGroup{MemorySpace: gpu.AddressSpaceAttr("workgroup"), NumBarriers: uint32(p.n)})
 	full := b.op("nvgpu.mbarrier.create", nil, []ir.Type{group}).Result(0)
 	empty := b.op("nvgpu.mbarrier.create", nil, []ir.Type{group}).Result(0)
+	// Slots are released by the warpgroup leaders when wgmma reads them
+	// (after a consumer barrier if threads read them too), else by every
+	// consumer thread.
 	releases := consumers
-	if sync {
+	if sync && !async {
 		releases = 128 * consumers
 	}
 	b.ifThen(b.cmp(cmpEq, tr, b.idx(0)), func(b tb) {
@@ -355,45 +363,64 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 		l.Erase()
 	}
 	token := nvgpu.MBarrierTokenType()
-	if async && len(p.mmas) > 0 {
-		// As in tma-pipeline: after the last mma at most `limit` groups of
-		// this iteration are pending, so iteration j-1's have completed.
-		last := p.mmas[len(p.mmas)-1]
-		limit := int64(0)
-		for _, m := range p.mmas {
-			if m.Block() == body {
-				limit++
-			}
+	leaderArrive := func(b tb, slotOf ir.Value, cond ir.Value) {
+		leader := b.cmp(cmpEq, b.bin("arith.remui", tc, b.idx(128)), b.idx(0))
+		if cond != nil {
+			leader = b.op("arith.andi", []ir.Value{leader, cond}, []ir.Type{ir.I1}).Result(0)
 		}
-		anchor := p.topLevel(last)
-		if last.Block() == body {
-			if last.IntAttrOf("waitGroup", 1) > limit {
-				last.SetAttr("waitGroup", ir.I64Attr(limit))
-			}
-		} else {
-			wb := newTB(last.Loc)
-			wb.SetInsertionPointAfter(anchor)
-			anchor = wb.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
+		b.ifThen(leader, func(b tb) { b.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slotOf}, []ir.Type{token}) })
+	}
+	atEnd := newTB(loop.Loc)
+	atEnd.SetInsertionPoint(body.Terminator())
+	async = async && len(p.mmas) > 0
+	if !async {
+		// Every consumer thread is done with slot j at the end of its
+		// iteration.
+		atEnd.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slot}, []ir.Type{token})
+		return
+	}
+	// As in tma-pipeline: after the last mma at most `limit` groups of this
+	// iteration are pending, so iteration j-1's have completed. With one
+	// slot, the iteration's own mma must complete (limit 0) and the slot is
+	// released at the end of the iteration that read it.
+	last := p.mmas[len(p.mmas)-1]
+	limit := int64(0)
+	for _, m := range p.mmas {
+		if m.Block() == body {
+			limit++
 		}
+	}
+	if p.n == 1 {
+		limit = 0
+	}
+	anchor := p.topLevel(last)
+	if last.Block() == body {
+		if last.IntAttrOf("waitGroup", 1) > limit {
+			last.SetAttr("waitGroup", ir.I64Attr(limit))
+		}
+	} else {
+		wb := newTB(last.Loc)
+		wb.SetInsertionPointAfter(anchor)
+		anchor = wb.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
+	}
+	if p.n == 1 {
+		if sync {
+			atEnd.barrier() // the warpgroups' threads are done reading too
+		}
+		leaderArrive(atEnd, slot, nil)
+	} else {
 		rb := newTB(loop.Loc)
 		rb.SetInsertionPointAfter(anchor)
-		leader := rb.cmp(cmpEq, rb.bin("arith.remui", tc, rb.idx(128)), rb.idx(0))
-		cond := rb.op("arith.andi", []ir.Value{leader, rb.cmp(cmpUgt, j, rb.idx(0))}, []ir.Type{ir.I1}).Result(0)
-		rb.ifThen(cond, func(b tb) {
-			prev := b.bin("arith.remui", b.bin("arith.addi", j, b.idx(p.n-1)), b.idx(p.n))
-			b.op("nvgpu.mbarrier.arrive", []ir.Value{empty, prev}, []ir.Type{token})
-		})
-		ab := newTB(loop.Loc)
-		ab.SetInsertionPointAfter(loop)
-		ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+		if sync {
+			// Every consumer thread has finished iteration j-1's reads.
+			rb.barrier()
+		}
+		prev := rb.bin("arith.remui", rb.bin("arith.addi", j, rb.idx(p.n-1)), rb.idx(p.n))
+		leaderArrive(rb, prev, rb.cmp(cmpUgt, j, rb.idx(0)))
 	}
-	if sync {
-		// Every consumer thread is done with slot j at the end of its
-		// iteration (after any wgmma release above).
-		rb := newTB(loop.Loc)
-		rb.SetInsertionPoint(body.Terminator())
-		rb.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slot}, []ir.Type{token})
-	}
+	ab := newTB(loop.Loc)
+	ab.SetInsertionPointAfter(loop)
+	ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
 }
 
 // forLoop builds `scf.for %j = lb to ub step st { body }` without results.

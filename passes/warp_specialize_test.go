@@ -1030,10 +1030,9 @@ func runWSSim(t *testing.T, m, k *ir.Operation, c wsCase, policy string, allThre
 
 // wsKnownBug reports the cases of the open bug in
 // TestWarpSpecializeBugOneStageWGMMA (one ring slot, wgmma readers).
-func wsKnownBug(c wsCase) bool { return c.kind == "gemm" && c.stages() == 1 && c.trip >= 2 }
 
 func TestWarpSpecializeSimulation(t *testing.T) {
-	count, bugs := 0, 0
+	count := 0
 	for _, kind := range []string{"gemm", "ew"} {
 		for n := int64(1); n <= 5; n++ {
 			for trip := int64(0); trip <= 9; trip++ {
@@ -1046,10 +1045,6 @@ func TestWarpSpecializeSimulation(t *testing.T) {
 						for _, pol := range wsPolicies {
 							err := simulateWS(t, c, pol, false, nil)
 							count++
-							if err != nil && wsKnownBug(c) && strings.Contains(err.Error(), "deadlock") {
-								bugs++
-								break
-							}
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -1059,7 +1054,7 @@ func TestWarpSpecializeSimulation(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d simulated runs (%d of the known one-slot wgmma bug skipped)", count, bugs)
+	t.Logf("%d simulated runs", count)
 }
 
 // TestWarpSpecializeSimulationAllThreads checks the grouping of threads
@@ -1082,7 +1077,7 @@ func TestWarpSpecializeSimulationAllThreads(t *testing.T) {
 	}
 }
 
-// TestWarpSpecializeBugOneStageWGMMA: BUG (open): with one ring slot
+// TestWarpSpecializeBugOneStageWGMMA: regression test (fixed): with one ring slot
 // (stages = 1 with T >= 2 iterations) and wgmma readers, the consumers
 // release slot (j-1) mod 1 only after iteration j's mma, which comes
 // after iteration j's full wait; the producer's iteration j waits for
@@ -1103,7 +1098,7 @@ func TestWarpSpecializeBugOneStageWGMMA(t *testing.T) {
 	}
 }
 
-// TestWarpSpecializeBugMixedReaders: BUG (open): a loop whose tiles are
+// TestWarpSpecializeBugMixedReaders: regression test (fixed): a loop whose tiles are
 // read both by wgmma and by the consumer threads gets an empty barrier
 // count of 128*C but two kinds of arrivals: C warpgroup leaders release
 // slot j-1 after the mma, and every consumer thread arrives on slot j at
@@ -1122,7 +1117,7 @@ func TestWarpSpecializeBugMixedReaders(t *testing.T) {
 	}
 }
 
-// TestWarpSpecializeBugLaunchThreadIDs: BUG (open): on a gpu.launch body
+// TestWarpSpecializeBugLaunchThreadIDs: regression test (fixed): on a gpu.launch body
 // (the pass run before outline-kernels) the program's thread id x is
 // usually the launch's block argument, not a gpu.thread_id op; the pass
 // remaps only gpu.thread_id / gpu.block_dim ops, so the block argument
