@@ -316,6 +316,11 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	}
 	p.consume(newLoop, full, empty, p.g, slot, tc, ticks, sync, async)
 	p.dropTileAllocs()
+	if outer != nil {
+		if err := k.consumerStores(outer, tc); err != nil {
+			return err
+		}
+	}
 
 	// gpu.barrier among the consumers only.
 	var bars []*ir.Operation
@@ -337,6 +342,40 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	// FLOP count; the name is plan.ConsumerWarpgroupsAttr).
 	k.op.SetAttr("tmac.consumer_warpgroups", ir.I64Attr(consumers))
 	return k.setBlockSize(top, 128*(consumers+1))
+}
+
+// consumerStores rotates the output tiles of the tmac.tma.store ops in a
+// persistent kernel's tile loop (now in the consumers' branch) as
+// tma-pipeline does for a loop — S slots (the tile loop's
+// tmac.store_stages, else 2), wait_group.read before the first write,
+// fence + barrier + store — with the first consumer thread as the elected
+// one and the block barriers among the consumers (named barriers), so the
+// TMA store of one tile's epilogue overlaps the next tile's main loop.
+func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value) error {
+	q := &pipelinedLoop{k: k, loop: outer, body: outer.Region(0).Entry(), tiles: map[ir.Value]*tileRing{}, slice: map[*ir.Operation]bool{}, tripC: -1, n: 1}
+	q.iv = q.body.Arg(0)
+	var err error
+	if q.s, err = stageAttr(outer, tmac.StoreStagesAttr, 2); err != nil {
+		return err
+	}
+	if err := q.analyse(); err != nil {
+		return err
+	}
+	if len(q.stores) == 0 {
+		return nil
+	}
+	if len(q.loads) > 0 || len(q.waits) > 0 {
+		return q.loads[0].EmitError("the tile loop of a warp-specialised kernel can only store tiles; load them in the marked loop")
+	}
+	b := newTB(outer.Loc)
+	b.SetInsertionPoint(outer)
+	leader := b.cmp(cmpEq, tc, b.idx(0))
+	q.makeRings()
+	trip, ivAt := q.tripCount(b)
+	newOuter, _, _, sslot := q.normalise(b, trip, ivAt)
+	q.rewriteStores(newOuter, leader, sslot)
+	q.dropTileAllocs()
+	return nil
 }
 
 // tileBase is the ring position of the first K step of the tile loop's
