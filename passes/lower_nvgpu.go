@@ -88,7 +88,7 @@ func runLowerNVGPU(top *ir.Operation, _ *Context) error {
 	for _, k := range kernels {
 		var left error
 		ir.Walk(k, func(op *ir.Operation) ir.WalkResult {
-			if op.Dialect() == "tmac" {
+			if op.Dialect() == "tmac" && nvgpuLowerings[op.Name()] == nil {
 				pass := "tma-pipeline"
 				if op.Name() == "tmac.mbarrier.wait" {
 					pass = "mbarrier-phase (it computes the wait's parity)"
@@ -109,7 +109,7 @@ func runLowerNVGPU(top *ir.Operation, _ *Context) error {
 		}
 		var ops []*ir.Operation
 		ir.Walk(k, func(op *ir.Operation) ir.WalkResult {
-			if op.Dialect() == "nvgpu" {
+			if op.Dialect() == "nvgpu" || nvgpuLowerings[op.Name()] != nil {
 				ops = append(ops, op)
 			}
 			return ir.Advance

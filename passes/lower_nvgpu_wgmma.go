@@ -26,7 +26,9 @@ import (
 //     have completed, so consecutive warpgroup.mma ops overlap);
 //   - nvgpu.warpgroup.mma.store waits for all wgmma groups (wait_group 0:
 //     reading accumulators of an mma in flight is undefined), then stores
-//     each thread's fragment with llvm.extractvalue + memref.store.
+//     each thread's fragment with llvm.extractvalue + memref.store
+//     (wgmmaFragment, shared with tmac.warpgroup.mma.store, which converts
+//     to f16/bf16: lower_nvgpu_convert_store.go).
 //
 // Accumulators (!nvgpu.warpgroup.accumulator<fragmented = vector<MxNxT>>)
 // become !llvm.struct values, one inner struct per 64-row slice (N/2 f32
@@ -304,7 +306,8 @@ func wgmmaLoweredType(t ir.Type) (ir.Type, bool) {
 func isWarpgroupOp(op *ir.Operation) bool {
 	switch op.Name() {
 	case "nvgpu.warpgroup.generate.descriptor", "nvgpu.warpgroup.mma",
-		"nvgpu.warpgroup.mma.store", "nvgpu.warpgroup.mma.init.accumulator":
+		"nvgpu.warpgroup.mma.store", "nvgpu.warpgroup.mma.init.accumulator",
+		"tmac.warpgroup.mma.store":
 		return true
 	}
 	return false
@@ -728,9 +731,33 @@ func lowerWarpgroupMmaStore(rw *NVGPURewriter, op *ir.Operation) error {
 	if !ok || mt.Rank() != 2 || mt.Elem != d.Elem {
 		return rw.Errorf(op, "needs a 2-D memref of '%s', not '%s'", d.Elem, dst.Type())
 	}
-	m, n := d.Shape()[0], d.Shape()[1]
-	c := rw.Lookup(op.Operand(0))
+	frag := newWgmmaFragment(rw, d, rw.Lookup(op.Operand(0)))
+	frag.pairs(func(p wgmmaPair) {
+		for k := int64(0); k < 2; k++ {
+			x := p.Value(k)
+			rw.Create("memref.store", []ir.Value{x, dst, p.Row(), p.Col(k)}, nil)
+		}
+	})
+	op.Erase()
+	return nil
+}
 
+// wgmmaFragment is a thread's part of a lowered f32 accumulator, ready to
+// be read: newWgmmaFragment has waited for every wgmma group and computed
+// the thread's fragment origin. nvgpu.warpgroup.mma.store and
+// tmac.warpgroup.mma.store (lower_nvgpu_convert_store.go) share it.
+type wgmmaFragment struct {
+	rw         *NVGPURewriter
+	d          *ir.VectorType // the accumulator's fragmented vector type (MxNxf32)
+	c          ir.Value       // the lowered accumulator struct
+	row0, col0 ir.Value       // the thread's (row, col) origin in a 64-row slice
+}
+
+// newWgmmaFragment waits for all wgmma groups (wait_group 0: reading
+// accumulators of an mma in flight is undefined), then computes the
+// thread's fragment origin (wgmmaAccumulatorCoord's per-thread part) from
+// its index t in its warpgroup.
+func newWgmmaFragment(rw *NVGPURewriter, d *ir.VectorType, c ir.Value) *wgmmaFragment {
 	rw.Create("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
 	// t: the thread's index in its warpgroup.
 	t := linearThreadID(rw)
@@ -739,23 +766,56 @@ func lowerWarpgroupMmaStore(rw *NVGPURewriter, op *ir.Operation) error {
 	l := rw.binary("arith.remui", t, rw.IndexConst(32))
 	row0 := rw.binary("arith.addi", rw.binary("arith.muli", w, rw.IndexConst(16)), rw.binary("arith.divui", l, rw.IndexConst(4)))
 	col0 := rw.binary("arith.muli", rw.binary("arith.remui", l, rw.IndexConst(4)), rw.IndexConst(2))
-	sliceT := wgmmaSliceType(d)
-	offset := func(base ir.Value, by int64) ir.Value {
-		if by == 0 {
-			return base
-		}
-		return rw.binary("arith.addi", base, rw.IndexConst(by))
+	return &wgmmaFragment{rw: rw, d: d, c: c, row0: row0, col0: col0}
+}
+
+// wgmmaPair is the register pair (Reg, Reg+1), Reg even, of one 64-row
+// slice of a fragment: it holds the accumulator elements (row, col) and
+// (row, col+1), col even (wgmmaAccumulatorCoord). Its methods emit ops at
+// the rewriter's insertion point.
+type wgmmaPair struct {
+	f     *wgmmaFragment
+	slice ir.Value // the slice struct
+	Slice int64    // slice index (rows 64*Slice ..)
+	Reg   int64    // first register of the pair in the slice
+}
+
+// Value extracts register Reg+k (k = 0 or 1).
+func (p wgmmaPair) Value(k int64) ir.Value {
+	return p.f.rw.Create("llvm.extractvalue", []ir.Value{p.slice}, []ir.Type{p.f.d.Elem}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(p.Reg + k)}).Result(0)
+}
+
+// Row returns the pair's row index in the accumulator.
+func (p wgmmaPair) Row() ir.Value {
+	_, _, dr, _ := wgmmaAccumulatorCoord(0, p.Reg)
+	return p.f.offset(p.f.row0, 64*p.Slice+dr)
+}
+
+// Col returns the column index of element k of the pair.
+func (p wgmmaPair) Col(k int64) ir.Value {
+	_, _, _, dc := wgmmaAccumulatorCoord(0, p.Reg+k)
+	return p.f.offset(p.f.col0, dc)
+}
+
+func (f *wgmmaFragment) offset(base ir.Value, by int64) ir.Value {
+	if by == 0 {
+		return base
 	}
+	return f.rw.binary("arith.addi", base, f.rw.IndexConst(by))
+}
+
+// pairs extracts each 64-row slice of the accumulator and calls visit for
+// its register pairs, in register order. It may be called more than once
+// (at different insertion points) for one fragment.
+func (f *wgmmaFragment) pairs(visit func(p wgmmaPair)) {
+	m, n := f.d.Shape()[0], f.d.Shape()[1]
+	sliceT := wgmmaSliceType(f.d)
 	for s := int64(0); s < m/64; s++ {
-		slice := rw.Create("llvm.extractvalue", []ir.Value{c}, []ir.Type{sliceT}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(s)}).Result(0)
-		for r := int64(0); r < n/2; r++ {
-			_, _, dr, dc := wgmmaAccumulatorCoord(0, r)
-			x := rw.Create("llvm.extractvalue", []ir.Value{slice}, []ir.Type{d.Elem}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(r)}).Result(0)
-			rw.Create("memref.store", []ir.Value{x, dst, offset(row0, 64*s+dr), offset(col0, dc)}, nil)
+		slice := f.rw.Create("llvm.extractvalue", []ir.Value{f.c}, []ir.Type{sliceT}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(s)}).Result(0)
+		for r := int64(0); r < n/2; r += 2 {
+			visit(wgmmaPair{f: f, slice: slice, Slice: s, Reg: r})
 		}
 	}
-	op.Erase()
-	return nil
 }
 
 // linearThreadID returns the thread's linear index in its block (x fastest),

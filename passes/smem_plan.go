@@ -369,7 +369,7 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 
 // wgmmaReadEnd is the op number up to which an asynchronous wgmma may
 // still read its shared-memory operands: the first `nvvm.wgmma.wait.group
-// 0` or nvgpu.warpgroup.mma.store (which waits for every group) following
+// 0` or nvgpu/tmac.warpgroup.mma.store (which wait for every group) following
 // the mma's outermost enclosing loop (or the mma) in the same block, else
 // the end of the kernel.
 func wgmmaReadEnd(mma *ir.Operation, body *ir.Region, ord *smemOrder) int {
@@ -384,7 +384,7 @@ func wgmmaReadEnd(mma *ir.Operation, body *ir.Region, ord *smemOrder) int {
 	}
 	for op := anchor.Next(); op != nil; op = op.Next() {
 		switch {
-		case op.Name() == "nvgpu.warpgroup.mma.store",
+		case op.Name() == "nvgpu.warpgroup.mma.store", op.Name() == "tmac.warpgroup.mma.store",
 			op.Name() == "nvvm.wgmma.wait.group.sync.aligned" && op.IntAttrOf("group", -1) == 0:
 			return ord.idx[op]
 		}

@@ -124,7 +124,7 @@ func tmaPipeline(top *ir.Operation, stages, storeStages int64) error {
 	// Tile ops left outside kernels.
 	var err error
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
-		if err == nil && op.Dialect() == "tmac" && op.Name() != "tmac.mbarrier.wait" {
+		if err == nil && isTileOp(op) {
 			err = op.EmitError("'%s' must be inside a GPU kernel (gpu.launch body or gpu.func kernel)", op.Name())
 		}
 		return ir.Advance

@@ -6,13 +6,16 @@
 //	tmac.tma.wait %a, %b : memref<...>, memref<...>
 //	tmac.tma.store %tile to %map[%x, %y] : memref<...> -> !desc
 //	tmac.mbarrier.wait %bars[%i] : !nvgpu.mbarrier.group<...>
+//	tmac.warpgroup.mma.store %acc, %dst : !nvgpu.warpgroup.accumulator<...> to memref<MxNxbf16|f16|f32, ...>
 //
 // None of them reaches code generation: tma-pipeline lowers the first
 // three to nvgpu/nvvm ops, mbarrier-phase turns the parity-less wait into
-// nvgpu.mbarrier.try_wait.parity.
+// nvgpu.mbarrier.try_wait.parity, and lower-nvgpu lowers the converting
+// accumulator store (as it lowers nvgpu.warpgroup.mma.store).
 package tmac
 
 import (
+	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -28,6 +31,7 @@ const StoreStagesAttr = "tmac.store_stages"
 var (
 	tensorMapC = ir.TypeConstraint{Desc: "TensorMap descriptor", OK: func(t ir.Type) bool { _, ok := nvgpu.AsTensorMapDescriptor(t); return ok }}
 	mbarGroupC = ir.TypeConstraint{Desc: "mbarrier barrier type", OK: func(t ir.Type) bool { _, ok := nvgpu.AsMBarrierGroup(t); return ok }}
+	wgAccC     = ir.TypeConstraint{Desc: "warpgroup accumulator type", OK: func(t ir.Type) bool { _, ok := nvgpu.AsWarpgroupAccumulator(t); return ok }}
 )
 
 func init() {
@@ -80,7 +84,63 @@ func init() {
 			Operands: []ir.ArgSpec{{Name: "barriers", Type: mbarGroupC}, {Name: "mbarId", Type: ir.IndexOnly}},
 			Format:   "$barriers `[` $mbarId `]` attr-dict `:` type($barriers)",
 		},
+		&ir.OpDef{
+			Name:     "tmac.warpgroup.mma.store",
+			Summary:  "stores an f32 wgmma accumulator into a memref of f32, f16 or bf16, rounding to nearest even",
+			Operands: []ir.ArgSpec{{Name: "matrixD", Type: wgAccC}, {Name: "dstMemref", Type: ir.AnyMemRef}},
+			Format:   "$matrixD `,` $dstMemref attr-dict `:` type($matrixD) `to` type($dstMemref)",
+			Verify:   verifyConvertStore,
+		},
 	)
+}
+
+// verifyConvertStore checks tmac.warpgroup.mma.store: an f32 accumulator
+// of shape MxN stored into a 2-D MxN memref of f32, f16 or bf16 in global
+// or shared memory, with a strided layout whose innermost stride is 1.
+func verifyConvertStore(op *ir.Operation) error {
+	acc, _ := nvgpu.AsWarpgroupAccumulator(op.Operand(0).Type())
+	v := acc.Fragmented
+	m := op.Operand(1).Type().(*ir.MemRefType)
+	if f, ok := v.Elem.(*ir.FloatType); !ok || f.Kind != ir.F32 {
+		return op.EmitError("the accumulator must hold f32 elements, not %s", v.Elem)
+	}
+	if len(v.Shape()) != 2 {
+		return op.EmitError("the accumulator %s must be 2-D", v)
+	}
+	if m.Rank() != 2 || m.Shape()[0] != v.Shape()[0] || m.Shape()[1] != v.Shape()[1] {
+		return op.EmitError("destination %s must have the accumulator's shape %dx%d", m, v.Shape()[0], v.Shape()[1])
+	}
+	if !IsConvertStoreElem(m.Elem) {
+		return op.EmitError("destination element type %s must be f32, f16 or bf16", m.Elem)
+	}
+	if st, _, ok := memref.StridesAndOffset(m); !ok || st[1] != 1 {
+		return op.EmitError("destination %s must have a strided layout with innermost stride 1", m)
+	}
+	if !nvgpu.IsSharedMemory(m.MemorySpace) && !isGlobalSpace(m.MemorySpace) {
+		return op.EmitError("destination %s must be in global or shared memory", m)
+	}
+	return nil
+}
+
+// IsConvertStoreElem reports whether tmac.warpgroup.mma.store can store
+// elements of type t: f32, f16 or bf16.
+func IsConvertStoreElem(t ir.Type) bool {
+	f, ok := t.(*ir.FloatType)
+	return ok && (f.Kind == ir.F32 || f.Kind == ir.F16 || f.Kind == ir.BF16)
+}
+
+// isGlobalSpace reports whether a memref memory space is global memory:
+// none, 1 or #gpu.address_space<global>.
+func isGlobalSpace(space ir.Attribute) bool {
+	switch a := space.(type) {
+	case nil:
+		return true
+	case *ir.IntegerAttr:
+		return a.Int() == 1
+	case *ir.DialectAttr:
+		return a.String() == "#gpu.address_space<global>"
+	}
+	return false
 }
 
 // verifyTileCopy checks a tile against its tensor map: a static, row-major
