@@ -266,8 +266,35 @@ type wsAgent struct {
 func (a *wsAgent) producer() bool { return a.tid < 128 }
 func (a *wsAgent) wg() int64      { return (a.tid - 128) / 128 }
 
+// wsRun is what one simulated run of a kernel expects: the values of the
+// kernel's trailing index arguments, the block it runs as, the ring depth,
+// the ring positions every consumer waits for, the epilogue ops every
+// consumer agent runs, the loads of each ring position (wsCase: the
+// single-loop form; the persistent form in
+// warp_specialize_persistent_test.go).
+type wsRun struct {
+	name      string  // for messages (default: the case)
+	args      []int64 // the kernel's last len(args) arguments
+	block     int64   // gpu.block_id x
+	stages    int64
+	positions int64
+	epilogues int
+	expect    func(g int64) []expLoad
+	seed      int64
+	// onEpilogue, if set, is called when agent a runs an epilogue op.
+	onEpilogue func(s *wsSim, a *wsAgent)
+}
+
+// simRun is the single-loop form's wsRun.
+func (c wsCase) simRun() wsRun {
+	_, _, _, L, U := c.bounds()
+	return wsRun{name: c.String(), args: []int64{L, U}, stages: c.stages(), positions: c.trip, epilogues: 1,
+		expect: c.expectedLoads, seed: 100*c.n + 1000*c.trip + 7*c.c}
+}
+
 type wsSim struct {
 	c       wsCase
+	cfg     wsRun
 	k       *ir.Operation
 	agents  []*wsAgent
 	rings   []ir.Value
@@ -519,7 +546,7 @@ func (s *wsSim) step(a *wsAgent) {
 			a.env[op.Result(0)] = 0
 		}
 	case "gpu.block_id":
-		a.env[op.Result(0)] = 0
+		a.env[op.Result(0)] = s.cfg.block
 	case "gpu.block_dim":
 		s.fail(op, "gpu.block_dim left in the kernel")
 	case "memref.alloc":
@@ -589,8 +616,8 @@ func (s *wsSim) step(a *wsAgent) {
 		g := a.fullWaits
 		a.fullWaits++
 		a.iter = g
-		if k.idx != g%s.c.stages() {
-			s.fail(op, "ring position %d waits on barrier %d, not %d", g, k.idx, g%s.c.stages())
+		if k.idx != g%s.cfg.stages {
+			s.fail(op, "ring position %d waits on barrier %d, not %d", g, k.idx, g%s.cfg.stages)
 		}
 		if b.completed != n+1 {
 			s.fail(op, "wait %d of a consumer on full barrier %d returned after %d completed phases, not %d", n, k.idx, b.completed, n+1)
@@ -603,7 +630,7 @@ func (s *wsSim) step(a *wsAgent) {
 			}
 			r.iter = g
 		}
-		want := s.c.expectedLoads(g)
+		want := s.cfg.expect(g)
 		sort.Slice(got, func(i, j int) bool { return got[i].String() < got[j].String() })
 		sort.Slice(want, func(i, j int) bool { return want[i].String() < want[j].String() })
 		if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -681,6 +708,9 @@ func (s *wsSim) step(a *wsAgent) {
 			s.fail(op, "stores the accumulators with %d of %d wgmma groups completed", s.wgDone[a.wg()], a.committed)
 		}
 		a.epilogue++
+		if s.cfg.onEpilogue != nil {
+			s.cfg.onEpilogue(s, a)
+		}
 	case "memref.load":
 		s.read(a, op, a.views[op.Operand(0)], false)
 	case "memref.store":
@@ -688,6 +718,9 @@ func (s *wsSim) step(a *wsAgent) {
 			s.fail(op, "the producer runs the epilogue")
 		}
 		a.epilogue++
+		if s.cfg.onEpilogue != nil {
+			s.cfg.onEpilogue(s, a)
+		}
 	case "gpu.barrier", "nvvm.barrier":
 		id, n := int64(0), s.blockSz
 		if op.Name() == "nvvm.barrier" {
@@ -946,34 +979,41 @@ func simulateWS(t *testing.T, c wsCase, policy string, allThreads bool, mutate f
 
 func runWSSim(t *testing.T, m, k *ir.Operation, c wsCase, policy string, allThreads bool) (err error) {
 	t.Helper()
+	return runWSSimWith(t, m, k, c, c.simRun(), policy, allThreads)
+}
+
+// runWSSimWith runs the simulation of kernel k with the expectations of
+// run; c gives the readers (kind, consumers, mixed).
+func runWSSimWith(t *testing.T, m, k *ir.Operation, c wsCase, run wsRun, policy string, allThreads bool) (err error) {
+	t.Helper()
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(wsSimError)
 			if !ok {
 				panic(r)
 			}
-			err = fmt.Errorf("%s [%s]: %s\n%s", c, policy, e, ir.Print(m, ir.PrintOptions{}))
+			err = fmt.Errorf("%s [%s]: %s\n%s", run.name, policy, e, ir.Print(m, ir.PrintOptions{}))
 		}
 	}()
 	kb, ok := k.Attr("known_block_size").(*ir.DenseArrayAttr)
 	if !ok {
-		return fmt.Errorf("%s: no known_block_size after warp-specialize", c)
+		return fmt.Errorf("%s: no known_block_size after warp-specialize", run.name)
 	}
-	s := &wsSim{c: c, k: k, recs: map[ir.Value][]*wsRec{}, bars: map[wsBarKey]*wsMBar{}, syncs: map[int64]*wsSync{},
+	s := &wsSim{c: c, cfg: run, k: k, recs: map[ir.Value][]*wsRec{}, bars: map[wsBarKey]*wsMBar{}, syncs: map[int64]*wsSync{},
 		wgDone: map[int64]int64{}, policy: policy, blockSz: kb.Ints[0]}
 	if s.blockSz != 128*(c.c+1) {
 		s.fail(nil, "block of %d threads for %d consumer warpgroups", s.blockSz, c.c)
 	}
 	if policy == "random-1" || policy == "random-2" {
-		s.rnd = rand.New(rand.NewSource(int64(policy[len(policy)-1]) + 100*int64(c.n) + 1000*c.trip + 7*c.c))
+		s.rnd = rand.New(rand.NewSource(int64(policy[len(policy)-1]) + run.seed))
 	}
-	_, _, _, L, U := c.bounds()
 	entry := k.Region(0).Entry()
 	add := func(tid, mult int64) {
 		a := &wsAgent{id: len(s.agents), tid: tid, mult: mult, env: map[ir.Value]int64{}, views: map[ir.Value]simView{},
 			arrivedAt: map[int64]int64{}, waits: map[wsBarKey]int64{}, iter: -1}
-		a.env[entry.Arg(entry.NumArgs()-2)] = L
-		a.env[entry.Arg(entry.NumArgs()-1)] = U
+		for i, v := range run.args {
+			a.env[entry.Arg(entry.NumArgs()-len(run.args)+i)] = v
+		}
 		s.push(a, entry, nil)
 		s.agents = append(s.agents, a)
 	}
@@ -1005,11 +1045,11 @@ func runWSSim(t *testing.T, m, k *ir.Operation, c wsCase, policy string, allThre
 			}
 			continue
 		}
-		if a.epilogue != 1 {
-			s.fail(nil, "ran the epilogue %d times", a.epilogue)
+		if a.epilogue != run.epilogues {
+			s.fail(nil, "ran the epilogue %d times, not %d", a.epilogue, run.epilogues)
 		}
-		if a.fullWaits != c.trip {
-			s.fail(nil, "waited for %d ring positions, the loop has %d iterations", a.fullWaits, c.trip)
+		if a.fullWaits != run.positions {
+			s.fail(nil, "waited for %d ring positions, the loop has %d iterations", a.fullWaits, run.positions)
 		}
 	}
 	s.cur = nil
@@ -1017,8 +1057,8 @@ func runWSSim(t *testing.T, m, k *ir.Operation, c wsCase, policy string, allThre
 	if c.kind == "gemm" {
 		loadsPer = 3
 	}
-	if int64(len(s.all)) != loadsPer*c.trip {
-		s.fail(nil, "%d box loads for %d iterations", len(s.all), c.trip)
+	if int64(len(s.all)) != loadsPer*run.positions {
+		s.fail(nil, "%d box loads for %d iterations", len(s.all), run.positions)
 	}
 	for _, r := range s.all {
 		if why := s.released(r); why != "" {
