@@ -57,6 +57,7 @@ func init() {
 	}, "nvvm.cp.async.wait.group")
 	Register(lowerNVVMCpAsyncMbarrierArrive, "nvvm.cp.async.mbarrier.arrive")
 	Register(lowerNVVMElectSync, "nvvm.elect.sync")
+	Register(lowerNVVMMapa, "nvvm.mapa")
 	Register(lowerNVVMShfl, "nvvm.shfl.sync")
 	Register(lowerNVVMVote, "nvvm.vote.sync")
 	Register(lowerNVVMSetMaxReg, "nvvm.setmaxregister")
@@ -984,4 +985,16 @@ func lowerNVVMWgmma(fe *FuncEmitter, op *ir.Operation) {
 		res = out
 	}
 	fe.Set(op.Result(0), res)
+}
+
+// lowerNVVMMapa maps a shared memory address (space 3, to the cluster's
+// shared window, space 7) or a generic one to the same variable in the
+// cluster's CTA b.
+func lowerNVVMMapa(fe *FuncEmitter, op *ir.Operation) {
+	cta := fe.Val(op.Operand(1))
+	if nvvmPtrSpace(op, "a") == 3 {
+		fe.Set(op.Result(0), fe.CallIntrinsic("llvm.nvvm.mapa.shared.cluster", PtrTo(types.I8, 7), fe.nvvmPtr(op, "a", 3), cta))
+		return
+	}
+	fe.Set(op.Result(0), fe.CallIntrinsic("llvm.nvvm.mapa", PtrTo(types.I8, 0), fe.nvvmPtr(op, "a", 0), cta))
 }

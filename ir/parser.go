@@ -196,7 +196,8 @@ func (p *Parser) parseTopLevel() (*Operation, error) {
 		return ops[0], nil
 	}
 	// Wrap in an implicit module.
-	st := &OperationState{Name: "builtin.module", Loc: FileLineColLoc{File: p.file, Line: 1 + p.opts.LineOffset, Col: 1}}
+	// Upstream locates the implicit module at line 0, column 0 of the buffer.
+	st := &OperationState{Name: "builtin.module", Loc: FileLineColLoc{File: p.file, Line: 0, Col: 0}}
 	r := st.AddRegion()
 	body := r.AddBlock(&Block{})
 	for _, op := range ops {
@@ -754,6 +755,7 @@ func (p *Parser) parseOperation() (*Operation, error) {
 	}
 	var op *Operation
 	var err error
+	nameTok := p.tok // upstream locates an op at its name, after the results
 	switch p.tok.Kind {
 	case TokString:
 		op, err = p.parseGenericOp()
@@ -776,9 +778,7 @@ func (p *Parser) parseOperation() (*Operation, error) {
 	} else if ok {
 		op.Loc = loc
 	} else {
-		// Like upstream, an op is located at its first token (the first
-		// result name, or the op name).
-		op.Loc = p.LocOf(startTok)
+		op.Loc = p.LocOf(nameTok)
 	}
 	idx := 0
 	for _, g := range groups {

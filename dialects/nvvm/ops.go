@@ -436,6 +436,21 @@ func init() {
 			Verify: verifySetMaxReg,
 		},
 		&ir.OpDef{
+			Name:     "nvvm.mapa",
+			Summary:  "Map the address of a shared memory variable to the corresponding address in another CTA of the cluster",
+			Operands: []ir.ArgSpec{{Name: "a", Type: llvm.PtrInSpaces(0, 3)}, {Name: "b", Type: tI32}},
+			Results:  []ir.ArgSpec{{Name: "res", Type: llvm.PtrInSpaces(0, 7)}},
+			Format:   "$a `,` $b attr-dict `:` type($a) `->` type($res)",
+			Verify: func(op *ir.Operation) error {
+				a, _ := llvm.PtrAddrSpace(op.Operand(0).Type())
+				r, _ := llvm.PtrAddrSpace(op.Result(0).Type())
+				if !(a == 3 && r == 7) && !(a == 0 && r == 0) {
+					return op.EmitOpError("failed to verify that Valid address-space check(or mapping) for mapa Op")
+				}
+				return nil
+			},
+		},
+		&ir.OpDef{
 			Name:     "nvvm.prefetch",
 			Summary:  "Prefetch data or a tensormap",
 			Operands: []ir.ArgSpec{{Name: "addr", Type: llvm.PtrInSpaces(1, 5, 0, 4)}, {Name: "predicate", Kind: ir.Optional, Type: tI1}},
