@@ -42,6 +42,28 @@ type runFlags struct {
 	pipeline   string
 	llc        toolchain.LLCOptions
 	dumpDir    string
+
+	// Set by tmac tune run, which calls runRun once per variant: outcome
+	// receives what the run found, and refCache keeps @reference's
+	// results per refKey (the variants of one source share @reference,
+	// the inputs and so its results).
+	outcome  *runOutcome
+	refCache map[string]*refResult
+	refKey   string
+}
+
+// runOutcome is what one runRun found, for tmac tune run.
+type runOutcome struct {
+	Device    string
+	Verdict   string       // PASS, FAIL, skipped (--no-check), none (no @reference); "" if it did not get there
+	Bench     *benchResult // nil without --bench or when the bench failed
+	LaunchErr error        // a failed launch or bench (a *plan.DeadlockError when it hung)
+}
+
+// refResult is @reference's output on a variant's inputs.
+type refResult struct {
+	args []interp.Arg
+	info *interp.CallInfo
 }
 
 // Measured H200 peaks the --bench report compares against.
@@ -275,6 +297,23 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 	if err != nil {
 		return diag(err)
 	}
+	if o := f.outcome; o != nil {
+		o.Device = dev.Name()
+		// tmac tune run goes on with the next variant in this process:
+		// give the memory and the module back, unless a launch failed
+		// (a kernel still running would make that wait forever).
+		defer func() {
+			if o.LaunchErr == nil {
+				gpu.Release()
+			}
+		}()
+	}
+	launchFailed := func(err error) error {
+		if f.outcome != nil {
+			f.outcome.LaunchErr = err
+		}
+		return launchFailure(stderr, sm, err)
+	}
 	gpu.Timeout = f.timeout
 	watch := func(l *plan.Launch) error { return gpu.Wait(l.Kernel) }
 
@@ -283,7 +322,7 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 		return diag(err)
 	}
 	if err := p.Run(gpu, devArgs, watch); err != nil {
-		return launchFailure(stderr, sm, err)
+		return launchFailed(err)
 	}
 	results := make([]*buffer.Buffer, len(args))
 	for i, a := range args {
@@ -327,8 +366,11 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 			fmt.Fprintf(stdout, "dump: inputs, outputs and %s in %s\n", dumpManifestName, f.dumpDir)
 		}
 	}
+	if f.outcome != nil {
+		f.outcome.Verdict, f.outcome.Bench = verdict, benched
+	}
 	if benchErr != nil {
-		return launchFailure(stderr, sm, benchErr)
+		return launchFailed(benchErr)
 	}
 	if failed {
 		return &exitError{1}
@@ -586,20 +628,33 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 	for i, a := range args {
 		anyOut = anyOut || (a.buf != nil && outputs[i])
 	}
-	refArgs := make([]interp.Arg, len(args))
-	for i, a := range args {
-		if a.buf != nil {
-			refArgs[i] = a.buf.Clone()
-		} else {
-			refArgs[i] = a.scalar
+	start := time.Now()
+	var refArgs []interp.Arg
+	var info *interp.CallInfo
+	var err error
+	cached := f.refCache[f.refKey]
+	if f.refKey != "" && cached != nil {
+		refArgs, info = cached.args, cached.info
+	} else {
+		refArgs = make([]interp.Arg, len(args))
+		for i, a := range args {
+			if a.buf != nil {
+				refArgs[i] = a.buf.Clone()
+			} else {
+				refArgs[i] = a.scalar
+			}
+		}
+		if _, info, err = interp.Compile(mod).CallWith(plan.ReferenceName, refArgs, interp.CallOptions{SampleOuter: sample, Seed: f.seed}); err != nil {
+			return false, fmt.Errorf("@reference: %v", err)
+		}
+		if f.refKey != "" && f.refCache != nil {
+			f.refCache[f.refKey] = &refResult{args: refArgs, info: info}
 		}
 	}
-	start := time.Now()
-	_, info, err := interp.Compile(mod).CallWith(plan.ReferenceName, refArgs, interp.CallOptions{SampleOuter: sample, Seed: f.seed})
-	if err != nil {
-		return false, fmt.Errorf("@reference: %v", err)
-	}
 	secs := time.Since(start).Seconds()
+	if cached != nil {
+		fmt.Fprintf(w, "reference: @reference's results of an earlier variant of the same source (same inputs) reused\n")
+	}
 	if s := info.Sample; s != nil {
 		cover := "sampled"
 		if s.All() {

@@ -223,6 +223,9 @@ func (m Module) Function(name string) (Function, error) {
 	return f, err
 }
 
+// Unload unloads the module; its functions become invalid.
+func (m Module) Unload() error { return check("cuModuleUnload", api.cuModuleUnload(m)) }
+
 // SetMaxDynamicSharedMemory allows a kernel more than 48 KB of dynamic
 // shared memory.
 func (f Function) SetMaxDynamicSharedMemory(bytes int) error {

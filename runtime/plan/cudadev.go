@@ -23,6 +23,8 @@ type CUDA struct {
 	TimeKernels   bool
 	KernelSeconds float64
 	timing        [2]cuda.Event
+
+	allocs map[uint64]bool // live allocations, for Release
 }
 
 // NewCUDA loads PTX on the current context.
@@ -31,14 +33,50 @@ func NewCUDA(ptx string) (*CUDA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CUDA{Module: m, funcs: map[string]cuda.Function{}, smemSet: map[string]int{}}, nil
+	return &CUDA{Module: m, funcs: map[string]cuda.Function{}, smemSet: map[string]int{}, allocs: map[uint64]bool{}}, nil
 }
 
 func (c *CUDA) Alloc(n int) (uint64, error) {
 	p, err := cuda.Alloc(n)
+	if err == nil {
+		c.allocs[uint64(p)] = true
+	}
 	return uint64(p), err
 }
-func (c *CUDA) Free(p uint64) error { return cuda.Free(cuda.DevicePtr(p)) }
+func (c *CUDA) Free(p uint64) error {
+	delete(c.allocs, p)
+	return cuda.Free(cuda.DevicePtr(p))
+}
+
+// Release frees the allocations still live, the timing events and the
+// module, for a process that goes on to run other programs (tmac tune
+// run). Call it only when no launch is running: freeing waits for the
+// device. c must not be used afterwards.
+func (c *CUDA) Release() error {
+	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	if err := cuda.Synchronize(); err != nil {
+		return err
+	}
+	for p := range c.allocs {
+		keep(cuda.Free(cuda.DevicePtr(p)))
+	}
+	c.allocs = map[uint64]bool{}
+	for i, e := range c.timing {
+		if e != 0 {
+			keep(e.Destroy())
+			c.timing[i] = 0
+		}
+	}
+	c.maps = nil
+	c.funcs = map[string]cuda.Function{}
+	keep(c.Module.Unload())
+	return first
+}
 func (c *CUDA) CopyToDevice(dst uint64, src []byte) error {
 	return cuda.CopyToDevice(cuda.DevicePtr(dst), src)
 }

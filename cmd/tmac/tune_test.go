@@ -1,0 +1,616 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tmac-dev/tmac/bundle"
+	_ "github.com/tmac-dev/tmac/dialects/all"
+	"github.com/tmac-dev/tmac/driver"
+	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/runtime/buffer"
+	"github.com/tmac-dev/tmac/runtime/plan"
+	"github.com/tmac-dev/tmac/toolchain"
+)
+
+func readTestFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func parseTestFile(t *testing.T, path string) (*ir.Operation, string) {
+	t.Helper()
+	text := readTestFile(t, path)
+	mod, err := driver.ParseChunk(driver.Chunk{File: path, Text: text, FirstLine: 1}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mod, text
+}
+
+func TestParseTuneLists(t *testing.T) {
+	got, err := parseStageList("--stages", " 3,2,3 ,16")
+	if err != nil || len(got) != 3 || got[0] != 3 || got[1] != 2 || got[2] != 16 {
+		t.Errorf("parseStageList: %v %v (want 3 2 16: duplicates dropped, order kept)", got, err)
+	}
+	for _, bad := range []string{"", "0", "17", "2,,3", "x", "2.5", "-1"} {
+		if _, err := parseStageList("--stages", bad); err == nil || !strings.Contains(err.Error(), "is not a stage count from 1 to 16") {
+			t.Errorf("parseStageList(%q): %v", bad, err)
+		}
+	}
+	s, err := parseSchedules("ws,pipelined,ws")
+	if err != nil || strings.Join(s, " ") != "ws pipelined" {
+		t.Errorf("parseSchedules: %v %v", s, err)
+	}
+	if _, err := parseSchedules("pipelined,pingpong"); err == nil || !strings.Contains(err.Error(), "'pingpong' is not a schedule") {
+		t.Errorf("parseSchedules(pingpong): %v", err)
+	}
+}
+
+func TestEnumerateVariants(t *testing.T) {
+	sp := &tuneSpace{stages: []int64{2, 4}, storeStages: []int64{1, 2}, schedules: []string{schedPipelined, schedWS}}
+	src := &tuneSource{File: "dir/add.tma"}
+	var names []string
+	for _, v := range enumerate(src, sp, true) {
+		names = append(names, v.Name)
+		if v.Source != "dir/add.tma" || v.Status != "" {
+			t.Errorf("%s: source %q status %q", v.Name, v.Source, v.Status)
+		}
+	}
+	want := "add-pipelined-s2-ss1 add-pipelined-s2-ss2 add-pipelined-s4-ss1 add-pipelined-s4-ss2 add-ws-s2-ss1 add-ws-s2-ss2 add-ws-s4-ss1 add-ws-s4-ss2"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("with stores:\n%s\nwant\n%s", got, want)
+	}
+	// A loop that stores no tiles: the store stages do not multiply the
+	// variants, and none is recorded.
+	vs := enumerate(&tuneSource{File: "gemm.tma"}, sp, false)
+	names = nil
+	for _, v := range vs {
+		names = append(names, v.Name)
+		if v.StoreStages != 0 {
+			t.Errorf("%s: store stages %d", v.Name, v.StoreStages)
+		}
+	}
+	if got := strings.Join(names, " "); got != "gemm-pipelined-s2 gemm-pipelined-s4 gemm-ws-s2 gemm-ws-s4" {
+		t.Errorf("without stores: %s", got)
+	}
+	if v := vs[3]; v.Schedule != schedWS || v.Stages != 4 {
+		t.Errorf("last variant %+v", v)
+	}
+}
+
+func TestFindAndSelectLoops(t *testing.T) {
+	mod, text := parseTestFile(t, "../../lit-tests/tune/Inputs/two-loops.tma")
+	loops := findTunableLoops(mod, text)
+	if len(loops) != 2 {
+		t.Fatalf("%d loops, want 2", len(loops))
+	}
+	for i, want := range []string{"%i", "%j"} {
+		l := loops[i]
+		if l.index != i || l.iv != want || l.fn != "two" || l.storeLoop != nil || l.storeKind != "" {
+			t.Errorf("loop %d: index %d iv %q fn %q store %v", i, l.index, l.iv, l.fn, l.storeKind)
+		}
+	}
+	for sel, want := range map[string]int{"0": 0, "1": 1, "%i": 0, "j": 1, "%j": 1} {
+		l, err := selectLoop(loops, sel)
+		if err != nil || l.index != want {
+			t.Errorf("--loop %s: %v, want #%d", sel, err, want)
+		}
+	}
+	for sel, want := range map[string]string{
+		"":     "2 tunable loops; pick one with --loop",
+		"2":    "--loop 2: the program has 2 tunable loop(s): #0 at ../../lit-tests/tune/Inputs/two-loops.tma:22:5 (%i in @two); #1",
+		"-1":   "--loop -1: the program has 2",
+		"%q":   "--loop %q names no tunable loop",
+		"@two": "--loop @two names 2 tunable loops; use an index",
+		"@one": "--loop @one names no tunable loop",
+	} {
+		if _, err := selectLoop(loops, sel); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--loop %q: %v, want %q", sel, err, want)
+		}
+	}
+	if _, err := selectLoop(nil, ""); err == nil || !strings.Contains(err.Error(), "no tunable loop: no scf.for loads tiles with tmac.tma.load") {
+		t.Errorf("no loops: %v", err)
+	}
+	one := loops[1:]
+	if l, err := selectLoop(one, ""); err != nil || l != loops[1] {
+		t.Errorf("a single loop is taken without --loop: %v", err)
+	}
+	if l, err := selectLoop(one, "@two"); err != nil || l != loops[1] {
+		t.Errorf("@function: %v", err)
+	}
+}
+
+// TestApplyVariant sets the attributes on a persistent warp-specialised
+// GEMM with a TMA-store epilogue: tmac.stages and tmac.warp_specialize on
+// the K loop, tmac.store_stages on the tile loop around it, and the
+// pipelined schedule removes tmac.warp_specialize again.
+func TestApplyVariant(t *testing.T) {
+	mod, text := parseTestFile(t, "../../examples/variants/gemm_ws_persistent_tmastore.tma")
+	loops := findTunableLoops(mod, text)
+	if len(loops) != 1 {
+		t.Fatalf("%d loops", len(loops))
+	}
+	l := loops[0]
+	tile := l.op.ParentOp()
+	if l.iv != "%k" || l.storeKind != "tile loop" || l.storeLoop != tile || tile.Name() != "scf.for" {
+		t.Fatalf("loop %q, store loop %q (%v)", l.iv, l.storeKind, l.storeLoop)
+	}
+	attrs := func(op *ir.Operation) string {
+		var parts []string
+		for _, a := range op.DiscardableAttrs() {
+			parts = append(parts, a.Name+"="+a.Value.String())
+		}
+		return strings.Join(parts, " ")
+	}
+	if got := attrs(l.op); got != "tmac.stages=4 : i64 tmac.warp_specialize=unit" {
+		t.Fatalf("as written: %s", got)
+	}
+	applyVariant(l, schedWS, 3, 2)
+	if got := attrs(l.op); got != "tmac.stages=3 : i64 tmac.warp_specialize=unit" {
+		t.Errorf("ws s3: K loop %s", got)
+	}
+	if got := attrs(tile); got != "tmac.store_stages=2 : i64" {
+		t.Errorf("ws s3 ss2: tile loop %s", got)
+	}
+	applyVariant(l, schedPipelined, 5, 0)
+	if got := attrs(l.op); got != "tmac.stages=5 : i64" {
+		t.Errorf("pipelined s5: K loop %s", got)
+	}
+	if got := attrs(tile); got != "tmac.store_stages=2 : i64" {
+		t.Errorf("store stages 0 must leave the attribute as it is: %s", got)
+	}
+	// The printed module parses again and carries the attributes.
+	out := ir.Print(mod, ir.PrintOptions{})
+	if !strings.Contains(out, "{tmac.stages = 5 : i64}") || !strings.Contains(out, "{tmac.store_stages = 2 : i64}") || strings.Contains(out, "tmac.warp_specialize") {
+		t.Errorf("printed attributes wrong")
+	}
+	if _, err := driver.ParseChunk(driver.Chunk{File: "p.tma", Text: out, FirstLine: 1}, false); err != nil {
+		t.Errorf("printed variant does not parse: %v", err)
+	}
+
+	// A loop that holds its own stores gets tmac.store_stages itself.
+	mod, text = parseTestFile(t, "../../examples/add_pipelined.tma")
+	l = findTunableLoops(mod, text)[0]
+	if l.storeKind != "loop" || l.storeLoop != l.op || l.iv != "%t" {
+		t.Fatalf("add: %q %q", l.storeKind, l.iv)
+	}
+	applyVariant(l, schedWS, 2, 1)
+	if got := attrs(l.op); got != "tmac.stages=2 : i64 tmac.store_stages=1 : i64 tmac.warp_specialize=unit" {
+		t.Errorf("add ws s2 ss1: %s", got)
+	}
+}
+
+// runTune runs `tmac tune ARGS...` in process.
+func runTune(args ...string) (stdout, stderr string, code int) {
+	cmd := newRootCmd()
+	var o, e bytes.Buffer
+	cmd.SetOut(&o)
+	cmd.SetErr(&e)
+	cmd.SetArgs(append([]string{"tune"}, args...))
+	err := cmd.Execute()
+	var ee *exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.code
+	default:
+		code = 2
+		e.WriteString(err.Error())
+	}
+	return o.String(), e.String(), code
+}
+
+func needLLC(t *testing.T) {
+	t.Helper()
+	if _, err := toolchain.FindLLC(""); err != nil {
+		t.Skipf("no llc: %v", err)
+	}
+}
+
+// TestTuneBuild builds the GEMM example's variants: those that fit
+// compile to bundles with the right stage count and block size, 8 stages
+// are skipped for shared memory, and tune.json says so.
+func TestTuneBuild(t *testing.T) {
+	needLLC(t)
+	dir := filepath.Join(t.TempDir(), "tune")
+	stdout, stderr, code := runTune("build", "../../examples/gemm_pipelined.tma", "-o", dir, "--stages", "2,8,3", "--store-stages", "1,2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "note: ../../examples/gemm_pipelined.tma stores no tiles (no tmac.tma.store); --store-stages does not apply to it") ||
+		!strings.Contains(stdout, "4 of 6 variants compiled") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	m, err := readTuneManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Sources) != 1 || m.Sources[0].InductionVar != "%k" || m.Sources[0].Stages != 4 || m.Sources[0].Location != "../../examples/gemm_pipelined.tma:48:12" || m.Sources[0].StoreLoop != "" {
+		t.Errorf("source %+v", m.Sources[0])
+	}
+	if m.PassPipeline != defaultPipeline || m.Format != tuneFormat {
+		t.Errorf("manifest header %q %q", m.Format, m.PassPipeline)
+	}
+	var names []string
+	for _, v := range m.Variants {
+		names = append(names, v.Name+":"+v.Status)
+		if v.Status == statusSkipped {
+			if v.Stages != 8 || v.Bundle != "" || !strings.Contains(v.Reason, "over the 227 KB limit (232448 bytes)") || !strings.HasPrefix(v.Reason, "../../examples/gemm_pipelined.tma:33:3: error: 'gpu.func' op smem-plan: the kernel needs") {
+				t.Errorf("skipped %s: %q", v.Name, v.Reason)
+			}
+			if _, err := os.Stat(filepath.Join(dir, v.Name+".tmab")); err == nil {
+				t.Errorf("%s: a bundle was written for a skipped variant", v.Name)
+			}
+			continue
+		}
+		b, err := bundle.ReadFile(filepath.Join(dir, v.Bundle))
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		threads := ".reqntid 128, 1, 1"
+		if v.Schedule == schedWS {
+			threads = ".reqntid 256, 1, 1" // one consumer + the producer
+		}
+		if !strings.Contains(b.PTX, threads) {
+			t.Errorf("%s: the PTX has no %q", v.Name, threads)
+		}
+		if ws := strings.Contains(b.PTX, "setmaxnreg"); ws != (v.Schedule == schedWS) {
+			t.Errorf("%s: setmaxnreg in the PTX: %v", v.Name, ws)
+		}
+		// One mbarrier per stage (two groups for ws: full and empty).
+		bars := "memref<" + string(rune('0'+v.Stages)) + "xi64, #gpu.address_space<workgroup>"
+		if !strings.Contains(b.Module, bars) {
+			t.Errorf("%s: no barrier group %s in the module", v.Name, bars)
+		}
+	}
+	want := "gemm_pipelined-pipelined-s2:compiled gemm_pipelined-pipelined-s8:skipped gemm_pipelined-pipelined-s3:compiled " +
+		"gemm_pipelined-ws-s2:compiled gemm_pipelined-ws-s8:skipped gemm_pipelined-ws-s3:compiled"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("variants\n%s\nwant\n%s", got, want)
+	}
+
+	// A second build into the same directory replaces the first one.
+	if _, stderr, code := runTune("build", "../../examples/gemm_pipelined.tma", "-o", dir, "--stages", "3", "--schedules", "pipelined"); code != 0 {
+		t.Fatalf("rebuild: exit %d: %s", code, stderr)
+	}
+	ents, _ := os.ReadDir(dir)
+	var files []string
+	for _, e := range ents {
+		files = append(files, e.Name())
+	}
+	if got := strings.Join(files, " "); got != "gemm_pipelined-pipelined-s3.tmab tune.json" {
+		t.Errorf("after the rebuild: %s", got)
+	}
+}
+
+// TestTuneBuildSkipsWS: warp-specialize needs whole warpgroups; the
+// 64-thread kernel's ws variants are skipped with that reason, and a
+// build in which nothing compiles exits 1.
+func TestTuneBuildSkipsWS(t *testing.T) {
+	needLLC(t)
+	dir := filepath.Join(t.TempDir(), "t")
+	_, stderr, code := runTune("build", "../../lit-tests/tune/Inputs/two-loops.tma", "-o", dir, "--loop", "%i", "--stages", "2", "--schedules", "ws")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (nothing compiled): %s", code, stderr)
+	}
+	m, err := readTuneManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Variants) != 1 || m.Variants[0].Status != statusSkipped ||
+		m.Variants[0].Reason != "../../lit-tests/tune/Inputs/two-loops.tma:22:5: error: warp-specialize needs a known block of whole warpgroups along x (128*C x 1 x 1 threads)" {
+		t.Errorf("variants %+v", m.Variants[0])
+	}
+	// The other loop (128 threads) takes the producer.
+	_, stderr, code = runTune("build", "../../lit-tests/tune/Inputs/two-loops.tma", "-o", dir, "--loop", "1", "--stages", "2", "--schedules", "ws")
+	if code != 0 {
+		t.Fatalf("loop 1: exit %d: %s", code, stderr)
+	}
+}
+
+func TestTuneBuildUsage(t *testing.T) {
+	tmp := t.TempDir()
+	foreign := filepath.Join(tmp, "foreign")
+	os.Mkdir(foreign, 0o755)
+	os.WriteFile(filepath.Join(foreign, "notes.txt"), nil, 0o644)
+	gemm := "../../examples/gemm_pipelined.tma"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"build", gemm}, "give the output directory with -o DIR"},
+		{[]string{"build", gemm, "-o", tmp + "/a", "--stages", "0"}, "--stages: '0' is not a stage count from 1 to 16"},
+		{[]string{"build", gemm, "-o", tmp + "/a", "--store-stages", "x"}, "--store-stages: 'x' is not a stage count"},
+		{[]string{"build", gemm, "-o", tmp + "/a", "--schedules", "coop"}, "--schedules: 'coop' is not a schedule (pipelined, ws)"},
+		{[]string{"build", gemm, "-o", foreign}, "holds no earlier tune build"},
+		{[]string{"build", gemm, gemm, "-o", tmp + "/a"}, "have the same base name"},
+		{[]string{"build", gemm, "-o", tmp + "/a", "--loop", "3"}, "--loop 3: the program has 1 tunable loop(s)"},
+		{[]string{"build", "../../lit-tests/tune/Inputs/two-loops.tma", "-o", tmp + "/a"}, "2 tunable loops; pick one with --loop"},
+		{[]string{"run", tmp + "/missing"}, "has no tune.json; make it with tmac tune build"},
+		{[]string{"run", tmp, "--reps", "0"}, "--reps must be at least 1"},
+		{[]string{"run", tmp, "--filter", "("}, "--filter: error parsing regexp"},
+		{[]string{}, "give a subcommand: build or run"},
+	} {
+		_, stderr, code := runTune(c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("tune %v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(tmp + "/a"); err == nil {
+		t.Errorf("a usage error created the output directory")
+	}
+	// A program without a tile loop is not a usage error.
+	_, stderr, code := runTune("build", "../../examples/saxpy.tma", "-o", tmp+"/b")
+	if code != 1 || !strings.Contains(stderr, "no tunable loop") {
+		t.Errorf("saxpy: exit %d %q", code, stderr)
+	}
+}
+
+func TestReadTuneManifestRejects(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]string{
+		`{"format": "x"}`: "format 'x', expected 'tmac-tune-1'",
+		`{"format": "tmac-tune-1", "variants": [{"name": "v", "bundle": "../v.tmab", "status": "compiled"}]}`: "bundle '../v.tmab' is not a file name",
+		`{"format": `: "unexpected end of JSON input",
+	} {
+		os.WriteFile(filepath.Join(dir, tuneManifestName), []byte(body), 0o644)
+		if _, err := readTuneManifest(dir); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// TestTuneRunNoGPU: without a GPU (device 99 exists nowhere) tune run
+// exits 3 before running anything, and one variant run through tmac run's
+// code path reports the same.
+func TestTuneRunNoGPU(t *testing.T) {
+	needLLC(t)
+	dir := filepath.Join(t.TempDir(), "t")
+	if _, stderr, code := runTune("build", "../../lit-tests/tune/Inputs/two-loops.tma", "-o", dir, "--loop", "0", "--stages", "2", "--schedules", "pipelined"); code != 0 {
+		t.Fatal(stderr)
+	}
+	_, stderr, code := runTune("run", dir, "--device", "99")
+	if code != 3 || !strings.HasPrefix(stderr, "tmac tune run: error: no usable GPU: ") {
+		t.Errorf("exit %d %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, tuneResultsName)); err == nil {
+		t.Errorf("results written without a GPU")
+	}
+	var log bytes.Buffer
+	tf := &tuneRunFlags{reps: 1, warmup: 0, timeout: time.Second, device: 99, dist: "normal", rtol: -1, atol: -1}
+	parent := newTuneRunCmd()
+	o := tuneOne(parent, tf, filepath.Join(dir, "two-loops-pipelined-s2.tmab"), "x", map[string]*refResult{}, &log)
+	if o.code != 3 || !strings.Contains(log.String(), "tmac run: error: no usable GPU") {
+		t.Errorf("tuneOne: code %d, log %q", o.code, log.String())
+	}
+	r := &tuneResult{}
+	classify(r, o, log.String())
+	if r.Status != resError || !strings.HasPrefix(r.Reason, "no usable GPU: tmac run: error: no usable GPU") {
+		t.Errorf("classified %+v", r)
+	}
+}
+
+func TestClassifyRankAndTable(t *testing.T) {
+	bench := func(med float64) *benchResult {
+		return &benchResult{KernelMedianS: med, KernelMinS: med * 0.9, RunMedianS: med * 1.1, Flops: 2 * 4096 * 4096 * 4096}
+	}
+	mk := func(name string, o tuneRunOutcome, log string) *tuneResult {
+		r := &tuneResult{Name: name, Schedule: schedPipelined, Stages: 3}
+		classify(r, o, log)
+		return r
+	}
+	results := []*tuneResult{
+		mk("slow", tuneRunOutcome{run: &runOutcome{Verdict: "PASS", Bench: bench(250e-6)}}, ""),
+		mk("wrong", tuneRunOutcome{run: &runOutcome{Verdict: "FAIL", Bench: bench(100e-6)}, code: 1}, "FAIL arg2"),
+		mk("hang", tuneRunOutcome{run: &runOutcome{Verdict: "PASS", LaunchErr: &plan.DeadlockError{Kernel: "k", Timeout: time.Second}}, code: 1}, ""),
+		mk("fast", tuneRunOutcome{run: &runOutcome{Verdict: "PASS", Bench: bench(216.6e-6)}}, ""),
+		mk("broken", tuneRunOutcome{run: &runOutcome{}, code: 1}, "device 0: H200\ntmac run: error: kernel k: CUDA_ERROR_ILLEGAL_ADDRESS\nmore"),
+		mk("unchecked", tuneRunOutcome{run: &runOutcome{Verdict: "none (no @reference)", Bench: &benchResult{KernelMedianS: 1e-3, KernelMinS: 1e-3, Bytes: 4.3e9}}}, ""),
+		{Name: "nofit", Status: resSkipped, Reason: "did not compile: over the 227 KB limit"},
+	}
+	want := map[string]string{"slow": resPass, "wrong": resFail, "hang": resHang, "fast": resPass, "broken": resError, "unchecked": resPass}
+	for _, r := range results[:6] {
+		if r.Status != want[r.Name] {
+			t.Errorf("%s: %s, want %s (%s)", r.Name, r.Status, want[r.Name], r.Reason)
+		}
+	}
+	if r := results[4]; r.Reason != "tmac run: error: kernel k: CUDA_ERROR_ILLEGAL_ADDRESS" {
+		t.Errorf("error reason %q", r.Reason)
+	}
+	if r := results[2]; !strings.Contains(r.Reason, "kernel k did not finish in 1 s") || r.KernelMedianS != 0 {
+		t.Errorf("hang %+v", r)
+	}
+	if r := results[1]; r.KernelMedianS != 0 || r.TFLOPS != 0 {
+		t.Errorf("a failing variant keeps its time: %+v", r)
+	}
+	if r := results[3]; r.TFLOPS < 634 || r.TFLOPS > 635 || r.TBPerS != 0 {
+		t.Errorf("fast: %.2f TFLOP/s", r.TFLOPS)
+	}
+	if r := results[5]; r.TBPerS != 4.3 || r.TFLOPS != 0 {
+		t.Errorf("bytes only: %g TB/s", r.TBPerS)
+	}
+	ranked := rankResults(results)
+	var order []string
+	for _, r := range ranked {
+		order = append(order, r.Name)
+	}
+	if got := strings.Join(order, " "); got != "fast slow unchecked wrong hang broken nofit" {
+		t.Errorf("ranking %s", got)
+	}
+	var tbl bytes.Buffer
+	printTuneTable(&tbl, ranked)
+	lines := strings.Split(tbl.String(), "\n")
+	if lines[2] != "| best | fast | pipelined | 3 | - | PASS | 216.6 us | 194.9 us | 634.5 TFLOP/s | 1.00x |" ||
+		lines[3] != "|  | slow | pipelined | 3 | - | PASS | 250.0 us | 225.0 us | 549.8 TFLOP/s | 1.15x |" ||
+		lines[4] != "|  | unchecked | pipelined | 3 | - | none (no @reference) | 1.000 ms | 1.000 ms | 4.300 TB/s | 4.62x |" ||
+		lines[5] != "best: fast" || lines[6] != "left out:" || !strings.HasPrefix(lines[7], "  FAIL     wrong: the reference check failed") {
+		t.Errorf("table:\n%s", tbl.String())
+	}
+	var none bytes.Buffer
+	printTuneTable(&none, rankResults(results[1:3]))
+	if !strings.Contains(none.String(), "(no variant passed)") {
+		t.Errorf("no pass:\n%s", none.String())
+	}
+
+	// The results file round-trips.
+	path := filepath.Join(t.TempDir(), tuneResultsName)
+	if err := writeJSON(path, &tuneResults{Format: tuneResultFormat, Best: "fast", Results: ranked}); err != nil {
+		t.Fatal(err)
+	}
+	var back tuneResults
+	if err := json.Unmarshal([]byte(readTestFile(t, path)), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Best != "fast" || len(back.Results) != 7 || back.Results[0].KernelMedianS != 216.6e-6 || back.Results[6].Status != resSkipped {
+		t.Errorf("round trip %+v", back)
+	}
+}
+
+// TestReferenceReused: tune run checks every variant of a source against
+// @reference's results computed once; the second check reuses them (a
+// tampered cache entry shows that it does).
+func TestReferenceReused(t *testing.T) {
+	mod, err := ir.Parse("t.tma", sampledModule, ir.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, _ := plan.SelectEntry(mod, "")
+	cache := map[string]*refResult{}
+	f := &runFlags{seed: 5, rtol: -1, atol: -1, dist: "normal", refCache: cache, refKey: "src.tma"}
+	outputs := plan.Outputs(entry, nil)
+	ft, _ := plan.FuncType(entry)
+	args, err := makeArgs(ft.Inputs, outputs, nil, nil, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The "GPU" result: twice the input.
+	good := args[1].buf.Clone()
+	for i := 0; i < good.Len(); i++ {
+		good.SetFloat(i, 2*args[0].buf.Float(i))
+	}
+	results := []*buffer.Buffer{nil, good}
+	var w bytes.Buffer
+	if failed, err := checkResults(&w, mod, entry, args, results, outputs, 0, f); err != nil || failed {
+		t.Fatalf("first check: %v %v\n%s", failed, err, w.String())
+	}
+	if cache["src.tma"] == nil || strings.Contains(w.String(), "reused") {
+		t.Fatalf("not cached, or reused too early:\n%s", w.String())
+	}
+	cache["src.tma"].args[1].(*buffer.Buffer).SetFloat(3, 1e6)
+	w.Reset()
+	failed, err := checkResults(&w, mod, entry, args, results, outputs, 0, f)
+	if err != nil || !failed || !strings.Contains(w.String(), "reference: @reference's results of an earlier variant of the same source (same inputs) reused") {
+		t.Errorf("second check did not use the cache: %v %v\n%s", failed, err, w.String())
+	}
+	// Another source computes its own.
+	f.refKey = "other.tma"
+	w.Reset()
+	if failed, err := checkResults(&w, mod, entry, args, results, outputs, 0, f); err != nil || failed {
+		t.Errorf("other source: %v %v\n%s", failed, err, w.String())
+	}
+}
+
+// TestTuneRunFake runs tune run over a tune build with a fake GPU and
+// fake variant runs: the passing variants are ranked, a failing one is
+// left out, a hang stops the run (the GPU is still busy), skipped and
+// filtered variants are listed, and tune-results.json and the logs are
+// written.
+func TestTuneRunFake(t *testing.T) {
+	dir := t.TempDir()
+	bench := func(med float64) *benchResult { return &benchResult{KernelMedianS: med, KernelMinS: med, Flops: 1e9} }
+	m := &tuneManifest{Format: tuneFormat, Variants: []*tuneVar{
+		{Name: "g-pipelined-s2", Source: "g.tma", Schedule: schedPipelined, Stages: 2, Bundle: "g-pipelined-s2.tmab", Status: statusCompiled},
+		{Name: "g-pipelined-s3", Source: "g.tma", Schedule: schedPipelined, Stages: 3, Bundle: "g-pipelined-s3.tmab", Status: statusCompiled},
+		{Name: "g-pipelined-s8", Source: "g.tma", Schedule: schedPipelined, Stages: 8, Status: statusSkipped, Reason: "over the 227 KB limit"},
+		{Name: "g-ws-s2", Source: "g.tma", Schedule: schedWS, Stages: 2, Bundle: "g-ws-s2.tmab", Status: statusCompiled},
+		{Name: "g-ws-s3", Source: "g.tma", Schedule: schedWS, Stages: 3, Bundle: "g-ws-s3.tmab", Status: statusCompiled},
+		{Name: "g-ws-s4", Source: "g.tma", Schedule: schedWS, Stages: 4, Bundle: "g-ws-s4.tmab", Status: statusCompiled},
+	}}
+	if err := writeJSON(filepath.Join(dir, tuneManifestName), m); err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]tuneRunOutcome{
+		"g-pipelined-s2.tmab": {run: &runOutcome{Verdict: "PASS", Bench: bench(2e-3)}},
+		"g-pipelined-s3.tmab": {run: &runOutcome{Verdict: "PASS", Bench: bench(1e-3)}},
+		"g-ws-s2.tmab":        {run: &runOutcome{Verdict: "FAIL", Bench: bench(0.5e-3)}, code: 1},
+		"g-ws-s3.tmab":        {run: &runOutcome{Verdict: "PASS", LaunchErr: &plan.DeadlockError{Kernel: "k", Timeout: time.Second}}, code: 1},
+	}
+	var ran []string
+	defer func(g func(int) (string, error), r func(*cobra.Command, *tuneRunFlags, string, string, map[string]*refResult, io.Writer) tuneRunOutcome) {
+		tuneGPU, tuneRunOne = g, r
+	}(tuneGPU, tuneRunOne)
+	tuneGPU = func(int) (string, error) { return "Fake H200", nil }
+	tuneRunOne = func(_ *cobra.Command, f *tuneRunFlags, path, source string, cache map[string]*refResult, log io.Writer) tuneRunOutcome {
+		ran = append(ran, filepath.Base(path))
+		if source != "g.tma" || cache == nil || f.reps != 7 {
+			t.Errorf("run of %s: source %q, reps %d", path, source, f.reps)
+		}
+		io.WriteString(log, "log of "+filepath.Base(path)+"\n")
+		return outcomes[filepath.Base(path)]
+	}
+	stdout, stderr, code := runTune("run", dir, "--reps", "7", "--filter", "s[23]")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	if got := strings.Join(ran, " "); got != "g-pipelined-s2.tmab g-pipelined-s3.tmab g-ws-s2.tmab g-ws-s3.tmab" {
+		t.Errorf("ran %s", got)
+	}
+	for _, want := range []string{
+		"device 0: Fake H200; 4 variants, 5 warm-up + 7 timed runs each\n",
+		"[1/4] g-pipelined-s2: PASS (check PASS), kernel median 2.000 ms, 0.5 TFLOP/s\n",
+		"[3/4] g-ws-s2: FAIL: the reference check failed\n",
+		"[4/4] g-ws-s3: HANG: kernel k did not finish in 1 s",
+		"| best | g-pipelined-s3 | pipelined | 3 | - | PASS | 1.000 ms | 1.000 ms | 1.0 TFLOP/s | 1.00x |\n|  | g-pipelined-s2 |",
+		"best: g-pipelined-s3\n",
+		"  SKIPPED  g-pipelined-s8: did not compile: over the 227 KB limit\n",
+		"  FILTERED g-ws-s4: not selected by --filter\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	var res tuneResults
+	if err := json.Unmarshal([]byte(readTestFile(t, filepath.Join(dir, tuneResultsName))), &res); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.Results {
+		got = append(got, r.Name+":"+r.Status)
+	}
+	if strings.Join(got, " ") != "g-pipelined-s3:pass g-pipelined-s2:pass g-pipelined-s8:skipped g-ws-s2:fail g-ws-s3:hang g-ws-s4:filtered" ||
+		res.Best != "g-pipelined-s3" || res.Device != "Fake H200" || res.Reps != 7 || res.Format != tuneResultFormat {
+		t.Errorf("results %s, best %q, device %q", strings.Join(got, " "), res.Best, res.Device)
+	}
+	if log := readTestFile(t, filepath.Join(dir, "logs", "g-ws-s2.log")); log != "log of g-ws-s2.tmab\n" || res.Results[3].Log != "logs/g-ws-s2.log" {
+		t.Errorf("log %q (%s)", log, res.Results[3].Log)
+	}
+
+	// Without the filter, the variant after the hang is not run; with
+	// nothing passing the exit status is 1.
+	ran = nil
+	delete(outcomes, "g-pipelined-s2.tmab")
+	outcomes["g-pipelined-s2.tmab"] = tuneRunOutcome{run: &runOutcome{}, code: 1}
+	outcomes["g-pipelined-s3.tmab"] = tuneRunOutcome{run: &runOutcome{}, code: 1}
+	stdout, _, code = runTune("run", dir, "--reps", "7")
+	if code != 1 || len(ran) != 4 || !strings.Contains(stdout, "(no variant passed)") ||
+		!strings.Contains(stdout, "  NOT-RUN  g-ws-s4: not run: g-ws-s3 hung the GPU before it\n") {
+		t.Errorf("exit %d, ran %v:\n%s", code, ran, stdout)
+	}
+	if res := readTestFile(t, filepath.Join(dir, tuneResultsName)); strings.Contains(res, `"best"`) {
+		t.Errorf("a best without a pass:\n%s", res)
+	}
+}
