@@ -385,7 +385,7 @@ func TestUnsupported(t *testing.T) {
   %v = vector.broadcast %a : f32 to vector<4xf32>
   return
 }
-`, `"t.mlir":2:3: 'vector.broadcast': vector operations are not supported`},
+`, `"t.mlir":2:8: 'vector.broadcast': vector operations are not supported`},
 		{`func.func @f(%a: i32) -> i32 {
   %r = "test.foo"(%a) : (i32) -> i32
   return %r : i32
