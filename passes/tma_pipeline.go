@@ -243,6 +243,12 @@ type pipelinedLoop struct {
 	sliceOps []*ir.Operation // coordinate computations in the body, in order
 	// lastRead is the last top-level op of the body reading a loaded tile.
 	lastRead *ir.Operation
+	// multicast marks loads shared by the CTAs of a cluster
+	// (warp-specialize), clusterSize their number and rank this CTA's
+	// rank in the cluster (index).
+	multicast   map[*ir.Operation]bool
+	clusterSize int64
+	rank        ir.Value
 	// base, when set, is the ring position of the loop's first iteration
 	// (an enclosing loop's iterations continue the ring); g is base + j,
 	// set by normalise.
@@ -842,11 +848,34 @@ func (p *pipelinedLoop) issueLoadsWith(b tb, bars, slot, iv ir.Value, m *ir.IRMa
 		for _, c := range l.Operands()[2:] {
 			coords = append(coords, m.Lookup(c))
 		}
+		if p.multicast[l] {
+			p.multicastBoxes(b, l, r, bars, slot, coords)
+			continue
+		}
 		p.boxes(b, r, slot, coords, func(b tb, dst ir.Value, cs []ir.Value) {
 			b.op("nvgpu.tma.async.load", append(append([]ir.Value{dst, bars, l.Operand(1)}, cs...), slot), nil,
 				ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 1, int64(len(cs)), 1, 0, 0)})
 		})
 	}
+}
+
+// multicastBoxes issues a tile that every CTA of the cluster loads
+// identically (tmac.multicast): its boxes are shared out among the
+// cluster's CTAs (box i by CTA i / (boxes / cluster size)), each copied to
+// the same slot of every CTA (multicast mask of all of them) and signalling
+// each one's barrier at the same offset.
+func (p *pipelinedLoop) multicastBoxes(b tb, l *ir.Operation, r *tileRing, bars, slot ir.Value, coords []ir.Value) {
+	per := tmac.BoxesPerTile(r.tile, l.Operand(1).Type()) / p.clusterSize
+	mask := b.op("arith.constant", nil, []ir.Type{ir.I16}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(1<<p.clusterSize-1, ir.I16)}).Result(0)
+	i := int64(0)
+	p.boxes(b, r, slot, coords, func(b tb, dst ir.Value, cs []ir.Value) {
+		owner := i / per
+		i++
+		b.ifThen(b.cmp(cmpEq, p.rank, b.idx(owner)), func(b tb) {
+			b.op("nvgpu.tma.async.load", append(append([]ir.Value{dst, bars, l.Operand(1)}, cs...), slot, mask), nil,
+				ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 1, int64(len(cs)), 1, 1, 0)})
+		})
+	})
 }
 
 // boxes calls emit for each box of tile r in slot: its destination view and

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/dialects/tmac"
@@ -164,7 +165,11 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	if len(p.loads) == 0 {
 		return loop.EmitError("a warp-specialised loop needs tmac.tma.load ops")
 	}
-	var pre []*ir.Operation // side-effect-free ops run by both roles
+	if err := p.clusterLoads(k); err != nil {
+		return err
+	}
+	crossCTA := len(p.multicast) > 0 // other CTAs write into this one's slots
+	var pre []*ir.Operation          // side-effect-free ops run by both roles
 	for op := k.body.Entry().First(); op != nil && op != split; op = op.Next() {
 		pre = append(pre, op)
 	}
@@ -241,13 +246,26 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	if sync && !async {
 		releases = 128 * consumers
 	}
+	if crossCTA {
+		releases *= p.clusterSize // every CTA's consumers release every CTA's slots
+	}
 	b.ifThen(b.cmp(cmpEq, tr, b.idx(0)), func(b tb) {
 		for s := int64(0); s < p.n; s++ {
 			b.op("nvgpu.mbarrier.init", []ir.Value{full, b.idx(1), b.idx(s)}, nil)
 			b.op("nvgpu.mbarrier.init", []ir.Value{empty, b.idx(releases), b.idx(s)}, nil)
 		}
 	})
-	b.barrier()
+	if crossCTA {
+		// Every CTA's barriers are initialised before any CTA multicasts
+		// into them or arrives on them.
+		clusterSync(b)
+		ret := newTB(loop.Loc)
+		ret.SetInsertionPoint(entry.Terminator())
+		// ... and none exits while others may still arrive on its barriers.
+		clusterSync(ret)
+	} else {
+		b.barrier()
+	}
 	ticks := b.idx(10000000)
 	isProd := b.cmp(cmpUlt, tr, b.idx(128))
 
@@ -273,6 +291,10 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 			b.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{empty, parity, ticks, slot}, nil)
 			p.issueLoadsWith(b, full, slot, ivAt(b, j), m)
 		})
+	}
+	if crossCTA {
+		r := pb.op("nvvm.read.ptx.sreg.cluster.ctarank", nil, []ir.Type{ir.I32}).Result(0)
+		p.rank = pb.op("arith.index_cast", []ir.Value{r}, []ir.Type{ir.Index}).Result(0)
 	}
 	pb.ifThen(pb.cmp(cmpEq, tr, pb.idx(0)), func(b tb) {
 		if outer == nil {
@@ -378,6 +400,44 @@ func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value) error {
 	return nil
 }
 
+// clusterLoads finds the loads marked tmac.multicast and checks them
+// against the kernel's cluster (known_cluster_size, along x only).
+func (p *pipelinedLoop) clusterLoads(k *tmaKernel) error {
+	p.multicast = map[*ir.Operation]bool{}
+	p.clusterSize = 1
+	for _, l := range p.loads {
+		if !l.HasAttr(MulticastAttr) {
+			continue
+		}
+		if p.clusterSize == 1 {
+			c, ok := k.op.Attr("known_cluster_size").(*ir.DenseArrayAttr)
+			if !ok || len(c.Ints) != 3 {
+				return l.EmitError("a multicast load needs a kernel launched with clusters (known_cluster_size; run outline-kernels first)")
+			}
+			if c.Ints[1] != 1 || c.Ints[2] != 1 || c.Ints[0] < 2 || c.Ints[0] > 16 {
+				return l.EmitError("multicast supports clusters of 2 to 16 blocks along x only, not %dx%dx%d", c.Ints[0], c.Ints[1], c.Ints[2])
+			}
+			p.clusterSize = c.Ints[0]
+		}
+		r := p.tiles[l.Operand(0)]
+		if n := tmac.BoxesPerTile(r.tile, l.Operand(1).Type()); n%p.clusterSize != 0 {
+			return l.EmitError("a multicast tile is shared out box by box among the cluster's %d blocks, but it has %d boxes", p.clusterSize, n)
+		}
+		p.multicast[l] = true
+	}
+	return nil
+}
+
+// clusterSync emits a whole-cluster barrier (every thread of every CTA).
+func clusterSync(b tb) {
+	b.op("nvvm.cluster.arrive", nil, nil)
+	b.op("nvvm.cluster.wait", nil, nil)
+}
+
+// MulticastAttr on a tmac.tma.load in a warp-specialised loop says every
+// CTA of the cluster loads the same tile: it is multicast.
+const MulticastAttr = "tmac.multicast"
+
 // tileBase is the ring position of the first K step of the tile loop's
 // iteration t: ((t - lb) / step) * T.
 func tileBase(b tb, outer *ir.Operation, t, trip ir.Value) ir.Value {
@@ -407,7 +467,22 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 		if cond != nil {
 			leader = b.op("arith.andi", []ir.Value{leader, cond}, []ir.Type{ir.I1}).Result(0)
 		}
-		b.ifThen(leader, func(b tb) { b.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slotOf}, []ir.Type{token}) })
+		b.ifThen(leader, func(b tb) {
+			if len(p.multicast) == 0 {
+				b.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slotOf}, []ir.Type{token})
+				return
+			}
+			// The slot is written by every CTA of the cluster: release it
+			// to each one's producer (the barrier at the same offset in
+			// CTA q, through the cluster's shared window).
+			addr := b.op("nvgpu.mbarrier.get", []ir.Value{empty, slotOf}, []ir.Type{ir.I32}).Result(0)
+			p3 := b.op("llvm.inttoptr", []ir.Value{addr}, []ir.Type{llvm.Ptr(3)}).Result(0)
+			for q := int64(0); q < p.clusterSize; q++ {
+				cq := b.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(q, ir.I32)}).Result(0)
+				p7 := b.op("nvvm.mapa", []ir.Value{p3, cq}, []ir.Type{llvm.Ptr(7)}).Result(0)
+				b.op("nvvm.mbarrier.arrive", []ir.Value{p7}, nil, ir.NamedAttr{Name: "scope", Value: nvvm.MemScope.Attr("cluster")})
+			}
+		})
 	}
 	atEnd := newTB(loop.Loc)
 	atEnd.SetInsertionPoint(body.Terminator())
