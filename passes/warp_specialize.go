@@ -56,6 +56,19 @@ import (
 // t is ((t - lb) / step) * T + j, so the producer fills the next tile's
 // first slots while the consumers run this tile's epilogue.
 //
+// Clusters: a load marked `tmac.multicast` in a kernel launched with
+// clusters of cs blocks along x (known_cluster_size) is the same tile in
+// every block of the cluster. Its boxes are shared out (box i issued by the
+// block of rank i / (boxes / cs)) and multicast to all cs blocks, each
+// signalling every block's full barrier at the same offset (expect_tx still
+// announces the whole tile). Since other blocks now write into this
+// block's slots, each empty barrier counts the consumers of every block
+// (C x cs, or 128·C x cs) and the consumers' leaders release a slot in
+// every block of the cluster (nvvm.mapa to the barrier at the same offset
+// in block q, mbarrier.arrive at cluster scope). The whole cluster
+// synchronises (barrier.cluster) after the barriers are initialised and
+// before any block exits.
+//
 // The parities are written explicitly (both rings follow the ring
 // discipline, so they are what mbarrier-phase would compute; the producer
 // waits one phase behind). Options: stages (unless the loop's tmac.stages
