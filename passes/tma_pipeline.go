@@ -249,6 +249,9 @@ type pipelinedLoop struct {
 	multicast   map[*ir.Operation]bool
 	clusterSize int64
 	rank        ir.Value
+	// wg is a ping-pong consumer's warpgroup (0 or 1); pingpongLocal the
+	// K loop's own index and pingpongTrip its trip count (warp-specialize).
+	wg, pingpongLocal, pingpongTrip ir.Value
 	// base, when set, is the ring position of the loop's first iteration
 	// (an enclosing loop's iterations continue the ring); g is base + j,
 	// set by normalise.

@@ -56,6 +56,19 @@ import (
 // t is ((t - lb) / step) * T + j, so the producer fills the next tile's
 // first slots while the consumers run this tile's epilogue.
 //
+// Schedules: `tmac.warp_specialize` (or = "cooperative") runs the program
+// written for C warpgroups in C consumers that share each tile;
+// `tmac.warp_specialize = "pingpong"` takes a persistent program written
+// for one warpgroup and runs it in two consumers that take the tile loop's
+// iterations in turn (warpgroup w starts w steps later and strides twice
+// as far; the ring base still counts tiles in the producer's order). Each
+// ring slot is then read by one warpgroup: empty count 1 (128 for thread
+// readers), a warpgroup's first K step of a tile releases nothing and the
+// tile's last slot is released after its K loop; barriers in a tile
+// become per-warpgroup named barriers (1 + w, 128 threads). One
+// consumer's epilogue overlaps the other's main loop. TMA-store epilogues
+// are not supported with ping-pong yet.
+//
 // Clusters: a load marked `tmac.multicast` in a kernel launched with
 // clusters of cs blocks along x (known_cluster_size) is the same tile in
 // every block of the cluster. Its boxes are shared out (box i issued by the
@@ -159,6 +172,31 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		return loop.EmitError("warp-specialize needs a known block of whole warpgroups along x (128*C x 1 x 1 threads)")
 	}
 	consumers := k.threads / 128
+	pingpong := false
+	switch a := loop.Attr(WarpSpecializeAttr).(type) {
+	case *ir.UnitAttr:
+	case *ir.StringAttr:
+		switch a.Value {
+		case "cooperative":
+		case "pingpong":
+			pingpong = true
+		default:
+			return loop.EmitError("'%s' must be a unit attribute or \"cooperative\" or \"pingpong\", not %q", WarpSpecializeAttr, a.Value)
+		}
+	default:
+		return loop.EmitError("'%s' must be a unit attribute or \"cooperative\" or \"pingpong\"", WarpSpecializeAttr)
+	}
+	if pingpong {
+		// Two consumer warpgroups take the tiles in turn, each running the
+		// program written for one warpgroup.
+		if outer == nil {
+			return loop.EmitError("a ping-pong schedule needs a persistent tile loop around the loop (the consumers take its tiles in turn)")
+		}
+		if k.threads != 128 {
+			return loop.EmitError("a ping-pong schedule takes a program written for one warpgroup (128 threads), not %d", k.threads)
+		}
+		consumers = 2
+	}
 	if consumers+1 > 8 {
 		return loop.EmitError("warp-specialize: %d consumer warpgroups plus the producer exceed 1024 threads", consumers)
 	}
@@ -215,6 +253,10 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	eb.SetInsertionPointToStart(entry)
 	tr := eb.op("gpu.thread_id", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr("x")}).Result(0)
 	tc := eb.bin("arith.subi", tr, eb.idx(128))
+	utc := tc // the program's thread id
+	if pingpong {
+		utc = eb.bin("arith.remui", tc, eb.idx(128))
+	}
 	var remap []*ir.Operation
 	ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
 		switch op.Name() {
@@ -227,12 +269,12 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	})
 	if k.op.Name() == "gpu.launch" {
 		// The launch body's block arguments 3 and 9: thread id x, block size x.
-		ir.ReplaceAllUsesWith(entry.Arg(3), tc)
+		ir.ReplaceAllUsesWith(entry.Arg(3), utc)
 		ir.ReplaceAllUsesWith(entry.Arg(9), eb.idx(k.threads))
 	}
 	for _, op := range remap {
 		if op.Name() == "gpu.thread_id" {
-			ir.ReplaceAllUsesWith(op.Result(0), tc)
+			ir.ReplaceAllUsesWith(op.Result(0), utc)
 		} else {
 			ir.ReplaceAllUsesWith(op.Result(0), eb.idx(k.threads))
 		}
@@ -255,9 +297,13 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	// Slots are released by the warpgroup leaders when wgmma reads them
 	// (after a consumer barrier if threads read them too), else by every
 	// consumer thread.
+	// (A ping-pong slot is read by one warpgroup only.)
 	releases := consumers
 	if sync && !async {
 		releases = 128 * consumers
+	}
+	if pingpong {
+		releases /= consumers
 	}
 	if crossCTA {
 		releases *= p.clusterSize // every CTA's consumers release every CTA's slots
@@ -340,18 +386,37 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		ob := newTB(outer.Loc)
 		ob.SetInsertionPointToStart(outer.Region(0).Entry())
 		p.base = tileBase(ob, outer, outer.Region(0).Entry().Arg(0), trip)
+		if pingpong {
+			// Warpgroup w takes tiles w, w+2, ...: the loop starts w steps
+			// later and strides twice as far (the ring base above still
+			// counts tiles in the producer's order).
+			wb := tb{ir.NewBuilder(outer.Loc), copyConsts(cb.consts)}
+			wb.SetInsertionPoint(outer)
+			p.wg = wb.bin("arith.divui", tc, wb.idx(128))
+			outer.SetOperand(0, wb.bin("arith.addi", outer.Operand(0), wb.bin("arith.muli", p.wg, outer.Operand(2))))
+			outer.SetOperand(2, wb.bin("arith.muli", outer.Operand(2), wb.idx(consumers)))
+		}
 		lb = newTB(loop.Loc)
 		lb.SetInsertionPoint(loop)
 	}
-	newLoop, _, slot, _ := p.normalise(lb, trip, ivAt)
+	newLoop, jLocal, slot, _ := p.normalise(lb, trip, ivAt)
 	yield := cb.op("scf.yield", nil, nil)
 	for _, op := range after {
 		op.Remove()
 		elseBlk.InsertBefore(op, yield)
 	}
+	if pingpong {
+		p.pingpongLocal, p.pingpongTrip = jLocal, trip
+	}
 	p.consume(newLoop, full, empty, p.g, slot, tc, ticks, sync, async)
 	p.dropTileAllocs()
-	if outer != nil {
+	if outer != nil && pingpong {
+		for op := outer.Region(0).Entry().First(); op != nil; op = op.Next() {
+			if op.Name() == "tmac.tma.store" {
+				return op.EmitError("TMA-store epilogues are not supported with the ping-pong schedule yet")
+			}
+		}
+	} else if outer != nil {
 		if err := k.consumerStores(outer, tc); err != nil {
 			return err
 		}
@@ -370,6 +435,15 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		nb.SetInsertionPoint(op)
 		id := nb.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(1, ir.I32)}).Result(0)
 		n := nb.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(128*consumers, ir.I32)}).Result(0)
+		if pingpong && outer.IsAncestorOf(op) {
+			// Within a warpgroup's own tile: barrier 1 + w over its 128
+			// threads (barrier 3 over both consumers elsewhere).
+			w32 := nb.op("arith.index_cast", []ir.Value{p.wg}, []ir.Type{ir.I32}).Result(0)
+			id = nb.op("arith.addi", []ir.Value{w32, id}, []ir.Type{ir.I32}).Result(0)
+			n = nb.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(128, ir.I32)}).Result(0)
+		} else if pingpong {
+			id = nb.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(3, ir.I32)}).Result(0)
+		}
 		nb.op("nvvm.barrier", []ir.Value{id, n}, nil, ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 0)})
 		op.Erase()
 	}
@@ -543,11 +617,22 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 			rb.barrier()
 		}
 		prev := rb.bin("arith.remui", rb.bin("arith.addi", j, rb.idx(p.n-1)), rb.idx(p.n))
-		leaderArrive(rb, prev, rb.cmp(cmpUgt, j, rb.idx(0)))
+		first := j // the first ring position has no previous slot
+		if p.pingpongLocal != nil {
+			// Ping-pong: the previous position may be the other
+			// warpgroup's; this one's first K step releases nothing.
+			first = p.pingpongLocal
+		}
+		leaderArrive(rb, prev, rb.cmp(cmpUgt, first, rb.idx(0)))
 	}
 	ab := newTB(loop.Loc)
 	ab.SetInsertionPointAfter(loop)
 	ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+	if p.pingpongLocal != nil && p.n > 1 {
+		// ... and after its tile's last K step it releases that slot.
+		last := ab.bin("arith.remui", ab.bin("arith.subi", ab.bin("arith.addi", p.base, p.pingpongTrip), ab.idx(1)), ab.idx(p.n))
+		leaderArrive(ab, last, ab.cmp(cmpUgt, p.pingpongTrip, ab.idx(0)))
+	}
 }
 
 // forLoop builds `scf.for %j = lb to ub step st { body }` without results.

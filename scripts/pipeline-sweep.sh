@@ -51,6 +51,7 @@ build() {
 		sed "s/tmac.stages = [0-9]* : i64, tmac.warp_specialize/tmac.stages = $n : i64, tmac.warp_specialize/" examples/gemm_ws_persistent.tma >"$dir/src/gemm_wsp_s$n.tma"
 		sed "s/tmac.stages = [0-9]* : i64, tmac.warp_specialize/tmac.stages = $n : i64, tmac.warp_specialize/" examples/variants/gemm_ws_persistent_tmastore.tma >"$dir/src/gemm_wspt_s$n.tma"
 		sed "s/tmac.stages = [0-9]* : i64, tmac.warp_specialize/tmac.stages = $n : i64, tmac.warp_specialize/" examples/variants/gemm_ws_cluster.tma >"$dir/src/gemm_wsc_s$n.tma"
+		sed "s/tmac.stages = [0-9]* : i64, tmac.warp_specialize/tmac.stages = $n : i64, tmac.warp_specialize/" examples/variants/gemm_pingpong.tma >"$dir/src/gemm_wspp_s$n.tma"
 	done
 	# Correctness variants at small sizes.
 	python3 - "$dir/src" <<'EOF'
