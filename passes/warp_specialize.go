@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/llvm"
@@ -220,7 +221,12 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		return err
 	}
 	crossCTA := len(p.multicast) > 0 // other CTAs write into this one's slots
-	var pre []*ir.Operation          // side-effect-free ops run by both roles
+	if crossCTA {
+		if err := k.clusterUniformTrips(loop, outer, p.clusterSize); err != nil {
+			return err
+		}
+	}
+	var pre []*ir.Operation // side-effect-free ops run by both roles
 	for op := k.body.Entry().First(); op != nil && op != split; op = op.Next() {
 		pre = append(pre, op)
 	}
@@ -299,7 +305,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	// consumer thread.
 	// (A ping-pong slot is read by one warpgroup only.)
 	releases := consumers
-	if sync && !async {
+	if sync && !async && !crossCTA {
 		releases = 128 * consumers
 	}
 	if pingpong {
@@ -515,6 +521,73 @@ func (p *pipelinedLoop) clusterLoads(k *tmaKernel) error {
 	return nil
 }
 
+// clusterUniformTrips checks that every block of a cluster runs the marked
+// loop (and the tile loop around it) the same number of times: a block
+// with an extra iteration would wait for multicast boxes the others never
+// issue. The loop bounds must not depend on the block; a tile loop may
+// start at gpu.block_id x with constant bounds and step when the kernel's
+// grid is known, and then the trip counts are compared block by block.
+func (k *tmaKernel) clusterUniformTrips(loop, outer *ir.Operation, cs int64) error {
+	for _, v := range loop.Operands()[:3] {
+		if dependsOnBlock(v) {
+			return loop.EmitError("with multicast loads, every block of a cluster must run the loop the same number of times: its bounds must not depend on the block id")
+		}
+	}
+	if outer == nil {
+		return nil
+	}
+	lb, ub, st := outer.Operand(0), outer.Operand(1), outer.Operand(2)
+	if !dependsOnBlock(lb) && !dependsOnBlock(ub) && !dependsOnBlock(st) {
+		return nil
+	}
+	u, oku := constIndex(ub)
+	step, oks := constIndex(st)
+	d := lb.DefiningOp()
+	grid, okg := k.op.Attr("known_grid_size").(*ir.DenseArrayAttr)
+	if d == nil || d.Name() != "gpu.block_id" || gpu.DimOf(d.Attr("dimension")) != "x" || !oku || !oks || step <= 0 || !okg || len(grid.Ints) != 3 {
+		return outer.EmitError("with multicast loads, every block of a cluster must run the tile loop the same number of times: write it from gpu.block_id x to a constant with a constant step in a kernel of known grid size, or with bounds that do not depend on the block")
+	}
+	trips := func(b int64) int64 {
+		if u <= b {
+			return 0
+		}
+		return (u - b + step - 1) / step
+	}
+	for b := int64(0); b < grid.Ints[0]; b++ {
+		if first := b - b%cs; trips(b) != trips(first) {
+			return outer.EmitError("with multicast loads, every block of a cluster must run the tile loop the same number of times, but block %d runs it %d times and block %d %d times (make the tile count a multiple of the grid)", first, trips(first), b, trips(b))
+		}
+	}
+	return nil
+}
+
+// dependsOnBlock reports whether v is computed from a block or cluster
+// position (gpu.block_id, gpu.cluster_block_id, nvvm special registers of
+// the CTA).
+func dependsOnBlock(v ir.Value) bool {
+	seen := map[*ir.Operation]bool{}
+	var walk func(v ir.Value) bool
+	walk = func(v ir.Value) bool {
+		d := v.DefiningOp()
+		if d == nil || seen[d] {
+			return false
+		}
+		seen[d] = true
+		switch n := d.Name(); {
+		case n == "gpu.block_id", n == "gpu.cluster_block_id", n == "gpu.cluster_id",
+			strings.HasPrefix(n, "nvvm.read.ptx.sreg.ctaid"), strings.HasPrefix(n, "nvvm.read.ptx.sreg.cluster"):
+			return true
+		}
+		for _, x := range d.Operands() {
+			if walk(x) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(v)
+}
+
 // clusterSync emits a whole-cluster barrier (every thread of every CTA).
 func clusterSync(b tb) {
 	b.op("nvvm.cluster.arrive", nil, nil)
@@ -575,6 +648,13 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 	atEnd.SetInsertionPoint(body.Terminator())
 	async = async && len(p.mmas) > 0
 	if !async {
+		if len(p.multicast) > 0 {
+			// Every block's slot j is released to every block: once the
+			// consumers have all read it, by the warpgroup leaders.
+			atEnd.barrier()
+			leaderArrive(atEnd, slot, nil)
+			return
+		}
 		// Every consumer thread is done with slot j at the end of its
 		// iteration.
 		atEnd.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slot}, []ir.Type{token})
