@@ -15,6 +15,8 @@
 # cannot compile, is skipped with the reason, and the peers still run on
 # it (its tmac column then says why there is no result). Bundles of
 # examples/add_pipelined.tma and examples/tma_memcpy_1d.tma as they are.
+# Upstream MLIR 22's chapter-4 GEMM at the square sizes
+# (scripts/mlir-baseline.sh into build/gpu/bench/mlir).
 # build/gpu/bench/cases.txt lists what `run` does. Carry build/tmac and
 # build/gpu/bench to the GPU machine (about 30 MB).
 #
@@ -24,19 +26,21 @@
 # the GEMMs, full for the memory-bound ones; then its CUDA-event timing;
 # then its inputs and outputs as .npy files); then bench/gpu/peers.py on
 # the dumps (and the specs of the skipped shapes): the same inputs for
-# cuBLAS (torch), the two Triton GEMMs, torch.add / d2d copy and the
+# cuBLAS (torch), the two Triton GEMMs, upstream MLIR's kernel (square
+# f16 shapes), torch.add / d2d copy and the
 # Triton add and copy, every output (tmac's too) checked against a torch
 # reference before timing. Writes build/gpu/bench/results.{json,md},
-# docs/bench-gemm.svg (bench/gpu/plot.py), and copies them, with the logs,
-# to $OUT when set. Exit status 1 if anything failed, 3 without a GPU.
+# docs/bench-gemm.svg (bench/gpu/plot.py), and copies them, with the logs
+# (bench-logs.tar.gz), to $OUT when set. Exit status 1 if anything failed, 3 without a GPU.
 #
 # Environment: BENCH_WARMUP (10), BENCH_REPS (100), BENCH_TUNE_REPS (10),
 # BENCH_REF_SAMPLE (2), BENCH_TMAC_FLAGS (extra `tmac run` flags),
 # BENCH_PEERS_FLAGS (extra peers.py flags, e.g. --no-triton), BENCH_ONLY (an
 # extended regex: only the cases whose name matches), BENCH_STEPS ("tmac
-# peers": either step alone to split the work over two commands; the dumps
-# stay in build/gpu/bench/dumps), EXAMPLE_TIMEOUT (300 s per tmac run),
-# PEERS_TIMEOUT (1800 s).
+# peers": either step alone to split the work over two commands), EXAMPLE_TIMEOUT (300 s per tmac run),
+# PEERS_TIMEOUT (1800 s), BENCH_DUMPS (where the dumps go, default
+# build/gpu/bench/dumps; a folder outside the carried ones survives a
+# second call on the same machine that carries build/gpu/bench again).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
@@ -90,6 +94,12 @@ build() {
 			head -5 "$dir/src/$name.err" >&2
 		fi
 	done
+	# Upstream MLIR 22's chapter-4 kernel at the square sizes (PTX + launch
+	# plans), run by peers.py on the f16 cases' inputs.
+	if ! OUT=$dir/mlir SIZES=$square COMPILE_RUNS=1 scripts/mlir-baseline.sh >"$dir/src/mlir-baseline.log" 2>&1; then
+		echo "mlir-baseline.sh failed (the MLIR column will be n/a):" >&2
+		tail -5 "$dir/src/mlir-baseline.log" >&2
+	fi
 	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$dir/COMMIT"
 	echo "GEMM example: $example" >"$dir/EXAMPLE"
 	echo "cases ($dir/cases.txt):"
@@ -103,7 +113,8 @@ run() {
 		exit 2
 	fi
 	local steps=${BENCH_STEPS:-tmac peers} warmup=${BENCH_WARMUP:-10} reps=${BENCH_REPS:-100}
-	mkdir -p "$dir/logs" "$dir/dumps"
+	local dumps=${BENCH_DUMPS:-$dir/dumps}
+	mkdir -p "$dir/logs" "$dumps"
 	local failed=0 rows=() items=()
 	while read -r kind name spec; do
 		[ -n "$kind" ] || continue
@@ -114,7 +125,7 @@ run() {
 			continue
 		fi
 		[[ -n "${BENCH_ONLY:-}" && ! "$name" =~ ${BENCH_ONLY} ]] && continue
-		local d=$dir/dumps/$name log=$dir/logs/$name.log
+		local d=$dumps/$name log=$dir/logs/$name.log
 		if [[ " $steps " == *" tmac "* ]]; then
 			local flags=(--bench --warmup "$warmup" --reps "$reps" --dump-dir "$d")
 			[[ "$name" == gemm_* ]] && flags+=(--ref-sample "${BENCH_REF_SAMPLE:-2}")
@@ -165,17 +176,21 @@ run() {
 		# shellcheck disable=SC2086 # BENCH_PEERS_FLAGS is a list of flags
 		BENCH_COMMIT=$commit timeout "${PEERS_TIMEOUT:-1800}" python3 bench/gpu/peers.py "${items[@]}" \
 			--json "$dir/results.json" --markdown "$dir/results.md" \
-			--warmup "$warmup" --reps "$reps" --tune-reps "${BENCH_TUNE_REPS:-10}" ${BENCH_PEERS_FLAGS:-} \
+			--warmup "$warmup" --reps "$reps" --tune-reps "${BENCH_TUNE_REPS:-10}" --mlir-dir "$dir/mlir" ${BENCH_PEERS_FLAGS:-} \
 			>/dev/null 2>"$dir/logs/peers.log"
 		local prc=$?
 		[ $prc -eq 0 ] || { failed=1; echo "peers.py exited with $prc (log: $dir/logs/peers.log)" >&2; tail -20 "$dir/logs/peers.log" >&2; }
+		if [ ! -f "$dir/results.md" ] && [ -f "$dir/results.json" ]; then
+			# peers.py was stopped: the cases it finished (it writes the JSON after each)
+			python3 bench/gpu/report.py "$dir/results.json" >"$dir/results.md"
+		fi
 		if [ -f "$dir/results.json" ]; then
 			python3 bench/gpu/plot.py "$dir/results.json" -o docs/bench-gemm.svg || failed=1
 		fi
 	fi
 	if [ -n "${OUT:-}" ]; then
-		mkdir -p "$OUT/logs"
-		cp "$dir"/logs/*.log "$OUT/logs/" 2>/dev/null
+		# One archive of the logs: what comes back from $OUT is a few files.
+		tar -czf "$OUT/bench-logs.tar.gz" -C "$dir" logs 2>/dev/null
 		for f in "$dir/results.json" "$dir/results.md" docs/bench-gemm.svg; do
 			[ -f "$f" ] && cp "$f" "$OUT/"
 		done

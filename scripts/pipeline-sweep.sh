@@ -53,6 +53,7 @@ build() {
 		sed "s/tmac.stages = [0-9]* : i64, tmac.warp_specialize/tmac.stages = $n : i64, tmac.warp_specialize/" examples/variants/gemm_ws_cluster.tma >"$dir/src/gemm_wsc_s$n.tma"
 		sed "s/tmac.stages = [0-9]* : i64, tmac.warp_specialize/tmac.stages = $n : i64, tmac.warp_specialize/" examples/variants/gemm_pingpong.tma >"$dir/src/gemm_wspp_s$n.tma"
 	done
+	cp examples/variants/gemm_pipelined_bf16out.tma "$dir/src/gemm_bf16out_s4.tma"
 	# Correctness variants at small sizes.
 	python3 - "$dir/src" <<'EOF'
 import re, sys
@@ -106,7 +107,7 @@ run() {
 	# and 16 column tiles, with partial edge boxes.
 	mapfile -t bundles < <(ls "$dir"/gemm_small_*.tmab; for s in 32x64 100x132 300x1000; do echo "$dir/add_dynamic.tmab:$s"; done
 		ls "$dir"/add_s*.tmab "$dir"/add_t64_*.tmab "$dir"/gemm_s[0-9]*.tmab "$dir"/gemm_handwritten*.tmab \
-			"$dir"/gemm_coop_*.tmab "$dir"/gemm_ws*.tmab)
+			"$dir"/gemm_coop_*.tmab "$dir"/gemm_ws*.tmab "$dir"/gemm_bf16out*.tmab)
 	for b in "${bundles[@]}"; do
 		flags=
 		if [[ "$b" == *:* ]]; then
@@ -137,7 +138,6 @@ run() {
 		row="| $name | $result | ${rel:--} | ${med:--} | ${thr:--} |"
 		rows+=("$row")
 		echo "$row  ($(($(date +%s) - t0)) s)"
-		[ -n "${OUT:-}" ] && cp "$log" "$OUT/"
 	done
 	# Code quality: registers, spills and wgmma serialisation warnings
 	# (C7510-class) from ptxas for every kernel of the sweep.

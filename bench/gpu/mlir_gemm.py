@@ -23,7 +23,7 @@ code would:
 * cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) and cuLaunchKernel with
   the grid, block and dynamic shared memory of upstream's gpu.launch_func.
 
-The result is checked against torch.matmul in float32 (relative Frobenius
+The result is checked against torch.matmul in float64 (relative Frobenius
 error, plus a count of NaNs left in D), then timed with CUDA events (warm-up,
 then REPS launches each between two events, median) and printed as a
 Markdown row per size.
@@ -54,7 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = ROOT / "build" / "gpu" / "mlir"
 DEFAULT_SIZES = (1024, 2048, 4096, 8192)
-REL_TOL = 1e-3
+REL_TOL = 1e-4  # f32 output of an f32-accumulated f16 GEMM: ~1e-6 off float64 (peers.py's TOL)
 RESULT_TAG = "MLIR_GEMM_RESULT "
 
 # CUDA driver enums used here.
@@ -308,7 +308,26 @@ def empty_result(size, error):
     return dict(size=size, time_ms=None, tflops=None, rel_err=None, ok=False, error=error)
 
 
-def _run_in_process(size, art_dir=None, reps=50, warmup=10, fix_dynamic_smem=False):
+def dump_inputs(dump, M, N, K):
+    """A and B from a `tmac run --dump-dir` directory (its manifest's two
+    inputs), so that the baseline runs on the inputs tmac ran on."""
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from report import parse_npy_header
+    with open(os.path.join(dump, "manifest.json")) as f:
+        m = json.load(f)
+    ins = [a for a in m["args"] if "shape" in a and not a["output"]]
+    if len(ins) != 2 or [list(a["shape"]) for a in ins] != [[M, K], [K, N]] or any(a["elem"] != "f16" for a in ins):
+        raise GemmError(f"{dump}: its inputs are not f16 {M}x{K} and {K}x{N}")
+    out = []
+    for a in ins:
+        buf = Path(dump, a["in"]).read_bytes()
+        _, shape, off = parse_npy_header(buf, a["in"])
+        out.append(torch.frombuffer(bytearray(buf[off:]), dtype=torch.float16).reshape(shape).cuda())
+    return out
+
+
+def _run_in_process(size, art_dir=None, reps=50, warmup=10, fix_dynamic_smem=False, dump=None):
     info, ptx = load_artifacts(size, art_dir)
     if fix_dynamic_smem:
         ptx = patch_dynamic_smem(ptx)
@@ -341,10 +360,13 @@ def _run_in_process(size, art_dir=None, reps=50, warmup=10, fix_dynamic_smem=Fal
                   drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn))
         regs = drv.func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS)
 
-        gen = torch.Generator(device="cuda")
-        gen.manual_seed(size)
-        A = torch.randn((M, K), device="cuda", dtype=torch.float16, generator=gen)
-        B = torch.randn((K, N), device="cuda", dtype=torch.float16, generator=gen)
+        if dump:
+            A, B = dump_inputs(dump, M, N, K)
+        else:
+            gen = torch.Generator(device="cuda")
+            gen.manual_seed(size)
+            A = torch.randn((M, K), device="cuda", dtype=torch.float16, generator=gen)
+            B = torch.randn((K, N), device="cuda", dtype=torch.float16, generator=gen)
         D = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float32)
         tensors = {"a": A, "b": B, "d": D}
         ptrs = {k: t.data_ptr() for k, t in tensors.items()}
@@ -366,7 +388,7 @@ def _run_in_process(size, art_dir=None, reps=50, warmup=10, fix_dynamic_smem=Fal
         prev_tf32 = torch.backends.cuda.matmul.allow_tf32
         torch.backends.cuda.matmul.allow_tf32 = False
         try:
-            ref = torch.matmul(A.float(), B.float())
+            ref = torch.matmul(A.double(), B.double())
         finally:
             torch.backends.cuda.matmul.allow_tf32 = prev_tf32
         nan_count = int(torch.isnan(D).sum().item())
@@ -408,17 +430,18 @@ def _run_in_process(size, art_dir=None, reps=50, warmup=10, fix_dynamic_smem=Fal
 
 
 def run_mlir_gemm(size, art_dir=None, reps=50, warmup=10, isolate=True, timeout_s=60,
-                  fix_dynamic_smem=False):
+                  fix_dynamic_smem=False, dump=None):
     """Runs upstream MLIR's GEMM at M=N=K=size on the GPU; returns a dict with
     time_ms (median of reps), tflops, rel_err (vs torch.matmul in float32) and
     ok, plus details, and error (None, or why it failed: missing artifacts,
     no GPU, a driver error, a wrong result, a timeout). Never raises for
-    those. isolate=True runs it in a child process killed after timeout_s
+    those. dump: a `tmac run --dump-dir` directory whose A and B to use
+    instead of drawing them. isolate=True runs it in a child process killed after timeout_s
     seconds (a hung kernel cannot hang the caller). fix_dynamic_smem: see
     patch_dynamic_smem (a diagnostic, not the upstream baseline)."""
     if not isolate:
         try:
-            return _run_in_process(size, art_dir, reps, warmup, fix_dynamic_smem)
+            return _run_in_process(size, art_dir, reps, warmup, fix_dynamic_smem, dump)
         except GemmError as e:
             return empty_result(size, str(e))
     try:
@@ -431,6 +454,8 @@ def run_mlir_gemm(size, art_dir=None, reps=50, warmup=10, isolate=True, timeout_
         cmd += ["--dir", str(art_dir)]
     if fix_dynamic_smem:
         cmd += ["--fix-dynamic-smem"]
+    if dump:
+        cmd += ["--dump", str(dump)]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as e:
@@ -486,12 +511,13 @@ def main(argv=None):
     ap.add_argument("--dry-run", action="store_true", help="check the artifacts and print the launch plan; no GPU")
     ap.add_argument("--fix-dynamic-smem", action="store_true",
                     help="diagnostic, not the baseline: patch upstream's demoted dynamic shared memory variable")
+    ap.add_argument("--dump", metavar="DIR", help="take A and B from this `tmac run --dump-dir` directory")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
     if args.child is not None:
         try:
-            r = _run_in_process(args.child, args.dir, args.reps, args.warmup, args.fix_dynamic_smem)
+            r = _run_in_process(args.child, args.dir, args.reps, args.warmup, args.fix_dynamic_smem, args.dump)
         except GemmError as e:
             r = empty_result(args.child, str(e))
         print(RESULT_TAG + json.dumps(r), flush=True)
@@ -522,7 +548,7 @@ def main(argv=None):
         results = []
         for s in sizes:
             r = run_mlir_gemm(s, args.dir, args.reps, args.warmup, isolate=not args.no_isolate,
-                              timeout_s=args.timeout, fix_dynamic_smem=args.fix_dynamic_smem)
+                              timeout_s=args.timeout, fix_dynamic_smem=args.fix_dynamic_smem, dump=args.dump)
             results.append(r)
             if r.get("error"):
                 print(f"gemm {s}: {r['error']}", file=sys.stderr)

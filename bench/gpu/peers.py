@@ -25,6 +25,9 @@ Triton matmul (triton_tma_matmul.py), both writing tmac's output dtype
 (float32) unless --triton-out in. Reduced-precision reductions are turned
 off in cuBLAS (torch.backends.cuda.matmul.allow_{fp16,bf16}_reduced_precision_reduction),
 so every implementation accumulates in float32.
+Upstream MLIR 22's chapter-4 kernel (--mlir-dir, built by
+scripts/mlir-baseline.sh) runs on the square f16 GEMMs' inputs, launched by
+bench/gpu/mlir_gemm.py in a child process.
 Peers of an add: torch.add, the Triton add, and device-to-device copies
 moving the same number of bytes (torch copy_ and the Triton copy). Peers of
 a copy: torch copy_ and the Triton copy.
@@ -476,8 +479,40 @@ def run_gemm(case, args, triton_mods):
         tune(tma, tmam.CONFIGS, tmam.config_name, lambda cfg, i: tmam.launcher(cfg, As[i], Bs[i], touts[i], nsm),
              touts, check, copies, args, flops)
     impls += [tt, tma]
+    impls.append(mlir_impl(case, M, N, K, flops, args))
     info = {"M": M, "N": N, "K": K, "flops": flops, "rotated_copies": copies}
     return impls, info
+
+
+def mlir_impl(case, M, N, K, flops, args):
+    """Upstream MLIR 22's chapter-4 kernel (scripts/mlir-baseline.sh) on the
+    case's own inputs, in a child process with a time limit (mlir_gemm.py):
+    square f16 GEMMs with a tmac dump only, the shapes it was built for."""
+    impl = Impl("MLIR 22 chapter-4", "MLIR")
+    impl.tol, impl.out_dtype = TOL[torch.float32], "f32"
+    if args.mlir_dir is None:
+        impl.note = "not run (--mlir-dir not given)"
+        return impl
+    if case.dtype != torch.float16 or not (M == N == K) or not (case.source and os.path.isdir(case.source)):
+        impl.note = "upstream's kernel is f16 and square only (and needs tmac's dumped inputs)"
+        return impl
+    if not os.path.exists(os.path.join(args.mlir_dir, f"gemm_{M}.ptx")):
+        impl.note = f"not built for {M} (scripts/mlir-baseline.sh)"
+        return impl
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from mlir_gemm import run_mlir_gemm
+    r = run_mlir_gemm(M, args.mlir_dir, reps=args.reps, warmup=args.warmup, timeout_s=120, dump=case.source)
+    impl.work, impl.rel = flops, r.get("rel_err")
+    if r.get("ok"):
+        impl.status = "PASS"
+        impl.median_s, impl.min_s = r["time_ms"] * 1e-3, r["min_ms"] * 1e-3
+        impl.sync_median_s = None
+        impl.config = (f"{r['stages']} stages, grid {r['grid']}, block {r['block']}, {r['registers']} registers; "
+                       f"median of {r['reps']} back-to-back launches (no rotation), tensor maps built once")
+    else:
+        impl.status = "FAIL" if r.get("rel_err") is not None or r.get("nan_count") else "ERROR"
+        impl.note = (r.get("error") or "no result")[:300]
+    return impl
 
 
 def run_copy_peers(src_numel, dtype, args, label, src=None):
@@ -581,7 +616,7 @@ def ratios(case_kind, impls):
     if not t.throughput():
         return out
     if case_kind == "gemm":
-        for key, fam in (("tmac/cuBLAS", "cuBLAS"), ("tmac/Triton", "Triton")):
+        for key, fam in (("tmac/cuBLAS", "cuBLAS"), ("tmac/Triton", "Triton"), ("tmac/MLIR", "MLIR")):
             b = best_of(impls, fam)
             if b:
                 out[key] = {"ratio": t.throughput() / b.throughput(), "against": b.name}
@@ -611,6 +646,7 @@ def main():
     ap.add_argument("--triton-out", choices=("f32", "in"), default="f32",
                     help="output dtype of the Triton GEMMs: float32 (as tmac) or the input dtype")
     ap.add_argument("--no-triton", action="store_true", help="skip the Triton baselines")
+    ap.add_argument("--mlir-dir", help="artifacts of scripts/mlir-baseline.sh: run upstream MLIR's kernel on the square f16 GEMMs")
     ap.add_argument("--commit", default=os.environ.get("BENCH_COMMIT", "unknown"))
     args = ap.parse_args()
     if args.reps < 1 or args.warmup < 0 or args.tune_reps < 1:

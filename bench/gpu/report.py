@@ -47,7 +47,7 @@ def _ratio(c, key):
     return f"{r['ratio']:.2f}" if r else "-"
 
 
-GEMM_COLUMNS = ["cuBLAS (torch.matmul", "cuBLAS (torch.mm, f32 out)", "Triton tiled", "Triton TMA persistent"]
+GEMM_COLUMNS = ["cuBLAS (torch.matmul", "cuBLAS (torch.mm, f32 out)", "Triton tiled", "Triton TMA persistent", "MLIR 22"]
 
 
 def markdown(results):
@@ -64,14 +64,14 @@ def markdown(results):
     gemm = [c for c in cases if c["kind"] == "gemm"]
     if gemm:
         lines.append("| GEMM M x N x K | in | tmac | cuBLAS (matmul, in-dtype out) | cuBLAS (f32 out) | Triton tiled | "
-                     "Triton TMA persistent | tmac/cuBLAS | tmac/Triton |")
-        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+                     "Triton TMA persistent | MLIR 22 chapter-4 | tmac/cuBLAS | tmac/Triton | tmac/MLIR |")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for c in gemm:
             by = {i["name"]: i for i in c["impls"]}
             row = [f"{c['info']['M']} x {c['info']['N']} x {c['info']['K']}", c["dtype"], _cell(by.get("tmac"), 1e12, "{:.1f}")]
             for n in GEMM_COLUMNS:
                 row.append(_cell(next((by[k] for k in by if k.startswith(n)), None), 1e12, "{:.1f}"))
-            row += [_ratio(c, "tmac/cuBLAS"), _ratio(c, "tmac/Triton")]
+            row += [_ratio(c, "tmac/cuBLAS"), _ratio(c, "tmac/Triton"), _ratio(c, "tmac/MLIR")]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
         lines.append("TFLOP/s (2·M·N·K per run over the median time). FAIL / ERROR: the implementation failed its check "
