@@ -383,7 +383,8 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	cb.SetInsertionPointToEnd(elseBlk)
 	cb.op("nvvm.setmaxregister", nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("increase")},
 		ir.NamedAttr{Name: "regCount", Value: ir.IntAttr(int64(o.consRegs), ir.I32)})
-	var lb tb // where the consumers' loop goes
+	var lb tb                   // where the consumers' loop goes
+	var ppFirst, ppStep ir.Value // ping-pong: the block's first tile and the tile loop's own step
 	if outer == nil {
 		lb = cb
 	} else {
@@ -398,6 +399,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 			// counts tiles in the producer's order).
 			wb := tb{ir.NewBuilder(outer.Loc), copyConsts(cb.consts)}
 			wb.SetInsertionPoint(outer)
+			ppFirst, ppStep = outer.Operand(0), outer.Operand(2)
 			p.wg = wb.bin("arith.divui", tc, wb.idx(128))
 			outer.SetOperand(0, wb.bin("arith.addi", outer.Operand(0), wb.bin("arith.muli", p.wg, outer.Operand(2))))
 			outer.SetOperand(2, wb.bin("arith.muli", outer.Operand(2), wb.idx(consumers)))
@@ -415,6 +417,9 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		p.pingpongLocal, p.pingpongTrip = jLocal, trip
 	}
 	p.consume(newLoop, full, empty, p.g, slot, tc, ticks, sync, async)
+	if pingpong {
+		orderPingpong(outer, newLoop, p.wg, ppFirst, ppStep)
+	}
 	p.dropTileAllocs()
 	if outer != nil && pingpong {
 		for op := outer.Region(0).Entry().First(); op != nil; op = op.Next() {
@@ -457,6 +462,39 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	// FLOP count; the name is plan.ConsumerWarpgroupsAttr).
 	k.op.SetAttr("tmac.consumer_warpgroups", ir.I64Attr(consumers))
 	return k.setBlockSize(top, 128*(consumers+1))
+}
+
+// orderPingpong makes the two ping-pong consumers run their K loops in
+// tile order. Both wait on the same full barriers, each for every other
+// tile's ring positions only, and a try_wait.parity tells phases apart
+// only modulo 2: without an order, a consumer waiting for position g (phase
+// g/N of full[g mod N]) could pass when phase g/N - 2 completed, long
+// before position g is loaded. So warpgroup w starts a tile's K loop (all
+// but the block's first tile) only after the other warpgroup has finished
+// the previous tile's K loop, which waited for every earlier position
+// (named barrier 4 + w over both warpgroups: the other arrives, this one
+// syncs), and after its own K loop it signals the other warpgroup if the
+// block has a next tile. A consumer's epilogue thus overlaps the other
+// one's main loop, which is the point of the schedule.
+func orderPingpong(outer, kloop *ir.Operation, wg, first, step ir.Value) {
+	t := outer.Region(0).Entry().Arg(0)
+	b := newTB(kloop.Loc)
+	b.SetInsertionPoint(kloop)
+	w32 := b.op("arith.index_cast", []ir.Value{wg}, []ir.Type{ir.I32}).Result(0)
+	n := b.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(256, ir.I32)}).Result(0)
+	four := b.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(4, ir.I32)}).Result(0)
+	mine := b.op("arith.addi", []ir.Value{four, w32}, []ir.Type{ir.I32}).Result(0)
+	b.ifThen(b.cmp(cmpNe, t, first), func(b tb) {
+		b.op("nvvm.barrier", []ir.Value{mine, n}, nil, ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 0)})
+	})
+	a := newTB(kloop.Loc)
+	a.SetInsertionPointAfter(kloop)
+	five := a.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(5, ir.I32)}).Result(0)
+	other := a.op("arith.subi", []ir.Value{five, w32}, []ir.Type{ir.I32}).Result(0)
+	next := a.bin("arith.addi", t, step)
+	a.ifThen(a.cmp(cmpUlt, next, outer.Operand(1)), func(b tb) {
+		b.op("nvvm.barrier.arrive", []ir.Value{other, n}, nil)
+	})
 }
 
 // consumerStores rotates the output tiles of the tmac.tma.store ops in a
@@ -709,7 +747,12 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 	ab.SetInsertionPointAfter(loop)
 	ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
 	if p.pingpongLocal != nil && p.n > 1 {
-		// ... and after its tile's last K step it releases that slot.
+		// ... and after its tile's last K step it releases that slot, once
+		// every thread of the warpgroup has read it if the threads read
+		// the tiles (the barrier becomes the warpgroup's named barrier).
+		if sync {
+			ab.barrier()
+		}
 		last := ab.bin("arith.remui", ab.bin("arith.subi", ab.bin("arith.addi", p.base, p.pingpongTrip), ab.idx(1)), ab.idx(p.n))
 		leaderArrive(ab, last, ab.cmp(cmpUgt, p.pingpongTrip, ab.idx(0)))
 	}

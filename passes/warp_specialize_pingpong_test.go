@@ -570,11 +570,15 @@ func (s *ppSim) retire(a *ppAgent, keep int64) {
 }
 
 func (s *ppSim) syncID(a *ppAgent, op *ir.Operation) (id, n int64) {
-	if op.Name() == "nvvm.barrier" {
+	if op.Name() == "nvvm.barrier" || op.Name() == "nvvm.barrier.arrive" {
 		return s.val(a, op, op.Operand(0)), s.val(a, op, op.Operand(1))
 	}
 	return 0, s.blockSz
 }
+
+// ppOrderBarrier reports whether named barrier id orders the consumers'
+// K loops (4 + w: warpgroup w syncs on it, the other one arrives).
+func ppOrderBarrier(id int64) bool { return id == 4 || id == 5 }
 
 // blocked explains why agent a cannot run its next op ("" if it can); when
 // why is false the explanation is only "blocked".
@@ -881,6 +885,8 @@ func (s *ppSim) step(a *ppAgent) {
 	case "gpu.barrier", "nvvm.barrier":
 		s.sync(a, op)
 		advance = false
+	case "nvvm.barrier.arrive":
+		s.arriveOnly(a, op)
 	case "scf.if":
 		f.next = op.Next()
 		if s.val(a, op, op.Operand(0)) != 0 {
@@ -1013,7 +1019,11 @@ func (s *ppSim) sync(a *ppAgent, op *ir.Operation) {
 			s.fail(op, "the producer reaches a consumers' named barrier")
 		}
 		w := a.wg()
-		if a.inTile() {
+		if a.inTile() && ppOrderBarrier(id) {
+			if id != 4+w || n != 256 {
+				s.fail(op, "warpgroup %d waits for its turn on named barrier %d over %d threads, not %d over 256", w, id, n, 4+w)
+			}
+		} else if a.inTile() {
 			if id != 1+w || n != 128 {
 				s.fail(op, "a barrier inside warpgroup %d's tile is named barrier %d over %d threads, not %d over 128", w, id, n, 1+w)
 			}
@@ -1025,13 +1035,42 @@ func (s *ppSim) sync(a *ppAgent, op *ir.Operation) {
 	}
 	hw := a.tid / 128
 	sy.members[hw] = true
-	if a.inTile() && sy.members[1] && sy.members[2] {
+	if a.inTile() && sy.members[1] && sy.members[2] && !ppOrderBarrier(id) {
 		s.fail(op, "consumer warpgroups 0 and 1 wait on each other's named barrier %d inside their tiles", id)
 	}
 	a.arrivedAt[id] = sy.gen
 	sy.arrived += a.mult
 	if sy.arrived > sy.expected {
 		s.fail(op, "%d threads arrive at barrier %d of %d", sy.arrived, id, sy.expected)
+	}
+	if sy.arrived == sy.expected {
+		sy.arrived = 0
+		sy.gen++
+		sy.members = map[int64]bool{}
+	}
+}
+
+// arriveOnly is nvvm.barrier.arrive: warpgroup w's threads count towards
+// the other warpgroup's order barrier (5 - w) without waiting.
+func (s *ppSim) arriveOnly(a *ppAgent, op *ir.Operation) {
+	id, n := s.syncID(a, op)
+	if a.producer() || !a.inTile() {
+		s.fail(op, "a named-barrier arrival outside a consumer's tile")
+	}
+	if w := a.wg(); id != 5-w || n != 256 {
+		s.fail(op, "warpgroup %d hands the turn over on named barrier %d over %d threads, not %d over 256", w, id, n, 5-w)
+	}
+	sy := s.syncs[id]
+	if sy == nil {
+		sy = &ppSync{expected: n, members: map[int64]bool{}}
+		s.syncs[id] = sy
+	}
+	if sy.expected != n {
+		s.fail(op, "barrier %d used with %d and %d threads", id, sy.expected, n)
+	}
+	sy.arrived += a.mult
+	if sy.arrived > sy.expected {
+		s.fail(op, "%d threads arrive at barrier %d of %d (a turn handed over twice)", sy.arrived, id, sy.expected)
 	}
 	if sy.arrived == sy.expected {
 		sy.arrived = 0
@@ -1344,7 +1383,7 @@ func ppCases() []ppCase {
 func TestWarpSpecializePingpongSimulation(t *testing.T) {
 	count := 0
 	for _, c := range ppCases() {
-		n, err := simulatePP(t, c, ppPolicies, ppOpts{ordered: true}, nil)
+		n, err := simulatePP(t, c, ppPolicies, ppOpts{}, nil)
 		count += n
 		if err != nil {
 			t.Fatal(err)
@@ -1359,7 +1398,7 @@ func TestWarpSpecializePingpongAllThreads(t *testing.T) {
 		{kind: "gemm", n: 2, trip: 3, outer: 0, tiles: 3, ebar: true, after: true},
 		{kind: "ew", n: 2, trip: 2, inner: 1, outer: 2, tl: 1, tu: 8, ts: 3, ebar: true, kbar: true},
 	} {
-		if _, err := simulatePP(t, c, []string{"round-robin", "random-1", "wg1-fast"}, ppOpts{ordered: true, allThreads: true}, nil); err != nil {
+		if _, err := simulatePP(t, c, []string{"round-robin", "random-1", "wg1-fast"}, ppOpts{allThreads: true}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1373,6 +1412,20 @@ func ppFind(k *ir.Operation, name string) []*ir.Operation {
 		}
 		return ir.Advance
 	})
+	return out
+}
+
+// ppTileBarriers: the named barriers of a warpgroup's own tile (over its
+// 128 threads), not the order barriers between the two warpgroups.
+func ppTileBarriers(f *ir.Operation) []*ir.Operation {
+	var out []*ir.Operation
+	for _, nb := range ppFind(f, "nvvm.barrier") {
+		if d := nb.Operand(1).DefiningOp(); d != nil && d.Name() == "arith.constant" {
+			if v, ok := d.Attr("value").(*ir.IntegerAttr); ok && v.Int() == 128 {
+				out = append(out, nb)
+			}
+		}
+	}
 	return out
 }
 
@@ -1450,27 +1503,27 @@ func TestWarpSpecializePingpongCatches(t *testing.T) {
 		}, "ring position|got loads|deadlock|epilogue|waits for a", false},
 		{"named barrier over both warpgroups inside the tile", []ppCase{gemm, gemmGrid, ew, ewDyn}, func(t *testing.T, k *ir.Operation) {
 			f := consumerTiles(k)
-			for _, nb := range ppFind(f, "nvvm.barrier") {
+			for _, nb := range ppTileBarriers(f) {
 				nb.SetOperand(0, ppConst(nb, 1, ir.I32))
 				nb.SetOperand(1, ppConst(nb, 256, ir.I32))
 			}
 		}, "named barrier|each other|deadlock", false},
 		{"named barrier over both warpgroups inside the tile (behaviour)", []ppCase{gemm, gemmGrid, ew, ewDyn}, func(t *testing.T, k *ir.Operation) {
 			f := consumerTiles(k)
-			for _, nb := range ppFind(f, "nvvm.barrier") {
+			for _, nb := range ppTileBarriers(f) {
 				nb.SetOperand(0, ppConst(nb, 1, ir.I32))
 				nb.SetOperand(1, ppConst(nb, 256, ir.I32))
 			}
 		}, "each other|deadlock", true},
 		{"named barrier 1 for both warpgroups (over 128 threads each)", []ppCase{gemm, ew}, func(t *testing.T, k *ir.Operation) {
 			f := consumerTiles(k)
-			for _, nb := range ppFind(f, "nvvm.barrier") {
+			for _, nb := range ppTileBarriers(f) {
 				nb.SetOperand(0, ppConst(nb, 1, ir.I32))
 			}
 		}, "named barrier|each other|deadlock", false},
 		{"named barrier 1 for both warpgroups (behaviour)", []ppCase{gemm, ew}, func(t *testing.T, k *ir.Operation) {
 			f := consumerTiles(k)
-			for _, nb := range ppFind(f, "nvvm.barrier") {
+			for _, nb := range ppTileBarriers(f) {
 				nb.SetOperand(0, ppConst(nb, 1, ir.I32))
 			}
 		}, "each other|deadlock", true},
@@ -1506,60 +1559,76 @@ func TestWarpSpecializePingpongCatches(t *testing.T) {
 	}
 }
 
-// TestWarpSpecializePingpongBugParityAliasing: the two consumer
-// warpgroups wait on the same full barriers, each only for its own ring
-// positions, with nothing ordering one warpgroup's waits after the
-// other's. A try_wait.parity tells phases apart only modulo 2, so a
-// consumer waiting for position g on full[g mod N] (parity of phase g/N)
-// passes as soon as the barrier's last completed phase is g/N - 2, i.e.
-// when position g-N — the other warpgroup's whenever g is among the first
-// N positions of its tile — has not completed yet. It reads a slot that
-// holds older data or is being overwritten, then releases a slot it does
-// not own. Warpgroup 1's first wait (position T, phase T/N of full[T mod
-// N]) already passes once the first phase of that barrier completed, long
-// before position T is even loaded; in gemm_pingpong.tma (T = 64, N = 4)
-// warpgroup 1 waits for position 64 on full[0] and returns as soon as
-// position 0 has landed. The consumers need an order between them (a
-// consumer starts tile i's K loop only after the other one's waits of
-// tile i-1 returned, as a ping-pong "order barrier" between the math
-// warpgroups does), or full barriers of their own. The sweep above runs
-// the ordered schedules; this test runs every schedule, skips while the
-// bug is open and checks the fix once it is not (then the sweep can run
-// unrestricted too).
-func TestWarpSpecializePingpongBugParityAliasing(t *testing.T) {
-	var hits []string
-	for _, c := range []ppCase{
+// TestWarpSpecializePingpongParityAliasing: the two consumer warpgroups
+// wait on the same full barriers, each only for its own ring positions. A
+// try_wait.parity tells phases apart only modulo 2, so a consumer waiting
+// for position g on full[g mod N] (parity of phase g/N) would pass as soon
+// as the barrier's last completed phase is g/N - 2, when position g-N — the
+// other warpgroup's whenever g is among the first N positions of its tile —
+// has not completed yet; in gemm_pingpong.tma (T = 64, N = 4) warpgroup 1
+// waited for position 64 on full[0] and returned as soon as position 0 had
+// landed (on the H200 the kernel faulted). The pass now orders the
+// consumers' K loops (named barriers 4 and 5, orderPingpong). Every
+// schedule, unrestricted, must pass; with the order barriers removed, some
+// schedule must catch the early return.
+func TestWarpSpecializePingpongParityAliasing(t *testing.T) {
+	cases := []ppCase{
 		// the shape of gemm_pingpong.tma: 1024 tiles over 132 blocks, T = 64, N = 4
 		{kind: "gemm", n: 4, trip: 64, outer: 1, tiles: 1024, grid: 132},
 		{kind: "gemm", n: 4, trip: 8, outer: 1, tiles: 8, grid: 2, ebar: true},
 		{kind: "gemm", n: 2, trip: 2, outer: 0, tiles: 4, ebar: true},
 		{kind: "gemm", n: 3, trip: 1, outer: 0, tiles: 6},
+		{kind: "gemm", n: 5, trip: 2, outer: 0, tiles: 7},
 		{kind: "ew", n: 2, trip: 2, inner: 1, outer: 2, tl: 1, tu: 12, ts: 2, kbar: true},
-	} {
-		m, k := specializePP(t, c, nil)
+	}
+	run := func(c ppCase, mutate func(*ir.Operation)) (runs int, hits []string) {
+		m, k := specializePP(t, c, mutate)
 		blocks := c.blocks()
 		if len(blocks) > 2 {
 			blocks = blocks[:2]
 		}
 		for _, b := range blocks {
 			for _, pol := range ppPolicies {
-				err := runPP(m, k, c, b, pol, ppOpts{})
-				if err == nil {
-					continue
+				runs++
+				if err := runPP(m, k, c, b, pol, ppOpts{}); err != nil {
+					hits = append(hits, firstLine(err))
 				}
-				if !strings.Contains(err.Error(), "completed phases, not") {
-					t.Fatal(err)
-				}
-				hits = append(hits, firstLine(err))
 			}
 		}
+		return runs, hits
 	}
-	if len(hits) > 0 {
-		t.Skipf("BUG: ping-pong consumers wait on shared full barriers for every other tile only, so a parity wait can return two phases early (%d runs; e.g. %s)", len(hits), hits[0])
+	unordered := 0
+	for _, c := range cases {
+		if _, hits := run(c, nil); len(hits) > 0 {
+			t.Fatalf("%s: %d unrestricted runs failed, e.g. %s", c, len(hits), hits[0])
+		}
+		_, hits := run(c, func(k *ir.Operation) {
+			for _, name := range []string{"nvvm.barrier", "nvvm.barrier.arrive"} {
+				for _, op := range ppFind(k, name) {
+					if d := op.Operand(1).DefiningOp(); d != nil && name == "nvvm.barrier" {
+						if v, ok := d.Attr("value").(*ir.IntegerAttr); !ok || v.Int() != 256 {
+							continue
+						}
+					}
+					op.Erase()
+				}
+			}
+		})
+		for _, h := range hits {
+			if !strings.Contains(h, "completed phases, not") && !strings.Contains(h, "deadlock") && !strings.Contains(h, "not landed") {
+				t.Fatalf("%s without order barriers: unexpected failure %s", c, h)
+			}
+		}
+		unordered += len(hits)
+	}
+	if unordered == 0 {
+		t.Fatal("no schedule caught the consumers' early returns with the order barriers removed")
 	}
 }
 
-// TestWarpSpecializePingpongBugMixedReaders: tiles read by wgmma and by
+// TestWarpSpecializePingpongMixedReaders: regression test (fixed: the
+// release after the K loop follows the warpgroup's named barrier when the
+// threads read the tiles): tiles read by wgmma and by
 // the threads of the warpgroup (empty count 1, the leader releases): in
 // the K loop the leader releases slot j-1 after a barrier of its
 // warpgroup, but the tile's last slot is released after the K loop with
@@ -1567,16 +1636,13 @@ func TestWarpSpecializePingpongBugParityAliasing(t *testing.T) {
 // (their memref.load of the last K step), so the producer may refill it
 // under them. The release after the K loop needs the warpgroup's named
 // barrier (1 + w over 128 threads) first when the threads read the tiles.
-func TestWarpSpecializePingpongBugMixedReaders(t *testing.T) {
+func TestWarpSpecializePingpongMixedReaders(t *testing.T) {
 	for _, c := range []ppCase{
 		{kind: "gemm", n: 3, trip: 4, outer: 0, tiles: 4, ebar: true, mixed: true},
 		{kind: "gemm", n: 2, trip: 3, inner: 1, outer: 1, tiles: 7, grid: 3, mixed: true},
 		{kind: "gemm", n: 4, trip: 2, inner: 2, outer: 3, tiles: 3, after: true, mixed: true},
 	} {
-		if _, err := simulatePP(t, c, ppPolicies, ppOpts{ordered: true}, nil); err != nil {
-			if strings.Contains(err.Error(), "has not read it") {
-				t.Skipf("BUG: ping-pong with tiles read by both wgmma and the threads: the tile's last slot is released by the warpgroup leader after the K loop without a barrier, while other threads may still read it: %s", firstLine(err))
-			}
+		if _, err := simulatePP(t, c, ppPolicies, ppOpts{}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
