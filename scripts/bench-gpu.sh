@@ -142,9 +142,8 @@ run() {
 			esac
 			[ "$result" = PASS ] || { failed=1; tail -5 "$log" | sed 's/^/    /' >&2; }
 			local med thr
-			med=$(grep -oE 'kernels alone: median [0-9.]+ us' "$log" | head -1 | grep -oE '[0-9.]+ us$')
-			thr=$(grep -oE '^bench: [0-9.]+ TFLOP/s' "$log" | head -1 | cut -d' ' -f2-)
-			[ -z "$thr" ] && thr=$(grep -oE '^bench: [0-9.]+ TB/s' "$log" | head -1 | cut -d' ' -f2-)
+			med=$(grep -oE 'kernels queued \(launch latency hidden\): median [0-9.]+ us' "$log" | head -1 | grep -oE '[0-9.]+ us$')
+			thr=$(grep -oE 'queued: [0-9.]+ (TFLOP/s|TB/s)' "$log" | head -1 | cut -d' ' -f2-)
 			rows+=("| $name | $result | ${med:--} | ${thr:--} |")
 			echo "tmac run $name: $result ${med:-} ${thr:-} ($(($(date +%s) - t0)) s)" >&2
 			if [ "$result" != PASS ] && [ ! -f "$d/manifest.json" ]; then
@@ -167,7 +166,7 @@ run() {
 		echo
 		echo "tmac runs ($(cat "$dir/EXAMPLE" 2>/dev/null), commit $commit):"
 		echo
-		echo "| bundle | tmac run | kernel time (median) | throughput (tmac's count) |"
+		echo "| bundle | tmac run | kernel time (queued, median) | throughput (tmac's count) |"
 		echo "|---|---|---:|---:|"
 		printf '%s\n' "${rows[@]}"
 		echo

@@ -135,7 +135,9 @@ run() {
 		med=$(grep -oiE -m1 'kernels alone: median [0-9.]+ ?(ns|µs|us|ms|s)\b' "$log" | grep -oE '[0-9.]+ ?(ns|µs|us|ms|s)$')
 		thr=$(grep -oE -m1 '[0-9.]+ ?TFLOP/s' "$log" | head -1)
 		[ -z "$thr" ] && thr=$(grep -oE -m1 '[0-9.]+ ?TB/s' "$log" | head -1)
-		row="| $name | $result | ${rel:--} | ${med:--} | ${thr:--} |"
+		qmed=$(grep -oE -m1 'kernels queued \(launch latency hidden\): median [0-9.]+ us' "$log" | grep -oE '[0-9.]+ us$')
+		qthr=$(grep -oE -m1 'queued: [0-9.]+ (TFLOP/s|TB/s)' "$log" | cut -d' ' -f2-)
+		row="| $name | $result | ${rel:--} | ${med:--} | ${thr:--} | ${qmed:--} | ${qthr:--} |"
 		rows+=("$row")
 		echo "$row  ($(($(date +%s) - t0)) s)"
 	done
@@ -170,18 +172,18 @@ n = 8192 * 4096 * 3 // 2
 src = torch.randn(n, device="cuda")
 dst = torch.empty_like(src)
 ms = med_ms(lambda: dst.copy_(src))
-print(f"| torch d2d copy (192 MiB read + 192 MiB written) | PASS | - | {ms*1e3:.1f} µs | {2*n*4/ms/1e9:.3f} TB/s |")
+print(f"| torch d2d copy (192 MiB read + 192 MiB written) | PASS | - | {ms*1e3:.1f} µs | {2*n*4/ms/1e9:.3f} TB/s | | |")
 a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
 b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
 ms = med_ms(lambda: torch.matmul(a, b))
-print(f"| torch.matmul f16 4096^3 (cuBLAS, f16 out) | PASS | - | {ms*1e3:.1f} µs | {2*4096**3/ms/1e9:.1f} TFLOP/s |")
+print(f"| torch.matmul f16 4096^3 (cuBLAS, f16 out) | PASS | - | {ms*1e3:.1f} µs | {2*4096**3/ms/1e9:.1f} TFLOP/s | | |")
 EOF
 )
 	echo
 	echo "pipeline stage sweep on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%Y-%m-%d), commit $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
 	echo
-	echo "| bundle | result | ||out-ref||/||ref|| | kernel time (median) | throughput |"
-	echo "|---|---|---|---|---|"
+	echo "| bundle | result | ||out-ref||/||ref|| | kernel time (median) | throughput | queued kernel time | queued throughput |"
+	echo "|---|---|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
 	echo "$peers"
 	exit $failed

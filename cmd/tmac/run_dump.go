@@ -89,6 +89,9 @@ type benchResult struct {
 	RunMinS       float64 `json:"run_min_s"`
 	KernelMedianS float64 `json:"kernel_median_s"`
 	KernelMinS    float64 `json:"kernel_min_s"`
+	// The kernels queued behind a GPU-side spin (launch latency hidden).
+	QueuedMedianS float64 `json:"kernel_queued_median_s,omitempty"`
+	QueuedMinS    float64 `json:"kernel_queued_min_s,omitempty"`
 	Flops         float64 `json:"flops,omitempty"`
 	Bytes         float64 `json:"bytes,omitempty"`
 }

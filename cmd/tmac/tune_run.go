@@ -58,7 +58,10 @@ type tuneResult struct {
 	Status        string  `json:"status"`          // pass, fail, error, hang, not-run, skipped (did not compile), filtered
 	Check         string  `json:"check,omitempty"` // the reference check's verdict
 	Reason        string  `json:"reason,omitempty"`
+	// The kernels' time: queued behind a GPU spin (launch latency hidden)
+	// when measured, else one launch at a time (SyncMedianS).
 	KernelMedianS float64 `json:"kernel_median_s,omitempty"`
+	SyncMedianS   float64 `json:"kernel_sync_median_s,omitempty"`
 	KernelMinS    float64 `json:"kernel_min_s,omitempty"`
 	RunMedianS    float64 `json:"run_median_s,omitempty"`
 	Flops         float64 `json:"flops,omitempty"`
@@ -86,7 +89,8 @@ func newTuneRunCmd() *cobra.Command {
 		Long: `run reads DIR/tune.json (from tmac tune build) and runs every compiled
 variant in this process the way tmac run --bench does: random inputs from
 --seed (the same for every variant), the check against @reference (run
-once per source on the CPU and reused, since the inputs are the same),
+on the CPU once per distinct @reference and argument types, and reused,
+since the inputs are then the same),
 then CUDA-event timings of the kernels (--warmup runs, then --reps timed
 ones, median). A variant whose check fails, whose launch fails or which
 hangs (no result within --timeout) is reported and left out of the
@@ -251,7 +255,7 @@ func tuneOne(parent *cobra.Command, tf *tuneRunFlags, bundlePath, source string,
 	f := &runFlags{
 		seed: tf.seed, dist: tf.dist, rtol: tf.rtol, atol: tf.atol, shapes: tf.shapes, sets: tf.sets,
 		bench: true, warmup: tf.warmup, reps: tf.reps, timeout: tf.timeout, device: tf.device,
-		pipeline: defaultPipeline, outcome: &runOutcome{}, refCache: cache, refKey: source,
+		pipeline: defaultPipeline, outcome: &runOutcome{}, refCache: cache,
 	}
 	f.llc.MCPU, f.llc.OptLevel = "sm_90a", 3
 	// A command of its own so that runRun sees which flags were given
@@ -281,13 +285,16 @@ func tuneOne(parent *cobra.Command, tf *tuneRunFlags, bundlePath, source string,
 func classify(r *tuneResult, o tuneRunOutcome, log string) {
 	r.Check = o.run.Verdict
 	if b := o.run.Bench; b != nil {
-		r.KernelMedianS, r.KernelMinS, r.RunMedianS = b.KernelMedianS, b.KernelMinS, b.RunMedianS
+		r.KernelMedianS, r.KernelMinS, r.RunMedianS, r.SyncMedianS = b.KernelMedianS, b.KernelMinS, b.RunMedianS, b.KernelMedianS
+		if b.QueuedMedianS > 0 {
+			r.KernelMedianS, r.KernelMinS = b.QueuedMedianS, b.QueuedMinS
+		}
 		r.Flops, r.Bytes = b.Flops, b.Bytes
-		if b.KernelMedianS > 0 {
+		if r.KernelMedianS > 0 {
 			if b.Flops > 0 {
-				r.TFLOPS = b.Flops / b.KernelMedianS / 1e12
+				r.TFLOPS = b.Flops / r.KernelMedianS / 1e12
 			} else if b.Bytes > 0 {
-				r.TBPerS = b.Bytes / b.KernelMedianS / 1e12
+				r.TBPerS = b.Bytes / r.KernelMedianS / 1e12
 			}
 		}
 	}
@@ -306,7 +313,7 @@ func classify(r *tuneResult, o tuneRunOutcome, log string) {
 		}
 	}
 	if r.Status != resPass {
-		r.KernelMedianS, r.KernelMinS, r.RunMedianS, r.TFLOPS, r.TBPerS = 0, 0, 0, 0, 0
+		r.KernelMedianS, r.KernelMinS, r.RunMedianS, r.SyncMedianS, r.TFLOPS, r.TBPerS = 0, 0, 0, 0, 0, 0
 	}
 }
 

@@ -480,9 +480,10 @@ func TestClassifyRankAndTable(t *testing.T) {
 	}
 }
 
-// TestReferenceReused: tune run checks every variant of a source against
-// @reference's results computed once; the second check reuses them (a
-// tampered cache entry shows that it does).
+// TestReferenceReused: tune run checks every variant against @reference's
+// results computed once per distinct @reference and argument types; the
+// second check reuses them (a tampered cache entry shows that it does),
+// and a module whose @reference differs computes its own.
 func TestReferenceReused(t *testing.T) {
 	mod, err := ir.Parse("t.tma", sampledModule, ir.ParseOptions{})
 	if err != nil {
@@ -490,7 +491,7 @@ func TestReferenceReused(t *testing.T) {
 	}
 	entry, _ := plan.SelectEntry(mod, "")
 	cache := map[string]*refResult{}
-	f := &runFlags{seed: 5, rtol: -1, atol: -1, dist: "normal", refCache: cache, refKey: "src.tma"}
+	f := &runFlags{seed: 5, rtol: -1, atol: -1, dist: "normal", refCache: cache}
 	outputs := plan.Outputs(entry, nil)
 	ft, _ := plan.FuncType(entry)
 	args, err := makeArgs(ft.Inputs, outputs, nil, nil, f)
@@ -507,20 +508,33 @@ func TestReferenceReused(t *testing.T) {
 	if failed, err := checkResults(&w, mod, entry, args, results, outputs, 0, f); err != nil || failed {
 		t.Fatalf("first check: %v %v\n%s", failed, err, w.String())
 	}
-	if cache["src.tma"] == nil || strings.Contains(w.String(), "reused") {
+	if len(cache) != 1 || strings.Contains(w.String(), "reused") {
 		t.Fatalf("not cached, or reused too early:\n%s", w.String())
 	}
-	cache["src.tma"].args[1].(*buffer.Buffer).SetFloat(3, 1e6)
+	for _, r := range cache {
+		r.args[1].(*buffer.Buffer).SetFloat(3, 1e6)
+	}
 	w.Reset()
 	failed, err := checkResults(&w, mod, entry, args, results, outputs, 0, f)
-	if err != nil || !failed || !strings.Contains(w.String(), "reference: @reference's results of an earlier variant of the same source (same inputs) reused") {
+	if err != nil || !failed || !strings.Contains(w.String(), "reference: @reference's results of an earlier variant with the same reference and inputs reused") {
 		t.Errorf("second check did not use the cache: %v %v\n%s", failed, err, w.String())
 	}
-	// Another source computes its own.
-	f.refKey = "other.tma"
+	// The same check sampled differently, and another @reference, compute their own.
 	w.Reset()
-	if failed, err := checkResults(&w, mod, entry, args, results, outputs, 0, f); err != nil || failed {
-		t.Errorf("other source: %v %v\n%s", failed, err, w.String())
+	if failed, err := checkResults(&w, mod, entry, args, results, outputs, 2, f); err != nil || failed || strings.Contains(w.String(), "reused") {
+		t.Errorf("sampled check: %v %v\n%s", failed, err, w.String())
+	}
+	other, err := ir.Parse("u.tma", strings.Replace(sampledModule, "%two = arith.constant 2.0 : f32", "%two = arith.constant 2.000000e+00 : f32\n  %unused = arith.constant 3.0 : f32", 1), ir.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oentry, _ := plan.SelectEntry(other, "")
+	w.Reset()
+	if failed, err := checkResults(&w, other, oentry, args, results, outputs, 0, f); err != nil || failed || strings.Contains(w.String(), "reused") {
+		t.Errorf("other @reference: %v %v\n%s", failed, err, w.String())
+	}
+	if len(cache) != 3 {
+		t.Errorf("%d cache entries, want 3", len(cache))
 	}
 }
 

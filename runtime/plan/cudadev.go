@@ -24,6 +24,14 @@ type CUDA struct {
 	KernelSeconds float64
 	timing        [2]cuda.Event
 
+	// QueueKernels makes Launch record events around every launch without
+	// waiting for them (QueuedRun tags the launches of one run; Queued
+	// reads the times back once the queue has drained).
+	QueueKernels bool
+	queued       []queuedLaunch
+	queueRun     int
+	eventPool    []cuda.Event
+
 	allocs map[uint64]bool // live allocations, for Release
 }
 
@@ -72,6 +80,10 @@ func (c *CUDA) Release() error {
 			c.timing[i] = 0
 		}
 	}
+	for _, e := range append(c.eventPool, c.queuedEvents()...) {
+		keep(e.Destroy())
+	}
+	c.eventPool, c.queued = nil, nil
 	c.maps = nil
 	c.funcs = map[string]cuda.Function{}
 	keep(c.Module.Unload())
@@ -149,6 +161,9 @@ func (c *CUDA) Launch(l *Launch) error {
 		}
 		return cuda.Launch(f, d3(l.Grid), d3(l.Block), l.SharedBytes, params)
 	}
+	if c.QueueKernels {
+		return c.launchQueued(launch)
+	}
 	if !c.TimeKernels {
 		return launch()
 	}
@@ -174,6 +189,77 @@ func (c *CUDA) Launch(l *Launch) error {
 	}
 	c.KernelSeconds += float64(ms) * 1e-3
 	return nil
+}
+
+// queuedLaunch is one launch of a queued timing pass: its run and the
+// events recorded before and after it.
+type queuedLaunch struct {
+	run        int
+	start, end cuda.Event
+}
+
+// QueuedRun starts run r of a queued timing pass (r = 0 starts the pass).
+func (c *CUDA) QueuedRun(r int) {
+	if r == 0 {
+		c.eventPool = append(c.eventPool, c.queuedEvents()...)
+		c.queued = c.queued[:0]
+	}
+	c.queueRun = r
+}
+
+func (c *CUDA) queuedEvents() []cuda.Event {
+	var es []cuda.Event
+	for _, q := range c.queued {
+		es = append(es, q.start, q.end)
+	}
+	return es
+}
+
+func (c *CUDA) event() (cuda.Event, error) {
+	if n := len(c.eventPool); n > 0 {
+		e := c.eventPool[n-1]
+		c.eventPool = c.eventPool[:n-1]
+		return e, nil
+	}
+	return cuda.NewEvent()
+}
+
+func (c *CUDA) launchQueued(launch func() error) error {
+	start, err := c.event()
+	if err != nil {
+		return err
+	}
+	end, err := c.event()
+	if err != nil {
+		return err
+	}
+	if err := start.Record(); err != nil {
+		return err
+	}
+	if err := launch(); err != nil {
+		return err
+	}
+	if err := end.Record(); err != nil {
+		return err
+	}
+	c.queued = append(c.queued, queuedLaunch{c.queueRun, start, end})
+	return nil
+}
+
+// Queued returns the GPU seconds of each run of the last queued pass (the
+// sum of its launches), waiting for the events; runs is their number.
+func (c *CUDA) Queued(runs int) ([]float64, error) {
+	out := make([]float64, runs)
+	for _, q := range c.queued {
+		ms, err := cuda.ElapsedMs(q.start, q.end)
+		if err != nil {
+			return nil, err
+		}
+		if q.run >= 0 && q.run < runs {
+			out[q.run] += float64(ms) * 1e-3
+		}
+	}
+	return out, nil
 }
 
 // DeadlockError is a launch that did not finish within the watchdog's
