@@ -383,7 +383,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	cb.SetInsertionPointToEnd(elseBlk)
 	cb.op("nvvm.setmaxregister", nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("increase")},
 		ir.NamedAttr{Name: "regCount", Value: ir.IntAttr(int64(o.consRegs), ir.I32)})
-	var lb tb                   // where the consumers' loop goes
+	var lb tb                    // where the consumers' loop goes
 	var ppFirst, ppStep ir.Value // ping-pong: the block's first tile and the tile loop's own step
 	if outer == nil {
 		lb = cb

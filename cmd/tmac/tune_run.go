@@ -49,15 +49,15 @@ type tuneResults struct {
 // tuneResult is one variant's outcome: the passing ones first, fastest
 // first, then the others in tune.json's order.
 type tuneResult struct {
-	Name          string  `json:"name"`
-	Source        string  `json:"source"`
-	Schedule      string  `json:"schedule"`
-	Stages        int64   `json:"stages"`
-	StoreStages   int64   `json:"store_stages,omitempty"`
-	Bundle        string  `json:"bundle,omitempty"`
-	Status        string  `json:"status"`          // pass, fail, error, hang, not-run, skipped (did not compile), filtered
-	Check         string  `json:"check,omitempty"` // the reference check's verdict
-	Reason        string  `json:"reason,omitempty"`
+	Name        string `json:"name"`
+	Source      string `json:"source"`
+	Schedule    string `json:"schedule"`
+	Stages      int64  `json:"stages"`
+	StoreStages int64  `json:"store_stages,omitempty"`
+	Bundle      string `json:"bundle,omitempty"`
+	Status      string `json:"status"`          // pass, fail, error, hang, not-run, skipped (did not compile), filtered
+	Check       string `json:"check,omitempty"` // the reference check's verdict
+	Reason      string `json:"reason,omitempty"`
 	// The kernels' time: queued behind a GPU spin (launch latency hidden)
 	// when measured, else one launch at a time (SyncMedianS).
 	KernelMedianS float64 `json:"kernel_median_s,omitempty"`
