@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,11 +32,12 @@ import (
 // tmac.tma.store ops: the tile loop itself, or the enclosing tile loop of
 // a persistent kernel) and tmac.warp_specialize (schedule "ws": the
 // warp-specialize pass adds a TMA producer warpgroup in front of the
-// program's warpgroups, which become the consumers; schedule "pipelined":
-// the attribute is removed and tma-pipeline runs the loop in every
-// thread). That is the only schedule transform: a program written for one
-// warpgroup gets one consumer and a producer (256 threads), one written for
-// two gets two consumers (384 threads). Tile shapes are the program's own:
+// program's warpgroups, which become the consumers; schedule "pingpong":
+// the same with two consumers taking a persistent program's tiles in turn;
+// schedule "pipelined": the attribute is removed and tma-pipeline runs the
+// loop in every thread). A program written for one warpgroup gets one
+// consumer and a producer (256 threads) under "ws", two consumers under
+// "pingpong"; one written for two gets two consumers (384 threads). Tile shapes are the program's own:
 // give several programs (one per tile shape) to tune them together.
 
 const (
@@ -46,9 +48,10 @@ const (
 
 	schedPipelined = "pipelined"
 	schedWS        = "ws"
+	schedPingpong  = "pingpong"
 )
 
-var tuneSchedules = []string{schedPipelined, schedWS}
+var tuneSchedules = []string{schedPipelined, schedWS, schedPingpong}
 
 type tuneBuildFlags struct {
 	output      string
@@ -118,9 +121,11 @@ has no llc:
 A variant sets, on the parsed program, the loop's tmac.stages, the
 tmac.store_stages of the loop holding the tmac.tma.store ops (when there
 are any) and the schedule: "pipelined" (no tmac.warp_specialize:
-tma-pipeline, every thread runs the loop) or "ws" (tmac.warp_specialize:
+tma-pipeline, every thread runs the loop), "ws" (tmac.warp_specialize:
 a TMA producer warpgroup is added in front of the program's warpgroups,
-which become the consumers). Tile shapes are the programs' own: give one
+which become the consumers) or "pingpong" (tmac.warp_specialize =
+"pingpong": a persistent program written for one warpgroup runs in two
+consumer warpgroups that take its tiles in turn). Tile shapes are the programs' own: give one
 program per tile shape to tune them together.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -151,9 +156,10 @@ the stage counts (gemm-pipelined-s3, add-ws-s4-ss2).
 A combination that fails to compile is skipped, its reason recorded (over
 the 227 KB of shared memory a block may use, warp-specialize needing a
 block of whole warpgroups, a loop nested in a tile loop under the
-pipelined schedule, ...). "ws" is the only schedule transform: the
-warp-specialize pass adds a producer warpgroup, so a program written for
-one warpgroup (128 threads) becomes 256 threads with one consumer.
+pipelined schedule, "pingpong" without a persistent tile loop, ...). The
+warp-specialize pass adds a producer warpgroup, so under "ws" a program
+written for one warpgroup (128 threads) becomes 256 threads with one
+consumer, under "pingpong" 384 threads with two.
 Without --store-stages, or when a program stores no tiles, the store
 stage count stays as written.
 
@@ -175,7 +181,7 @@ program is invalid, 2 usage error.`,
 	fl.StringVarP(&f.output, "output", "o", "", "directory for the bundles and tune.json (required)")
 	fl.StringVar(&f.stages, "stages", "2,3,4", "stage counts (tmac.stages) to try, comma-separated")
 	fl.StringVar(&f.storeStages, "store-stages", "", "store stage counts (tmac.store_stages) to try (default: as written)")
-	fl.StringVar(&f.schedules, "schedules", "pipelined,ws", "schedules to try: pipelined, ws")
+	fl.StringVar(&f.schedules, "schedules", "pipelined,ws", "schedules to try: pipelined, ws, pingpong")
 	fl.StringVar(&f.loop, "loop", "", "the loop to tune when a program has several: index, %iv or @function")
 	fl.StringVar(&f.pipeline, "pass-pipeline", defaultPipeline, "pass pipeline")
 	fl.StringVar(&f.llc.Path, "llc", "", "llc to use")
@@ -214,8 +220,8 @@ func parseSchedules(s string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, p := range strings.Split(s, ",") {
 		p = strings.TrimSpace(p)
-		if p != schedPipelined && p != schedWS {
-			return nil, fmt.Errorf("--schedules: '%s' is not a schedule (pipelined, ws)", p)
+		if !slices.Contains(tuneSchedules, p) {
+			return nil, fmt.Errorf("--schedules: '%s' is not a schedule (%s)", p, strings.Join(tuneSchedules, ", "))
 		}
 		if !seen[p] {
 			seen[p] = true
@@ -406,9 +412,12 @@ func applyVariant(l *tunableLoop, schedule string, stages, storeStages int64) {
 	if storeStages > 0 && l.storeLoop != nil {
 		l.storeLoop.SetAttr(tmac.StoreStagesAttr, ir.I64Attr(storeStages))
 	}
-	if schedule == schedWS {
+	switch schedule {
+	case schedWS:
 		l.op.SetAttr(passes.WarpSpecializeAttr, ir.Unit)
-	} else {
+	case schedPingpong:
+		l.op.SetAttr(passes.WarpSpecializeAttr, ir.Str("pingpong"))
+	default:
 		l.op.RemoveAttr(passes.WarpSpecializeAttr)
 	}
 }

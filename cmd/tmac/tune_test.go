@@ -55,8 +55,11 @@ func TestParseTuneLists(t *testing.T) {
 	if err != nil || strings.Join(s, " ") != "ws pipelined" {
 		t.Errorf("parseSchedules: %v %v", s, err)
 	}
-	if _, err := parseSchedules("pipelined,pingpong"); err == nil || !strings.Contains(err.Error(), "'pingpong' is not a schedule") {
-		t.Errorf("parseSchedules(pingpong): %v", err)
+	if s, err := parseSchedules("pipelined,pingpong"); err != nil || strings.Join(s, " ") != "pipelined pingpong" {
+		t.Errorf("parseSchedules(pingpong): %v %v", s, err)
+	}
+	if _, err := parseSchedules("pipelined,cooperative"); err == nil || !strings.Contains(err.Error(), "'cooperative' is not a schedule (pipelined, ws, pingpong)") {
+		t.Errorf("parseSchedules(cooperative): %v", err)
 	}
 }
 
@@ -322,6 +325,49 @@ func TestTuneBuildSkipsWS(t *testing.T) {
 	}
 }
 
+// TestTuneBuildPingpong: the pingpong schedule turns a persistent program
+// written for one warpgroup into a producer and two consumers taking the
+// tiles in turn (384 threads, order barriers), and is skipped with the
+// pass's reason for a program without a tile loop (as the pipelined
+// schedule is for the persistent one).
+func TestTuneBuildPingpong(t *testing.T) {
+	needLLC(t)
+	dir := filepath.Join(t.TempDir(), "pp")
+	stdout, stderr, code := runTune("build", "../../examples/variants/gemm_pingpong.tma", "../../examples/gemm_pipelined.tma", "-o", dir, "--stages", "4", "--schedules", "pingpong,pipelined")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	m, err := readTuneManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range m.Variants {
+		got = append(got, v.Name+":"+v.Status)
+		switch {
+		case v.Name == "gemm_pingpong-pingpong-s4":
+			b, err := bundle.ReadFile(filepath.Join(dir, v.Bundle))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{".reqntid 384, 1, 1", "setmaxnreg.inc.sync.aligned.u32 232", "bar.arrive"} {
+				if !strings.Contains(b.PTX, want) {
+					t.Errorf("%s: no %q in the PTX", v.Name, want)
+				}
+			}
+		case v.Name == "gemm_pipelined-pingpong-s4":
+			if !strings.Contains(v.Reason, "a ping-pong schedule needs a persistent tile loop around the loop") {
+				t.Errorf("%s: reason %q", v.Name, v.Reason)
+			}
+		}
+	}
+	// (tma-pipeline does not pipeline a K loop inside a tile loop.)
+	want := "gemm_pingpong-pingpong-s4:compiled gemm_pingpong-pipelined-s4:skipped gemm_pipelined-pingpong-s4:skipped gemm_pipelined-pipelined-s4:compiled"
+	if g := strings.Join(got, " "); g != want {
+		t.Errorf("variants\n%s\nwant\n%s", g, want)
+	}
+}
+
 func TestTuneBuildUsage(t *testing.T) {
 	tmp := t.TempDir()
 	foreign := filepath.Join(tmp, "foreign")
@@ -335,7 +381,7 @@ func TestTuneBuildUsage(t *testing.T) {
 		{[]string{"build", gemm}, "give the output directory with -o DIR"},
 		{[]string{"build", gemm, "-o", tmp + "/a", "--stages", "0"}, "--stages: '0' is not a stage count from 1 to 16"},
 		{[]string{"build", gemm, "-o", tmp + "/a", "--store-stages", "x"}, "--store-stages: 'x' is not a stage count"},
-		{[]string{"build", gemm, "-o", tmp + "/a", "--schedules", "coop"}, "--schedules: 'coop' is not a schedule (pipelined, ws)"},
+		{[]string{"build", gemm, "-o", tmp + "/a", "--schedules", "coop"}, "--schedules: 'coop' is not a schedule (pipelined, ws, pingpong)"},
 		{[]string{"build", gemm, "-o", foreign}, "holds no earlier tune build"},
 		{[]string{"build", gemm, gemm, "-o", tmp + "/a"}, "have the same base name"},
 		{[]string{"build", gemm, "-o", tmp + "/a", "--loop", "3"}, "--loop 3: the program has 1 tunable loop(s)"},
