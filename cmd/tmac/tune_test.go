@@ -350,7 +350,7 @@ func TestTuneBuildPingpong(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{".reqntid 384, 1, 1", "setmaxnreg.inc.sync.aligned.u32 232", "bar.arrive"} {
+			for _, want := range []string{".reqntid 384, 1, 1", "setmaxnreg.inc.sync.aligned.u32 \t232", "bar.arrive"} {
 				if !strings.Contains(b.PTX, want) {
 					t.Errorf("%s: no %q in the PTX", v.Name, want)
 				}
