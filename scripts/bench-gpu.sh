@@ -7,33 +7,38 @@
 #   scripts/bench-gpu.sh build   # here, where llc is: tmac and the bundles, in build/gpu/bench
 #   scripts/bench-gpu.sh run     # on the GPU machine: tmac runs, then the peers; the table last
 #
-# build: build/tmac, and one `tmac run` bundle per GEMM shape and dtype,
-# generated from $GEMM_EXAMPLE (default examples/gemm_pipelined.tma) by
-# bench/gpu/retarget_gemm.py (shapes, element type, grid, K trip count and
-# @reference's loops; sources in build/gpu/bench/src). A shape the example
-# cannot be retargeted to (e.g. M=64 with 128-row tiles), or that tmac
-# cannot compile, is skipped with the reason, and the peers still run on
-# it (its tmac column then says why there is no result). Bundles of
-# examples/add_pipelined.tma and examples/tma_memcpy_1d.tma as they are.
-# Upstream MLIR 22's chapter-4 GEMM at the square sizes
-# (scripts/mlir-baseline.sh into build/gpu/bench/mlir).
-# build/gpu/bench/cases.txt lists what `run` does. Carry build/tmac and
-# build/gpu/bench to the GPU machine (about 30 MB).
+# build: build/tmac; for every GEMM shape and dtype, the candidate
+# programs of the designs below written by bench/gpu/gen_gemm.py (grouped
+# tile order; f16 cases write f32, bf16 cases bf16) and compiled by
+# `tmac tune build` with each design's stage counts and schedules, into
+# build/gpu/bench/tune/NAME/DESIGN (a design that does not fit a shape is
+# refused or skipped with the reason; a shape with no variant still gets
+# its peers); bundles of examples/add_pipelined.tma and
+# examples/tma_memcpy_1d.tma as they are; upstream MLIR 22's chapter-4
+# GEMM at the square sizes (scripts/mlir-baseline.sh into
+# build/gpu/bench/mlir). build/gpu/bench/cases.txt lists what `run` does.
+# Carry build/tmac and build/gpu/bench.tgz (the folder, compressed; run
+# unpacks it when it is newer) to the GPU machine.
 #
-# run: for each bundle `tmac run BUNDLE --bench --warmup W --reps R
-# --dump-dir build/gpu/bench/dumps/NAME` (tmac's own check against
-# @reference first: sampled to BENCH_REF_SAMPLE=2 rows of @reference for
-# the GEMMs, full for the memory-bound ones; then its CUDA-event timing;
-# then its inputs and outputs as .npy files); then bench/gpu/peers.py on
-# the dumps (and the specs of the skipped shapes): the same inputs for
-# cuBLAS (torch), the two Triton GEMMs, upstream MLIR's kernel (square
-# f16 shapes), torch.add / d2d copy and the
-# Triton add and copy, every output (tmac's too) checked against a torch
-# reference before timing. Writes build/gpu/bench/results.{json,md},
-# docs/bench-gemm.svg (bench/gpu/plot.py), and copies them, with the logs
-# (bench-logs.tar.gz), to $OUT when set. Exit status 1 if anything failed, 3 without a GPU.
+# run: for each GEMM case, `tmac tune run` over its designs' variants
+# (each checked against @reference, sampled to BENCH_REF_SAMPLE=2 rows,
+# then timed with BENCH_TUNE_REPS_TMAC runs) and the fastest passing one is
+# the shape's tmac; then for it and each memory-bound bundle `tmac run
+# BUNDLE --bench --warmup W --reps R --dump-dir DUMPS/NAME` (the check
+# again, the CUDA-event timings — one launch at a time, and queued behind a
+# GPU spin as the peers are timed — and the inputs and output as .npy
+# files); then bench/gpu/peers.py on the dumps (and the specs of the
+# shapes without a tmac result): the same inputs for cuBLAS (torch), the
+# two Triton GEMMs, upstream MLIR's kernel (square f16 shapes), torch.add /
+# d2d copy and the Triton add and copy, every output (tmac's too) checked
+# against a torch reference before timing. Writes
+# build/gpu/bench/results.{json,md}, docs/bench-gemm.svg
+# (bench/gpu/plot.py), and copies them, with the logs (bench-logs.tar.gz),
+# to $OUT when set. Exit status 1 if anything failed, 3 without a GPU.
 #
-# Environment: BENCH_WARMUP (10), BENCH_REPS (100), BENCH_TUNE_REPS (10),
+# Environment: BENCH_WARMUP (10), BENCH_REPS (100), BENCH_TUNE_REPS (10,
+# per Triton configuration), BENCH_TUNE_REPS_TMAC (20, per tmac variant),
+# TUNE_TIMEOUT (300 s per design's tune run),
 # BENCH_REF_SAMPLE (2), BENCH_TMAC_FLAGS (extra `tmac run` flags),
 # BENCH_PEERS_FLAGS (extra peers.py flags, e.g. --no-triton), BENCH_ONLY (an
 # extended regex: only the cases whose name matches), BENCH_STEPS ("tmac
@@ -46,12 +51,26 @@ cd "$(dirname "$0")/.."
 mode=${1:-}
 dir=build/gpu/bench
 tmac=${TMAC:-build/tmac}
-example=${GEMM_EXAMPLE:-examples/gemm_pipelined.tma}
 square="1024 2048 4096 8192"
 skinny_m="64 128 256"
 skinny_nk=4096
 dtypes="f16 bf16"
 mem_examples="examples/add_pipelined.tma examples/tma_memcpy_1d.tma"
+# The kernel designs tuned per GEMM shape (name|gen_gemm.py flags|stages|
+# tune schedules); a design that does not fit a shape is refused by the
+# generator or skipped by tune build with the reason.
+square_designs=(
+	"t128|--design tiles --bm 128 --bn 128|3,4|pipelined"
+	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|3,4|pipelined"
+	"pp128|--design persistent --bm 128 --bn 128|4,6|pingpong"
+	"coop256|--design coop --bm 128 --bn 256|3,4|ws"
+)
+skinny_designs=(
+	"t64x64|--design tiles --bm 64 --bn 64|4,6|pipelined"
+	"t64x128|--design tiles --bm 64 --bn 128|4,6|pipelined"
+	"t128x64|--design tiles --bm 128 --bn 64|4,6|pipelined"
+	"t128|--design tiles --bm 128 --bn 128|3,4|pipelined"
+)
 
 build() {
 	set -e
@@ -63,24 +82,34 @@ build() {
 	for s in $square; do shapes+=("$s $s $s"); done
 	for m in $skinny_m; do shapes+=("$m $skinny_nk $skinny_nk"); done
 	for dt in $dtypes; do
+		# f16 cases write f32 (as upstream MLIR's kernel and cuBLAS's f32-out
+		# call), bf16 cases write bf16 (as torch.matmul).
+		out=f32
+		[ "$dt" = bf16 ] && out=bf16
 		for s in "${shapes[@]}"; do
 			read -r m n k <<<"$s"
 			name=gemm_${dt}_${m}x${n}x${k}
 			spec=gemm:$dt:${m}x${n}x${k}
-			if ! msg=$(python3 bench/gpu/retarget_gemm.py "$example" --m "$m" --n "$n" --k "$k" --dtype "$dt" -o "$dir/src/$name.tma" 2>&1); then
-				reason=$(echo "$msg" | head -1 | sed 's/^.* cannot be retargeted to [^ ]* [a-z0-9]*: //')
-				echo "skip $name: $msg" >&2
-				echo "spec $spec:$(basename "$example") not retargetable: $reason" >>"$dir/cases.txt"
-				continue
+			cdir=$dir/tune/$name
+			mkdir -p "$cdir/src"
+			designs=("${square_designs[@]}")
+			[ "$m" -lt 1024 ] && designs=("${skinny_designs[@]}")
+			dirs=()
+			for d in "${designs[@]}"; do
+				IFS='|' read -r dn gflags st sch <<<"$d"
+				# shellcheck disable=SC2086 # gflags is a list of flags
+				python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" --dtype "$dt" --out "$out" $gflags \
+					-o "$cdir/src/$dn.tma" 2>>"$cdir/src/refused.txt" || continue
+				if build/tmac tune build "$cdir/src/$dn.tma" -o "$cdir/$dn" --stages "$st" --schedules "$sch" >"$cdir/src/$dn.build.log" 2>&1; then
+					dirs+=("$cdir/$dn")
+				fi
+			done
+			if [ ${#dirs[@]} -eq 0 ]; then
+				echo "skip $name: no variant compiled (see $cdir/src)" >&2
+				echo "spec $spec:no tmac variant compiled" >>"$dir/cases.txt"
+			else
+				echo "tune $name $spec $(IFS=,; echo "${dirs[*]}")" >>"$dir/cases.txt"
 			fi
-			if ! build/tmac compile "$dir/src/$name.tma" --emit=bundle -o "$dir/$name.tmab" 2>"$dir/src/$name.err"; then
-				echo "skip $name: tmac compile failed:" >&2
-				head -5 "$dir/src/$name.err" >&2
-				echo "spec $spec:tmac compile failed ($(head -1 "$dir/src/$name.err" | cut -c1-120))" >>"$dir/cases.txt"
-				continue
-			fi
-			rm -f "$dir/src/$name.err"
-			echo "bundle $name $spec" >>"$dir/cases.txt"
 		done
 	done
 	for ex in $mem_examples; do
@@ -101,13 +130,17 @@ build() {
 		tail -5 "$dir/src/mlir-baseline.log" >&2
 	fi
 	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$dir/COMMIT"
-	echo "GEMM example: $example" >"$dir/EXAMPLE"
 	echo "cases ($dir/cases.txt):"
 	sed 's/^/  /' "$dir/cases.txt"
-	du -sh build/tmac "$dir"
+	# The bundles compress tenfold: carry build/gpu/bench.tgz (run unpacks it).
+	tar -czf "$dir.tgz" -C "$(dirname "$dir")" "$(basename "$dir")"
+	du -sh build/tmac "$dir" "$dir.tgz"
 }
 
 run() {
+	if [ -f "$dir.tgz" ] && { [ ! -f "$dir/cases.txt" ] || [ "$dir.tgz" -nt "$dir/cases.txt" ]; }; then
+		tar -xzf "$dir.tgz" -C "$(dirname "$dir")"
+	fi
 	if [ ! -x "$tmac" ] || [ ! -f "$dir/cases.txt" ]; then
 		echo "no $tmac or $dir/cases.txt: run scripts/bench-gpu.sh build here first (and carry build/tmac and $dir)" >&2
 		exit 2
@@ -116,23 +149,57 @@ run() {
 	local dumps=${BENCH_DUMPS:-$dir/dumps}
 	mkdir -p "$dir/logs" "$dumps"
 	local failed=0 rows=() items=()
-	while read -r kind name spec; do
+	while read -r kind name spec rest; do
 		[ -n "$kind" ] || continue
 		if [ "$kind" = spec ]; then
 			# "spec gemm:f16:64x4096x4096:why" (name holds the whole spec)
-			[[ -n "${BENCH_ONLY:-}" && ! "$name $spec" =~ ${BENCH_ONLY} ]] && continue
-			items+=("$name${spec:+ $spec}")
+			local line="$name${spec:+ $spec}${rest:+ $rest}"
+			[[ -n "${BENCH_ONLY:-}" && ! "$line" =~ ${BENCH_ONLY} ]] && continue
+			items+=("$line")
 			continue
 		fi
 		[[ -n "${BENCH_ONLY:-}" && ! "$name" =~ ${BENCH_ONLY} ]] && continue
-		local d=$dumps/$name log=$dir/logs/$name.log
+		local d=$dumps/$name log=$dir/logs/$name.log bundle=$dir/$name.tmab variant=
+		if [ "$kind" = tune ] && [[ " $steps " == *" tmac "* ]]; then
+			# Tune: every design's variants through tmac tune run (checked,
+			# timed), then the fastest passing one is the shape's tmac.
+			local td
+			for td in ${rest//,/ }; do
+				timeout "${TUNE_TIMEOUT:-300}" "$tmac" tune run "$td" --reps "${BENCH_TUNE_REPS_TMAC:-20}" --warmup 3 \
+					--ref-sample "${BENCH_REF_SAMPLE:-2}" >"$dir/logs/$name-$(basename "$td").tune.log" 2>&1
+				cp "$td/tune-results.json" "$dir/logs/$name-$(basename "$td").tune-results.json" 2>/dev/null
+			done
+			read -r bundle variant < <(python3 - ${rest//,/ } <<'PY'
+import json, os, sys
+best = None
+for d in sys.argv[1:]:
+    try:
+        res = json.load(open(os.path.join(d, "tune-results.json")))["results"]
+    except (OSError, ValueError, KeyError):
+        continue
+    for r in res:
+        if r.get("status") == "pass" and r.get("kernel_median_s") and (best is None or r["kernel_median_s"] < best[0]):
+            best = (r["kernel_median_s"], os.path.join(d, r["bundle"]), r["name"])
+print(f"{best[1]} {best[2]}" if best else "- -")
+PY
+)
+			echo "$name: best variant $variant" >&2
+			echo "$bundle" >"$dir/logs/$name.best"
+		elif [ "$kind" = tune ] && [ -f "$dir/logs/$name.best" ]; then
+			bundle=$(cat "$dir/logs/$name.best")
+		fi
 		if [[ " $steps " == *" tmac "* ]]; then
 			local flags=(--bench --warmup "$warmup" --reps "$reps" --dump-dir "$d")
 			[[ "$name" == gemm_* ]] && flags+=(--ref-sample "${BENCH_REF_SAMPLE:-2}")
 			local t0
 			t0=$(date +%s)
-			# shellcheck disable=SC2086 # BENCH_TMAC_FLAGS is a list of flags
-			timeout "${EXAMPLE_TIMEOUT:-300}" "$tmac" run "$dir/$name.tmab" "${flags[@]}" ${BENCH_TMAC_FLAGS:-} >"$log" 2>&1
+			if [ "$bundle" = - ]; then
+				echo "no variant of $name passed its check (logs/$name-*.tune.log)" >"$log"
+				false
+			else
+				# shellcheck disable=SC2086 # BENCH_TMAC_FLAGS is a list of flags
+				timeout "${EXAMPLE_TIMEOUT:-300}" "$tmac" run "$bundle" "${flags[@]}" ${BENCH_TMAC_FLAGS:-} >"$log" 2>&1
+			fi
 			local rc=$? result
 			case $rc in
 			0) result=PASS ;;
@@ -144,7 +211,7 @@ run() {
 			local med thr
 			med=$(grep -oE 'kernels queued \(launch latency hidden\): median [0-9.]+ us' "$log" | head -1 | grep -oE '[0-9.]+ us$')
 			thr=$(grep -oE 'queued: [0-9.]+ (TFLOP/s|TB/s)' "$log" | head -1 | cut -d' ' -f2-)
-			rows+=("| $name | $result | ${med:--} | ${thr:--} |")
+			rows+=("| $name | ${variant:--} | $result | ${med:--} | ${thr:--} |")
 			echo "tmac run $name: $result ${med:-} ${thr:-} ($(($(date +%s) - t0)) s)" >&2
 			if [ "$result" != PASS ] && [ ! -f "$d/manifest.json" ]; then
 				rm -rf "$d"
@@ -164,10 +231,10 @@ run() {
 	commit=$(cat "$dir/COMMIT" 2>/dev/null || echo unknown)
 	if [ ${#rows[@]} -gt 0 ]; then
 		echo
-		echo "tmac runs ($(cat "$dir/EXAMPLE" 2>/dev/null), commit $commit):"
+		echo "tmac runs (best variant per GEMM shape; commit $commit):"
 		echo
-		echo "| bundle | tmac run | kernel time (queued, median) | throughput (tmac's count) |"
-		echo "|---|---|---:|---:|"
+		echo "| case | variant | tmac run | kernel time (queued, median) | throughput (tmac's count) |"
+		echo "|---|---|---|---:|---:|"
 		printf '%s\n' "${rows[@]}"
 		echo
 	fi

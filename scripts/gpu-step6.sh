@@ -3,13 +3,15 @@
 # to back on the same warm machine (one call is limited to 10 minutes):
 #
 #   here:  scripts/pipeline-sweep.sh build && scripts/bench-gpu.sh build
-#   call A: scripts/gpu-step6.sh a   (carry build/tmac build/gpu/sweep build/gpu/bench)
-#           the step-6 GEMM variants (correctness, timings, ptxas report),
-#           then every benchmark bundle through `tmac run --bench --dump-dir`
+#   call A: scripts/gpu-step6.sh a   (carry build/tmac build/gpu/sweep.tgz build/gpu/bench.tgz)
+#           the benchmark's tmac step: per GEMM shape the tuning of every
+#           design's variants, then the best one and the memory-bound
+#           bundles through `tmac run --bench --dump-dir`
 #   call B: scripts/gpu-step6.sh b   (same carry)
 #           the peers on tmac's dumped inputs (cuBLAS, Triton, upstream MLIR,
-#           torch copies); reruns the tmac step first if its dumps are gone
-#           (a fresh machine)
+#           torch copies; reruns the tmac step first if its dumps are gone,
+#           on a fresh machine), then the examples' step-6 variants of the
+#           pipeline sweep (SWEEP_FILTER)
 #
 # The dumps live in /tmp/tmac-bench-dumps, outside the carried folders, so
 # that call B finds them. Logs and results go to $OUT as a few files (the
@@ -26,20 +28,17 @@ tmac_step() {
 		OUT= bash scripts/bench-gpu.sh run
 }
 
+for t in build/gpu/sweep.tgz; do
+	[ -f "$t" ] && tar -xzf "$t" -C build/gpu
+done
+
 case ${1:-} in
 a)
-	SWEEP_FILTER=${SWEEP_FILTER:-'^gemm_(s3|ws_s4|wsp_s|wspt_s|wsc_s|wspp_s|bf16out)'} \
-		SWEEP_RUN_FLAGS="--reps 30 --warmup 5" EXAMPLE_TIMEOUT=60 \
-		timeout 240 bash scripts/pipeline-sweep.sh run >"$out/sweep.txt" 2>&1
-	echo "sweep exit $?"
-	tar -czf "$out/sweep-logs.tar.gz" -C build/gpu/sweep logs 2>/dev/null
-	timeout 330 bash -c "$(declare -f tmac_step); tmac_step" >"$out/bench-tmac.txt" 2>&1
+	timeout 560 bash -c "$(declare -f tmac_step); tmac_step" >"$out/bench-tmac.txt" 2>&1
 	echo "bench tmac step exit $?"
 	tar -czf "$out/bench-tmac-logs.tar.gz" -C build/gpu/bench logs 2>/dev/null
 	du -sh "$BENCH_DUMPS" 2>/dev/null
-	echo
-	sed -n '/^pipeline stage sweep/,$p' "$out/sweep.txt"
-	sed -n '/^ptxas -arch/,/^$/p' "$out/sweep.txt" | grep -E 'wsp|wspt|wsc|wspp|bf16out|gemm_s3|warning' | head -20
+	grep 'best variant' "$out/bench-tmac.txt"
 	sed -n '/^tmac runs/,$p' "$out/bench-tmac.txt"
 	;;
 b)
@@ -48,13 +47,17 @@ b)
 		timeout 330 bash -c "$(declare -f tmac_step); tmac_step" >"$out/bench-tmac.txt" 2>&1
 	fi
 	BENCH_STEPS=peers BENCH_WARMUP=10 BENCH_REPS=${BENCH_REPS:-50} BENCH_TUNE_REPS=${BENCH_TUNE_REPS:-5} \
-		PEERS_TIMEOUT=${PEERS_TIMEOUT:-540} OUT= bash scripts/bench-gpu.sh run >"$out/bench-peers.txt" 2>&1
+		PEERS_TIMEOUT=${PEERS_TIMEOUT:-360} OUT= bash scripts/bench-gpu.sh run >"$out/bench-peers.txt" 2>&1
 	echo "bench peers step exit $?"
-	tail -40 build/gpu/bench/logs/peers.log >"$out/peers-log-tail.txt" 2>/dev/null
 	tar -czf "$out/peers-log.tar.gz" -C build/gpu/bench logs 2>/dev/null
 	for f in build/gpu/bench/results.json build/gpu/bench/results.md docs/bench-gemm.svg; do
 		[ -f "$f" ] && cp "$f" "$out/"
 	done
+	# The examples' step-6 variants (correctness and timings) in the time left.
+	SWEEP_FILTER=${SWEEP_FILTER:-'^gemm_(s3|wspp_s)'} SWEEP_RUN_FLAGS="--reps 30 --warmup 5" EXAMPLE_TIMEOUT=60 \
+		timeout 150 bash scripts/pipeline-sweep.sh run >"$out/sweep.txt" 2>&1
+	echo "sweep exit $?"
+	sed -n '/^| bundle/,$p' "$out/sweep.txt"
 	sed -n '/^| GEMM M x N x K/,/^TB\/s/p' build/gpu/bench/results.md 2>/dev/null || tail -30 "$out/bench-peers.txt"
 	;;
 *)

@@ -22,7 +22,7 @@ is in the input dtype, which is what torch.matmul gives), cuBLAS with a
 float32 output (torch.mm(..., out_dtype=torch.float32), where this torch
 has it), the tiled Triton matmul (triton_matmul.py) and the persistent TMA
 Triton matmul (triton_tma_matmul.py), both writing tmac's output dtype
-(float32) unless --triton-out in. Reduced-precision reductions are turned
+unless --triton-out says otherwise. Reduced-precision reductions are turned
 off in cuBLAS (torch.backends.cuda.matmul.allow_{fp16,bf16}_reduced_precision_reduction),
 so every implementation accumulates in float32.
 Upstream MLIR 22's chapter-4 kernel (--mlir-dir, built by
@@ -434,7 +434,10 @@ def run_gemm(case, args, triton_mods):
     def check(out):
         return rel_err(out, ref, ref_norm)
 
-    out_elem = 4  # tmac's GEMMs write float32; the rotation follows its operand bytes
+    # tmac's output dtype (float32 where there is no dump) sets the Triton
+    # kernels' output (--triton-out tmac) and the rotation's byte count.
+    tmac_out = case.tmac["out"].dtype if case.tmac and case.tmac.get("out") is not None else torch.float32
+    out_elem = torch.empty((), dtype=tmac_out).element_size()
     copies = rotation_copies(A.numel() * A.element_size() + B.numel() * B.element_size() + M * N * out_elem)
     As = [A] + [A.clone() for _ in range(copies - 1)]
     Bs = [B] + [B.clone() for _ in range(copies - 1)]
@@ -473,7 +476,7 @@ def run_gemm(case, args, triton_mods):
     impls.append(cub32)
 
     # Triton.
-    out_dtype = torch.float32 if args.triton_out == "f32" else A.dtype
+    out_dtype = {"f32": torch.float32, "in": A.dtype, "tmac": tmac_out}[args.triton_out]
     tt = Impl("Triton tiled", "Triton")
     tma = Impl("Triton TMA persistent", "Triton")
     for impl in (tt, tma):
@@ -629,6 +632,12 @@ def ratios(case_kind, impls):
             b = best_of(impls, fam)
             if b:
                 out[key] = {"ratio": t.throughput() / b.throughput(), "against": b.name}
+        # cuBLAS writing the same output dtype as tmac (f32 out costs more
+        # epilogue bytes than f16 out).
+        same = [i for i in impls if i.family == "cuBLAS" and i.throughput() and i.out_dtype == t.out_dtype]
+        if same:
+            b = max(same, key=lambda i: i.throughput())
+            out["tmac/cuBLAS same out"] = {"ratio": t.throughput() / b.throughput(), "against": b.name}
     else:
         op = [i for i in impls if i.family == "torch" and "copy" not in i.name]
         cp = [i for i in impls if i.family == "torch" and "copy" in i.name]
@@ -652,8 +661,8 @@ def main():
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--tune-reps", type=int, default=10, help="timed runs per Triton configuration while tuning")
     ap.add_argument("--seed", type=int, default=0, help="seed of the inputs drawn for specs")
-    ap.add_argument("--triton-out", choices=("f32", "in"), default="f32",
-                    help="output dtype of the Triton GEMMs: float32 (as tmac) or the input dtype")
+    ap.add_argument("--triton-out", choices=("tmac", "f32", "in"), default="tmac",
+                    help="output dtype of the Triton GEMMs: tmac's (float32 without a dump), float32 or the input dtype")
     ap.add_argument("--no-triton", action="store_true", help="skip the Triton baselines")
     ap.add_argument("--mlir-dir", help="artifacts of scripts/mlir-baseline.sh: run upstream MLIR's kernel on the square f16 GEMMs")
     ap.add_argument("--commit", default=os.environ.get("BENCH_COMMIT", "unknown"))

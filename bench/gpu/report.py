@@ -63,20 +63,23 @@ def markdown(results):
     lines.append("")
     gemm = [c for c in cases if c["kind"] == "gemm"]
     if gemm:
-        lines.append("| GEMM M x N x K | in | tmac | cuBLAS (matmul, in-dtype out) | cuBLAS (f32 out) | Triton tiled | "
-                     "Triton TMA persistent | MLIR 22 chapter-4 | tmac/cuBLAS | tmac/Triton | tmac/MLIR |")
-        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        lines.append("| GEMM M x N x K | in | out | tmac | cuBLAS (matmul, in-dtype out) | cuBLAS (f32 out) | Triton tiled | "
+                     "Triton TMA persistent | MLIR 22 chapter-4 | tmac/cuBLAS | tmac/cuBLAS same out | tmac/Triton | tmac/MLIR |")
+        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for c in gemm:
             by = {i["name"]: i for i in c["impls"]}
-            row = [f"{c['info']['M']} x {c['info']['N']} x {c['info']['K']}", c["dtype"], _cell(by.get("tmac"), 1e12, "{:.1f}")]
+            tm = by.get("tmac")
+            row = [f"{c['info']['M']} x {c['info']['N']} x {c['info']['K']}", c["dtype"], (tm or {}).get("out_dtype") or "-",
+                   _cell(tm, 1e12, "{:.1f}")]
             for n in GEMM_COLUMNS:
                 row.append(_cell(next((by[k] for k in by if k.startswith(n)), None), 1e12, "{:.1f}"))
-            row += [_ratio(c, "tmac/cuBLAS"), _ratio(c, "tmac/Triton"), _ratio(c, "tmac/MLIR")]
+            row += [_ratio(c, k) for k in ("tmac/cuBLAS", "tmac/cuBLAS same out", "tmac/Triton", "tmac/MLIR")]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
         lines.append("TFLOP/s (2·M·N·K per run over the median time). FAIL / ERROR: the implementation failed its check "
-                     "or did not run, and is left out of the ratios; n/a: no result (see the details). tmac/cuBLAS and "
-                     "tmac/Triton compare with the fastest passing cuBLAS and Triton implementation of the row.")
+                     "or did not run, and is left out of the ratios; n/a: no result (see the details). tmac/cuBLAS, "
+                     "tmac/Triton and tmac/MLIR compare with the fastest passing implementation of that family in the row "
+                     "(Triton writes tmac's output dtype); tmac/cuBLAS same out with cuBLAS writing tmac's output dtype.")
         lines.append("")
     mem = [c for c in cases if c["kind"] != "gemm"]
     if mem:
