@@ -9,21 +9,22 @@
 #
 # build: build/tmac; for every GEMM shape and dtype, the candidate
 # programs of the designs below written by bench/gpu/gen_gemm.py (grouped
-# tile order; f16 cases write f32, bf16 cases bf16) and compiled by
+# tile order; the output in the input dtype, and also f32 for the square
+# f16 shapes) and compiled by
 # `tmac tune build` with each design's stage counts and schedules, into
 # build/gpu/bench/tune/NAME/DESIGN (a design that does not fit a shape is
 # refused or skipped with the reason; a shape with no variant still gets
-# its peers); bundles of examples/add_pipelined.tma and
-# examples/tma_memcpy_1d.tma as they are; upstream MLIR 22's chapter-4
+# its peers); examples/add_pipelined.tma and examples/memcpy_pipelined.tma
+# through tmac tune build over stages and store stages; upstream MLIR 22's chapter-4
 # GEMM at the square sizes (scripts/mlir-baseline.sh into
 # build/gpu/bench/mlir). build/gpu/bench/cases.txt lists what `run` does.
 # Carry build/tmac and build/gpu/bench.tgz (the folder, compressed; run
 # unpacks it when it is newer) to the GPU machine.
 #
-# run: for each GEMM case, `tmac tune run` over its designs' variants
+# run: for each case, `tmac tune run` over its variants
 # (each checked against @reference, sampled to BENCH_REF_SAMPLE=2 rows,
 # then timed with BENCH_TUNE_REPS_TMAC runs) and the fastest passing one is
-# the shape's tmac; then for it and each memory-bound bundle `tmac run
+# the case's tmac; then for it `tmac run
 # BUNDLE --bench --warmup W --reps R --dump-dir DUMPS/NAME` (the check
 # again, the CUDA-event timings — one launch at a time, and queued behind a
 # GPU spin as the peers are timed — and the inputs and output as .npy
@@ -55,21 +56,34 @@ square="1024 2048 4096 8192"
 skinny_m="64 128 256"
 skinny_nk=4096
 dtypes="f16 bf16"
-mem_examples="examples/add_pipelined.tma examples/tma_memcpy_1d.tma"
+# Memory-bound programs, tuned over stages and store stages
+# (name|program|stages|store stages).
+mem_cases=(
+	"mem_add_pipelined|examples/add_pipelined.tma|3,4,6|1,2"
+	"mem_memcpy_pipelined|examples/memcpy_pipelined.tma|4,6,8|2,3"
+)
 # The kernel designs tuned per GEMM shape (name|gen_gemm.py flags|stages|
 # tune schedules); a design that does not fit a shape is refused by the
 # generator or skipped by tune build with the reason.
 square_designs=(
 	"t128|--design tiles --bm 128 --bn 128|3,4|pipelined"
-	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|3,4|pipelined"
-	"pp128|--design persistent --bm 128 --bn 128|4,6|pingpong"
+	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"
+	"pp128|--design persistent --bm 128 --bn 128|4,5|pingpong"
 	"coop256|--design coop --bm 128 --bn 256|3,4|ws"
 )
-skinny_designs=(
-	"t64x64|--design tiles --bm 64 --bn 64|4,6|pipelined"
-	"t64x128|--design tiles --bm 64 --bn 128|4,6|pipelined"
-	"t128x64|--design tiles --bm 128 --bn 64|4,6|pipelined"
+# Up to 2048: smaller tiles too (1024^2 has 64 tiles of 128x128 for 132 SMs).
+small_square_designs=(
 	"t128|--design tiles --bm 128 --bn 128|3,4|pipelined"
+	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"
+	"t128x64|--design tiles --bm 128 --bn 64|4,6|pipelined"
+	"t64x128|--design tiles --bm 64 --bn 128|4,6|pipelined"
+	"coop256|--design coop --bm 128 --bn 256|4|ws"
+)
+# Skinny M: deep rings (bytes in flight per SM bound these kernels).
+skinny_designs=(
+	"t64x64|--design tiles --bm 64 --bn 64|6,9,12|pipelined"
+	"t64x128|--design tiles --bm 64 --bn 128|6,9|pipelined"
+	"t128x64|--design tiles --bm 128 --bn 64|6,9|pipelined"
 )
 
 build() {
@@ -81,46 +95,49 @@ build() {
 	shapes=()
 	for s in $square; do shapes+=("$s $s $s"); done
 	for m in $skinny_m; do shapes+=("$m $skinny_nk $skinny_nk"); done
+	# Every shape with the output in the input dtype (as torch.matmul), and
+	# the square f16 shapes with an f32 output too (as upstream MLIR's
+	# chapter-4 kernel, which the peers run on those cases).
+	cases=()
 	for dt in $dtypes; do
-		# f16 cases write f32 (as upstream MLIR's kernel and cuBLAS's f32-out
-		# call), bf16 cases write bf16 (as torch.matmul).
-		out=f32
-		[ "$dt" = bf16 ] && out=bf16
-		for s in "${shapes[@]}"; do
-			read -r m n k <<<"$s"
-			name=gemm_${dt}_${m}x${n}x${k}
-			spec=gemm:$dt:${m}x${n}x${k}
-			cdir=$dir/tune/$name
-			mkdir -p "$cdir/src"
-			designs=("${square_designs[@]}")
-			[ "$m" -lt 1024 ] && designs=("${skinny_designs[@]}")
-			dirs=()
-			for d in "${designs[@]}"; do
-				IFS='|' read -r dn gflags st sch <<<"$d"
-				# shellcheck disable=SC2086 # gflags is a list of flags
-				python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" --dtype "$dt" --out "$out" $gflags \
-					-o "$cdir/src/$dn.tma" 2>>"$cdir/src/refused.txt" || continue
-				if build/tmac tune build "$cdir/src/$dn.tma" -o "$cdir/$dn" --stages "$st" --schedules "$sch" >"$cdir/src/$dn.build.log" 2>&1; then
-					dirs+=("$cdir/$dn")
-				fi
-			done
-			if [ ${#dirs[@]} -eq 0 ]; then
-				echo "skip $name: no variant compiled (see $cdir/src)" >&2
-				echo "spec $spec:no tmac variant compiled" >>"$dir/cases.txt"
-			else
-				echo "tune $name $spec $(IFS=,; echo "${dirs[*]}")" >>"$dir/cases.txt"
+		for s in "${shapes[@]}"; do cases+=("$dt $dt $s"); done
+	done
+	for s in $square; do cases+=("f16 f32 $s $s $s"); done
+	for cs in "${cases[@]}"; do
+		read -r dt out m n k <<<"$cs"
+		name=gemm_${dt}_${m}x${n}x${k}
+		if [ "$out" != "$dt" ]; then name=gemm_${dt}${out}_${m}x${n}x${k}; fi
+		spec=gemm:$dt:${m}x${n}x${k}
+		cdir=$dir/tune/$name
+		mkdir -p "$cdir/src"
+		designs=("${square_designs[@]}")
+		[ "$m" -le 2048 ] && designs=("${small_square_designs[@]}")
+		[ "$m" -lt 1024 ] && designs=("${skinny_designs[@]}")
+		dirs=()
+		for d in "${designs[@]}"; do
+			IFS='|' read -r dn gflags st sch <<<"$d"
+			# shellcheck disable=SC2086 # gflags is a list of flags
+			python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" --dtype "$dt" --out "$out" $gflags \
+				-o "$cdir/src/$dn.tma" 2>>"$cdir/src/refused.txt" || continue
+			if build/tmac tune build "$cdir/src/$dn.tma" -o "$cdir/$dn" --stages "$st" --schedules "$sch" >"$cdir/src/$dn.build.log" 2>&1; then
+				dirs+=("$cdir/$dn")
 			fi
 		done
-	done
-	for ex in $mem_examples; do
-		name=mem_$(basename "$ex" .tma)
-		cp "$ex" "$dir/src/$name.tma"
-		if build/tmac compile "$ex" --emit=bundle -o "$dir/$name.tmab" 2>"$dir/src/$name.err"; then
-			rm -f "$dir/src/$name.err"
-			echo "bundle $name -" >>"$dir/cases.txt"
+		if [ ${#dirs[@]} -eq 0 ]; then
+			echo "skip $name: no variant compiled (see $cdir/src)" >&2
+			echo "spec $spec:no tmac variant compiled" >>"$dir/cases.txt"
 		else
-			echo "skip $ex: tmac compile failed:" >&2
-			head -5 "$dir/src/$name.err" >&2
+			echo "tune $name $spec $(IFS=,; echo "${dirs[*]}")" >>"$dir/cases.txt"
+		fi
+	done
+	for c in "${mem_cases[@]}"; do
+		IFS='|' read -r name src st sst <<<"$c"
+		if build/tmac tune build "$src" -o "$dir/tune/$name" --stages "$st" --store-stages "$sst" --schedules pipelined \
+			>"$dir/src/$name.build.log" 2>&1; then
+			echo "tune $name - $dir/tune/$name" >>"$dir/cases.txt"
+		else
+			echo "skip $name: tmac tune build failed:" >&2
+			tail -5 "$dir/src/$name.build.log" >&2
 		fi
 	done
 	# Upstream MLIR 22's chapter-4 kernel at the square sizes (PTX + launch
@@ -210,7 +227,8 @@ PY
 			[ "$result" = PASS ] || { failed=1; tail -5 "$log" | sed 's/^/    /' >&2; }
 			local med thr
 			med=$(grep -oE 'kernels queued \(launch latency hidden\): median [0-9.]+ us' "$log" | head -1 | grep -oE '[0-9.]+ us$')
-			thr=$(grep -oE 'queued: [0-9.]+ (TFLOP/s|TB/s)' "$log" | head -1 | cut -d' ' -f2-)
+			thr=$(grep -oE 'queued: [0-9.]+ TFLOP/s' "$log" | head -1 | cut -d' ' -f2-)
+			[ -z "$thr" ] && thr=$(grep -oE 'queued: [0-9.]+ TB/s' "$log" | head -1 | cut -d' ' -f2-)
 			rows+=("| $name | ${variant:--} | $result | ${med:--} | ${thr:--} |")
 			echo "tmac run $name: $result ${med:-} ${thr:-} ($(($(date +%s) - t0)) s)" >&2
 			if [ "$result" != PASS ] && [ ! -f "$d/manifest.json" ]; then

@@ -136,7 +136,8 @@ run() {
 		thr=$(grep -oE -m1 '[0-9.]+ ?TFLOP/s' "$log" | head -1)
 		[ -z "$thr" ] && thr=$(grep -oE -m1 '[0-9.]+ ?TB/s' "$log" | head -1)
 		qmed=$(grep -oE -m1 'kernels queued \(launch latency hidden\): median [0-9.]+ us' "$log" | grep -oE '[0-9.]+ us$')
-		qthr=$(grep -oE -m1 'queued: [0-9.]+ (TFLOP/s|TB/s)' "$log" | cut -d' ' -f2-)
+		qthr=$(grep -oE -m1 'queued: [0-9.]+ TFLOP/s' "$log" | cut -d' ' -f2-)
+		[ -z "$qthr" ] && qthr=$(grep -oE -m1 'queued: [0-9.]+ TB/s' "$log" | cut -d' ' -f2-)
 		row="| $name | $result | ${rel:--} | ${med:--} | ${thr:--} | ${qmed:--} | ${qthr:--} |"
 		rows+=("$row")
 		echo "$row  ($(($(date +%s) - t0)) s)"

@@ -505,8 +505,10 @@ def mlir_impl(case, M, N, K, flops, args):
     if args.mlir_dir is None:
         impl.note = "not run (--mlir-dir not given)"
         return impl
-    if case.dtype != torch.float16 or not (M == N == K) or not (case.source and os.path.isdir(case.source)):
-        impl.note = "upstream's kernel is f16 and square only (and needs tmac's dumped inputs)"
+    out = case.tmac["out"] if case.tmac else None
+    if case.dtype != torch.float16 or not (M == N == K) or not (case.source and os.path.isdir(case.source)) \
+            or out is None or out.dtype != torch.float32:
+        impl.note = "upstream's kernel is f16 in, f32 out and square only (and runs on tmac's dumped inputs)"
         return impl
     if not os.path.exists(os.path.join(args.mlir_dir, f"gemm_{M}.ptx")):
         impl.note = f"not built for {M} (scripts/mlir-baseline.sh)"
