@@ -70,6 +70,7 @@ square_designs=(
 	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"
 	"pp128|--design persistent --bm 128 --bn 128|4,5|pingpong"
 	"coop256|--design coop --bm 128 --bn 256|3,4|ws"
+	"coop256c2|--design coop --bm 128 --bn 256 --cluster 2|3,4|ws"
 )
 # Up to 2048: smaller tiles too (1024^2 has 64 tiles of 128x128 for 132 SMs).
 small_square_designs=(
