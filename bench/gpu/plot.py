@@ -25,9 +25,12 @@ SERIES = [
     ("cuBLAS (torch.mm, f32 out)", "cuBLAS (f32 out)", "#17becf"),
     ("Triton tiled", "Triton tiled", "#2ca02c"),
     ("Triton TMA persistent", "Triton TMA persistent", "#9467bd"),
+    ("MLIR 22 chapter-4", "MLIR 22 chapter-4", "#8c564b"),
 ]
-DASH = {"f16": "", "bf16": "6,4"}
-MARK = {"f16": "circle", "bf16": "square"}
+# Line styles per case: input dtype, and "->f32" for the f16 cases whose
+# tmac output is f32 (the MLIR-comparable ones).
+DASH = {"f16": "", "bf16": "6,4", "f16->f32": "2,3"}
+MARK = {"f16": "circle", "bf16": "square", "f16->f32": "circle"}
 
 W, H = 980, 470
 PANEL_W, PANEL_H = 360, 300
@@ -71,11 +74,15 @@ def collect(results):
         if panel == "skinny":
             nk.add((n, k))
         xs[panel].add(m)
+        tm = next((i for i in c["impls"] if i["name"] == "tmac"), {})
+        style = c["dtype"]
+        if tm.get("out_dtype") and tm["out_dtype"] != c["dtype"]:
+            style = f"{c['dtype']}->{tm['out_dtype']}"
         for i in c["impls"]:
             s = series_of(i["name"])
             if s is None:
                 continue
-            key = (s[0], c["dtype"])
+            key = (s[0], style)
             if i["status"] == "PASS" and i.get("throughput"):
                 panels[panel].setdefault(key, {})[m] = i["throughput"] / 1e12
             else:
@@ -92,8 +99,8 @@ def svg(results):
            f'<rect width="{W}" height="{H}" fill="white"/>']
     title = f"GEMM throughput on {meta.get('device', '?')} ({meta.get('date', '?')}, commit {meta.get('commit', '?')})"
     out.append(f'<text x="{W / 2}" y="24" text-anchor="middle" font-size="15">{escape(title)}</text>')
-    out.append(f'<text x="{W / 2}" y="44" text-anchor="middle" fill="#555">f32 accumulate; solid: f16 inputs, dashed: bf16 '
-               f'inputs; median of {meta.get("reps", "?")} runs</text>')
+    out.append(f'<text x="{W / 2}" y="44" text-anchor="middle" fill="#555">f32 accumulate; solid: f16 in and out, dashed: bf16 in and out, '
+               f'dotted: f16 in, f32 out; median of {meta.get("reps", "?")} runs</text>')
     ymax = max([v for p in panels.values() for d in p.values() for v in d.values()] + [1])
     ticks = nice_ticks(ymax)
     ytop = ticks[-1]
