@@ -444,16 +444,16 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	for _, op := range bars {
 		nb := newTB(op.Loc)
 		nb.SetInsertionPoint(op)
-		id := nb.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(1, ir.I32)}).Result(0)
-		n := nb.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(128*consumers, ir.I32)}).Result(0)
+		id := nb.i32(1)
+		n := nb.i32(128 * consumers)
 		if pingpong && outer.IsAncestorOf(op) {
 			// Within a warpgroup's own tile: barrier 1 + w over its 128
 			// threads (barrier 3 over both consumers elsewhere).
 			w32 := nb.op("arith.index_cast", []ir.Value{p.wg}, []ir.Type{ir.I32}).Result(0)
 			id = nb.op("arith.addi", []ir.Value{w32, id}, []ir.Type{ir.I32}).Result(0)
-			n = nb.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(128, ir.I32)}).Result(0)
+			n = nb.i32(128)
 		} else if pingpong {
-			id = nb.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(3, ir.I32)}).Result(0)
+			id = nb.i32(3)
 		}
 		nb.op("nvvm.barrier", []ir.Value{id, n}, nil, ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 0)})
 		op.Erase()
@@ -481,15 +481,15 @@ func orderPingpong(outer, kloop *ir.Operation, wg, first, step ir.Value) {
 	b := newTB(kloop.Loc)
 	b.SetInsertionPoint(kloop)
 	w32 := b.op("arith.index_cast", []ir.Value{wg}, []ir.Type{ir.I32}).Result(0)
-	n := b.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(256, ir.I32)}).Result(0)
-	four := b.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(4, ir.I32)}).Result(0)
+	n := b.i32(256)
+	four := b.i32(4)
 	mine := b.op("arith.addi", []ir.Value{four, w32}, []ir.Type{ir.I32}).Result(0)
 	b.ifThen(b.cmp(cmpNe, t, first), func(b tb) {
 		b.op("nvvm.barrier", []ir.Value{mine, n}, nil, ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 0)})
 	})
 	a := newTB(kloop.Loc)
 	a.SetInsertionPointAfter(kloop)
-	five := a.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(5, ir.I32)}).Result(0)
+	five := a.i32(5)
 	other := a.op("arith.subi", []ir.Value{five, w32}, []ir.Type{ir.I32}).Result(0)
 	next := a.bin("arith.addi", t, step)
 	a.ifThen(a.cmp(cmpUlt, next, outer.Operand(1)), func(b tb) {
@@ -688,7 +688,7 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 			addr := b.op("nvgpu.mbarrier.get", []ir.Value{empty, slotOf}, []ir.Type{ir.I32}).Result(0)
 			p3 := b.op("llvm.inttoptr", []ir.Value{addr}, []ir.Type{llvm.Ptr(3)}).Result(0)
 			for q := int64(0); q < p.clusterSize; q++ {
-				cq := b.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(q, ir.I32)}).Result(0)
+				cq := b.i32(q)
 				p7 := b.op("nvvm.mapa", []ir.Value{p3, cq}, []ir.Type{llvm.Ptr(7)}).Result(0)
 				b.op("nvvm.mbarrier.arrive", []ir.Value{p7}, nil, ir.NamedAttr{Name: "scope", Value: nvvm.MemScope.Attr(scope)})
 			}
@@ -768,6 +768,11 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 		last := ab.bin("arith.remui", ab.bin("arith.subi", ab.bin("arith.addi", p.base, p.pingpongTrip), ab.idx(1)), ab.idx(p.n))
 		leaderArrive(ab, last, ab.cmp(cmpUgt, p.pingpongTrip, ab.idx(0)))
 	}
+}
+
+// i32 is an i32 constant (a fresh one: the cache is for index constants).
+func (b tb) i32(n int64) ir.Value {
+	return b.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(n, ir.I32)}).Result(0)
 }
 
 // forLoop builds `scf.for %j = lb to ub step st { body }` without results.

@@ -992,8 +992,9 @@ func (s *ppSim) release(a *ppAgent, op *ir.Operation, slot int64) {
 }
 
 // sync runs agent a's gpu.barrier / nvvm.barrier.
-func (s *ppSim) sync(a *ppAgent, op *ir.Operation) {
-	id, n := s.syncID(a, op)
+// namedBarrier is barrier id, created with n expected threads on first use
+// (a barrier id is always used with the same count).
+func (s *ppSim) namedBarrier(op *ir.Operation, id, n int64) *ppSync {
 	sy := s.syncs[id]
 	if sy == nil {
 		sy = &ppSync{expected: n, members: map[int64]bool{}}
@@ -1002,6 +1003,26 @@ func (s *ppSim) sync(a *ppAgent, op *ir.Operation) {
 	if sy.expected != n {
 		s.fail(op, "barrier %d used with %d and %d threads", id, sy.expected, n)
 	}
+	return sy
+}
+
+// count adds agent a's threads to barrier id's arrivals and releases the
+// barrier's current generation once all expected threads have arrived.
+func (s *ppSim) count(a *ppAgent, op *ir.Operation, id int64, sy *ppSync) {
+	sy.arrived += a.mult
+	if sy.arrived > sy.expected {
+		s.fail(op, "%d threads arrive at barrier %d of %d", sy.arrived, id, sy.expected)
+	}
+	if sy.arrived == sy.expected {
+		sy.arrived = 0
+		sy.gen++
+		sy.members = map[int64]bool{}
+	}
+}
+
+func (s *ppSim) sync(a *ppAgent, op *ir.Operation) {
+	id, n := s.syncID(a, op)
+	sy := s.namedBarrier(op, id, n)
 	if g, ok := a.arrivedAt[id]; ok {
 		if sy.gen == g {
 			s.fail(op, "stepped while blocked")
@@ -1039,15 +1060,7 @@ func (s *ppSim) sync(a *ppAgent, op *ir.Operation) {
 		s.fail(op, "consumer warpgroups 0 and 1 wait on each other's named barrier %d inside their tiles", id)
 	}
 	a.arrivedAt[id] = sy.gen
-	sy.arrived += a.mult
-	if sy.arrived > sy.expected {
-		s.fail(op, "%d threads arrive at barrier %d of %d", sy.arrived, id, sy.expected)
-	}
-	if sy.arrived == sy.expected {
-		sy.arrived = 0
-		sy.gen++
-		sy.members = map[int64]bool{}
-	}
+	s.count(a, op, id, sy)
 }
 
 // arriveOnly is nvvm.barrier.arrive: warpgroup w's threads count towards
@@ -1060,23 +1073,7 @@ func (s *ppSim) arriveOnly(a *ppAgent, op *ir.Operation) {
 	if w := a.wg(); id != 5-w || n != 256 {
 		s.fail(op, "warpgroup %d hands the turn over on named barrier %d over %d threads, not %d over 256", w, id, n, 5-w)
 	}
-	sy := s.syncs[id]
-	if sy == nil {
-		sy = &ppSync{expected: n, members: map[int64]bool{}}
-		s.syncs[id] = sy
-	}
-	if sy.expected != n {
-		s.fail(op, "barrier %d used with %d and %d threads", id, sy.expected, n)
-	}
-	sy.arrived += a.mult
-	if sy.arrived > sy.expected {
-		s.fail(op, "%d threads arrive at barrier %d of %d (a turn handed over twice)", sy.arrived, id, sy.expected)
-	}
-	if sy.arrived == sy.expected {
-		sy.arrived = 0
-		sy.gen++
-		sy.members = map[int64]bool{}
-	}
+	s.count(a, op, id, s.namedBarrier(op, id, n))
 }
 
 func (s *ppSim) ringIndex(r ir.Value) int {
