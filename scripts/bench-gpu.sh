@@ -71,6 +71,8 @@ square_designs=(
 	"pp128|--design persistent --bm 128 --bn 128|4,5|pingpong"
 	"coop256|--design coop --bm 128 --bn 256|3,4|ws"
 	"coop256c2|--design coop --bm 128 --bn 256 --cluster 2|3,4|ws"
+	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|2,3|ws"
+	"coop256c2tma|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma|2,3|ws"
 )
 # Up to 2048: smaller tiles too (1024^2 has 64 tiles of 128x128 for 132 SMs).
 small_square_designs=(

@@ -14,7 +14,9 @@ loaded as BN/64 boxes of 64x64 side by side. Designs:
   BM*BN <= 128*128), grid of every tile; the K loop is pipelined by
   tma-pipeline (tmac.stages). Epilogue straight from the accumulator
   registers to D (direct), or through a shared-memory tile (smem, f32
-  output only).
+  output only). The persistent designs can also store through a shared
+  tile with one TMA store per tile (tma), which warp-specialize overlaps
+  with the next tile's K loop.
 * persistent: --grid blocks (at most one per tile) of one warpgroup walk
   the tiles (tile t, t + grid, ...); for tmac tune's pingpong and ws
   schedules (warp-specialize), since tma-pipeline does not pipeline a K
@@ -73,6 +75,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         raise Refuse(f"{m}x{n}x{k} is not a multiple of the {bm}x{bn}x64 tiles")
     if epilogue == "smem" and (out != "f32" or design != "tiles"):
         raise Refuse("the shared-memory epilogue is for f32 output and the tiles design")
+    if epilogue == "tma" and design not in ("persistent", "coop"):
+        raise Refuse("the TMA-store epilogue is for the persistent designs (its store overlaps the next tile)")
+    if epilogue == "tma" and bn * {"f32": 4, "f16": 2, "bf16": 2}[out] % 16:
+        raise Refuse("a TMA store box row must be a multiple of 16 bytes")
     tm, tn, ks = m // bm, n // bn, k // 64
     tiles = tm * tn
     group = max(1, min(group, tm))
@@ -102,6 +108,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<{ha}x{bn}xf32>>")
     if epilogue == "smem":
         w(f"!dtile = memref<{bm}x{bn}xf32, {WG}>")
+    if epilogue == "tma":
+        w(f"!dtile = memref<{bm}x{bn}x{O}, {WG}>")
+        w(f"!dhalf = memref<{ha}x{bn}x{O}, strided<[{bn}, 1], offset: ?>, {WG}>")
+        w(f"!ddesc = !nvgpu.tensormap.descriptor<tensor = !dtile, swizzle = none, l2promo = none, oob = zero, interleave = none>")
     w(f"!dsub = memref<{ha}x{bn}x{O}, strided<[{n}, 1], offset: ?>>")
     w("")
     w(f"func.func @gemm(%a: {A}, %b: {B}, %d: {D} {{tmac.output}}) attributes "
@@ -115,6 +125,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"  %amap = nvgpu.tma.create.descriptor %a_any box[%hbm, %h64] : memref<*x{T}> -> !adesc")
     w(f"  %b_any = memref.cast %b : {B} to memref<*x{T}>")
     w(f"  %bmap = nvgpu.tma.create.descriptor %b_any box[%h64, %h64] : memref<*x{T}> -> !bdesc")
+    if epilogue == "tma":
+        w(f"  %hbn = arith.constant {bn} : index")
+        w(f"  %d_any = memref.cast %d : {D} to memref<*x{O}>")
+        w(f"  %dmap = nvgpu.tma.create.descriptor %d_any box[%hbm, %hbn] : memref<*x{O}> -> !ddesc")
     if cluster > 1:
         w(f"  %hcluster = arith.constant {cluster} : index")
         w("  gpu.launch clusters(%lcx, %lcy, %lcz) in (%lscx = %hcluster, %lscy = %h1, %lscz = %h1)")
@@ -140,7 +154,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w("    %myrow = arith.muli %wg, %chalf : index")
     w("    %as = memref.alloc() : !atile")
     w("    %bs = memref.alloc() : !bfull")
-    if epilogue == "smem":
+    if epilogue in ("smem", "tma"):
         w("    %ds = memref.alloc() : !dtile")
     w("    %acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc")
     ind = "    "
@@ -193,6 +207,17 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"{ind}    memref.store %v, %d[%row, %col] : {D}")
         w(f"{ind}  }}")
         w(f"{ind}}}")
+    elif epilogue == "tma":
+        # Each warpgroup's rows into the shared output tile, then one TMA
+        # store of the tile; warp-specialize rotates the tile
+        # (tmac.store_stages) so the store overlaps the next tile's K loop.
+        r = "%myrow" if design == "coop" else "%c0"
+        w(f"{ind}%dh = memref.subview %ds[{r}, 0] [{ha}, {bn}] [1, 1] : !dtile to !dhalf")
+        if O == "f32":
+            w(f"{ind}nvgpu.warpgroup.mma.store %res, %dh : !acc to !dhalf")
+        else:
+            w(f"{ind}tmac.warpgroup.mma.store %res, %dh : !acc to !dhalf")
+        w(f"{ind}tmac.tma.store %ds to %dmap[%col0, %row0] : !dtile -> !ddesc")
     else:
         r = "%grow" if design == "coop" else "%row0"
         if design == "coop":
@@ -203,7 +228,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         else:
             w(f"{ind}tmac.warpgroup.mma.store %res, %dt : !acc to !dsub")
     if persistent:
-        w("    }")
+        w("    }" + (" {tmac.store_stages = 1 : i64}" if epilogue == "tma" else ""))
     w("    gpu.terminator")
     w("  }")
     w("  return")
@@ -252,7 +277,7 @@ def main():
     ap.add_argument("--bn", type=int, default=128)
     ap.add_argument("--stages", type=int, default=4)
     ap.add_argument("--group", type=int, default=8)
-    ap.add_argument("--epilogue", choices=("direct", "smem"), default="direct")
+    ap.add_argument("--epilogue", choices=("direct", "smem", "tma"), default="direct")
     ap.add_argument("--grid", type=int, default=132, help="blocks of a persistent design (at most one per tile)")
     ap.add_argument("--cluster", type=int, default=1, help="blocks per cluster (2: B's tile multicast to a pair of tiles)")
     ap.add_argument("-o", "--output", required=True)
