@@ -73,10 +73,21 @@ import (
 // a block barrier and, from the elected thread, the TMA store box by box;
 // after the loop, wait_group.read 0.
 //
+// Pass-through tiles: a loaded tile stored by TMA in the same iteration,
+// after the wait, with the same boxes (a TMA copy) keeps its load ring;
+// the elected thread stores it from slot j mod N with no fence or barrier
+// (a TMA write read by a TMA store: both in the async proxy), and before
+// refilling slot (j-1) mod N waits until at most one iteration's bulk
+// groups are still reading (wait_group.read G); with N = 1 it waits for
+// all of them before the iteration's load. Threads may read such a tile
+// but not write it, and such a loop stores no output tiles.
+//
 // Rejected with a diagnostic: tile ops outside such a loop, a loop nested
 // in another loop or under control flow, tiles used outside their loop or
 // read before the wait, coordinates that depend on loop-carried values or
-// on non-pure ops, a tile loaded twice per iteration.
+// on non-pure ops, a tile loaded twice per iteration, a tile stored
+// before it is loaded, pass-through tiles written by the threads, stored
+// with other boxes or before the wait, or mixed with output tiles.
 func init() {
 	Register(&Info{
 		Name:    "tma-pipeline",
@@ -221,6 +232,11 @@ type tileRing struct {
 	isStore  bool
 	asyncUse bool // read by wgmma (through a descriptor)
 	syncUse  bool // read or written by the block's threads
+	// passThrough: the loaded tile is also stored by TMA in the same
+	// iteration (a TMA copy with nothing in between). Its slot is released
+	// when that store has finished reading it (bulk wait_group.read), not
+	// by a block barrier; the threads may read it but not write it.
+	passThrough bool
 }
 
 // pipelinedLoop holds the analysis of one loop.
@@ -262,6 +278,8 @@ type pipelinedLoop struct {
 	// after it and is refilled there with iteration j+N: N loads in flight
 	// instead of N-1.
 	fullDepth bool
+	// bulkGroups: the bulk store groups an iteration commits (storeGroups).
+	bulkGroups int64
 }
 
 func stageAttr(loop *ir.Operation, name string, def int64) (int64, error) {
@@ -318,17 +336,27 @@ func (p *pipelinedLoop) analyse() error {
 			if err != nil {
 				return err
 			}
-			if r.isStore != (op.Name() == "tmac.tma.store") && len(r.copies) > 0 {
-				return op.EmitError("tile is both loaded and stored by TMA in this loop: use separate tiles")
-			}
-			r.isStore = op.Name() == "tmac.tma.store"
 			for _, c := range r.copies {
 				if c.Name() == op.Name() {
 					return op.EmitError("tile is copied twice in one iteration (first copy at %s)", c.Loc)
 				}
 			}
+			store := op.Name() == "tmac.tma.store"
+			switch {
+			case len(r.copies) == 0:
+				r.isStore = store
+			case r.isStore:
+				return op.EmitError("tile is stored by TMA before it is loaded in this loop: load it first (a tile loaded and then stored is copied through shared memory)")
+			default:
+				// Loaded, then stored: a pass-through tile. Its store uses the
+				// load's slots box by box, so the boxes must match.
+				if d, _ := nvgpu.AsTensorMapDescriptor(op.Operand(1).Type()); d == nil || d.Tensor != r.desc.Tensor {
+					return op.EmitError("a tile stored straight from its TMA load needs the same box for both (%s loaded, %s stored)", r.desc.Tensor, op.Operand(1).Type())
+				}
+				r.passThrough = true
+			}
 			r.copies = append(r.copies, op)
-			if r.isStore {
+			if store {
 				p.stores = append(p.stores, op)
 			} else {
 				p.loads = append(p.loads, op)
@@ -373,7 +401,24 @@ func (p *pipelinedLoop) analyse() error {
 			return err
 		}
 	}
-	p.fullDepth = p.freeingBarrier() != nil
+	var pass, out *ir.Operation // a pass-through store, an output tile's store
+	for _, st := range p.stores {
+		if p.tiles[st.Operand(0)].passThrough {
+			pass = st
+			if len(p.waits) > 0 && !before(p.waits[0], st) {
+				return st.EmitError("tile stored before the tmac.tma.wait of its loads")
+			}
+		} else {
+			out = st
+		}
+	}
+	if pass != nil && out != nil {
+		return out.EmitError("a loop either stores its loaded tiles by TMA or separate output tiles, not both, for now (copy the loaded tile into an output tile too)")
+	}
+	for _, st := range p.stores {
+		p.bulkGroups += tmac.BoxesPerTile(p.tiles[st.Operand(0)].tile, st.Operand(1).Type())
+	}
+	p.fullDepth = p.freeingBarrier() != nil && pass == nil
 	for _, t := range p.order {
 		if r := p.tiles[t]; !r.isStore && !(r.syncUse && !r.asyncUse) {
 			p.fullDepth = false
@@ -482,6 +527,9 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 			if !r.isStore && (p.lastRead == nil || before(p.lastRead, top)) {
 				p.lastRead = top
 			}
+			if r.passThrough && writesMemref(user, v) {
+				return user.EmitError("this tile is stored by TMA straight from its load: the threads may read it but not write it (write a separate output tile)")
+			}
 			switch user.Name() {
 			case "nvgpu.warpgroup.generate.descriptor":
 				r.asyncUse = true
@@ -499,6 +547,20 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 		return nil
 	}
 	return walk(r.alloc.Result(0))
+}
+
+// writesMemref reports whether op writes the memref v (one of its operands).
+func writesMemref(op *ir.Operation, v ir.Value) bool {
+	switch op.Name() {
+	case "memref.store", "vector.store", "vector.transfer_write", "memref.copy":
+		// The stored-to memref is operand 1 (memref.copy: the target).
+		return op.NumOperands() > 1 && op.Operand(1) == v
+	case "vector.maskedstore", "vector.scatter":
+		return op.Operand(0) == v
+	case "nvgpu.warpgroup.mma.store", "tmac.warpgroup.mma.store":
+		return op.NumOperands() > 1 && op.Operand(1) == v
+	}
+	return false
 }
 
 // addToSlice adds the body ops computing coordinate c of op to the slice
@@ -695,7 +757,7 @@ func (p *pipelinedLoop) rewrite() {
 	newLoop, j, slot, sslot := p.normalise(b, trip, ivAt)
 	// Stores first: their block barriers may also release load slots.
 	if len(p.stores) > 0 {
-		p.rewriteStores(newLoop, is0, sslot)
+		p.rewriteStores(newLoop, is0, slot, sslot)
 	}
 	if len(p.loads) > 0 {
 		p.rewriteLoads(newLoop, bars, is0, j, slot, trip, ivAt)
@@ -793,7 +855,7 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 		}
 		slot = bb.bin("arith.remui", p.g, bb.idx(p.n))
 	}
-	if len(p.stores) > 0 {
+	if p.hasOutputTiles() {
 		sslot = bb.bin("arith.remui", j, bb.idx(p.s))
 	}
 	// Tiles become views of their slot.
@@ -971,12 +1033,18 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 		cond := ib.op("arith.andi", []ir.Value{is0, ib.cmp(cmpSlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
 		ib.ifThen(cond, func(b tb) { p.issueLoads(b, bars, slot, ivAt(b, next)) })
 	} else if p.n == 1 {
-		// Issue this iteration's loads first, into the only slot.
+		// Issue this iteration's loads first, into the only slot (after
+		// the previous iteration's pass-through stores have read it).
 		ib.SetInsertionPoint(p.firstOp)
 		if needBarrier {
 			ib.barrier()
 		}
-		ib.ifThen(is0, func(b tb) { p.issueLoads(b, bars, slot, ivAt(b, j)) })
+		ib.ifThen(is0, func(b tb) {
+			if p.passThrough() {
+				bulkWaitRead(b, 0)
+			}
+			p.issueLoads(b, bars, slot, ivAt(b, j))
+		})
 	} else {
 		ib.SetInsertionPoint(body.Terminator())
 		if needBarrier {
@@ -985,6 +1053,11 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 		next := ib.bin("arith.addi", j, ib.idx(p.n-1))
 		cond := ib.op("arith.andi", []ir.Value{is0, ib.cmp(cmpSlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
 		ib.ifThen(cond, func(b tb) {
+			if p.passThrough() {
+				// The slot's previous occupant (iteration j-1) was stored
+				// from it; this iteration's stores may still be reading.
+				bulkWaitRead(b, p.storeGroups())
+			}
 			nslot := b.bin("arith.remui", next, b.idx(p.n))
 			p.issueLoads(b, bars, nslot, ivAt(b, next))
 		})
@@ -1019,7 +1092,61 @@ func (p *pipelinedLoop) freeingBarrier() *ir.Operation {
 	return nil
 }
 
-func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, sslot ir.Value) {
+// hasOutputTiles reports whether the loop stores tiles of its own (not
+// pass-through ones).
+func (p *pipelinedLoop) hasOutputTiles() bool {
+	for _, t := range p.order {
+		if p.tiles[t].isStore {
+			return true
+		}
+	}
+	return false
+}
+
+// passThrough reports whether the loop stores its loaded tiles.
+func (p *pipelinedLoop) passThrough() bool {
+	for _, t := range p.order {
+		if p.tiles[t].passThrough {
+			return true
+		}
+	}
+	return false
+}
+
+// storeGroups is the number of bulk groups an iteration commits:
+// lower-nvgpu commits one per nvgpu.tma.async.store, one per box stored.
+// (Counted by analyse: the rewrite erases the tmac.tma.store ops.)
+func (p *pipelinedLoop) storeGroups() int64 { return p.bulkGroups }
+
+// bulkWaitRead waits until at most n bulk store groups of this thread are
+// still reading shared memory.
+func bulkWaitRead(b tb, n int64) {
+	b.op("nvvm.cp.async.bulk.wait_group", nil, nil,
+		ir.NamedAttr{Name: "group", Value: ir.IntAttr(n, ir.I32)}, ir.NamedAttr{Name: "read", Value: ir.Unit})
+}
+
+func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Value) {
+	if p.passThrough() {
+		// The elected thread stores each pass-through tile from the slot
+		// its load filled, once the wait has seen the load land: a TMA
+		// write read by a TMA store, both in the async proxy, so no proxy
+		// fence and no block barrier. rewriteLoads makes the refill of the
+		// slot wait for the store's reads.
+		for _, st := range p.stores {
+			b := newTB(st.Loc)
+			b.SetInsertionPoint(st)
+			r := p.tiles[st.Operand(0)]
+			b.ifThen(is0, func(b tb) {
+				p.boxes(b, r, slot, st.Operands()[2:], func(b tb, src ir.Value, cs []ir.Value) {
+					b.op("nvgpu.tma.async.store", append([]ir.Value{src, st.Operand(1)}, cs...), nil,
+						ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(cs)), 0)})
+				})
+			})
+			st.Erase()
+		}
+		p.drainStores(loop, is0)
+		return
+	}
 	body := p.body
 	isOut := map[ir.Value]bool{}
 	for _, t := range p.order {
@@ -1052,20 +1179,13 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, sslot ir.Value) {
 			break
 		}
 	}
-	// lower-nvgpu commits one bulk group per nvgpu.tma.async.store (see
-	// lower_nvgpu_tma.go), so an iteration commits G groups, one per box
-	// stored; slot j mod S was last read by the stores of iteration j-S,
-	// complete once at most (S-1)*G groups are still reading.
-	g := int64(0)
-	for _, st := range p.stores {
-		g += tmac.BoxesPerTile(p.tiles[st.Operand(0)].tile, st.Operand(1).Type())
-	}
+	// An iteration commits G bulk groups (storeGroups); slot j mod S was
+	// last read by the stores of iteration j-S, complete once at most
+	// (S-1)*G groups are still reading.
+	g := p.storeGroups()
 	wb := newTB(loop.Loc)
 	wb.SetInsertionPoint(first)
-	wb.ifThen(is0, func(b tb) {
-		b.op("nvvm.cp.async.bulk.wait_group", nil, nil,
-			ir.NamedAttr{Name: "group", Value: ir.IntAttr((p.s-1)*g, ir.I32)}, ir.NamedAttr{Name: "read", Value: ir.Unit})
-	})
+	wb.ifThen(is0, func(b tb) { bulkWaitRead(b, (p.s-1)*g) })
 	wb.barrier()
 
 	// Consecutive stores share one fence and barrier (decided before any
@@ -1092,11 +1212,14 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, sslot ir.Value) {
 		})
 		st.Erase()
 	}
+	p.drainStores(loop, is0)
+}
+
+// drainStores waits after the loop until every store has read its shared
+// memory, and publishes that to the block (later code may reuse the bytes).
+func (p *pipelinedLoop) drainStores(loop *ir.Operation, is0 ir.Value) {
 	ab := newTB(loop.Loc)
 	ab.SetInsertionPointAfter(loop)
-	ab.ifThen(is0, func(b tb) {
-		b.op("nvvm.cp.async.bulk.wait_group", nil, nil,
-			ir.NamedAttr{Name: "group", Value: ir.IntAttr(0, ir.I32)}, ir.NamedAttr{Name: "read", Value: ir.Unit})
-	})
+	ab.ifThen(is0, func(b tb) { bulkWaitRead(b, 0) })
 	ab.barrier()
 }

@@ -35,7 +35,7 @@ import (
 
 // pipeCase is one kernel of the simulation tests.
 type pipeCase struct {
-	kind    string // "gemm" (wgmma readers) or "ew" (ordinary readers, TMA store)
+	kind    string // "gemm" (wgmma readers), "ew" (ordinary readers, TMA store) or "copy" (a tile loaded and stored by TMA)
 	n, s    int64  // tmac.stages, tmac.store_stages
 	lb      int64  // lower bound (-1: the dynamic argument %L)
 	ub      int64  // upper bound (-1: the dynamic argument %T)
@@ -68,7 +68,7 @@ module attributes {gpu.container_module} {
 		attrs = fmt.Sprintf(" attributes {known_block_size = array<i32: %d, 1, 1>}", c.threads)
 	}
 	args := "%amap: !adesc, %bmap: !bdesc"
-	if c.kind == "ew" {
+	if c.kind == "ew" || c.kind == "copy" {
 		args = "%amap: !fdesc, %bmap: !fdesc, %cmap: !fdesc"
 	}
 	fmt.Fprintf(&b, "    gpu.func @k(%s, %%L: index, %%T: index) kernel%s {\n", args, attrs)
@@ -132,6 +132,15 @@ module attributes {gpu.container_module} {
         tmac.tma.store %%cs to %%cmap[%%x, %%row0] : !ft -> !fdesc
       } %s
 `, lb, ub, step, bar, stages)
+	case "copy":
+		fmt.Fprintf(&b, `      %%as = memref.alloc() : !ft
+      scf.for %%t = %s to %s step %s {
+        %%x = arith.muli %%t, %%c64 : index
+        tmac.tma.load %%amap[%%x, %%row0] to %%as : !fdesc -> !ft
+        tmac.tma.wait %%as : !ft
+        tmac.tma.store %%as to %%cmap[%%x, %%row0] : !ft -> !fdesc
+      } %s
+`, lb, ub, step, stages)
 	}
 	b.WriteString("      gpu.return\n    }\n  }\n}\n")
 	return b.String()
@@ -176,6 +185,9 @@ func (c pipeCase) expectedLoads(iv, slot int64) []expLoad {
 			{1, fmt.Sprint([]int64{64, iv * 64}), 1, slot*16384 + 8192},
 		}
 	}
+	if c.kind == "copy" {
+		return []expLoad{{0, fmt.Sprint([]int64{iv * 64, 0}), 0, slot * 8192}}
+	}
 	return []expLoad{
 		{0, fmt.Sprint([]int64{iv * 64, 0}), 0, slot * 8192},
 		{1, fmt.Sprint([]int64{iv * 64, 0}), 1, slot * 8192},
@@ -192,7 +204,7 @@ type simRec struct {
 	syncRead  bool // ordinary reads not yet followed by a block barrier
 	groups    map[int]bool
 	needBar   bool // wgmma reads completed, other warpgroups not yet synchronised
-	storeGrp  int  // store: commit group (-1: not committed yet)
+	storeGrp  int  // store: commit group (-1: none); also a loaded tile stored by TMA
 	storeDone bool // store: finished reading (by the elected thread)
 	storeSeen bool // store: its completion published by a block barrier
 	dirty     int  // output data: 0 clean, 1 written, 2 fenced
@@ -279,6 +291,9 @@ func (s *pipeSim) overlapping(v simView) []*simRec {
 func (s *pipeSim) released(r *simRec) bool {
 	if !r.read || r.syncRead || r.needBar {
 		return false
+	}
+	if r.storeGrp >= 0 && !r.storeDone {
+		return false // a TMA store may still read it
 	}
 	for g := range r.groups {
 		if g >= s.done {
@@ -398,7 +413,7 @@ func (s *pipeSim) step(op *ir.Operation) {
 				keep = append(keep, r)
 			}
 		}
-		rec := &simRec{lo: v.off, hi: v.off + v.size, bar: bar, phase: int64(len(ps) - 1), iter: -1}
+		rec := &simRec{lo: v.off, hi: v.off + v.size, bar: bar, phase: int64(len(ps) - 1), iter: -1, storeGrp: -1}
 		s.recs[v.ring] = append(keep, rec)
 		ph.recs = append(ph.recs, rec)
 		ph.bytes += v.size
@@ -512,7 +527,14 @@ func (s *pipeSim) step(op *ir.Operation) {
 				rec = r
 			}
 		}
-		if rec == nil || rec.dirty != 0 {
+		if rec != nil && rec.bar >= 0 {
+			// A loaded tile stored straight back: the load must have landed
+			// (its phase waited) and be this iteration's.
+			if !s.phases[rec.bar][rec.phase].waited || rec.iter != s.iter {
+				s.fail(op, "TMA store of a loaded tile before its load was waited for in this iteration (%v)", rec)
+			}
+			rec.read = true
+		} else if rec == nil || rec.dirty != 0 {
 			s.fail(op, "TMA store of data not written, or not fenced and synchronised (%v)", rec)
 		}
 		// lower-nvgpu commits a bulk group after every TMA store.
@@ -637,9 +659,12 @@ func simulate(t *testing.T, c pipeCase, pipeline string, mutate func(k *ir.Opera
 	if phases != len(ivs) {
 		s.failf("%d phases for %d iterations", phases, len(ivs))
 	}
-	if c.kind == "ew" {
+	if c.kind == "ew" || c.kind == "copy" {
 		var want []string
 		nS := c.s
+		if c.kind == "copy" {
+			nS = c.n // stored from the load ring
+		}
 		if c.ub != -1 && c.lb != -1 {
 			nS = max(1, min(nS, int64(len(ivs))))
 		}
@@ -668,7 +693,7 @@ func simulate(t *testing.T, c pipeCase, pipeline string, mutate func(k *ir.Opera
 
 func TestTMAPipelineSimulation(t *testing.T) {
 	count := 0
-	for _, kind := range []string{"gemm", "ew"} {
+	for _, kind := range []string{"gemm", "ew", "copy"} {
 		for _, n := range []int64{1, 2, 3, 4, 7} {
 			for _, trip := range []int64{0, 1, 2, 3, 5, 9} {
 				for _, form := range []int{0, 1, 2, 3} {
@@ -700,6 +725,7 @@ func TestTMAPipelineSimulation(t *testing.T) {
 func TestTMAPipelineSimulationCatches(t *testing.T) {
 	gemm := pipeCase{kind: "gemm", n: 3, s: 2, lb: 0, ub: 6, step: 1, threads: 128, known: true}
 	ew := pipeCase{kind: "ew", n: 3, s: 2, lb: 0, ub: 6, step: 1, threads: 128, known: true}
+	cp := pipeCase{kind: "copy", n: 3, s: 2, lb: 0, ub: 6, step: 1, threads: 128, known: true}
 	find := func(k *ir.Operation, name string, pred func(*ir.Operation) bool) []*ir.Operation {
 		var out []*ir.Operation
 		ir.Walk(k, func(o *ir.Operation) ir.WalkResult {
@@ -759,6 +785,28 @@ func TestTMAPipelineSimulationCatches(t *testing.T) {
 		{"no proxy fence", ew, func(k *ir.Operation) {
 			find(k, "nvvm.fence.proxy", nil)[0].Erase()
 		}, "not fenced"},
+		{"refill of a pass-through slot before its store has read it", cp, func(k *ir.Operation) {
+			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", inLoopIf) {
+				o.Erase()
+			}
+		}, "is not released"},
+		{"refill wait allows two iterations of stores", cp, func(k *ir.Operation) {
+			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", inLoopIf) {
+				o.SetAttr("group", ir.IntAttr(2, ir.I32))
+			}
+		}, "is not released"},
+		{"pass-through store before the wait", cp, func(k *ir.Operation) {
+			// The wait moved after the store's scf.if.
+			st := find(k, "nvgpu.tma.async.store", nil)[0].ParentOp()
+			w := find(k, "nvgpu.mbarrier.try_wait.parity", inLoop)[0]
+			w.Remove()
+			st.Block().InsertBefore(w, st.Next())
+		}, "before its load was waited for"},
+		{"no final store wait (pass-through)", cp, func(k *ir.Operation) {
+			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", func(o *ir.Operation) bool { return !inLoopIf(o) }) {
+				o.Erase()
+			}
+		}, "when the kernel ends"},
 		{"no final store wait", ew, func(k *ir.Operation) {
 			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", func(o *ir.Operation) bool { return !inLoopIf(o) }) {
 				o.Erase()

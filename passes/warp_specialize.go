@@ -526,7 +526,7 @@ func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value) error {
 	q.makeRings()
 	trip, ivAt := q.tripCount(b)
 	newOuter, _, _, sslot := q.normalise(b, trip, ivAt)
-	q.rewriteStores(newOuter, leader, sslot)
+	q.rewriteStores(newOuter, leader, nil, sslot) // no loads here: no pass-through tiles
 	q.dropTileAllocs()
 	return nil
 }
