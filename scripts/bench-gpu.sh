@@ -67,9 +67,8 @@ mem_cases=(
 # tune schedules); a design that does not fit a shape is refused by the
 # generator or skipped by tune build with the reason.
 square_designs=(
-	"t128|--design tiles --bm 128 --bn 128|3,4|pipelined"
 	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"
-	"pp128|--design persistent --bm 128 --bn 128|4,5|pingpong"
+	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
 	"coop256|--design coop --bm 128 --bn 256|3,4|ws"
 	"coop256c2|--design coop --bm 128 --bn 256 --cluster 2|3,4|ws"
 	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|2,3|ws"

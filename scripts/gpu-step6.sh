@@ -4,7 +4,8 @@
 #
 #   here:  scripts/pipeline-sweep.sh build && scripts/bench-gpu.sh build
 #   call A: scripts/gpu-step6.sh a   (carry build/tmac build/gpu/sweep.tgz build/gpu/bench.tgz;
-#           BENCH_ONLY=REGEX splits it over several calls, e.g. '^gemm_f16' then '^(gemm_bf16|mem_)')
+#           BENCH_ONLY=REGEX splits it over several calls (each under 10
+#           minutes): '^gemm_f16_', then '^gemm_f16f32_', then '^(gemm_bf16|mem_)')
 #           the benchmark's tmac step: per GEMM shape the tuning of every
 #           design's variants, then the best one and the memory-bound
 #           bundles through `tmac run --bench --dump-dir`
