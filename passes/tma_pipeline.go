@@ -80,7 +80,10 @@ import (
 // refilling slot (j-1) mod N waits until at most one iteration's bulk
 // groups are still reading (wait_group.read G); with N = 1 it waits for
 // all of them before the iteration's load. Threads may read such a tile
-// but not write it, and such a loop stores no output tiles.
+// but not write it, and such a loop stores no output tiles. When no
+// thread reads the tiles (a pure copy), only the elected thread waits
+// (explicit parity (j / N) mod 2): the others, held by no barrier, could
+// fall two phases behind a barrier and wait for a parity come round again.
 //
 // Rejected with a diagnostic: tile ops outside such a loop, a loop nested
 // in another loop or under control flow, tiles used outside their loop or
@@ -960,15 +963,6 @@ func (p *pipelinedLoop) boxes(b tb, r *tileRing, slot ir.Value, coords []ir.Valu
 
 func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, trip ir.Value, ivAt func(tb, ir.Value) ir.Value) {
 	body := p.body
-	// The first wait waits for the whole stage; later ones are redundant.
-	w := p.waits[0]
-	wb := newTB(w.Loc)
-	wb.SetInsertionPoint(w)
-	wb.op("tmac.mbarrier.wait", []ir.Value{bars, slot}, nil)
-	for _, w := range p.waits {
-		w.Erase()
-	}
-
 	sync := false
 	async := false
 	for _, t := range p.order {
@@ -976,6 +970,29 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 			sync = sync || r.syncUse
 			async = async || r.asyncUse
 		}
+	}
+
+	// The first wait waits for the whole stage; later ones are redundant.
+	// When no thread reads the tiles (a pure TMA copy: the elected thread
+	// stores them), only the elected thread waits: the others, never held
+	// by a barrier, could otherwise fall two phases behind a barrier and
+	// wait for a parity that has come round again.
+	w := p.waits[0]
+	wb := newTB(w.Loc)
+	wb.SetInsertionPoint(w)
+	if !sync && !async {
+		// (The parity is written explicitly: mbarrier-phase leaves waits
+		// under control flow alone. Ring position j waits for phase j / N.)
+		round := wb.op("arith.andi", []ir.Value{wb.bin("arith.divui", j, wb.idx(p.n)), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
+		parity := wb.cmp(cmpNe, round, wb.idx(0))
+		wb.ifThen(is0, func(b tb) {
+			b.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{bars, parity, b.idx(10000000), slot}, nil)
+		})
+	} else {
+		wb.op("tmac.mbarrier.wait", []ir.Value{bars, slot}, nil)
+	}
+	for _, w := range p.waits {
+		w.Erase()
 	}
 	multiWG := p.k.threads == 0 || p.k.threads > 128
 	// Block barriers at the top level of the body: any releases the slots

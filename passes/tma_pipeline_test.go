@@ -796,9 +796,9 @@ func TestTMAPipelineSimulationCatches(t *testing.T) {
 			}
 		}, "is not released"},
 		{"pass-through store before the wait", cp, func(k *ir.Operation) {
-			// The wait moved after the store's scf.if.
+			// The elected thread's wait (its scf.if) moved after the store's.
 			st := find(k, "nvgpu.tma.async.store", nil)[0].ParentOp()
-			w := find(k, "nvgpu.mbarrier.try_wait.parity", inLoop)[0]
+			w := find(k, "nvgpu.mbarrier.try_wait.parity", inLoopIf)[0].ParentOp()
 			w.Remove()
 			st.Block().InsertBefore(w, st.Next())
 		}, "before its load was waited for"},
