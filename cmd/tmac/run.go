@@ -20,6 +20,7 @@ import (
 	"github.com/tmac-dev/tmac/passes"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 	"github.com/tmac-dev/tmac/runtime/cuda"
+	"github.com/tmac-dev/tmac/runtime/emu"
 	"github.com/tmac-dev/tmac/runtime/interp"
 	"github.com/tmac-dev/tmac/runtime/plan"
 	"github.com/tmac-dev/tmac/toolchain"
@@ -42,6 +43,8 @@ type runFlags struct {
 	pipeline   string
 	llc        toolchain.LLCOptions
 	dumpDir    string
+	target     string // "gpu" or "emu"
+	emuSeed    int64
 
 	// Set by tmac tune run, which calls runRun once per variant: outcome
 	// receives what the run found, and refCache keeps @reference's
@@ -185,6 +188,8 @@ Exit status: 0 success, 1 mismatch or failure, 2 usage error, 3 no GPU.`,
 	fl.StringVar(&f.llc.MCPU, "mcpu", "sm_90a", "target GPU")
 	fl.IntVarP(&f.llc.OptLevel, "opt-level", "O", 3, "llc optimisation level (0-3)")
 	fl.StringVar(&f.dumpDir, "dump-dir", "", "write the inputs and GPU outputs as .npy files and a manifest.json into `DIR` after the run")
+	fl.StringVar(&f.target, "target", "gpu", "where the kernels run: gpu (the CUDA driver) or emu (the CPU emulator: no GPU or llc needed)")
+	fl.Int64Var(&f.emuSeed, "emu-seed", 0, "seed of the emulator's scheduling (which thread runs, when copies complete)")
 	return cmd
 }
 
@@ -219,6 +224,15 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 	}
 	if f.timeout < 0 {
 		return usage("--timeout must not be negative")
+	}
+	switch f.target {
+	case "gpu", "": // "" from callers that build runFlags themselves (tune run)
+	case "emu":
+		if f.bench {
+			return usage("--bench times the GPU; the emulator does not model time (use --target=gpu)")
+		}
+	default:
+		return usage("--target must be gpu or emu, not '%s'", f.target)
 	}
 	shapes, err := parseAssignments(f.shapes, "--shape")
 	if err != nil {
@@ -310,48 +324,62 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 	}
 
 	// Everything above runs without a GPU.
-	dev, err := cuda.Init(f.device)
-	if err != nil {
-		fmt.Fprintf(stderr, "tmac run: error: no usable GPU: %s\n", firstLine(err.Error()))
-		return &exitError{3}
-	}
-	fmt.Fprintf(stdout, "device %d: %s\n", f.device, dev.Name())
-	gpu, err := plan.NewCUDA(ptx)
-	if err != nil {
-		return diag(err)
-	}
-	if o := f.outcome; o != nil {
-		o.Device = dev.Name()
-		// tmac tune run goes on with the next variant in this process:
-		// give the memory and the module back, unless a launch failed
-		// (a kernel still running would make that wait forever).
-		defer func() {
-			if o.LaunchErr == nil {
-				gpu.Release()
-			}
-		}()
-	}
+	var (
+		dev     plan.Device
+		devName string
+		gpu     *plan.CUDA
+		watch   func(l *plan.Launch) error
+	)
 	launchFailed := func(err error) error {
 		if f.outcome != nil {
 			f.outcome.LaunchErr = err
 		}
 		return launchFailure(stderr, sm, err)
 	}
-	gpu.Timeout = f.timeout
-	watch := func(l *plan.Launch) error { return gpu.Wait(l.Kernel) }
+	if f.target == "emu" {
+		dev = emu.NewDevice(mod, f.emuSeed)
+		devName = fmt.Sprintf("CPU emulator (seed %d)", f.emuSeed)
+		fmt.Fprintf(stdout, "device: %s; tmac run --target=emu runs the kernels on the CPU\n", devName)
+	} else {
+		cdev, err := cuda.Init(f.device)
+		if err != nil {
+			fmt.Fprintf(stderr, "tmac run: error: no usable GPU: %s\n", firstLine(err.Error()))
+			return &exitError{3}
+		}
+		devName = cdev.Name()
+		fmt.Fprintf(stdout, "device %d: %s\n", f.device, devName)
+		gpu, err = plan.NewCUDA(ptx)
+		if err != nil {
+			return diag(err)
+		}
+		if o := f.outcome; o != nil {
+			o.Device = devName
+			// tmac tune run goes on with the next variant in this process:
+			// give the memory and the module back, unless a launch failed
+			// (a kernel still running would make that wait forever).
+			defer func() {
+				if o.LaunchErr == nil {
+					gpu.Release()
+				}
+			}()
+		}
+		gpu.Timeout = f.timeout
+		watch = func(l *plan.Launch) error { return gpu.Wait(l.Kernel) }
+		dev = gpu
+	}
 
-	devArgs, mems, err := uploadArgs(gpu, args)
+	devArgs, mems, err := uploadArgs(dev, args)
 	if err != nil {
 		return diag(err)
 	}
-	if err := p.Run(gpu, devArgs, watch); err != nil {
+	if err := p.Run(dev, devArgs, watch); err != nil {
 		return launchFailed(err)
 	}
 	results := make([]*buffer.Buffer, len(args))
 	for i, a := range args {
 		if a.buf != nil {
 			results[i] = &buffer.Buffer{Elem: a.buf.Elem, Shape: a.buf.Shape, Bytes: make([]byte, len(a.buf.Bytes))}
-			if err := gpu.CopyToHost(results[i].Bytes, mems[i].Dev); err != nil {
+			if err := dev.CopyToHost(results[i].Bytes, mems[i].Dev); err != nil {
 				return diag(err)
 			}
 		}
@@ -380,7 +408,7 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 		benched, benchErr = bench(stdout, p, gpu, entry, args, devArgs, f)
 	}
 	if dump {
-		d := &dumpRun{source: in, entry: entry.SymbolName(), device: dev.Name(), args: args, results: results,
+		d := &dumpRun{source: in, entry: entry.SymbolName(), device: devName, args: args, results: results,
 			outputs: outputs, check: verdict, sample: sample, bench: benched, f: f}
 		if err := writeDump(f.dumpDir, d); err != nil {
 			fmt.Fprintln(stderr, "tmac run: error:", err)
@@ -468,6 +496,10 @@ func loadProgram(stderr io.Writer, f *runFlags, in string) (*ir.Operation, strin
 	opts := f.llc
 	if opts.PTXVersion < cg.PTXVersion {
 		opts.PTXVersion = cg.PTXVersion
+	}
+	if f.target == "emu" {
+		// The emulator runs the IR; no llc, no PTX.
+		return mod, "", sm, nil
 	}
 	ptx, err := toolchain.CompilePTX(cg.Module.String(), opts)
 	if err != nil {

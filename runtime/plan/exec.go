@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -293,6 +294,12 @@ func (x *Exec) op(op *ir.Operation) error {
 			return errAt(op, "%v", err)
 		}
 		if err := x.Dev.Launch(l); err != nil {
+			// A device that locates its faults in the kernel's source (the
+			// emulator) gives a diagnostic of its own; the launch is a note.
+			var dg interface{ Diagnostic() *ir.Diagnostic }
+			if errors.As(err, &dg) {
+				return dg.Diagnostic().AttachNote(op.Loc, "in the kernel launched here")
+			}
 			return errAt(op, "%v", err)
 		}
 		if x.OnLaunch != nil {

@@ -1,0 +1,147 @@
+package emu
+
+import (
+	"fmt"
+
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// A kernel is compiled once into a tree of instructions over numbered
+// values; every thread runs it with its own value array.
+
+type instr struct {
+	op      *ir.Operation
+	run     func(t *thread, in *instr)
+	in      []int // operand value numbers
+	out     []int // result value numbers
+	regions []*code
+}
+
+// code is one block of instructions; args are the block's argument numbers.
+type code struct {
+	args   []int
+	instrs []*instr
+}
+
+type kernel struct {
+	fn     *ir.Operation
+	body   *code
+	nvals  int
+	ids    map[ir.Value]int
+	params []ir.Type
+}
+
+// compileKernel numbers the values of fn and resolves each op to its
+// implementation; an op the emulator does not model is an error naming it.
+func compileKernel(fn *ir.Operation) (*kernel, error) {
+	k := &kernel{fn: fn, ids: map[ir.Value]int{}}
+	var err error
+	var region func(r *ir.Region) *code
+	region = func(r *ir.Region) *code {
+		blk := r.Entry()
+		c := &code{}
+		for _, a := range blk.Args() {
+			c.args = append(c.args, k.id(a))
+		}
+		for _, op := range blk.Ops() {
+			in := &instr{op: op}
+			for _, v := range op.Operands() {
+				in.in = append(in.in, k.id(v))
+			}
+			for _, v := range op.Results() {
+				in.out = append(in.out, k.id(v))
+			}
+			for i := 0; i < op.NumRegions(); i++ {
+				if op.Region(i).Empty() {
+					in.regions = append(in.regions, nil)
+					continue
+				}
+				if len(op.Region(i).Blocks()) > 1 {
+					if err == nil {
+						err = opError(op, "regions with several blocks (unstructured control flow) are not emulated")
+					}
+					return c
+				}
+				in.regions = append(in.regions, region(op.Region(i)))
+			}
+			f, ok := impls[op.Name()]
+			if !ok && err == nil {
+				err = opError(op, "'%s' is not emulated (tmac run --target=emu models the ops of tmac's TMA pipelines; see runtime/emu)", op.Name())
+			}
+			in.run = f
+			c.instrs = append(c.instrs, in)
+		}
+		return c
+	}
+	k.body = region(fn.Region(0))
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range fn.Region(0).Entry().Args() {
+		k.params = append(k.params, a.Type())
+	}
+	k.nvals = len(k.ids)
+	return k, nil
+}
+
+func (k *kernel) id(v ir.Value) int {
+	if i, ok := k.ids[v]; ok {
+		return i
+	}
+	i := len(k.ids)
+	k.ids[v] = i
+	return i
+}
+
+// Error is a fault found while emulating: an op and what went wrong.
+type Error struct {
+	Op  *ir.Operation
+	Msg string
+	// Notes add context (the other side of a race, a blocked thread).
+	Notes []Note
+}
+
+// Note is one line of context, at a location when it has one.
+type Note struct {
+	Loc ir.Location // nil: none
+	Msg string
+}
+
+func note(loc ir.Location, format string, args ...any) Note {
+	return Note{Loc: loc, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string { return e.Diagnostic().Error() }
+
+// Diagnostic renders e as a compiler diagnostic (file:line:col: error:
+// message, with the source line when known, then the notes).
+func (e *Error) Diagnostic() *ir.Diagnostic {
+	var d *ir.Diagnostic
+	if e.Op != nil {
+		d = e.Op.EmitError("'%s': %s", e.Op.Name(), e.Msg)
+	} else {
+		d = ir.Errorf(ir.UnknownLoc{}, "%s", e.Msg)
+	}
+	for _, n := range e.Notes {
+		loc := n.Loc
+		if loc == nil {
+			loc = ir.UnknownLoc{}
+		}
+		d.AttachNote(loc, "%s", n.Msg)
+	}
+	return d
+}
+
+func opError(op *ir.Operation, format string, args ...any) *Error {
+	return &Error{Op: op, Msg: fmt.Sprintf(format, args...)}
+}
+
+// impls maps op names to their implementations (filled by init functions
+// of the files that implement them).
+var impls = map[string]func(t *thread, in *instr){}
+
+func register(f func(t *thread, in *instr), names ...string) {
+	for _, n := range names {
+		impls[n] = f
+	}
+}

@@ -1,0 +1,309 @@
+package emu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math/rand"
+	"runtime"
+	"sync"
+
+	"github.com/tmac-dev/tmac/codegen"
+	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/runtime/cuda"
+	"github.com/tmac-dev/tmac/runtime/plan"
+)
+
+// Device is a plan.Device that runs the module's kernels on the CPU.
+type Device struct {
+	module *ir.Operation
+	seed   int64
+	mem    global
+
+	mu      sync.Mutex
+	maps    []*tensorMap
+	kernels map[string]*kernel
+	// Workers is the number of blocks run at a time (default GOMAXPROCS).
+	Workers int
+}
+
+var _ plan.Device = (*Device)(nil)
+
+// NewDevice emulates the kernels of module (after tmac's passes); seed
+// drives the scheduler's choices.
+func NewDevice(module *ir.Operation, seed int64) *Device {
+	return &Device{module: module, seed: seed, kernels: map[string]*kernel{}}
+}
+
+func (d *Device) Alloc(n int) (uint64, error) { return d.mem.alloc(n), nil }
+func (d *Device) Free(p uint64) error         { return d.mem.free(p) }
+
+func (d *Device) CopyToDevice(dst uint64, src []byte) error {
+	p, err := d.mem.bytes(dst, len(src))
+	if err != nil {
+		return err
+	}
+	copy(p, src)
+	return nil
+}
+
+func (d *Device) CopyToHost(dst []byte, src uint64) error {
+	p, err := d.mem.bytes(src, len(dst))
+	if err != nil {
+		return err
+	}
+	copy(dst, p)
+	return nil
+}
+
+func (d *Device) CopyDeviceToDevice(dst, src uint64, n int) error {
+	s, err := d.mem.bytes(src, n)
+	if err != nil {
+		return err
+	}
+	p, err := d.mem.bytes(dst, n)
+	if err != nil {
+		return err
+	}
+	copy(p, s)
+	return nil
+}
+
+func (d *Device) Memset(dst uint64, pattern []byte, n int) error {
+	p, err := d.mem.bytes(dst, n*len(pattern))
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		copy(p[i*len(pattern):], pattern)
+	}
+	return nil
+}
+
+func (d *Device) Synchronize() error { return nil }
+
+// EncodeTensorMap checks the descriptor as cuTensorMapEncodeTiled would and
+// records it; the 128 bytes carry a magic word and its index.
+func (d *Device) EncodeTensorMap(td *cuda.TiledDesc) ([]byte, error) {
+	if err := cuda.ValidateTiled(td); err != nil {
+		return nil, err
+	}
+	c := *td
+	c.Dims = append([]uint64(nil), td.Dims...)
+	c.Strides = append([]uint64(nil), td.Strides...)
+	c.Box = append([]uint32(nil), td.Box...)
+	for i, s := range td.ElementStrides {
+		if s != 1 {
+			return nil, fmt.Errorf("tensor map: element stride %d in dimension %d is not emulated (only 1)", s, i)
+		}
+	}
+	if td.Interleave != cuda.InterleaveNone {
+		return nil, fmt.Errorf("tensor map: interleaved layouts are not emulated")
+	}
+	d.mu.Lock()
+	d.maps = append(d.maps, &tensorMap{d: c, esize: td.DataType.Size()})
+	idx := len(d.maps)
+	d.mu.Unlock()
+	b := make([]byte, 128)
+	binary.LittleEndian.PutUint64(b, tensorMapMagic)
+	binary.LittleEndian.PutUint64(b[8:], uint64(idx))
+	return b, nil
+}
+
+// Tensor maps reach kernels as pointers to their parameter bytes; the
+// emulator's pointer value for map i is tensorMapSpace | i.
+const tensorMapSpace = 0xE000_0000_0000_0000
+
+func (d *Device) tensorMapAt(addr uint64) *tensorMap {
+	if addr&tensorMapSpace != tensorMapSpace {
+		return nil
+	}
+	i := int(addr &^ tensorMapSpace)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if i < 1 || i > len(d.maps) {
+		return nil
+	}
+	return d.maps[i-1]
+}
+
+func (d *Device) kernel(name string) (*kernel, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if k, ok := d.kernels[name]; ok {
+		return k, nil
+	}
+	var fn *ir.Operation
+	ir.Walk(d.module, func(op *ir.Operation) ir.WalkResult {
+		if op.Name() == "gpu.func" && op.SymbolName() == name {
+			fn = op
+			return ir.Interrupt
+		}
+		return ir.Advance
+	})
+	if fn == nil {
+		return nil, fmt.Errorf("no kernel @%s in the module", name)
+	}
+	k, err := compileKernel(fn)
+	if err != nil {
+		return nil, err
+	}
+	d.kernels[name] = k
+	return k, nil
+}
+
+// params turns the launch's parameter bytes back into the kernel's
+// argument values (the codegen ABI, in reverse).
+func (d *Device) params(k *kernel, raw [][]byte) ([]any, error) {
+	ps, err := codegen.Params(k.params, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) != len(raw) {
+		return nil, fmt.Errorf("%d parameter values for %d parameters", len(raw), len(ps))
+	}
+	args := make([]any, len(k.params))
+	for i, p := range ps {
+		b := raw[i]
+		u64 := func() int64 {
+			if len(b) < 8 {
+				return 0
+			}
+			return int64(binary.LittleEndian.Uint64(b))
+		}
+		switch p.Role {
+		case codegen.RoleBase:
+			mt := k.params[p.Arg].(*ir.MemRefType)
+			strides, offset, _ := mt.StridesAndOffset()
+			m := &memref{space: spaceGlobal, base: uint64(u64()), offset: offset, sizes: append([]int64(nil), mt.Shape()...),
+				strides: append([]int64(nil), strides...), elem: mt.Elem, esize: elemSize(mt.Elem)}
+			args[p.Arg] = m
+		case codegen.RoleOffset:
+			args[p.Arg].(*memref).offset = u64()
+		case codegen.RoleSize:
+			args[p.Arg].(*memref).sizes[p.Dim] = u64()
+		case codegen.RoleStride:
+			args[p.Arg].(*memref).strides[p.Dim] = u64()
+		case codegen.RoleTensorMap:
+			if len(b) < 16 || binary.LittleEndian.Uint64(b) != tensorMapMagic {
+				return nil, fmt.Errorf("parameter %s is not a tensor map encoded by this device", p.Name)
+			}
+			args[p.Arg] = ptr{space: spaceGeneric, addr: tensorMapSpace | binary.LittleEndian.Uint64(b[8:])}
+		case codegen.RoleScalar:
+			t := k.params[p.Arg]
+			var raw uint64
+			switch len(b) {
+			case 1:
+				raw = uint64(b[0])
+			case 2:
+				raw = uint64(binary.LittleEndian.Uint16(b))
+			case 4:
+				raw = uint64(binary.LittleEndian.Uint32(b))
+			case 8:
+				raw = binary.LittleEndian.Uint64(b)
+			}
+			if ft, ok := t.(*ir.FloatType); ok {
+				args[p.Arg] = ir.FloatFromBits(raw, ft.Kind)
+			} else {
+				args[p.Arg] = wrap(int64(raw), t)
+			}
+		}
+	}
+	return args, nil
+}
+
+// Launch runs every block of the launch; the first fault stops it and is
+// returned (an *Error, with the block named).
+func (d *Device) Launch(l *plan.Launch) error {
+	if c := l.Cluster; c[0]*max(c[1], 1)*max(c[2], 1) > 1 {
+		return fmt.Errorf("kernel %s: thread block clusters are not emulated", l.Kernel)
+	}
+	k, err := d.kernel(l.Kernel)
+	if err != nil {
+		return err
+	}
+	args, err := d.params(k, l.Params)
+	if err != nil {
+		return fmt.Errorf("kernel %s: %v", l.Kernel, err)
+	}
+	g, bd := l.Grid, l.Block
+	nblocks := g[0] * g[1] * g[2]
+	nthreads := bd[0] * bd[1] * bd[2]
+	if nthreads <= 0 || nthreads > 1024 {
+		return fmt.Errorf("kernel %s: %d threads per block", l.Kernel, nthreads)
+	}
+	workers := d.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var (
+		mu    sync.Mutex
+		first error
+		next  int
+		wg    sync.WaitGroup
+	)
+	for w := 0; w < min(workers, nblocks); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if first != nil || next >= nblocks {
+					mu.Unlock()
+					return
+				}
+				i := next
+				next++
+				mu.Unlock()
+				bid := [3]int64{int64(i % g[0]), int64(i / g[0] % g[1]), int64(i / (g[0] * g[1]))}
+				if err := d.runBlock(k, l, args, bid); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+func (d *Device) runBlock(k *kernel, l *plan.Launch, args []any, bid [3]int64) error {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%v", d.seed, l.Kernel, bid)
+	b := &blockRun{
+		dev: d, k: k, bid: bid, params: args,
+		grid:  [3]int64{int64(l.Grid[0]), int64(l.Grid[1]), int64(l.Grid[2])},
+		bdim:  [3]int64{int64(l.Block[0]), int64(l.Block[1]), int64(l.Block[2])},
+		smem:  make([]byte, l.SharedBytes),
+		rng:   rand.New(rand.NewSource(int64(h.Sum64()))),
+		yield: make(chan struct{}),
+		bars:  map[uint64]*mbarrier{}, named: map[int64]*namedBarrier{},
+	}
+	n := l.Block[0] * l.Block[1] * l.Block[2]
+	for i := 0; i < n; i++ {
+		b.threads = append(b.threads, &thread{
+			b: b, linear: i, vals: make([]any, k.nvals), resume: make(chan struct{}),
+			tid: [3]int64{int64(i % l.Block[0]), int64(i / l.Block[0] % l.Block[1]), int64(i / (l.Block[0] * l.Block[1]))},
+		})
+	}
+	if err := b.run(); err != nil {
+		err.Msg = fmt.Sprintf("kernel %s, block (%d, %d, %d): %s", l.Kernel, bid[0], bid[1], bid[2], err.Msg)
+		return err
+	}
+	return nil
+}
+
+// Kernels lists the gpu.func kernels of a module (for diagnostics).
+func Kernels(module *ir.Operation) []string {
+	var out []string
+	ir.Walk(module, func(op *ir.Operation) ir.WalkResult {
+		if _, ok := op.Attr("gpu.kernel").(*ir.UnitAttr); ok && op.Name() == "gpu.func" {
+			out = append(out, op.SymbolName())
+		}
+		return ir.Advance
+	})
+	return out
+}

@@ -1,0 +1,35 @@
+// Package emu runs tmac kernels on the CPU: `tmac run --target=emu`.
+//
+// It executes the kernel IR as it stands just before LLVM emission (the
+// gpu.func kernels of the module after tmac's passes), so it checks what
+// will really run, behind the same host plan as the GPU (Device
+// implements plan.Device). Every thread of a block is a cooperatively
+// scheduled goroutine; only one thread of a block runs at a time, and a
+// seeded random scheduler decides, at every point where a thread blocks,
+// which thread runs next and when the asynchronous copies in flight
+// complete, so a missing wait reads data that has not landed and the same
+// seed replays the same interleaving. Blocks run in parallel.
+//
+// Modelled exactly: mbarriers (arrival counts, transaction bytes, phases,
+// parity waits), TMA tile loads and stores through the tensor maps the
+// host plan encoded (boxes, element strides of 1, out-of-bounds fill with
+// zeros or NaN, the 32/64/128-byte swizzles laid out in shared memory as
+// the hardware lays them out), bulk async groups (commit_group,
+// wait_group.read), block and named barriers, and the memory spaces.
+//
+// Diagnosed, with the op and source location: deadlock (every live thread
+// blocked; each blocked group with its op, barrier, the parity it waits
+// for, the barrier's phase and pending counts), a generic read of shared
+// memory a TMA load in flight is writing, a generic write of shared memory
+// a TMA store in flight is reading, a TMA store of shared memory written
+// by the threads with no fence.proxy.async since, an mbarrier arrived on
+// more often than its count or whose transaction count goes negative
+// (expect_tx smaller than the bytes loaded), out-of-bounds shared and
+// global accesses.
+//
+// Not modelled (a kernel using them is rejected with the op named):
+// wgmma, thread block clusters (multicast, remote arrivals, cluster
+// barriers), elect.sync. Not modelled at all: timing, caches, register
+// budgets (setmaxnreg is accepted and does nothing), memory consistency
+// beyond the rules above.
+package emu

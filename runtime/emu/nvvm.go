@@ -1,0 +1,329 @@
+package emu
+
+import (
+	"fmt"
+
+	"github.com/tmac-dev/tmac/dialects/llvm"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// ------------------------------------------------------------ LLVM values
+
+func init() {
+	register(func(t *thread, in *instr) {
+		p, ok := t.vals[in.in[0]].(ptr)
+		if !ok {
+			t.failf(in.op, "operand is not a pointer (%T)", t.vals[in.in[0]])
+		}
+		t.set(in, 0, wrap(int64(p.addr), in.op.Result(0).Type()))
+	}, "llvm.ptrtoint")
+	register(func(t *thread, in *instr) {
+		as, _ := llvm.PtrAddrSpace(in.op.Result(0).Type())
+		t.set(in, 0, ptr{space: int(as), addr: zext(t.int(in, 0), in.op.Operand(0).Type())})
+	}, "llvm.inttoptr")
+	register(func(t *thread, in *instr) { t.set(in, 0, zeroOf(in.op.Result(0).Type())) }, "llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison")
+	register(func(t *thread, in *instr) {
+		v := t.vals[in.in[0]]
+		for _, i := range positions(in.op) {
+			s, ok := v.([]any)
+			if !ok || int(i) >= len(s) {
+				t.failf(in.op, "position %d is not in the aggregate", i)
+			}
+			v = s[i]
+		}
+		t.set(in, 0, v)
+	}, "llvm.extractvalue")
+	register(func(t *thread, in *instr) {
+		var put func(agg any, pos []int64) any
+		put = func(agg any, pos []int64) any {
+			s, ok := agg.([]any)
+			if !ok || int(pos[0]) >= len(s) {
+				t.failf(in.op, "position %d is not in the aggregate", pos[0])
+			}
+			c := append([]any(nil), s...)
+			if len(pos) == 1 {
+				c[pos[0]] = t.vals[in.in[1]]
+			} else {
+				c[pos[0]] = put(c[pos[0]], pos[1:])
+			}
+			return c
+		}
+		t.set(in, 0, put(t.vals[in.in[0]], positions(in.op)))
+	}, "llvm.insertvalue")
+}
+
+func positions(op *ir.Operation) []int64 {
+	a, _ := op.Attr("position").(*ir.DenseArrayAttr)
+	if a == nil {
+		return nil
+	}
+	return a.Ints
+}
+
+// zeroOf is the zero value of an LLVM-compatible type (structs recursively).
+func zeroOf(ty ir.Type) any {
+	if s := llvm.StructOf(ty); s != nil {
+		out := make([]any, len(s.Body))
+		for i, f := range s.Body {
+			out[i] = zeroOf(f)
+		}
+		return out
+	}
+	switch {
+	case ir.IsFloat(ty):
+		return 0.0
+	case ir.IsInteger(ty) || ir.IsIndex(ty):
+		return int64(0)
+	}
+	if as, ok := llvm.PtrAddrSpace(ty); ok {
+		return ptr{space: int(as)}
+	}
+	return nil
+}
+
+// ------------------------------------------------------------ no-ops
+
+func init() {
+	// Register budgets, L2 prefetches and mbarrier-init fences change no
+	// value the emulator models.
+	register(func(t *thread, in *instr) {}, "nvvm.setmaxregister", "nvvm.prefetch", "nvvm.prefetch.tensormap",
+		"nvvm.cp.async.bulk.tensor.prefetch", "nvvm.fence.mbarrier.init")
+}
+
+// ------------------------------------------------------------ special registers
+
+func init() {
+	register(func(t *thread, in *instr) {
+		var v int64
+		switch in.op.Name() {
+		case "nvvm.read.ptx.sreg.tid.x":
+			v = t.tid[0]
+		case "nvvm.read.ptx.sreg.tid.y":
+			v = t.tid[1]
+		case "nvvm.read.ptx.sreg.tid.z":
+			v = t.tid[2]
+		case "nvvm.read.ptx.sreg.ctaid.x":
+			v = t.b.bid[0]
+		case "nvvm.read.ptx.sreg.ctaid.y":
+			v = t.b.bid[1]
+		case "nvvm.read.ptx.sreg.ctaid.z":
+			v = t.b.bid[2]
+		case "nvvm.read.ptx.sreg.ntid.x":
+			v = t.b.bdim[0]
+		case "nvvm.read.ptx.sreg.ntid.y":
+			v = t.b.bdim[1]
+		case "nvvm.read.ptx.sreg.ntid.z":
+			v = t.b.bdim[2]
+		case "nvvm.read.ptx.sreg.nctaid.x":
+			v = t.b.grid[0]
+		case "nvvm.read.ptx.sreg.nctaid.y":
+			v = t.b.grid[1]
+		case "nvvm.read.ptx.sreg.nctaid.z":
+			v = t.b.grid[2]
+		case "nvvm.read.ptx.sreg.laneid":
+			v = int64(t.linear % 32)
+		case "nvvm.read.ptx.sreg.warpid":
+			v = int64(t.linear / 32)
+		}
+		t.set(in, 0, v)
+	}, "nvvm.read.ptx.sreg.tid.x", "nvvm.read.ptx.sreg.tid.y", "nvvm.read.ptx.sreg.tid.z",
+		"nvvm.read.ptx.sreg.ctaid.x", "nvvm.read.ptx.sreg.ctaid.y", "nvvm.read.ptx.sreg.ctaid.z",
+		"nvvm.read.ptx.sreg.ntid.x", "nvvm.read.ptx.sreg.ntid.y", "nvvm.read.ptx.sreg.ntid.z",
+		"nvvm.read.ptx.sreg.nctaid.x", "nvvm.read.ptx.sreg.nctaid.y", "nvvm.read.ptx.sreg.nctaid.z",
+		"nvvm.read.ptx.sreg.laneid", "nvvm.read.ptx.sreg.warpid")
+}
+
+// ------------------------------------------------------------ barriers
+
+// namedBarrier is a CTA barrier (bar.sync / barrier.sync): id 0 is
+// gpu.barrier over every live thread.
+type namedBarrier struct {
+	expected int
+	arrived  int
+	gen      int
+}
+
+// barrier makes t wait at barrier id until n threads (n < 0: every thread
+// not exited) have arrived; arriveOnly counts t without waiting.
+func (t *thread) barrierAt(op *ir.Operation, id int64, n int, arriveOnly bool) {
+	b := t.b
+	nb := b.named[id]
+	if n < 0 {
+		n = b.liveThreads()
+	}
+	if nb == nil {
+		nb = &namedBarrier{expected: n}
+		b.named[id] = nb
+	}
+	if nb.arrived == 0 {
+		nb.expected = n
+	} else if nb.expected != n {
+		t.failf(op, "barrier %d used with %d and %d threads in one phase", id, nb.expected, n)
+	}
+	nb.arrived++
+	gen := nb.gen
+	if nb.arrived == nb.expected {
+		nb.arrived = 0
+		nb.gen++
+		return
+	}
+	if arriveOnly {
+		return
+	}
+	t.block(op, func() bool { return nb.gen != gen }, func() string {
+		return fmt.Sprintf("barrier %d: %d of %d threads arrived", id, nb.arrived, nb.expected)
+	})
+}
+
+func (t *thread) barrier(op *ir.Operation, id int64, n func() int) {
+	t.barrierAt(op, id, n(), false)
+}
+
+func (b *blockRun) liveThreads() int {
+	n := 0
+	for _, t := range b.threads {
+		if t.state != exited {
+			n++
+		}
+	}
+	return n
+}
+
+func init() {
+	register(func(t *thread, in *instr) {
+		id, n := int64(0), -1
+		if len(in.in) >= 1 {
+			id = t.int(in, 0)
+		}
+		if len(in.in) >= 2 {
+			n = int(t.int(in, 1))
+		}
+		if in.op.NumResults() > 0 {
+			t.failf(in.op, "barrier reductions are not emulated")
+		}
+		t.barrierAt(in.op, id, n, false)
+	}, "nvvm.barrier")
+	register(func(t *thread, in *instr) {
+		id := int64(0)
+		n := t.int(in, len(in.in)-1)
+		if len(in.in) == 2 {
+			id = t.int(in, 0)
+		}
+		t.barrierAt(in.op, id, int(n), true)
+	}, "nvvm.barrier.arrive")
+}
+
+// ------------------------------------------------------------ mbarriers
+
+type mbarrier struct {
+	addr     uint64
+	count    int64 // arrivals per phase
+	pending  int64 // arrivals still expected in the current phase
+	tx       int64 // transaction bytes still expected
+	phase    int64 // phases completed
+	initAt   *ir.Operation
+	lastWait *ir.Operation
+}
+
+func (m *mbarrier) String() string {
+	return fmt.Sprintf("mbarrier at shared offset %d (in phase %d, parity %d; %d of %d arrivals and %d transaction bytes pending)",
+		m.addr, m.phase, m.phase&1, m.pending, m.count, m.tx)
+}
+
+// complete ends the phase when nothing is pending.
+func (m *mbarrier) complete() {
+	if m.pending == 0 && m.tx == 0 {
+		m.phase++
+		m.pending = m.count
+	}
+}
+
+func (t *thread) mbarrierAt(op *ir.Operation, v any) *mbarrier {
+	p, ok := v.(ptr)
+	if !ok || (p.space != spaceShared && p.space != spaceCluster) {
+		t.failf(op, "the mbarrier operand is not a shared-memory pointer (%T %v)", v, v)
+	}
+	if p.space == spaceCluster {
+		t.failf(op, "mbarriers of other blocks of a cluster are not emulated")
+	}
+	m := t.b.bars[p.addr]
+	if m == nil {
+		t.failf(op, "mbarrier at shared offset %d used before nvvm.mbarrier.init", p.addr)
+	}
+	return m
+}
+
+func (t *thread) predicate(in *instr, name string) bool {
+	if v := in.op.OperandNamed(name); v != nil {
+		return t.vals[t.b.k.ids[v]].(int64)&1 != 0
+	}
+	return true
+}
+
+func (t *thread) arrive(op *ir.Operation, m *mbarrier, count int64) {
+	m.pending -= count
+	if m.pending < 0 {
+		t.failf(op, "more arrivals than the mbarrier's count %d in one phase: %v", m.count, m)
+	}
+	m.complete()
+}
+
+func init() {
+	register(func(t *thread, in *instr) {
+		if !t.predicate(in, "predicate") {
+			return
+		}
+		p, ok := t.vals[in.in[0]].(ptr)
+		if !ok || p.space != spaceShared {
+			t.failf(in.op, "the mbarrier operand is not a shared-memory pointer")
+		}
+		if p.addr%8 != 0 || p.addr+8 > uint64(len(t.b.smem)) {
+			t.failf(in.op, "mbarrier at shared offset %d is misaligned or out of bounds", p.addr)
+		}
+		n := t.int(in, 1)
+		t.b.bars[p.addr] = &mbarrier{addr: p.addr, count: n, pending: n, initAt: in.op}
+	}, "nvvm.mbarrier.init")
+	register(func(t *thread, in *instr) {
+		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
+		count := int64(1)
+		if v := in.op.OperandNamed("count"); v != nil {
+			count = t.vals[t.b.k.ids[v]].(int64)
+		}
+		state := m.phase
+		t.arrive(in.op, m, count)
+		if len(in.out) > 0 {
+			t.set(in, 0, state)
+		}
+	}, "nvvm.mbarrier.arrive")
+	register(func(t *thread, in *instr) {
+		if !t.predicate(in, "predicate") {
+			return
+		}
+		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
+		state := m.phase
+		m.tx += t.int(in, 1)
+		t.arrive(in.op, m, 1)
+		if len(in.out) > 0 {
+			t.set(in, 0, state)
+		}
+	}, "nvvm.mbarrier.arrive.expect_tx")
+	register(func(t *thread, in *instr) {
+		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
+		parity := t.int(in, 1) & 1
+		// try_wait.parity P returns once the phase of parity P has
+		// completed: the current phase's parity differs from P.
+		t.block(in.op, func() bool { return m.phase&1 != parity }, func() string {
+			return fmt.Sprintf("waits for parity %d of the %v", parity, m)
+		})
+	}, "nvvm.mbarrier.try_wait.parity")
+}
+
+// ------------------------------------------------------------ fences
+
+func init() {
+	register(func(t *thread, in *instr) {
+		// fence.proxy.async: this thread's shared-memory writes become
+		// visible to the async proxy (TMA, wgmma).
+		t.unfenced = t.unfenced[:0]
+	}, "nvvm.fence.proxy")
+}

@@ -1,0 +1,233 @@
+package emu
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// A block runs as one goroutine per thread plus a scheduler, the only
+// party that decides who runs: a thread runs until it blocks (or exits),
+// then hands control back; the scheduler picks, at random from its seeded
+// source, either a thread that can go on or an asynchronous copy in flight
+// to complete. Because only one party runs at a time, the block's state
+// needs no locks.
+
+type threadState uint8
+
+const (
+	ready threadState = iota
+	running
+	blocked
+	exited
+)
+
+type thread struct {
+	b      *blockRun
+	tid    [3]int64
+	linear int
+	vals   []any
+	state  threadState
+	resume chan struct{}
+
+	// While blocked: what it waits for.
+	cond    func() bool
+	waitOp  *ir.Operation
+	waitWhy func() string
+
+	// Bulk async groups of this thread (TMA stores): the stores issued
+	// since the last commit, and the committed groups still reading.
+	uncommitted []*asyncOp
+	groups      [][]*asyncOp
+	// Shared-memory byte ranges written since this thread's last
+	// fence.proxy.async (the async proxy may not see them yet).
+	unfenced []span
+}
+
+type span struct {
+	lo, hi uint64
+	op     *ir.Operation
+}
+
+type blockRun struct {
+	dev     *Device
+	k       *kernel
+	bid     [3]int64
+	grid    [3]int64
+	bdim    [3]int64
+	params  []any
+	smem    []byte
+	threads []*thread
+	rng     *rand.Rand
+	yield   chan struct{}
+
+	bars     map[uint64]*mbarrier
+	named    map[int64]*namedBarrier
+	inflight []*asyncOp
+	err      *Error
+	abort    bool
+}
+
+// abortSignal unwinds a thread's goroutine when the block stops.
+type abortSignal struct{}
+
+// fail stops the block with err (the first error wins).
+func (t *thread) fail(err *Error) {
+	if t.b.err == nil {
+		t.b.err = err
+	}
+	panic(abortSignal{})
+}
+
+func (t *thread) failf(op *ir.Operation, format string, args ...any) {
+	t.fail(opError(op, format, args...))
+}
+
+// block parks the thread until cond holds; why describes the wait for a
+// deadlock report.
+func (t *thread) block(op *ir.Operation, cond func() bool, why func() string) {
+	if cond() {
+		return
+	}
+	t.state, t.cond, t.waitOp, t.waitWhy = blocked, cond, op, why
+	t.b.yield <- struct{}{}
+	<-t.resume
+	if t.b.abort {
+		panic(abortSignal{})
+	}
+	t.state, t.cond, t.waitOp, t.waitWhy = running, nil, nil, nil
+}
+
+func (b *blockRun) startThread(t *thread) {
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(abortSignal); !ok {
+					if b.err == nil {
+						b.err = &Error{Msg: fmt.Sprintf("internal error in the emulator: %v", r)}
+					}
+				}
+			}
+			t.state = exited
+			b.yield <- struct{}{}
+		}()
+		<-t.resume
+		if b.abort {
+			panic(abortSignal{})
+		}
+		t.state = running
+		t.runCode(b.k.body, b.params)
+	}()
+}
+
+// run executes the block to completion or to its first error.
+func (b *blockRun) run() *Error {
+	for _, t := range b.threads {
+		b.startThread(t)
+	}
+	runnable := make([]*thread, 0, len(b.threads))
+	for b.err == nil {
+		runnable = runnable[:0]
+		live := 0
+		for _, t := range b.threads {
+			switch t.state {
+			case ready:
+				runnable = append(runnable, t)
+				live++
+			case blocked:
+				live++
+				if t.cond() {
+					runnable = append(runnable, t)
+				}
+			}
+		}
+		if len(b.inflight) > 0 && (len(runnable) == 0 || b.rng.Intn(3) == 0) {
+			i := b.rng.Intn(len(b.inflight))
+			op := b.inflight[i]
+			b.inflight = append(b.inflight[:i], b.inflight[i+1:]...)
+			if err := b.complete(op); err != nil {
+				b.err = err
+			}
+			continue
+		}
+		if len(runnable) == 0 {
+			if live > 0 {
+				b.err = b.deadlock()
+			}
+			break
+		}
+		t := runnable[b.rng.Intn(len(runnable))]
+		t.resume <- struct{}{}
+		<-b.yield
+	}
+	// Unwind the threads still parked or not started.
+	b.abort = true
+	for _, t := range b.threads {
+		if t.state != exited {
+			t.resume <- struct{}{}
+			<-b.yield
+		}
+	}
+	return b.err
+}
+
+// deadlock reports every blocked thread, grouped by where and on what it
+// waits.
+func (b *blockRun) deadlock() *Error {
+	type group struct {
+		op    *ir.Operation
+		why   string
+		tids  []int
+		first *thread
+	}
+	groups := map[string]*group{}
+	var keys []string
+	for _, t := range b.threads {
+		if t.state != blocked {
+			continue
+		}
+		why := t.waitWhy()
+		key := fmt.Sprintf("%p|%s", t.waitOp, why)
+		g := groups[key]
+		if g == nil {
+			g = &group{op: t.waitOp, why: why, first: t}
+			groups[key] = g
+			keys = append(keys, key)
+		}
+		g.tids = append(g.tids, t.linear)
+	}
+	sort.Slice(keys, func(i, j int) bool { return groups[keys[i]].tids[0] < groups[keys[j]].tids[0] })
+	e := &Error{Msg: "deadlock: every live thread is blocked and no copy is in flight"}
+	if len(keys) > 0 {
+		e.Op = groups[keys[0]].op
+	}
+	for _, k := range keys {
+		g := groups[k]
+		e.Notes = append(e.Notes, note(g.op.Loc, "%s blocked here ('%s'): %s", threadList(g.tids), g.op.Name(), g.why))
+	}
+	return e
+}
+
+// threadList names threads compactly: "thread 0", "threads 0-127", "threads 0, 5".
+func threadList(ids []int) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("thread %d", ids[0])
+	}
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ids[i]))
+		}
+		i = j + 1
+	}
+	return "threads " + strings.Join(parts, ", ")
+}
