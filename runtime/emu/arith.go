@@ -396,7 +396,27 @@ func runSelect(t *thread, in *instr) {
 		}
 		return
 	}
-	t.failf(in.op, "a vector condition is not emulated")
+	c, ok := t.vals[in.in[0]].(vec)
+	a, okA := t.vals[in.in[1]].(vec)
+	b, okB := t.vals[in.in[2]].(vec)
+	if !ok || !okA || !okB {
+		t.failf(in.op, "unexpected operands")
+	}
+	var r vec
+	for i, ci := range c.i {
+		if ci&1 != 0 {
+			if a.f != nil {
+				r.f = append(r.f, a.f[i])
+			} else {
+				r.i = append(r.i, a.i[i])
+			}
+		} else if b.f != nil {
+			r.f = append(r.f, b.f[i])
+		} else {
+			r.i = append(r.i, b.i[i])
+		}
+	}
+	t.set(in, 0, r)
 }
 
 func runIntCast(t *thread, in *instr) {

@@ -15,7 +15,11 @@
 // host plan encoded (boxes, element strides of 1, out-of-bounds fill with
 // zeros or NaN, the 32/64/128-byte swizzles laid out in shared memory as
 // the hardware lays them out), bulk async groups (commit_group,
-// wait_group.read), block and named barriers, and the memory spaces.
+// wait_group.read), wgmma (collective over the warpgroup: A and B read from
+// shared memory through the matrix descriptors, K- or MN-major, swizzled as
+// the hardware reads them, f16/bf16/tf32/fp8/int8 inputs, the accumulator
+// in the PTX fragment layout, asynchronous until wgmma.wait_group), block
+// and named barriers, and the memory spaces.
 //
 // Diagnosed, with the op and source location: deadlock (every live thread
 // blocked; each blocked group with its op, barrier, the parity it waits
@@ -24,12 +28,15 @@
 // a TMA store in flight is reading, a TMA store of shared memory written
 // by the threads with no fence.proxy.async since, an mbarrier arrived on
 // more often than its count or whose transaction count goes negative
-// (expect_tx smaller than the bytes loaded), out-of-bounds shared and
-// global accesses.
+// (expect_tx smaller than the bytes loaded), an accumulator read before
+// wgmma.wait_group retired its group, shared memory overwritten (by a TMA
+// load or a thread) while a wgmma in flight may still read it,
+// out-of-bounds shared and global accesses. A wrong matrix descriptor or
+// swizzle reads the wrong elements, as on the GPU, and fails the check.
 //
 // Not modelled (a kernel using them is rejected with the op named):
-// wgmma, thread block clusters (multicast, remote arrivals, cluster
-// barriers), elect.sync. Not modelled at all: timing, caches, register
+// thread block clusters (multicast, remote arrivals, cluster barriers),
+// elect.sync, and any op outside the set tmac's pipelines produce. Not modelled at all: timing, caches, register
 // budgets (setmaxnreg is accepted and does nothing), memory consistency
 // beyond the rules above.
 package emu

@@ -367,6 +367,10 @@ func (t *thread) writeShared(op *ir.Operation, space int, a uint64, n int) {
 			t.fail(&Error{Op: op, Msg: fmt.Sprintf("race: thread %d writes shared bytes [%d, %d) that %s (%s)", t.linear, a, a+uint64(n), what, hint), Notes: []Note{c.note()}})
 		}
 	}
+	if r := t.b.wgmmaReading(a, a+uint64(n)); r != nil {
+		t.fail(&Error{Op: op, Msg: fmt.Sprintf("race: thread %d writes shared bytes [%d, %d) that a wgmma in flight may still read (its group not yet retired by wgmma.wait_group)", t.linear, a, a+uint64(n)),
+			Notes: []Note{note(r.op.Loc, "the wgmma")}})
+	}
 	if k := len(t.unfenced); k > 0 && t.unfenced[k-1].hi == a && t.unfenced[k-1].op == op {
 		t.unfenced[k-1].hi = a + uint64(n)
 		return

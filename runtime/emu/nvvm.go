@@ -25,6 +25,14 @@ func init() {
 	register(func(t *thread, in *instr) {
 		v := t.vals[in.in[0]]
 		for _, i := range positions(in.op) {
+			if acc, ok := v.(*wgAcc); ok {
+				// Reading a register of a wgmma accumulator.
+				if acc.group >= t.wgRetired {
+					t.fail(&Error{Op: in.op, Msg: fmt.Sprintf("reads a wgmma accumulator before nvvm.wgmma.wait.group has retired its group (group %d; %d committed, %d retired)", acc.group, t.wgCommitted, t.wgRetired),
+						Notes: []Note{note(acc.op.Loc, "the wgmma that writes it")}})
+				}
+				v = acc.vals
+			}
 			s, ok := v.([]any)
 			if !ok || int(i) >= len(s) {
 				t.failf(in.op, "position %d is not in the aggregate", i)

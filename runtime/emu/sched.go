@@ -45,6 +45,9 @@ type thread struct {
 	// Shared-memory byte ranges written since this thread's last
 	// fence.proxy.async (the async proxy may not see them yet).
 	unfenced []span
+	// wgmma commit groups: committed so far, and retired by wait_group
+	// (groups 0..wgRetired-1).
+	wgCommitted, wgRetired int
 }
 
 type span struct {
@@ -64,11 +67,12 @@ type blockRun struct {
 	rng     *rand.Rand
 	yield   chan struct{}
 
-	bars     map[uint64]*mbarrier
-	named    map[int64]*namedBarrier
-	inflight []*asyncOp
-	err      *Error
-	abort    bool
+	bars       map[uint64]*mbarrier
+	named      map[int64]*namedBarrier
+	warpgroups []*warpgroup
+	inflight   []*asyncOp
+	err        *Error
+	abort      bool
 }
 
 // abortSignal unwinds a thread's goroutine when the block stops.

@@ -201,6 +201,10 @@ func runTMALoad(t *thread, in *instr) {
 			t.fail(&Error{Op: op, Msg: "race: a TMA load into shared memory another copy in flight is using", Notes: []Note{c.note()}})
 		}
 	}
+	if r := t.b.wgmmaReading(dst.addr, dst.addr+n); r != nil {
+		t.fail(&Error{Op: op, Msg: "race: a TMA load into shared memory that a wgmma in flight may still read (its group not yet retired by wgmma.wait_group: the slot was released too early)",
+			Notes: []Note{note(r.op.Loc, "the wgmma reading shared bytes [%d, %d)", r.lo, r.hi)}})
+	}
 	t.b.inflight = append(t.b.inflight, &asyncOp{load: true, lo: dst.addr, hi: dst.addr + n, tm: tm, coords: cs, bar: bar, op: op, thread: t})
 }
 
@@ -252,6 +256,18 @@ func swizzleAlign(s cuda.TensorMapSwizzle) uint64 {
 		return 256
 	}
 	return 128
+}
+
+// wgmmaReading returns a wgmma read in flight overlapping [lo, hi), or nil.
+func (b *blockRun) wgmmaReading(lo, hi uint64) *wgRead {
+	for _, wg := range b.warpgroups {
+		for i, r := range wg.reads {
+			if r.lo < hi && lo < r.hi {
+				return &wg.reads[i]
+			}
+		}
+	}
+	return nil
 }
 
 // complete performs a copy in flight: a load writes its box into shared

@@ -1,0 +1,362 @@
+package emu
+
+import (
+	"fmt"
+
+	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// wgmma: nvvm.wgmma.mma_async is collective over the 128 threads of a
+// warpgroup (4 consecutive warps from a multiple of 4). Each thread brings
+// its fragment of the m64nN accumulator; the last one to arrive computes
+// D = A·B (+ D) from shared memory through the two matrix descriptors, with
+// the layouts and swizzles the hardware reads, and every thread takes its
+// fragment of the result. The result is asynchronous: it may feed the next
+// mma, but reading it (llvm.extractvalue) before a wgmma.wait_group has
+// retired its group is an error, and the shared memory the mma reads stays
+// "read by a wgmma in flight" until then (a TMA load or a thread writing
+// it is a race).
+
+// wgAcc is an accumulator fragment produced by an mma of commit group
+// group (counted per thread: the number of commits before it).
+type wgAcc struct {
+	vals  []any
+	group int
+	op    *ir.Operation
+}
+
+// warpgroup is the rendezvous of one warpgroup's collective wgmma ops.
+type warpgroup struct {
+	arrived int
+	gen     int
+	in      [128][]any
+	out     [128][]any
+	descA   int64
+	descB   int64
+	op      *ir.Operation
+	// reads in flight: shared ranges read by the mmas of each commit group.
+	reads []wgRead
+}
+
+type wgRead struct {
+	lo, hi uint64
+	group  int
+	op     *ir.Operation
+}
+
+func (t *thread) warpgroupOf() (*warpgroup, int) {
+	w := t.linear / 128
+	for len(t.b.warpgroups) <= w {
+		t.b.warpgroups = append(t.b.warpgroups, &warpgroup{})
+	}
+	return t.b.warpgroups[w], t.linear % 128
+}
+
+func init() {
+	register(func(t *thread, in *instr) {}, "nvvm.wgmma.fence.aligned")
+	register(func(t *thread, in *instr) { t.wgCommitted++ }, "nvvm.wgmma.commit.group.sync.aligned")
+	register(func(t *thread, in *instr) {
+		n, _ := ir.AttrInt(in.op.Attr("group"))
+		if done := t.wgCommitted - int(n); done > t.wgRetired {
+			t.wgRetired = done
+			// The retired groups' shared-memory reads are over.
+			wg, _ := t.warpgroupOf()
+			keep := wg.reads[:0]
+			for _, r := range wg.reads {
+				if r.group >= done {
+					keep = append(keep, r)
+				}
+			}
+			wg.reads = keep
+		}
+	}, "nvvm.wgmma.wait.group.sync.aligned")
+	register(runWgmma, "nvvm.wgmma.mma_async")
+}
+
+// accValues returns the registers of an accumulator operand (a fragment
+// produced by an earlier mma, pending or not, or a plain struct).
+func accValues(v any) []any {
+	switch x := v.(type) {
+	case *wgAcc:
+		return x.vals
+	case []any:
+		return x
+	}
+	return nil
+}
+
+func runWgmma(t *thread, in *instr) {
+	op := in.op
+	ids := t.b.k.ids
+	acc := accValues(t.vals[ids[op.OperandNamed("inouts")]])
+	da, _ := t.vals[ids[op.OperandNamed("descriptorA")]].(int64)
+	db, _ := t.vals[ids[op.OperandNamed("descriptorB")]].(int64)
+	wg, lane := t.warpgroupOf()
+	if wg.arrived == 0 {
+		wg.descA, wg.descB, wg.op = da, db, op
+	} else if wg.op != op || wg.descA != da || wg.descB != db {
+		t.failf(op, "the threads of a warpgroup issue different wgmma instructions or descriptors (thread %d: A %#x, B %#x; others: A %#x, B %#x at %s)", t.linear, da, db, wg.descA, wg.descB, wg.op.Loc)
+	}
+	wg.in[lane] = acc
+	wg.arrived++
+	gen := wg.gen
+	if wg.arrived == 128 {
+		if err := t.b.mma(wg, op, t.wgCommitted); err != nil {
+			t.fail(err)
+		}
+		wg.arrived = 0
+		wg.gen++
+	} else {
+		t.block(op, func() bool { return wg.gen != gen }, func() string {
+			return fmt.Sprintf("wgmma: %d of the warpgroup's 128 threads arrived", wg.arrived)
+		})
+	}
+	t.set(in, 0, &wgAcc{vals: wg.out[lane], group: t.wgCommitted, op: op})
+}
+
+// wgmmaShape reads <m = 64, n = N, k = K>.
+func wgmmaShape(op *ir.Operation) (m, n, k int) {
+	if d := nvvm.ShapeOf(op.Attr("shape")); d != nil {
+		return int(d.M), int(d.N), int(d.K)
+	}
+	return 0, 0, 0
+}
+
+// matrixDesc is a decoded shared-memory matrix descriptor.
+type matrixDesc struct {
+	start, lbo, sbo uint64
+	swizzle         int // 0 none, 1 128B, 2 64B, 3 32B
+}
+
+func decodeDesc(d int64) matrixDesc {
+	u := uint64(d)
+	return matrixDesc{start: (u & 0x3fff) << 4, lbo: ((u >> 16) & 0x3fff) << 4, sbo: ((u >> 32) & 0x3fff) << 4, swizzle: int(u >> 62)}
+}
+
+// rowBytes is the width of a swizzle atom's row.
+func (md matrixDesc) rowBytes() uint64 {
+	return [...]uint64{16, 128, 64, 32}[md.swizzle]
+}
+
+// addr is the shared address of element (mn, k) of an operand whose
+// elements are esize bytes: kMajor when K is the contiguous dimension.
+// The layouts are the PTX ISA's canonical ones: in a swizzled layout rows
+// of the atom are rowBytes wide, 8-row groups SBO apart and (MN-major)
+// atoms LBO apart along MN; without swizzle, 8x16-byte core matrices with
+// LBO between them along the contiguous dimension and SBO along the other.
+// The swizzle then permutes the 16-byte chunks by the address bits.
+func (md matrixDesc) addr(mn, k int, esize uint64, kMajor bool) uint64 {
+	var off uint64
+	if md.swizzle == 0 {
+		if kMajor {
+			kb := uint64(k) * esize
+			off = uint64(mn/8)*md.sbo + (kb/16)*md.lbo + uint64(mn%8)*16 + kb%16
+		} else {
+			mb := uint64(mn) * esize
+			off = (mb/16)*md.lbo + uint64(k/8)*md.sbo + uint64(k%8)*16 + mb%16
+		}
+		return md.start + off
+	}
+	r := md.rowBytes()
+	if kMajor {
+		off = uint64(mn/8)*md.sbo + uint64(mn%8)*r + uint64(k)*esize
+	} else {
+		mb := uint64(mn) * esize
+		off = (mb/r)*md.lbo + uint64(k/8)*md.sbo + uint64(k%8)*r + mb%r
+	}
+	return swizzleMode(md.start+off, md.swizzle)
+}
+
+func swizzleMode(a uint64, mode int) uint64 {
+	switch mode {
+	case 1:
+		return a ^ ((a >> 3) & 0x70)
+	case 2:
+		return a ^ ((a >> 3) & 0x30)
+	case 3:
+		return a ^ ((a >> 3) & 0x10)
+	}
+	return a
+}
+
+func wgType(op *ir.Operation, name string) (ir.Type, bool) {
+	switch nvvm.EnumOf(op, name) {
+	case "f16":
+		return ir.F16T, true
+	case "bf16":
+		return ir.BF16T, true
+	case "tf32":
+		return ir.FloatTypeOf(ir.TF32), true
+	case "e4m3":
+		return ir.FloatTypeOf(ir.F8E4M3FN), true
+	case "e5m2":
+		return ir.FloatTypeOf(ir.F8E5M2), true
+	case "s8":
+		return ir.I8, true
+	case "u8":
+		return ir.IntegerTypeWithSign(8, ir.Unsigned), true
+	case "f32":
+		return ir.F32T, true
+	case "s32":
+		return ir.I32, true
+	}
+	return nil, false
+}
+
+// mma computes one warpgroup's wgmma (group: the commit group the
+// issuing threads are in).
+func (b *blockRun) mma(wg *warpgroup, op *ir.Operation, group int) *Error {
+	m, n, k := wgmmaShape(op)
+	if m != 64 || n <= 0 || k <= 0 {
+		return opError(op, "unexpected wgmma shape m%d n%d k%d", m, n, k)
+	}
+	ta, okA := wgType(op, "typeA")
+	tb, okB := wgType(op, "typeB")
+	td, okD := wgType(op, "typeD")
+	if !okA || !okB || !okD {
+		return opError(op, "wgmma types %s, %s, %s are not emulated", nvvm.EnumOf(op, "typeA"), nvvm.EnumOf(op, "typeB"), nvvm.EnumOf(op, "typeD"))
+	}
+	ea, eb := uint64(elemSize(ta)), uint64(elemSize(tb))
+	if _, tf := ta.(*ir.FloatType); tf && ta.(*ir.FloatType).Kind == ir.TF32 {
+		ea, eb = 4, 4
+	}
+	// A is MxK: "row" is K-major. B is KxN: "col" is K-major, "row" N-major.
+	aK := nvvm.EnumOf(op, "layoutA") != "col"
+	bK := nvvm.EnumOf(op, "layoutB") == "col"
+	A, B := decodeDesc(wg.descA), decodeDesc(wg.descB)
+	read := func(md matrixDesc, mn, kk int, es uint64, kMajor bool, ty ir.Type, what string) (float64, *Error) {
+		a := md.addr(mn, kk, es, kMajor)
+		if a+es > uint64(len(b.smem)) {
+			return 0, opError(op, "the %s descriptor (start %d, LBO %d, SBO %d, swizzle mode %d) reads shared offset %d, out of bounds (the block has %d bytes)", what, md.start, md.lbo, md.sbo, md.swizzle, a, len(b.smem))
+		}
+		v := readElem(b.smem[a:a+es], ty)
+		switch x := v.(type) {
+		case float64:
+			if ft, ok := ty.(*ir.FloatType); ok && ft.Kind == ir.TF32 {
+				return ir.RoundToFloatKind(x, ir.TF32), nil
+			}
+			return x, nil
+		case int64:
+			if it, ok := ty.(*ir.IntegerType); ok && it.Signedness == ir.Unsigned {
+				return float64(zext(x, ty)), nil
+			}
+			return float64(x), nil
+		}
+		return 0, nil
+	}
+	av := make([]float64, m*k)
+	bv := make([]float64, k*n)
+	// The bytes each operand spans (A and B separately: they usually lie
+	// far apart).
+	span := [2][2]uint64{{^uint64(0), 0}, {^uint64(0), 0}}
+	extend := func(i int, md matrixDesc, mn, kk int, es uint64, km bool) {
+		a := md.addr(mn, kk, es, km)
+		span[i][0], span[i][1] = min(span[i][0], a), max(span[i][1], a+es)
+	}
+	for i := 0; i < m; i++ {
+		for kk := 0; kk < k; kk++ {
+			v, err := read(A, i, kk, ea, aK, ta, "A")
+			if err != nil {
+				return err
+			}
+			av[i*k+kk] = v
+			extend(0, A, i, kk, ea, aK)
+		}
+	}
+	for kk := 0; kk < k; kk++ {
+		for j := 0; j < n; j++ {
+			v, err := read(B, j, kk, eb, bK, tb, "B")
+			if err != nil {
+				return err
+			}
+			bv[kk*n+j] = v
+			extend(1, B, j, kk, eb, bK)
+		}
+	}
+	if nvvm.EnumOf(op, "scaleA") == "neg" {
+		for i := range av {
+			av[i] = -av[i]
+		}
+	}
+	if nvvm.EnumOf(op, "scaleB") == "neg" {
+		for i := range bv {
+			bv[i] = -bv[i]
+		}
+	}
+	for _, sp := range span {
+		lo, hi := sp[0], sp[1]
+		// TMA loads still writing what this mma reads are a race.
+		for _, c := range b.inflight {
+			if c.load && c.lo < hi && lo < c.hi {
+				return &Error{Op: op, Msg: "race: a wgmma reads shared memory that a TMA load in flight is still writing (missing a wait on the load's mbarrier?)", Notes: []Note{c.note()}}
+			}
+		}
+		// Generic writes not fenced for the async proxy are not seen by wgmma.
+		for _, o := range b.threads {
+			for _, w := range o.unfenced {
+				if w.lo < hi && lo < w.hi {
+					return &Error{Op: op, Msg: "a wgmma reads shared memory written by the threads with no fence.proxy.async since",
+						Notes: []Note{note(w.op.Loc, "thread %d wrote bytes [%d, %d) here", o.linear, w.lo, w.hi)}}
+				}
+			}
+		}
+		wg.reads = append(wg.reads, wgRead{lo: lo, hi: hi, group: group, op: op})
+	}
+
+	// D (64xN): each thread's registers in the fragment order.
+	d := make([]float64, m*n)
+	scaleD := nvvm.EnumOf(op, "scaleD") != "zero"
+	for lane := 0; lane < 128; lane++ {
+		regs := wg.in[lane]
+		if len(regs) != n/2 {
+			return opError(op, "thread %d's accumulator has %d registers, an m64n%d fragment %d", lane, len(regs), n, n/2)
+		}
+		for r, v := range regs {
+			row, col := fragmentCoord(lane, r)
+			f, _ := v.(float64)
+			if iv, ok := v.(int64); ok {
+				f = float64(iv)
+			}
+			if scaleD {
+				d[row*n+col] = f
+			}
+		}
+	}
+	for i := 0; i < m; i++ {
+		for kk := 0; kk < k; kk++ {
+			a := av[i*k+kk]
+			if a == 0 {
+				continue
+			}
+			row := d[i*n : (i+1)*n]
+			bk := bv[kk*n : (kk+1)*n]
+			for j := range row {
+				row[j] += a * bk[j]
+			}
+		}
+	}
+	for lane := 0; lane < 128; lane++ {
+		out := make([]any, n/2)
+		for r := range out {
+			row, col := fragmentCoord(lane, r)
+			if ir.IsFloat(td) {
+				out[r] = round(d[row*n+col], td)
+			} else {
+				out[r] = wrap(int64(d[row*n+col]), td)
+			}
+		}
+		wg.out[lane] = out
+	}
+	return nil
+}
+
+// fragmentCoord is where register r of lane t (0..127) of an m64nN
+// accumulator lies, per the PTX ISA's wgmma .m64nNk* accumulator figure:
+// warp w = t/32 owns rows 16w..16w+15; lane l holds, for each 8-column
+// group i = r/4, (16w + l/4, 8i + 2(l%4)) and the next column in registers
+// 4i, 4i+1, and the same 8 rows lower in 4i+2, 4i+3.
+func fragmentCoord(t, r int) (row, col int) {
+	w, l := t/32, t%32
+	return 16*w + l/4 + 8*((r%4)/2), 8*(r/4) + 2*(l%4) + r%2
+}
