@@ -129,7 +129,7 @@ func init() {
 	register(func(t *thread, in *instr) {
 		t.set(in, 0, &memref{space: spaceShared, sizes: []int64{int64(len(t.b.smem))}, strides: []int64{1}, elem: ir.I8, esize: 1})
 	}, "gpu.dynamic_shared_memory")
-	register(func(t *thread, in *instr) { t.barrier(in.op, 0, t.b.liveThreads) }, "gpu.barrier", "nvvm.barrier0")
+	register(func(t *thread, in *instr) { t.barrierAt(in.op, 0, -1, false) }, "gpu.barrier", "nvvm.barrier0")
 }
 
 func runFor(t *thread, in *instr) {

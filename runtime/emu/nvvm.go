@@ -156,21 +156,22 @@ type namedBarrier struct {
 func (t *thread) barrierAt(op *ir.Operation, id int64, n int, arriveOnly bool) {
 	b := t.b
 	nb := b.named[id]
-	if n < 0 {
-		n = b.liveThreads()
-	}
+	all := n < 0 // every live thread: exited ones count as arrived
 	if nb == nil {
 		nb = &namedBarrier{expected: n}
 		b.named[id] = nb
 	}
-	if nb.arrived == 0 {
+	if all {
+		n = b.live
+		nb.expected = n
+	} else if nb.arrived == 0 {
 		nb.expected = n
 	} else if nb.expected != n {
 		t.failf(op, "barrier %d used with %d and %d threads in one phase", id, nb.expected, n)
 	}
 	nb.arrived++
 	gen := nb.gen
-	if nb.arrived == nb.expected {
+	if nb.arrived >= nb.expected {
 		nb.arrived = 0
 		nb.gen++
 		return
@@ -183,18 +184,13 @@ func (t *thread) barrierAt(op *ir.Operation, id int64, n int, arriveOnly bool) {
 	})
 }
 
-func (t *thread) barrier(op *ir.Operation, id int64, n func() int) {
-	t.barrierAt(op, id, n(), false)
-}
-
-func (b *blockRun) liveThreads() int {
-	n := 0
-	for _, t := range b.threads {
-		if t.state != exited {
-			n++
-		}
+// threadExited: an exited thread counts as arrived at the block barrier
+// (gpu.barrier), so a barrier the others wait at may now be complete.
+func (b *blockRun) threadExited() {
+	if nb := b.named[0]; nb != nil && nb.arrived > 0 && nb.arrived >= b.live {
+		nb.arrived = 0
+		nb.gen++
 	}
-	return n
 }
 
 func init() {

@@ -67,6 +67,7 @@ type blockRun struct {
 	rng     *rand.Rand
 	yield   chan struct{}
 
+	live       int // threads not exited
 	bars       map[uint64]*mbarrier
 	named      map[int64]*namedBarrier
 	warpgroups []*warpgroup
@@ -116,6 +117,8 @@ func (b *blockRun) startThread(t *thread) {
 				}
 			}
 			t.state = exited
+			b.live--
+			b.threadExited()
 			b.yield <- struct{}{}
 		}()
 		<-t.resume
@@ -129,6 +132,7 @@ func (b *blockRun) startThread(t *thread) {
 
 // run executes the block to completion or to its first error.
 func (b *blockRun) run() *Error {
+	b.live = len(b.threads)
 	for _, t := range b.threads {
 		b.startThread(t)
 	}
