@@ -188,7 +188,7 @@ func (d *Device) params(k *kernel, raw [][]byte) ([]any, error) {
 			if len(b) < 16 || binary.LittleEndian.Uint64(b) != tensorMapMagic {
 				return nil, fmt.Errorf("parameter %s is not a tensor map encoded by this device", p.Name)
 			}
-			args[p.Arg] = ptr{space: spaceGeneric, addr: tensorMapSpace | binary.LittleEndian.Uint64(b[8:])}
+			args[p.Arg] = ptr{space: spaceGeneric, addr: tensorMapSpace | binary.LittleEndian.Uint64(b[8:]), cta: -1}
 		case codegen.RoleScalar:
 			t := k.params[p.Arg]
 			var raw uint64
@@ -212,12 +212,10 @@ func (d *Device) params(k *kernel, raw [][]byte) ([]any, error) {
 	return args, nil
 }
 
-// Launch runs every block of the launch; the first fault stops it and is
-// returned (an *Error, with the block named).
+// Launch runs every block of the launch (the blocks of a cluster
+// together, under one scheduler); the first fault stops it and is returned
+// (an *Error, with the block named).
 func (d *Device) Launch(l *plan.Launch) error {
-	if c := l.Cluster; c[0]*max(c[1], 1)*max(c[2], 1) > 1 {
-		return fmt.Errorf("kernel %s: thread block clusters are not emulated", l.Kernel)
-	}
 	k, err := d.kernel(l.Kernel)
 	if err != nil {
 		return err
@@ -227,11 +225,17 @@ func (d *Device) Launch(l *plan.Launch) error {
 		return fmt.Errorf("kernel %s: %v", l.Kernel, err)
 	}
 	g, bd := l.Grid, l.Block
-	nblocks := g[0] * g[1] * g[2]
+	cl := [3]int{max(l.Cluster[0], 1), max(l.Cluster[1], 1), max(l.Cluster[2], 1)}
+	for i := range 3 {
+		if g[i]%cl[i] != 0 {
+			return fmt.Errorf("kernel %s: the grid %v is not a whole number of clusters %v", l.Kernel, g, cl)
+		}
+	}
 	nthreads := bd[0] * bd[1] * bd[2]
 	if nthreads <= 0 || nthreads > 1024 {
 		return fmt.Errorf("kernel %s: %d threads per block", l.Kernel, nthreads)
 	}
+	nclusters := (g[0] / cl[0]) * (g[1] / cl[1]) * (g[2] / cl[2])
 	workers := d.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -242,21 +246,22 @@ func (d *Device) Launch(l *plan.Launch) error {
 		next  int
 		wg    sync.WaitGroup
 	)
-	for w := 0; w < min(workers, nblocks); w++ {
+	for w := 0; w < min(workers, nclusters); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				if first != nil || next >= nblocks {
+				if first != nil || next >= nclusters {
 					mu.Unlock()
 					return
 				}
 				i := next
 				next++
 				mu.Unlock()
-				bid := [3]int64{int64(i % g[0]), int64(i / g[0] % g[1]), int64(i / (g[0] * g[1]))}
-				if err := d.runBlock(k, l, args, bid); err != nil {
+				ng := [3]int{g[0] / cl[0], g[1] / cl[1], g[2] / cl[2]}
+				cid := [3]int{i % ng[0], i / ng[0] % ng[1], i / (ng[0] * ng[1])}
+				if err := d.runCluster(k, l, args, cid, cl); err != nil {
 					mu.Lock()
 					if first == nil {
 						first = err
@@ -270,27 +275,42 @@ func (d *Device) Launch(l *plan.Launch) error {
 	return first
 }
 
-func (d *Device) runBlock(k *kernel, l *plan.Launch, args []any, bid [3]int64) error {
+// runCluster runs the blocks of cluster cid (cl blocks per cluster; one
+// block without clusters).
+func (d *Device) runCluster(k *kernel, l *plan.Launch, args []any, cid, cl [3]int) error {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%s/%v", d.seed, l.Kernel, bid)
+	fmt.Fprintf(h, "%d/%s/%v", d.seed, l.Kernel, cid)
 	b := &blockRun{
-		dev: d, k: k, bid: bid, params: args,
+		dev: d, k: k, params: args,
 		grid:  [3]int64{int64(l.Grid[0]), int64(l.Grid[1]), int64(l.Grid[2])},
 		bdim:  [3]int64{int64(l.Block[0]), int64(l.Block[1]), int64(l.Block[2])},
-		smem:  make([]byte, l.SharedBytes),
 		rng:   rand.New(rand.NewSource(int64(h.Sum64()))),
 		yield: make(chan struct{}),
-		bars:  map[uint64]*mbarrier{}, named: map[int64]*namedBarrier{},
 	}
 	n := l.Block[0] * l.Block[1] * l.Block[2]
-	for i := 0; i < n; i++ {
-		b.threads = append(b.threads, &thread{
-			b: b, linear: i, vals: make([]any, k.nvals), resume: make(chan struct{}),
-			tid: [3]int64{int64(i % l.Block[0]), int64(i / l.Block[0] % l.Block[1]), int64(i / (l.Block[0] * l.Block[1]))},
-		})
+	for r := 0; r < cl[0]*cl[1]*cl[2]; r++ {
+		c := &cta{
+			rank: r,
+			bid:  [3]int64{int64(cid[0]*cl[0] + r%cl[0]), int64(cid[1]*cl[1] + r/cl[0]%cl[1]), int64(cid[2]*cl[2] + r/(cl[0]*cl[1]))},
+			smem: make([]byte, l.SharedBytes), bars: map[uint64]*mbarrier{}, named: map[int64]*namedBarrier{},
+		}
+		b.ctas = append(b.ctas, c)
+		for i := 0; i < n; i++ {
+			t := &thread{
+				b: b, c: c, linear: i, vals: make([]any, k.nvals), resume: make(chan struct{}), clusterGen: -1,
+				tid: [3]int64{int64(i % l.Block[0]), int64(i / l.Block[0] % l.Block[1]), int64(i / (l.Block[0] * l.Block[1]))},
+			}
+			c.threads = append(c.threads, t)
+			b.threads = append(b.threads, t)
+		}
 	}
 	if err := b.run(); err != nil {
-		err.Msg = fmt.Sprintf("kernel %s, block (%d, %d, %d): %s", l.Kernel, bid[0], bid[1], bid[2], err.Msg)
+		c := b.ctas[0]
+		if len(b.ctas) > 1 {
+			err.Msg = fmt.Sprintf("kernel %s, cluster of blocks from (%d, %d, %d): %s", l.Kernel, c.bid[0], c.bid[1], c.bid[2], err.Msg)
+		} else {
+			err.Msg = fmt.Sprintf("kernel %s, block (%d, %d, %d): %s", l.Kernel, c.bid[0], c.bid[1], c.bid[2], err.Msg)
+		}
 		return err
 	}
 	return nil

@@ -19,7 +19,13 @@
 // shared memory through the matrix descriptors, K- or MN-major, swizzled as
 // the hardware reads them, f16/bf16/tf32/fp8/int8 inputs, the accumulator
 // in the PTX fragment layout, asynchronous until wgmma.wait_group), block
-// and named barriers, and the memory spaces.
+// and named barriers, the memory spaces, and thread block clusters: the
+// blocks of a cluster are scheduled together, TMA loads multicast to every
+// block in the mask, nvvm.mapa pointers reach a peer's mbarriers (remote
+// arrivals, expect_tx), and barrier.cluster.arrive/wait spans the cluster.
+// In a cluster the seed picks one block that runs ahead whenever it can,
+// so a block that exits while its peers still use its shared memory shows
+// up (uniform random scheduling almost never produces that interleaving).
 //
 // Diagnosed, with the op and source location: deadlock (every live thread
 // blocked; each blocked group with its op, barrier, the parity it waits
@@ -31,12 +37,14 @@
 // (expect_tx smaller than the bytes loaded), an accumulator read before
 // wgmma.wait_group retired its group, shared memory overwritten (by a TMA
 // load or a thread) while a wgmma in flight may still read it,
-// out-of-bounds shared and global accesses. A wrong matrix descriptor or
+// out-of-bounds shared and global accesses, an access to the shared memory
+// of a cluster block that has exited. A wrong matrix descriptor or
 // swizzle reads the wrong elements, as on the GPU, and fails the check.
 //
 // Not modelled (a kernel using them is rejected with the op named):
-// thread block clusters (multicast, remote arrivals, cluster barriers),
-// elect.sync, and any op outside the set tmac's pipelines produce. Not modelled at all: timing, caches, register
-// budgets (setmaxnreg is accepted and does nothing), memory consistency
-// beyond the rules above.
+// elect.sync, and any op outside the set tmac's pipelines produce. Not
+// modelled at all: timing, caches, register budgets (setmaxnreg is
+// accepted and does nothing), memory-ordering scopes (a release at CTA
+// scope reaches a peer block as a cluster-scope one would), memory
+// consistency beyond the rules above.
 package emu

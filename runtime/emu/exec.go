@@ -120,14 +120,14 @@ func init() {
 		rt := in.op.Result(0).Type()
 		if _, isMem := rt.(*ir.MemRefType); !isMem {
 			if m, ok := v.(*memref); ok {
-				v = ptr{space: m.space, addr: m.base + uint64(m.offset*m.esize)}
+				v = ptr{space: m.space, addr: m.base + uint64(m.offset*m.esize), cta: -1}
 			}
 		}
 		t.set(in, 0, v)
 	}, "builtin.unrealized_conversion_cast")
 	register(runGPUIndex, "gpu.thread_id", "gpu.block_id", "gpu.block_dim", "gpu.grid_dim")
 	register(func(t *thread, in *instr) {
-		t.set(in, 0, &memref{space: spaceShared, sizes: []int64{int64(len(t.b.smem))}, strides: []int64{1}, elem: ir.I8, esize: 1})
+		t.set(in, 0, &memref{space: spaceShared, sizes: []int64{int64(len(t.c.smem))}, strides: []int64{1}, elem: ir.I8, esize: 1})
 	}, "gpu.dynamic_shared_memory")
 	register(func(t *thread, in *instr) { t.barrierAt(in.op, 0, -1, false) }, "gpu.barrier", "nvvm.barrier0")
 }
@@ -194,7 +194,7 @@ func runGPUIndex(t *thread, in *instr) {
 	case "gpu.thread_id":
 		v = t.tid[d]
 	case "gpu.block_id":
-		v = t.b.bid[d]
+		v = t.c.bid[d]
 	case "gpu.block_dim":
 		v = t.b.bdim[d]
 	case "gpu.grid_dim":
@@ -215,10 +215,10 @@ func (t *thread) access(op *ir.Operation, m *memref, idx []int64, n int64) (uint
 	size := n * m.esize
 	switch m.space {
 	case spaceShared:
-		if a+uint64(size) > uint64(len(t.b.smem)) {
-			t.failf(op, "shared memory access of %d bytes at offset %d is out of bounds (the block has %d bytes)", size, a, len(t.b.smem))
+		if a+uint64(size) > uint64(len(t.c.smem)) {
+			t.failf(op, "shared memory access of %d bytes at offset %d is out of bounds (the block has %d bytes)", size, a, len(t.c.smem))
 		}
-		return a, t.b.smem[a : a+uint64(size)]
+		return a, t.c.smem[a : a+uint64(size)]
 	case spaceGlobal:
 		p, err := t.b.dev.mem.bytes(a, int(size))
 		if err != nil {
@@ -345,7 +345,7 @@ func (t *thread) readShared(op *ir.Operation, space int, a uint64, n int) {
 		return
 	}
 	for _, c := range t.b.inflight {
-		if c.load && a < c.hi && c.lo < a+uint64(n) {
+		if c.load && c.dst == t.c && a < c.hi && c.lo < a+uint64(n) {
 			t.fail(&Error{Op: op, Msg: fmt.Sprintf("race: thread %d reads shared bytes [%d, %d) that a TMA load in flight is still writing (missing a wait on the load's mbarrier?)", t.linear, a, a+uint64(n)),
 				Notes: []Note{c.note()}})
 		}
@@ -357,7 +357,7 @@ func (t *thread) writeShared(op *ir.Operation, space int, a uint64, n int) {
 		return
 	}
 	for _, c := range t.b.inflight {
-		if a < c.hi && c.lo < a+uint64(n) {
+		if c.dst == t.c && a < c.hi && c.lo < a+uint64(n) {
 			what := "a TMA store in flight is still reading"
 			hint := "missing cp.async.bulk.wait_group.read before reusing the buffer?"
 			if c.load {
@@ -367,7 +367,7 @@ func (t *thread) writeShared(op *ir.Operation, space int, a uint64, n int) {
 			t.fail(&Error{Op: op, Msg: fmt.Sprintf("race: thread %d writes shared bytes [%d, %d) that %s (%s)", t.linear, a, a+uint64(n), what, hint), Notes: []Note{c.note()}})
 		}
 	}
-	if r := t.b.wgmmaReading(a, a+uint64(n)); r != nil {
+	if r := t.c.wgmmaReading(a, a+uint64(n)); r != nil {
 		t.fail(&Error{Op: op, Msg: fmt.Sprintf("race: thread %d writes shared bytes [%d, %d) that a wgmma in flight may still read (its group not yet retired by wgmma.wait_group)", t.linear, a, a+uint64(n)),
 			Notes: []Note{note(r.op.Loc, "the wgmma")}})
 	}
@@ -398,8 +398,8 @@ func runView(t *thread, in *instr) {
 		acc *= sizes[i]
 	}
 	base := src.base + uint64((src.offset*src.esize)+shift)
-	if src.space == spaceShared && base+uint64(acc*es) > uint64(len(t.b.smem)) {
-		t.failf(in.op, "view of %d bytes at shared offset %d is out of bounds (the block has %d bytes)", acc*es, base, len(t.b.smem))
+	if src.space == spaceShared && base+uint64(acc*es) > uint64(len(t.c.smem)) {
+		t.failf(in.op, "view of %d bytes at shared offset %d is out of bounds (the block has %d bytes)", acc*es, base, len(t.c.smem))
 	}
 	t.set(in, 0, &memref{space: src.space, base: base, sizes: sizes, strides: strides, elem: rt.Elem, esize: es})
 }

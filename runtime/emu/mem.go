@@ -98,10 +98,12 @@ func (m *memref) addr(idx []int64) (uint64, error) {
 	return m.base + uint64(off*m.esize), nil
 }
 
-// ptr is an LLVM pointer value.
+// ptr is an LLVM pointer value; a shared::cluster pointer made by
+// nvvm.mapa names the block (its rank in the cluster, cta >= 0).
 type ptr struct {
 	space int
 	addr  uint64
+	cta   int // -1: none (this block's)
 }
 
 // elemSize is the size in bytes of a memref element type.

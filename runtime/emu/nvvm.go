@@ -19,7 +19,7 @@ func init() {
 	}, "llvm.ptrtoint")
 	register(func(t *thread, in *instr) {
 		as, _ := llvm.PtrAddrSpace(in.op.Result(0).Type())
-		t.set(in, 0, ptr{space: int(as), addr: zext(t.int(in, 0), in.op.Operand(0).Type())})
+		t.set(in, 0, ptr{space: int(as), addr: zext(t.int(in, 0), in.op.Operand(0).Type()), cta: -1})
 	}, "llvm.inttoptr")
 	register(func(t *thread, in *instr) { t.set(in, 0, zeroOf(in.op.Result(0).Type())) }, "llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison")
 	register(func(t *thread, in *instr) {
@@ -84,7 +84,7 @@ func zeroOf(ty ir.Type) any {
 		return int64(0)
 	}
 	if as, ok := llvm.PtrAddrSpace(ty); ok {
-		return ptr{space: int(as)}
+		return ptr{space: int(as), cta: -1}
 	}
 	return nil
 }
@@ -111,11 +111,15 @@ func init() {
 		case "nvvm.read.ptx.sreg.tid.z":
 			v = t.tid[2]
 		case "nvvm.read.ptx.sreg.ctaid.x":
-			v = t.b.bid[0]
+			v = t.c.bid[0]
 		case "nvvm.read.ptx.sreg.ctaid.y":
-			v = t.b.bid[1]
+			v = t.c.bid[1]
 		case "nvvm.read.ptx.sreg.ctaid.z":
-			v = t.b.bid[2]
+			v = t.c.bid[2]
+		case "nvvm.read.ptx.sreg.cluster.ctarank":
+			v = int64(t.c.rank)
+		case "nvvm.read.ptx.sreg.cluster.nctarank":
+			v = int64(len(t.b.ctas))
 		case "nvvm.read.ptx.sreg.ntid.x":
 			v = t.b.bdim[0]
 		case "nvvm.read.ptx.sreg.ntid.y":
@@ -138,7 +142,8 @@ func init() {
 		"nvvm.read.ptx.sreg.ctaid.x", "nvvm.read.ptx.sreg.ctaid.y", "nvvm.read.ptx.sreg.ctaid.z",
 		"nvvm.read.ptx.sreg.ntid.x", "nvvm.read.ptx.sreg.ntid.y", "nvvm.read.ptx.sreg.ntid.z",
 		"nvvm.read.ptx.sreg.nctaid.x", "nvvm.read.ptx.sreg.nctaid.y", "nvvm.read.ptx.sreg.nctaid.z",
-		"nvvm.read.ptx.sreg.laneid", "nvvm.read.ptx.sreg.warpid")
+		"nvvm.read.ptx.sreg.laneid", "nvvm.read.ptx.sreg.warpid",
+		"nvvm.read.ptx.sreg.cluster.ctarank", "nvvm.read.ptx.sreg.cluster.nctarank")
 }
 
 // ------------------------------------------------------------ barriers
@@ -154,15 +159,15 @@ type namedBarrier struct {
 // barrier makes t wait at barrier id until n threads (n < 0: every thread
 // not exited) have arrived; arriveOnly counts t without waiting.
 func (t *thread) barrierAt(op *ir.Operation, id int64, n int, arriveOnly bool) {
-	b := t.b
-	nb := b.named[id]
+	c := t.c
+	nb := c.named[id]
 	all := n < 0 // every live thread: exited ones count as arrived
 	if nb == nil {
 		nb = &namedBarrier{expected: n}
-		b.named[id] = nb
+		c.named[id] = nb
 	}
 	if all {
-		n = b.live
+		n = c.live
 		nb.expected = n
 	} else if nb.arrived == 0 {
 		nb.expected = n
@@ -186,8 +191,8 @@ func (t *thread) barrierAt(op *ir.Operation, id int64, n int, arriveOnly bool) {
 
 // threadExited: an exited thread counts as arrived at the block barrier
 // (gpu.barrier), so a barrier the others wait at may now be complete.
-func (b *blockRun) threadExited() {
-	if nb := b.named[0]; nb != nil && nb.arrived > 0 && nb.arrived >= b.live {
+func (c *cta) threadExited() {
+	if nb := c.named[0]; nb != nil && nb.arrived > 0 && nb.arrived >= c.live {
 		nb.arrived = 0
 		nb.gen++
 	}
@@ -247,10 +252,15 @@ func (t *thread) mbarrierAt(op *ir.Operation, v any) *mbarrier {
 	if !ok || (p.space != spaceShared && p.space != spaceCluster) {
 		t.failf(op, "the mbarrier operand is not a shared-memory pointer (%T %v)", v, v)
 	}
-	if p.space == spaceCluster {
-		t.failf(op, "mbarriers of other blocks of a cluster are not emulated")
+	c := t.c
+	if p.cta >= 0 {
+		if p.cta >= len(t.b.ctas) {
+			t.failf(op, "the mbarrier pointer names block rank %d of a cluster of %d", p.cta, len(t.b.ctas))
+		}
+		c = t.b.ctas[p.cta]
+		t.checkPeerLive(op, c)
 	}
-	m := t.b.bars[p.addr]
+	m := c.bars[p.addr]
 	if m == nil {
 		t.failf(op, "mbarrier at shared offset %d used before nvvm.mbarrier.init", p.addr)
 	}
@@ -281,11 +291,11 @@ func init() {
 		if !ok || p.space != spaceShared {
 			t.failf(in.op, "the mbarrier operand is not a shared-memory pointer")
 		}
-		if p.addr%8 != 0 || p.addr+8 > uint64(len(t.b.smem)) {
+		if p.addr%8 != 0 || p.addr+8 > uint64(len(t.c.smem)) {
 			t.failf(in.op, "mbarrier at shared offset %d is misaligned or out of bounds", p.addr)
 		}
 		n := t.int(in, 1)
-		t.b.bars[p.addr] = &mbarrier{addr: p.addr, count: n, pending: n, initAt: in.op}
+		t.c.bars[p.addr] = &mbarrier{addr: p.addr, count: n, pending: n, initAt: in.op}
 	}, "nvvm.mbarrier.init")
 	register(func(t *thread, in *instr) {
 		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
@@ -331,3 +341,64 @@ func init() {
 		t.unfenced = t.unfenced[:0]
 	}, "nvvm.fence.proxy")
 }
+
+// ------------------------------------------------------------ clusters
+
+func init() {
+	register(func(t *thread, in *instr) {
+		p, ok := t.vals[in.in[0]].(ptr)
+		if !ok || p.space != spaceShared {
+			t.failf(in.op, "nvvm.mapa of a pointer that is not a shared-memory pointer")
+		}
+		r := t.int(in, 1)
+		if r < 0 || int(r) >= len(t.b.ctas) {
+			t.failf(in.op, "nvvm.mapa to block rank %d of a cluster of %d", r, len(t.b.ctas))
+		}
+		t.set(in, 0, ptr{space: spaceCluster, addr: p.addr, cta: int(r)})
+	}, "nvvm.mapa")
+	register(func(t *thread, in *instr) {
+		t.clusterGen = t.b.cluster.gen
+		t.b.cluster.arrived++
+		t.b.clusterRelease()
+	}, "nvvm.cluster.arrive", "nvvm.cluster.arrive.relaxed")
+	register(func(t *thread, in *instr) {
+		b := t.b
+		if t.clusterGen < 0 {
+			t.failf(in.op, "barrier.cluster.wait without a barrier.cluster.arrive before it")
+		}
+		gen := t.clusterGen
+		t.block(in.op, func() bool { return b.cluster.gen != gen }, func() string {
+			return fmt.Sprintf("barrier.cluster.wait: %d of the cluster's %d live threads arrived", b.cluster.arrived, b.clusterLive())
+		})
+		t.clusterGen = -1
+	}, "nvvm.cluster.wait")
+}
+
+// checkPeerLive rejects an access to the shared memory of a block of the
+// cluster whose threads have all exited: its shared memory is gone, and on
+// the GPU the access is undefined (a cluster barrier before exit keeps every
+// block alive until its peers are done with it).
+func (t *thread) checkPeerLive(op *ir.Operation, c *cta) {
+	if c != t.c && c.live == 0 {
+		t.failf(op, "access to the shared memory of block rank %d of the cluster, which has exited (synchronise the cluster with barrier.cluster.arrive/wait before a block exits)", c.rank)
+	}
+}
+
+func (b *blockRun) clusterLive() int {
+	n := 0
+	for _, c := range b.ctas {
+		n += c.live
+	}
+	return n
+}
+
+// clusterRelease completes the cluster barrier once every live thread has
+// arrived (exited threads count as arrived).
+func (b *blockRun) clusterRelease() {
+	if b.cluster.arrived > 0 && b.cluster.arrived >= b.clusterLive() {
+		b.cluster.arrived = 0
+		b.cluster.gen++
+	}
+}
+
+func (b *blockRun) clusterExited() { b.clusterRelease() }

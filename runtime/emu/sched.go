@@ -9,12 +9,12 @@ import (
 	"github.com/tmac-dev/tmac/ir"
 )
 
-// A block runs as one goroutine per thread plus a scheduler, the only
-// party that decides who runs: a thread runs until it blocks (or exits),
-// then hands control back; the scheduler picks, at random from its seeded
-// source, either a thread that can go on or an asynchronous copy in flight
-// to complete. Because only one party runs at a time, the block's state
-// needs no locks.
+// A block (or the blocks of a thread block cluster) runs as one goroutine
+// per thread plus a scheduler, the only party that decides who runs: a
+// thread runs until it blocks (or exits), then hands control back; the
+// scheduler picks, at random from its seeded source, either a thread that
+// can go on or an asynchronous copy in flight to complete. Because only
+// one party runs at a time, the state needs no locks.
 
 type threadState uint8
 
@@ -26,7 +26,8 @@ const (
 )
 
 type thread struct {
-	b      *blockRun
+	b      *blockRun // the scheduler (the block, or its cluster)
+	c      *cta      // the thread's own block
 	tid    [3]int64
 	linear int
 	vals   []any
@@ -48,6 +49,8 @@ type thread struct {
 	// wgmma commit groups: committed so far, and retired by wait_group
 	// (groups 0..wgRetired-1).
 	wgCommitted, wgRetired int
+	// The cluster barrier generation this thread arrived in (-1: none).
+	clusterGen int
 }
 
 type span struct {
@@ -55,25 +58,40 @@ type span struct {
 	op     *ir.Operation
 }
 
-type blockRun struct {
-	dev     *Device
-	k       *kernel
-	bid     [3]int64
-	grid    [3]int64
-	bdim    [3]int64
-	params  []any
-	smem    []byte
-	threads []*thread
-	rng     *rand.Rand
-	yield   chan struct{}
-
+// cta is one block: its shared memory and what lives in it.
+type cta struct {
+	rank       int // in its cluster
+	bid        [3]int64
+	smem       []byte
+	threads    []*thread
 	live       int // threads not exited
 	bars       map[uint64]*mbarrier
 	named      map[int64]*namedBarrier
 	warpgroups []*warpgroup
-	inflight   []*asyncOp
-	err        *Error
-	abort      bool
+}
+
+// blockRun schedules one block, or the blocks of one cluster together.
+type blockRun struct {
+	dev      *Device
+	k        *kernel
+	grid     [3]int64
+	bdim     [3]int64
+	params   []any
+	ctas     []*cta
+	threads  []*thread // of every block
+	rng      *rand.Rand
+	yield    chan struct{}
+	inflight []*asyncOp
+	cluster  clusterBarrier
+	err      *Error
+	abort    bool
+}
+
+// clusterBarrier is barrier.cluster.arrive / wait over every thread of the
+// cluster (exited threads count as arrived).
+type clusterBarrier struct {
+	arrived int
+	gen     int
 }
 
 // abortSignal unwinds a thread's goroutine when the block stops.
@@ -117,8 +135,9 @@ func (b *blockRun) startThread(t *thread) {
 				}
 			}
 			t.state = exited
-			b.live--
-			b.threadExited()
+			t.c.live--
+			t.c.threadExited()
+			b.clusterExited()
 			b.yield <- struct{}{}
 		}()
 		<-t.resume
@@ -132,11 +151,22 @@ func (b *blockRun) startThread(t *thread) {
 
 // run executes the block to completion or to its first error.
 func (b *blockRun) run() *Error {
-	b.live = len(b.threads)
+	for _, c := range b.ctas {
+		c.live = len(c.threads)
+	}
 	for _, t := range b.threads {
 		b.startThread(t)
 	}
+	// In a cluster one block, chosen by the seed, runs ahead of the others
+	// whenever it can: a block that finishes and exits while its peers still
+	// use its shared memory (no cluster barrier before exit) is caught, an
+	// interleaving a uniform choice would almost never produce.
+	ahead := -1
+	if len(b.ctas) > 1 {
+		ahead = b.rng.Intn(len(b.ctas))
+	}
 	runnable := make([]*thread, 0, len(b.threads))
+	favoured := make([]*thread, 0, len(b.threads))
 	for b.err == nil {
 		runnable = runnable[:0]
 		live := 0
@@ -167,7 +197,19 @@ func (b *blockRun) run() *Error {
 			}
 			break
 		}
-		t := runnable[b.rng.Intn(len(runnable))]
+		favoured = favoured[:0]
+		if ahead >= 0 && b.rng.Intn(8) != 0 {
+			for _, t := range runnable {
+				if t.c.rank == ahead {
+					favoured = append(favoured, t)
+				}
+			}
+		}
+		pick := runnable
+		if len(favoured) > 0 {
+			pick = favoured
+		}
+		t := pick[b.rng.Intn(len(pick))]
 		t.resume <- struct{}{}
 		<-b.yield
 	}
@@ -198,6 +240,9 @@ func (b *blockRun) deadlock() *Error {
 			continue
 		}
 		why := t.waitWhy()
+		if len(b.ctas) > 1 {
+			why = fmt.Sprintf("(block (%d, %d, %d), rank %d in its cluster) %s", t.c.bid[0], t.c.bid[1], t.c.bid[2], t.c.rank, why)
+		}
 		key := fmt.Sprintf("%p|%s", t.waitOp, why)
 		g := groups[key]
 		if g == nil {

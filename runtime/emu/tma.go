@@ -22,6 +22,7 @@ type tensorMap struct {
 // transaction bytes on an mbarrier) or a store from it (in a bulk group).
 type asyncOp struct {
 	load   bool
+	dst    *cta   // the block whose shared memory it writes (load) or reads (store)
 	lo, hi uint64 // shared-memory bytes written (load) or read (store)
 	tm     *tensorMap
 	coords []int64
@@ -173,39 +174,60 @@ func runTMALoad(t *thread, in *instr) {
 	if !t.predicate(in, "predicate") {
 		return
 	}
-	if op.OperandNamed("multicastMask") != nil {
-		t.failf(op, "TMA multicast (thread block clusters) is not emulated")
-	}
 	if len(op.OperandGroup("im2colOffsets")) > 0 {
 		t.failf(op, "im2col TMA loads are not emulated")
 	}
 	dst, ok := t.vals[t.b.k.ids[op.OperandNamed("dstMem")]].(ptr)
-	if !ok || (dst.space != spaceShared && dst.space != spaceCluster) {
-		t.failf(op, "the destination is not a shared-memory pointer")
+	if !ok || (dst.space != spaceShared && dst.space != spaceCluster) || dst.cta >= 0 {
+		t.failf(op, "the destination is not a pointer into the block's shared memory")
 	}
 	tm := t.tensorMap(op, t.vals[t.b.k.ids[op.OperandNamed("tmaDescriptor")]])
-	bar := t.mbarrierAt(op, t.vals[t.b.k.ids[op.OperandNamed("mbar")]])
+	barPtr := t.vals[t.b.k.ids[op.OperandNamed("mbar")]]
 	cs := t.coords(in)
 	if len(cs) != len(tm.d.Dims) {
 		t.failf(op, "%d coordinates for a tensor map of rank %d", len(cs), len(tm.d.Dims))
 	}
-	n := uint64(tm.boxBytes())
-	if dst.addr+n > uint64(len(t.b.smem)) {
-		t.failf(op, "the box of %d bytes at shared offset %d is out of bounds (the block has %d bytes)", n, dst.addr, len(t.b.smem))
+	// The blocks the box lands in: this one, or each block of the cluster
+	// in the multicast mask (same shared offset, each one's barrier at the
+	// same offset).
+	targets := []*cta{t.c}
+	if v := op.OperandNamed("multicastMask"); v != nil {
+		mask := t.vals[t.b.k.ids[v]].(int64)
+		targets = nil
+		for r, c := range t.b.ctas {
+			if mask&(1<<r) != 0 {
+				targets = append(targets, c)
+			}
+		}
+		if mask>>len(t.b.ctas) != 0 || len(targets) == 0 {
+			t.failf(op, "multicast mask %#x names blocks outside the cluster of %d", mask, len(t.b.ctas))
+		}
 	}
+	n := uint64(tm.boxBytes())
 	if align := swizzleAlign(tm.d.Swizzle); dst.addr%align != 0 {
 		t.failf(op, "the shared destination at offset %d is not aligned to %d bytes", dst.addr, align)
 	}
-	for _, c := range t.b.inflight {
-		if dst.addr < c.hi && c.lo < dst.addr+n {
-			t.fail(&Error{Op: op, Msg: "race: a TMA load into shared memory another copy in flight is using", Notes: []Note{c.note()}})
+	for _, c := range targets {
+		t.checkPeerLive(op, c)
+		if dst.addr+n > uint64(len(c.smem)) {
+			t.failf(op, "the box of %d bytes at shared offset %d is out of bounds (the block has %d bytes)", n, dst.addr, len(c.smem))
 		}
+		p, _ := barPtr.(ptr)
+		bar := c.bars[p.addr]
+		if bar == nil {
+			t.failf(op, "no mbarrier initialised at shared offset %d of block rank %d", p.addr, c.rank)
+		}
+		for _, x := range t.b.inflight {
+			if x.dst == c && dst.addr < x.hi && x.lo < dst.addr+n {
+				t.fail(&Error{Op: op, Msg: "race: a TMA load into shared memory another copy in flight is using", Notes: []Note{x.note()}})
+			}
+		}
+		if r := c.wgmmaReading(dst.addr, dst.addr+n); r != nil {
+			t.fail(&Error{Op: op, Msg: "race: a TMA load into shared memory that a wgmma in flight may still read (its group not yet retired by wgmma.wait_group: the slot was released too early)",
+				Notes: []Note{note(r.op.Loc, "the wgmma reading shared bytes [%d, %d)", r.lo, r.hi)}})
+		}
+		t.b.inflight = append(t.b.inflight, &asyncOp{load: true, dst: c, lo: dst.addr, hi: dst.addr + n, tm: tm, coords: cs, bar: bar, op: op, thread: t})
 	}
-	if r := t.b.wgmmaReading(dst.addr, dst.addr+n); r != nil {
-		t.fail(&Error{Op: op, Msg: "race: a TMA load into shared memory that a wgmma in flight may still read (its group not yet retired by wgmma.wait_group: the slot was released too early)",
-			Notes: []Note{note(r.op.Loc, "the wgmma reading shared bytes [%d, %d)", r.lo, r.hi)}})
-	}
-	t.b.inflight = append(t.b.inflight, &asyncOp{load: true, lo: dst.addr, hi: dst.addr + n, tm: tm, coords: cs, bar: bar, op: op, thread: t})
 }
 
 func runTMAStore(t *thread, in *instr) {
@@ -223,12 +245,12 @@ func runTMAStore(t *thread, in *instr) {
 		t.failf(op, "%d coordinates for a tensor map of rank %d", len(cs), len(tm.d.Dims))
 	}
 	n := uint64(tm.boxBytes())
-	if src.addr+n > uint64(len(t.b.smem)) {
-		t.failf(op, "the box of %d bytes at shared offset %d is out of bounds (the block has %d bytes)", n, src.addr, len(t.b.smem))
+	if src.addr+n > uint64(len(t.c.smem)) {
+		t.failf(op, "the box of %d bytes at shared offset %d is out of bounds (the block has %d bytes)", n, src.addr, len(t.c.smem))
 	}
 	// The async proxy sees only writes fenced since (fence.proxy.async by
 	// the writing thread, ordered before this issue).
-	for _, o := range t.b.threads {
+	for _, o := range t.c.threads {
 		for _, w := range o.unfenced {
 			if w.lo < src.addr+n && src.addr < w.hi {
 				t.fail(&Error{Op: op, Msg: "a TMA store reads shared memory written by the threads with no fence.proxy.async since (the async proxy may not see the writes)", Notes: []Note{
@@ -236,12 +258,12 @@ func runTMAStore(t *thread, in *instr) {
 			}
 		}
 	}
-	for _, c := range t.b.inflight {
-		if c.load && src.addr < c.hi && c.lo < src.addr+n {
-			t.fail(&Error{Op: op, Msg: "race: a TMA store of shared memory that a TMA load in flight is still writing", Notes: []Note{c.note()}})
+	for _, x := range t.b.inflight {
+		if x.load && x.dst == t.c && src.addr < x.hi && x.lo < src.addr+n {
+			t.fail(&Error{Op: op, Msg: "race: a TMA store of shared memory that a TMA load in flight is still writing", Notes: []Note{x.note()}})
 		}
 	}
-	c := &asyncOp{lo: src.addr, hi: src.addr + n, tm: tm, coords: cs, op: op, thread: t}
+	c := &asyncOp{dst: t.c, lo: src.addr, hi: src.addr + n, tm: tm, coords: cs, op: op, thread: t}
 	t.b.inflight = append(t.b.inflight, c)
 	t.uncommitted = append(t.uncommitted, c)
 }
@@ -259,8 +281,8 @@ func swizzleAlign(s cuda.TensorMapSwizzle) uint64 {
 }
 
 // wgmmaReading returns a wgmma read in flight overlapping [lo, hi), or nil.
-func (b *blockRun) wgmmaReading(lo, hi uint64) *wgRead {
-	for _, wg := range b.warpgroups {
+func (c *cta) wgmmaReading(lo, hi uint64) *wgRead {
+	for _, wg := range c.warpgroups {
 		for i, r := range wg.reads {
 			if r.lo < hi && lo < r.hi {
 				return &wg.reads[i]
@@ -301,7 +323,7 @@ func (b *blockRun) complete(c *asyncOp) *Error {
 			return
 		}
 		s := swizzle(c.lo+off, tm.d.Swizzle)
-		sp := b.smem[s : s+uint64(es)]
+		sp := c.dst.smem[s : s+uint64(es)]
 		if !inside {
 			if c.load {
 				copy(sp, fill)
@@ -324,7 +346,12 @@ func (b *blockRun) complete(c *asyncOp) *Error {
 	}
 	m := c.bar
 	m.tx -= int64(c.hi - c.lo)
-	if m.tx < 0 {
+	// Within one block a load's expect_tx precedes it, so the count never
+	// goes below zero unless expect_tx is too small; in a cluster another
+	// block's multicast may land before this block's expect_tx (the count
+	// is then negative for a while, and a phase left negative shows in the
+	// deadlock report).
+	if m.tx < 0 && len(b.ctas) == 1 {
 		return &Error{Op: c.op, Msg: fmt.Sprintf("the TMA load's %d bytes drive the mbarrier's transaction count below zero: expect_tx announced fewer bytes (or none) than the loads of this phase bring", c.hi-c.lo),
 			Notes: []Note{note(m.initAt.Loc, "the %v, initialised here", m)}}
 	}

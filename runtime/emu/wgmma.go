@@ -47,10 +47,10 @@ type wgRead struct {
 
 func (t *thread) warpgroupOf() (*warpgroup, int) {
 	w := t.linear / 128
-	for len(t.b.warpgroups) <= w {
-		t.b.warpgroups = append(t.b.warpgroups, &warpgroup{})
+	for len(t.c.warpgroups) <= w {
+		t.c.warpgroups = append(t.c.warpgroups, &warpgroup{})
 	}
-	return t.b.warpgroups[w], t.linear % 128
+	return t.c.warpgroups[w], t.linear % 128
 }
 
 func init() {
@@ -102,7 +102,7 @@ func runWgmma(t *thread, in *instr) {
 	wg.arrived++
 	gen := wg.gen
 	if wg.arrived == 128 {
-		if err := t.b.mma(wg, op, t.wgCommitted); err != nil {
+		if err := t.b.mma(t.c, wg, op, t.wgCommitted); err != nil {
 			t.fail(err)
 		}
 		wg.arrived = 0
@@ -206,7 +206,7 @@ func wgType(op *ir.Operation, name string) (ir.Type, bool) {
 
 // mma computes one warpgroup's wgmma (group: the commit group the
 // issuing threads are in).
-func (b *blockRun) mma(wg *warpgroup, op *ir.Operation, group int) *Error {
+func (b *blockRun) mma(c *cta, wg *warpgroup, op *ir.Operation, group int) *Error {
 	m, n, k := wgmmaShape(op)
 	if m != 64 || n <= 0 || k <= 0 {
 		return opError(op, "unexpected wgmma shape m%d n%d k%d", m, n, k)
@@ -227,10 +227,10 @@ func (b *blockRun) mma(wg *warpgroup, op *ir.Operation, group int) *Error {
 	A, B := decodeDesc(wg.descA), decodeDesc(wg.descB)
 	read := func(md matrixDesc, mn, kk int, es uint64, kMajor bool, ty ir.Type, what string) (float64, *Error) {
 		a := md.addr(mn, kk, es, kMajor)
-		if a+es > uint64(len(b.smem)) {
-			return 0, opError(op, "the %s descriptor (start %d, LBO %d, SBO %d, swizzle mode %d) reads shared offset %d, out of bounds (the block has %d bytes)", what, md.start, md.lbo, md.sbo, md.swizzle, a, len(b.smem))
+		if a+es > uint64(len(c.smem)) {
+			return 0, opError(op, "the %s descriptor (start %d, LBO %d, SBO %d, swizzle mode %d) reads shared offset %d, out of bounds (the block has %d bytes)", what, md.start, md.lbo, md.sbo, md.swizzle, a, len(c.smem))
 		}
-		v := readElem(b.smem[a:a+es], ty)
+		v := readElem(c.smem[a:a+es], ty)
 		switch x := v.(type) {
 		case float64:
 			if ft, ok := ty.(*ir.FloatType); ok && ft.Kind == ir.TF32 {
@@ -287,13 +287,13 @@ func (b *blockRun) mma(wg *warpgroup, op *ir.Operation, group int) *Error {
 	for _, sp := range span {
 		lo, hi := sp[0], sp[1]
 		// TMA loads still writing what this mma reads are a race.
-		for _, c := range b.inflight {
-			if c.load && c.lo < hi && lo < c.hi {
-				return &Error{Op: op, Msg: "race: a wgmma reads shared memory that a TMA load in flight is still writing (missing a wait on the load's mbarrier?)", Notes: []Note{c.note()}}
+		for _, x := range b.inflight {
+			if x.load && x.dst == c && x.lo < hi && lo < x.hi {
+				return &Error{Op: op, Msg: "race: a wgmma reads shared memory that a TMA load in flight is still writing (missing a wait on the load's mbarrier?)", Notes: []Note{x.note()}}
 			}
 		}
 		// Generic writes not fenced for the async proxy are not seen by wgmma.
-		for _, o := range b.threads {
+		for _, o := range c.threads {
 			for _, w := range o.unfenced {
 				if w.lo < hi && lo < w.hi {
 					return &Error{Op: op, Msg: "a wgmma reads shared memory written by the threads with no fence.proxy.async since",
