@@ -38,11 +38,19 @@
 // wgmma.wait_group retired its group, shared memory overwritten (by a TMA
 // load or a thread) while a wgmma in flight may still read it,
 // out-of-bounds shared and global accesses, an access to the shared memory
-// of a cluster block that has exited. A wrong matrix descriptor or
+// of a cluster block that has exited, a lane outside its warp collective's
+// member mask, a shuffle reading a lane that does not take part, lanes
+// meeting in different warp collectives that wait for each other. A wrong matrix descriptor or
 // swizzle reads the wrong elements, as on the GPU, and fails the check.
 //
+// Warp collectives (elect.sync, shfl.sync, vote.sync) wait for the
+// non-exited lanes of their member mask and compute as PTX defines them
+// (elect: the lowest lane; shfl: clamp and segment mask, the validity
+// predicate).
+//
 // Not modelled (a kernel using them is rejected with the op named):
-// elect.sync, and any op outside the set tmac's pipelines produce. Not
+// ldmatrix/stmatrix, Ampere cp.async, mbarrier.test.wait, arrive.nocomplete
+// and inval, and any op outside the set tmac's pipelines produce. Not
 // modelled at all: timing, caches, register budgets (setmaxnreg is
 // accepted and does nothing), memory-ordering scopes (a release at CTA
 // scope reaches a peer block as a cluster-scope one would), memory

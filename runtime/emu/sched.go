@@ -51,6 +51,8 @@ type thread struct {
 	wgCommitted, wgRetired int
 	// The cluster barrier generation this thread arrived in (-1: none).
 	clusterGen int
+	// The result of this thread's last warp collective (elect, shfl, vote).
+	warpResult any
 }
 
 type span struct {
@@ -68,6 +70,7 @@ type cta struct {
 	bars       map[uint64]*mbarrier
 	named      map[int64]*namedBarrier
 	warpgroups []*warpgroup
+	warps      map[int][]*warpColl // warp collectives in progress, by warp
 }
 
 // blockRun schedules one block, or the blocks of one cluster together.
