@@ -292,7 +292,7 @@ func (d *Device) runCluster(k *kernel, l *plan.Launch, args []any, cid, cl [3]in
 		c := &cta{
 			rank: r,
 			bid:  [3]int64{int64(cid[0]*cl[0] + r%cl[0]), int64(cid[1]*cl[1] + r/cl[0]%cl[1]), int64(cid[2]*cl[2] + r/(cl[0]*cl[1]))},
-			smem: make([]byte, l.SharedBytes), bars: map[uint64]*mbarrier{}, named: map[int64]*namedBarrier{}, warps: map[int][]*warpColl{},
+			smem: make([]byte, l.SharedBytes), bars: map[uint64]*mbarrier{}, named: map[int64]*namedBarrier{}, warps: map[int][]*warpColl{}, invalidated: map[uint64]*ir.Operation{},
 		}
 		b.ctas = append(b.ctas, c)
 		for i := 0; i < n; i++ {

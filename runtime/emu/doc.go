@@ -48,9 +48,15 @@
 // (elect: the lowest lane; shfl: clamp and segment mask, the validity
 // predicate).
 //
+// Token and parity polls (mbarrier.test.wait, try_wait returning i1): a
+// failed poll sits out until the barrier changes phase, so spin loops
+// cost nothing and a phase that never completes is reported as a
+// deadlock; arrive.nocomplete completing a phase and a barrier used after
+// mbarrier.inval are errors.
+//
 // Not modelled (a kernel using them is rejected with the op named):
-// ldmatrix/stmatrix, Ampere cp.async, mbarrier.test.wait, arrive.nocomplete
-// and inval, and any op outside the set tmac's pipelines produce. Not
+// ldmatrix/stmatrix, Ampere cp.async, and any op outside the set tmac's
+// pipelines produce. Not
 // modelled at all: timing, caches, register budgets (setmaxnreg is
 // accepted and does nothing), memory-ordering scopes (a release at CTA
 // scope reaches a peer block as a cluster-scope one would), memory

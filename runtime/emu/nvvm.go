@@ -262,6 +262,10 @@ func (t *thread) mbarrierAt(op *ir.Operation, v any) *mbarrier {
 	}
 	m := c.bars[p.addr]
 	if m == nil {
+		if inv := c.invalidated[p.addr]; inv != nil {
+			t.fail(&Error{Op: op, Msg: fmt.Sprintf("mbarrier at shared offset %d used after nvvm.mbarrier.inval (initialise it again first)", p.addr),
+				Notes: []Note{note(inv.Loc, "invalidated here")}})
+		}
 		t.failf(op, "mbarrier at shared offset %d used before nvvm.mbarrier.init", p.addr)
 	}
 	return m
@@ -296,7 +300,55 @@ func init() {
 		}
 		n := t.int(in, 1)
 		t.c.bars[p.addr] = &mbarrier{addr: p.addr, count: n, pending: n, initAt: in.op}
+		delete(t.c.invalidated, p.addr)
 	}, "nvvm.mbarrier.init")
+	register(func(t *thread, in *instr) {
+		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
+		c := t.c
+		if p := t.vals[in.in[0]].(ptr); p.cta >= 0 {
+			c = t.b.ctas[p.cta]
+		}
+		delete(c.bars, m.addr)
+		c.invalidated[m.addr] = in.op
+	}, "nvvm.mbarrier.inval")
+	register(func(t *thread, in *instr) {
+		// arrive.nocomplete: undefined on the GPU if this arrival
+		// completes the phase.
+		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
+		count := t.int(in, 1)
+		if m.pending-count == 0 && m.tx == 0 {
+			t.failf(in.op, "mbarrier.arrive.nocomplete completes the phase (undefined on the GPU): %v", m)
+		}
+		state := m.phase
+		m.pending -= count
+		if m.pending < 0 {
+			t.failf(in.op, "more arrivals than the mbarrier's count %d in one phase: %v", m.count, m)
+		}
+		t.set(in, 0, state)
+	}, "nvvm.mbarrier.arrive.nocomplete")
+	register(func(t *thread, in *instr) {
+		// test.wait and try_wait with a state token (i64, from arrive: the
+		// phase it arrived in) or a phase parity (i32). A failed poll
+		// sits out until the barrier changes phase: the same as the test
+		// running just before the change, so a spin loop does not spin
+		// the emulator and a phase that never completes is a deadlock.
+		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
+		v := t.int(in, 1)
+		var done func() bool
+		if ir.BitWidth(in.op.Operand(1).Type()) == 64 {
+			done = func() bool { return m.phase > v }
+		} else {
+			done = func() bool { return m.phase&1 != v&1 }
+		}
+		r := done()
+		if !r {
+			phase := m.phase
+			t.block(in.op, func() bool { return m.phase != phase }, func() string {
+				return fmt.Sprintf("polls (%s) the %v", in.op.Name(), m)
+			})
+		}
+		t.set(in, 0, boolInt(r))
+	}, "nvvm.mbarrier.test.wait", "nvvm.mbarrier.try_wait")
 	register(func(t *thread, in *instr) {
 		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
 		count := int64(1)
@@ -340,6 +392,10 @@ func init() {
 		// visible to the async proxy (TMA, wgmma).
 		t.unfenced = t.unfenced[:0]
 	}, "nvvm.fence.proxy")
+	// Ordering fences: the emulator runs one thread of a block at a time
+	// and every write is visible at once, so they have nothing to do
+	// (tensor maps are encoded by the host plan, never edited in memory).
+	register(func(t *thread, in *instr) {}, "nvvm.fence.sc.cluster", "nvvm.fence.proxy.acquire", "nvvm.fence.proxy.release")
 }
 
 // ------------------------------------------------------------ clusters

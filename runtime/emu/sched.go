@@ -71,6 +71,8 @@ type cta struct {
 	named      map[int64]*namedBarrier
 	warpgroups []*warpgroup
 	warps      map[int][]*warpColl // warp collectives in progress, by warp
+	// invalidated mbarriers: where nvvm.mbarrier.inval removed them.
+	invalidated map[uint64]*ir.Operation
 }
 
 // blockRun schedules one block, or the blocks of one cluster together.
