@@ -372,8 +372,13 @@ func runRun(cmd *cobra.Command, f *runFlags, in string) error {
 	if err != nil {
 		return diag(err)
 	}
+	runStart := time.Now()
 	if err := p.Run(dev, devArgs, watch); err != nil {
 		return launchFailed(err)
+	}
+	if f.target == "emu" {
+		// The emulator's own time, apart from the reference's below.
+		fmt.Fprintf(stdout, "emulated @%s in %.2f s\n", entry.SymbolName(), time.Since(runStart).Seconds())
 	}
 	results := make([]*buffer.Buffer, len(args))
 	for i, a := range args {
