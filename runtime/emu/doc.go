@@ -38,7 +38,9 @@
 // wgmma.wait_group retired its group, shared memory overwritten (by a TMA
 // load or a thread) while a wgmma in flight may still read it,
 // out-of-bounds shared and global accesses, an access to the shared memory
-// of a cluster block that has exited, a lane outside its warp collective's
+// of a cluster block that has exited, a thread exiting without waiting
+// for its TMA stores, a block exiting before a wait saw its TMA loads
+// complete (its shared memory is released at exit), a lane outside its warp collective's
 // member mask, a shuffle reading a lane that does not take part, lanes
 // meeting in different warp collectives that wait for each other. A wrong matrix descriptor or
 // swizzle reads the wrong elements, as on the GPU, and fails the check.

@@ -232,11 +232,26 @@ type mbarrier struct {
 	phase    int64 // phases completed
 	initAt   *ir.Operation
 	lastWait *ir.Operation
+	// The last TMA load whose bytes arrived, the phase they arrived in,
+	// and the latest phase whose completion a wait has seen: a block must
+	// not exit before a wait sees its loads' phases complete.
+	lastLoad      *asyncOp
+	lastLoadPhase int64
+	observed      int64
 }
 
 func (m *mbarrier) String() string {
 	return fmt.Sprintf("mbarrier at shared offset %d (in phase %d, parity %d; %d of %d arrivals and %d transaction bytes pending)",
 		m.addr, m.phase, m.phase&1, m.pending, m.count, m.tx)
+}
+
+// see records that a wait saw the latest completed phase of parity p.
+func (m *mbarrier) see(p int64) {
+	last := m.phase - 1
+	if last&1 != p {
+		last--
+	}
+	m.observed = max(m.observed, last)
 }
 
 // complete ends the phase when nothing is pending.
@@ -299,7 +314,7 @@ func init() {
 			t.failf(in.op, "mbarrier at shared offset %d is misaligned or out of bounds", p.addr)
 		}
 		n := t.int(in, 1)
-		t.c.bars[p.addr] = &mbarrier{addr: p.addr, count: n, pending: n, initAt: in.op}
+		t.c.bars[p.addr] = &mbarrier{addr: p.addr, count: n, pending: n, initAt: in.op, lastLoadPhase: -1, observed: -1}
 		delete(t.c.invalidated, p.addr)
 	}, "nvvm.mbarrier.init")
 	register(func(t *thread, in *instr) {
@@ -341,6 +356,13 @@ func init() {
 			done = func() bool { return m.phase&1 != v&1 }
 		}
 		r := done()
+		if r {
+			if ir.BitWidth(in.op.Operand(1).Type()) == 64 {
+				m.observed = max(m.observed, v)
+			} else {
+				m.see(v & 1)
+			}
+		}
 		if !r {
 			phase := m.phase
 			t.block(in.op, func() bool { return m.phase != phase }, func() string {
@@ -381,6 +403,7 @@ func init() {
 		t.block(in.op, func() bool { return m.phase&1 != parity }, func() string {
 			return fmt.Sprintf("waits for parity %d of the %v", parity, m)
 		})
+		m.see(parity)
 	}, "nvvm.mbarrier.try_wait.parity")
 }
 

@@ -142,6 +142,12 @@ func (b *blockRun) startThread(t *thread) {
 			t.state = exited
 			t.c.live--
 			t.c.threadExited()
+			if b.err == nil && !b.abort {
+				b.err = t.exitedWithStores()
+			}
+			if t.c.live == 0 && b.err == nil && !b.abort {
+				b.err = b.exitedWithCopies(t.c)
+			}
 			b.clusterExited()
 			b.yield <- struct{}{}
 		}()
@@ -152,6 +158,48 @@ func (b *blockRun) startThread(t *thread) {
 		t.state = running
 		t.runCode(b.k.body, b.params)
 	}()
+}
+
+// exitedWithStores reports a TMA store this exiting thread issued and never
+// waited for: only the issuing thread can wait for its bulk groups, and
+// the block's shared memory is released once its threads have exited, so
+// the store may still be reading it (whether it happens to be done in
+// this schedule or not).
+func (t *thread) exitedWithStores() *Error {
+	var x *asyncOp
+	switch {
+	case len(t.uncommitted) > 0:
+		x = t.uncommitted[0]
+	case len(t.groups) > 0 && len(t.groups[0]) > 0:
+		x = t.groups[0][0]
+	default:
+		return nil
+	}
+	return &Error{Op: x.op, Msg: fmt.Sprintf("thread %d exits without waiting for its TMA store (commit it and wait with nvvm.cp.async.bulk.wait_group.read 0 before exit: the block's shared memory is released at exit)", t.linear), Notes: []Note{x.note()}}
+}
+
+// exitedWithCopies reports a TMA copy still using the shared memory of
+// block c, whose threads have all exited: the block's shared memory is
+// released at exit (a store must be waited for with
+// cp.async.bulk.wait_group.read, a load through its mbarrier).
+func (b *blockRun) exitedWithCopies(c *cta) *Error {
+	for _, x := range b.inflight {
+		if x.dst != c {
+			continue
+		}
+		what := "a TMA store is still reading its shared memory (wait with nvvm.cp.async.bulk.wait_group.read 0 before exit)"
+		if x.load {
+			what = "a TMA load is still writing its shared memory (wait on the load's mbarrier before exit)"
+		}
+		return &Error{Op: x.op, Msg: "the block exits while " + what, Notes: []Note{x.note()}}
+	}
+	for _, m := range c.bars {
+		if m.lastLoad != nil && m.lastLoadPhase > m.observed {
+			return &Error{Op: m.lastLoad.op, Msg: fmt.Sprintf("the block exits without a wait on the mbarrier seeing this TMA load complete (phase %d; the latest phase a wait saw is %d): on the GPU the load may still be writing the block's released shared memory", m.lastLoadPhase, m.observed),
+				Notes: []Note{m.lastLoad.note(), note(m.initAt.Loc, "the %v, initialised here", m)}}
+		}
+	}
+	return nil
 }
 
 // run executes the block to completion or to its first error.

@@ -355,6 +355,7 @@ func (b *blockRun) complete(c *asyncOp) *Error {
 		return &Error{Op: c.op, Msg: fmt.Sprintf("the TMA load's %d bytes drive the mbarrier's transaction count below zero: expect_tx announced fewer bytes (or none) than the loads of this phase bring", c.hi-c.lo),
 			Notes: []Note{note(m.initAt.Loc, "the %v, initialised here", m)}}
 	}
+	m.lastLoad, m.lastLoadPhase = c, m.phase
 	m.complete()
 	return nil
 }
