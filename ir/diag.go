@@ -86,12 +86,13 @@ func (d *Diagnostic) write(sb *strings.Builder, sm *SourceMgr) {
 	fmt.Fprintf(sb, "%s: %s\n", d.Severity, d.Msg)
 	if hasPos && sm != nil {
 		if line, ok := sm.Line(pos.File, pos.Line); ok {
-			sb.WriteString(line)
-			sb.WriteByte('\n')
 			col := pos.Col - 1
 			if col > len(line) {
 				col = len(line)
 			}
+			line, col = clipLine(line, col)
+			sb.WriteString(line)
+			sb.WriteByte('\n')
 			for i := 0; i < col; i++ {
 				if line[i] == '\t' {
 					sb.WriteByte('\t')
@@ -105,6 +106,35 @@ func (d *Diagnostic) write(sb *strings.Builder, sm *SourceMgr) {
 	for _, n := range d.Notes {
 		n.write(sb, sm)
 	}
+}
+
+// maxQuoted is the longest source line a diagnostic quotes whole; longer
+// ones (minified or generated input) are cut to a window around the caret.
+const maxQuoted = 160
+
+// clipLine returns the part of line a diagnostic quotes and the caret's
+// column in it: line itself when short, otherwise a window of maxQuoted
+// bytes around col, cut at character boundaries and marked with "...".
+func clipLine(line string, col int) (string, int) {
+	if len(line) <= maxQuoted {
+		return line, col
+	}
+	start := max(0, col-maxQuoted/2)
+	end := min(len(line), start+maxQuoted)
+	for start > 0 && start < len(line) && line[start]&0xC0 == 0x80 {
+		start--
+	}
+	for end < len(line) && line[end]&0xC0 == 0x80 {
+		end++
+	}
+	out, c := line[start:end], col-start
+	if start > 0 {
+		out, c = "..."+out, c+3
+	}
+	if end < len(line) {
+		out += "..."
+	}
+	return out, c
 }
 
 // SourceMgr remembers the text of the files read, so diagnostics can quote

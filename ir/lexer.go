@@ -44,6 +44,7 @@ type Scanner struct {
 	src       string
 	pos       int
 	line, col int
+	depth     int // open brackets ( [ { < not yet closed
 }
 
 // NewScanner returns a scanner over src.
@@ -184,6 +185,12 @@ func (s *Scanner) Next() Token {
 			s.pos++
 		}
 		return tok(TokError)
+	}
+	switch c {
+	case '(', '[', '{', '<':
+		s.depth++
+	case ')', ']', '}', '>':
+		s.depth--
 	}
 	return tok(TokPunct)
 }

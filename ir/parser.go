@@ -86,10 +86,29 @@ var placeholderDef = &OpDef{Name: "builtin.forward_ref", unregistered: true}
 // Parse parses a module from src. A file whose only top-level op is a
 // builtin.module returns that module; otherwise the top-level ops are
 // wrapped in a new module, as upstream does.
-func Parse(file, src string, opts ParseOptions) (*Operation, error) {
+func Parse(file, src string, opts ParseOptions) (op *Operation, err error) {
 	p := newParser(file, src, opts)
+	defer func() {
+		if r := recover(); r != nil {
+			n, ok := r.(nestingError)
+			if !ok {
+				panic(r)
+			}
+			op, err = nil, p.ErrorAt(n.tok, "nesting deeper than %d levels of brackets and regions (tmac's limit)", MaxNesting)
+		}
+	}()
 	return p.parseTopLevel()
 }
+
+// MaxNesting bounds how deep brackets, and with them regions, types and
+// attributes, may nest. The parser recurses once per level: input nested
+// thousands deep (a generator gone wrong, a fuzzer) would otherwise take
+// quadratic time and memory to print, or exhaust the stack.
+const MaxNesting = 256
+
+// nestingError unwinds the parser from the token that opened one level
+// too many; Parse turns it into a diagnostic.
+type nestingError struct{ tok Token }
 
 func newParser(file, src string, opts ParseOptions) *Parser {
 	p := &Parser{
@@ -104,6 +123,9 @@ func newParser(file, src string, opts ParseOptions) *Parser {
 func (p *Parser) next() {
 	p.prev = p.tok
 	p.tok = p.sc.Next()
+	if p.sc.depth > MaxNesting {
+		panic(nestingError{p.tok})
+	}
 }
 
 // Tok returns the current token.
