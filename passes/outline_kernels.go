@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"github.com/tmac-dev/tmac/internal/sm90"
 	"math"
 
 	"github.com/tmac-dev/tmac/dialects/gpu"
@@ -127,6 +128,9 @@ func planLaunch(launch *ir.Operation) (*launchPlan, error) {
 	if p.fn.ParentOp() != p.table {
 		return nil, p.fn.EmitError("'%s' holds a gpu.launch and must be directly inside the module to be outlined", p.fn.Name())
 	}
+	if err := launchSizes(launch).Check(); err != nil {
+		return nil, launch.EmitError("this launch cannot run on sm_90: %v", err)
+	}
 	body := launch.Region(0)
 	seen := map[ir.Value]bool{}
 	seenConst := map[*ir.Operation]bool{}
@@ -166,6 +170,27 @@ func planLaunch(launch *ir.Operation) (*launchPlan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// launchSizes reads the constant sizes of a gpu.launch (-1 where a size
+// is computed at run time; the plan checks those before launching).
+func launchSizes(launch *ir.Operation) sm90.Launch {
+	size := func(name string) int64 {
+		if g := launch.OperandGroup(name); len(g) == 1 {
+			if c, ok := constInt(g[0]); ok {
+				return c
+			}
+			return -1
+		}
+		return 0
+	}
+	l := sm90.Launch{DynamicSharedBytes: size("dynamicSharedMemorySize")}
+	for i, axis := range []string{"X", "Y", "Z"} {
+		l.Grid[i] = size("gridSize" + axis)
+		l.Block[i] = size("blockSize" + axis)
+		l.Cluster[i] = size("clusterSize" + axis)
+	}
+	return l
 }
 
 // definedOutside reports whether v is defined outside region r.

@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"github.com/tmac-dev/tmac/internal/sm90"
 	"sort"
 	"strings"
 
@@ -72,7 +73,7 @@ func init() {
 }
 
 // smemLimit is the most shared memory a block may use on sm_90 (227 KB).
-const smemLimit = 232448
+const smemLimit = sm90.MaxSharedBytesPerBlock
 
 // SMemInterval is one buffer for the allocator: its size and alignment in
 // bytes and its live range [Start, End] in op numbers (inclusive). Offset

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tmac-dev/tmac/internal/sm90"
 	"math"
 
 	arithd "github.com/tmac-dev/tmac/dialects/arith"
@@ -359,10 +360,12 @@ func (x *Exec) launch(op *ir.Operation) (*Launch, error) {
 	if sm := op.OperandGroup("dynamicSharedMemorySize"); len(sm) == 1 {
 		l.SharedBytes = int(x.int(sm[0]))
 	}
-	for i := 0; i < 3; i++ {
-		if l.Grid[i] < 1 || l.Block[i] < 1 {
-			return nil, fmt.Errorf("grid %v and block %v must be positive", l.Grid, l.Block)
-		}
+	sizes := sm90.Launch{DynamicSharedBytes: int64(l.SharedBytes)}
+	for i := range 3 {
+		sizes.Grid[i], sizes.Block[i], sizes.Cluster[i] = int64(l.Grid[i]), int64(l.Block[i]), int64(l.Cluster[i])
+	}
+	if err := sizes.Check(); err != nil {
+		return nil, fmt.Errorf("kernel %s cannot be launched: %v", k.Name, err)
 	}
 	var args []Value
 	for _, v := range op.OperandGroup("kernelOperands") {

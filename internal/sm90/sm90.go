@@ -1,0 +1,87 @@
+// Package sm90 holds the limits of Hopper (sm_90a) that tmac checks
+// kernels and launches against, at compile time where the sizes are
+// constants and before every launch where they are not, so a launch that
+// cannot run is a diagnostic rather than a driver error code.
+package sm90
+
+import "fmt"
+
+const (
+	MaxThreadsPerBlock = 1024
+	MaxBlockDimXY      = 1024 // block x and y
+	MaxBlockDimZ       = 64
+	MaxGridDimX        = 1<<31 - 1
+	MaxGridDimYZ       = 65535
+	// MaxClusterBlocks is the portable cluster size; larger ones need a
+	// non-portable opt-in tmac does not make.
+	MaxClusterBlocks = 8
+	// MaxSharedBytesPerBlock is 227 KB: static plus dynamic shared memory.
+	MaxSharedBytesPerBlock = 232448
+)
+
+// Launch is a launch configuration; a zero cluster means no cluster. A
+// size that is not known (not a constant at compile time) is -1 and is
+// not checked.
+type Launch struct {
+	Grid, Block, Cluster [3]int64
+	DynamicSharedBytes   int64
+}
+
+// Check returns what makes the launch impossible on sm_90, or nil.
+func (l Launch) Check() error {
+	axes := "xyz"
+	for i, g := range l.Grid {
+		if g == -1 {
+			continue
+		}
+		limit := int64(MaxGridDimYZ)
+		if i == 0 {
+			limit = MaxGridDimX
+		}
+		if g < 1 || g > limit {
+			return fmt.Errorf("grid size %c = %d is outside [1, %d]", axes[i], g, limit)
+		}
+	}
+	threads, known := int64(1), true
+	for i, b := range l.Block {
+		if b == -1 {
+			known = false
+			continue
+		}
+		limit := int64(MaxBlockDimXY)
+		if i == 2 {
+			limit = MaxBlockDimZ
+		}
+		if b < 1 || b > limit {
+			return fmt.Errorf("block size %c = %d is outside [1, %d]", axes[i], b, limit)
+		}
+		threads *= b
+	}
+	if known && threads > MaxThreadsPerBlock {
+		return fmt.Errorf("%d threads per block (%d x %d x %d), over the limit of %d", threads, l.Block[0], l.Block[1], l.Block[2], MaxThreadsPerBlock)
+	}
+	if d := l.DynamicSharedBytes; d != -1 && (d < 0 || d > MaxSharedBytesPerBlock) {
+		return fmt.Errorf("%d bytes of dynamic shared memory, outside [0, %d]", d, MaxSharedBytesPerBlock)
+	}
+	if l.Cluster == [3]int64{} {
+		return nil
+	}
+	blocks, known := int64(1), true
+	for i, c := range l.Cluster {
+		if c == -1 {
+			known = false
+			continue
+		}
+		if c < 1 {
+			return fmt.Errorf("cluster size %c = %d must be positive", axes[i], c)
+		}
+		blocks *= c
+		if g := l.Grid[i]; g != -1 && g%c != 0 {
+			return fmt.Errorf("grid size %c = %d is not a multiple of the cluster size %d", axes[i], g, c)
+		}
+	}
+	if known && blocks > MaxClusterBlocks {
+		return fmt.Errorf("clusters of %d blocks (%d x %d x %d), over the portable limit of %d", blocks, l.Cluster[0], l.Cluster[1], l.Cluster[2], MaxClusterBlocks)
+	}
+	return nil
+}

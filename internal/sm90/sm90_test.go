@@ -1,0 +1,38 @@
+package sm90
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	u := int64(-1)
+	cases := []struct {
+		l    Launch
+		want string // "" = valid
+	}{
+		{Launch{Grid: [3]int64{132, 1, 1}, Block: [3]int64{384, 1, 1}}, ""},
+		{Launch{Grid: [3]int64{MaxGridDimX, MaxGridDimYZ, MaxGridDimYZ}, Block: [3]int64{32, 32, 1}}, ""},
+		{Launch{Grid: [3]int64{u, u, u}, Block: [3]int64{u, 1, 1}}, ""},
+		{Launch{Grid: [3]int64{64, 1, 1}, Block: [3]int64{128, 1, 1}, Cluster: [3]int64{2, 1, 1}}, ""},
+		{Launch{Grid: [3]int64{0, 1, 1}, Block: [3]int64{1, 1, 1}}, "grid size x = 0 is outside [1, 2147483647]"},
+		{Launch{Grid: [3]int64{1, 65536, 1}, Block: [3]int64{1, 1, 1}}, "grid size y = 65536 is outside [1, 65535]"},
+		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{2048, 1, 1}}, "block size x = 2048 is outside [1, 1024]"},
+		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{1, 1, 65}}, "block size z = 65 is outside [1, 64]"},
+		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{64, 32, 1}}, "2048 threads per block (64 x 32 x 1), over the limit of 1024"},
+		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{u, 32, 64}}, ""}, // threads unknown
+		{Launch{Grid: [3]int64{3, 1, 1}, Block: [3]int64{1, 1, 1}, Cluster: [3]int64{2, 1, 1}}, "grid size x = 3 is not a multiple of the cluster size 2"},
+		{Launch{Grid: [3]int64{16, 1, 1}, Block: [3]int64{1, 1, 1}, Cluster: [3]int64{16, 1, 1}}, "clusters of 16 blocks (16 x 1 x 1), over the portable limit of 8"},
+		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{1, 1, 1}, DynamicSharedBytes: 232449}, "232449 bytes of dynamic shared memory, outside [0, 232448]"},
+		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{1, 1, 1}, DynamicSharedBytes: -1}, ""},
+	}
+	for _, c := range cases {
+		err := c.l.Check()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: unexpected error %v", c.l, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%+v: got %v, want %q", c.l, err, c.want)
+		}
+	}
+}
