@@ -82,6 +82,7 @@ passes and produces PTX for sm_90a.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newOptCmd(), newCompileCmd(), newRunCmd(), newTuneCmd(), newVersionCmd())
+	addProfileFlags(root)
 	return root
 }
 
