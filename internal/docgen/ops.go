@@ -23,8 +23,8 @@ var traitNames = []struct {
 	{ir.Commutative, "Commutative", "its operands can be reordered"},
 	{ir.ConstantLike, "ConstantLike", "materialises its `value` attribute"},
 	{ir.ReturnLike, "ReturnLike", "returns control to the parent op"},
-	{ir.AttrSizedOperandSegments, "AttrSizedOperandSegments", "the `operandSegmentSizes` property gives the number of values of each operand group (generic form)"},
-	{ir.AttrSizedResultSegments, "AttrSizedResultSegments", "the `resultSegmentSizes` property gives the number of values of each result group (generic form)"},
+	{ir.AttrSizedOperandSegments, "AttrSizedOperandSegments", "the `operandSegmentSizes` property gives the number of values in each operand group"},
+	{ir.AttrSizedResultSegments, "AttrSizedResultSegments", "the `resultSegmentSizes` property gives the number of values in each result group"},
 	{ir.SameOperandsAndResultType, "SameOperandsAndResultType", "all operands and results have the same type"},
 	{ir.RecursiveSideEffects, "RecursiveSideEffects", "has the side effects of the ops in its regions"},
 	{ir.GraphRegions, "GraphRegions", "its regions are graph regions (no dominance order)"},
@@ -96,7 +96,7 @@ func dialectPage(name string, defs []*ir.OpDef, examples map[string][]*opExample
 func opSection(sb *strings.Builder, d *ir.OpDef, examples []*opExample) {
 	fmt.Fprintf(sb, "## `%s`\n\n", d.Name)
 	if d.Summary != "" {
-		sb.WriteString(strings.TrimSuffix(d.Summary, ".") + ".\n\n")
+		sb.WriteString(sentence(d.Summary) + "\n\n")
 	}
 
 	sb.WriteString("**Syntax.** ")
@@ -246,4 +246,13 @@ func orList(xs []string) string {
 		return xs[0]
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// sentence capitalises s and ends it with a period.
+func sentence(s string) string {
+	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:] + "."
 }

@@ -50,7 +50,7 @@ func passPage(info *passes.Info, ex *passExample) string {
 	sb.WriteString(Header)
 	fmt.Fprintf(&sb, "# `%s`\n\n", info.Name)
 	sb.WriteString("[All passes](README.md)\n\n")
-	sb.WriteString(strings.TrimSuffix(info.Summary, ".") + ".\n\n")
+	sb.WriteString(sentence(info.Summary) + "\n\n")
 	if info.Description != "" {
 		sb.WriteString(strings.TrimSpace(info.Description) + "\n\n")
 	}
