@@ -34,8 +34,8 @@ func passPages(files map[string]string) error {
 	idx.WriteString("# Passes\n\n")
 	idx.WriteString("The passes tmac registers. Run one with `tmac opt FILE --NAME` (options as\n" +
 		"`--NAME=\"key=value ...\"`) or in a textual pipeline, `tmac opt FILE --pass-pipeline='builtin.module(NAME{key=value})'`.\n" +
-		"`tmac compile` runs `outline-kernels,warp-specialize,tma-pipeline,mbarrier-phase,smem-plan,lower-nvgpu,smem-plan,canonicalize,cse`\n" +
-		"by default. Each page's example is produced by running the pass when the pages are generated.\n\n")
+		"`tmac compile` runs a pipeline of them (`tmac compile --help` shows it). Each page's example is\n" +
+		"produced by running the pass when the pages are generated.\n\n")
 	idx.WriteString("| Pass | Summary |\n|---|---|\n")
 	for _, info := range passes.All() {
 		fmt.Fprintf(&idx, "| [`%s`](%s.md) | %s |\n", info.Name, info.Name, cell(info.Summary))
@@ -65,16 +65,23 @@ func passPage(info *passes.Info, ex *passExample) string {
 		sb.WriteString("\n")
 	}
 	sb.WriteString("## Usage\n\n")
-	flag, pipe := "--"+info.Name, info.Name
+	usage := fmt.Sprintf("tmac opt input.tma --%s\n", info.Name)
+	if len(info.Options) > 0 {
+		var kv []string
+		for _, o := range info.Options {
+			kv = append(kv, o.Name+"="+o.Default)
+		}
+		opts := strings.Join(kv, " ")
+		usage += fmt.Sprintf("tmac opt input.tma --%s=\"%s\"\n", info.Name, opts)
+		usage += fmt.Sprintf("tmac opt input.tma --pass-pipeline='builtin.module(%s{%s})'\n", info.Name, opts)
+	} else {
+		usage += fmt.Sprintf("tmac opt input.tma --pass-pipeline='builtin.module(%s)'\n", info.Name)
+	}
+	codeBlock(&sb, "sh", usage)
+	flag := "--" + info.Name
 	if ex != nil && ex.options != "" {
 		flag += `="` + ex.options + `"`
-		pipe += "{" + ex.options + "}"
-	} else if len(info.Options) > 0 {
-		o := info.Options[0]
-		flag += `="` + o.Name + "=" + o.Default + `"`
-		pipe += "{" + o.Name + "=" + o.Default + "}"
 	}
-	codeBlock(&sb, "sh", fmt.Sprintf("tmac opt input.tma %s\ntmac opt input.tma --pass-pipeline='builtin.module(%s)'", flag, pipe))
 	sb.WriteString("\n## Example\n\n")
 	if ex == nil {
 		fmt.Fprintf(&sb, "No example yet (add `%sexamples/passes/%s.tma`).\n", srcDir, info.Name)
