@@ -8,7 +8,7 @@ GO ?= go
 TMAC := build/tmac
 FUZZTIME ?= 30s
 
-.PHONY: all build deps test vet gotest lit fuzz run bench-parse bench-compile bench-gpu clean
+.PHONY: all build deps test vet gotest lit fuzz run docs bench-parse bench-compile bench-gpu clean
 
 all: build
 
@@ -28,6 +28,11 @@ lit: deps build
 	$(LLVM_BIN)/lit -sv lit-tests
 
 test: deps build vet gotest lit
+
+# Reference docs (docs/dialects, docs/passes) generated from the op and pass
+# registries; lit-tests/tmac/doc-up-to-date.tma checks they are current.
+docs: build
+	$(TMAC) doc -o docs
 
 fuzz: build
 	$(GO) test ./ir -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)

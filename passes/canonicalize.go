@@ -6,6 +6,12 @@ func init() {
 	Register(&Info{
 		Name:    "canonicalize",
 		Summary: "Fold constant expressions and remove dead pure operations, to a fixed point",
+		Description: "Sweeps the IR in post-order, repeatedly, until nothing changes (at most `max-iterations` sweeps). Each sweep:\n" +
+			"\n" +
+			"- erases trivially dead ops: pure ops (no side effects) whose results are unused;\n" +
+			"- folds ops whose definition has a folder, given which of their operands are constants: the results become existing values (`x + 0` is `x`) or new constants (`2 * 3` is `6`, materialised as a constant op, such as `arith.constant`, before the op; an op whose constant cannot be materialised is left alone), and the op is erased.\n" +
+			"\n" +
+			"Constant-like ops themselves are never folded. tmac has no pattern-based canonicalization beyond the folders.",
 		Options: []Option{{Name: "max-iterations", Default: "10", Help: "stop after this many sweeps"}},
 		New: func(o Options) (Pass, error) {
 			n, err := o.Int("max-iterations")

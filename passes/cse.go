@@ -11,6 +11,9 @@ func init() {
 	Register(&Info{
 		Name:    "cse",
 		Summary: "Eliminate common sub-expressions: pure ops equal to a dominating op are replaced by it",
+		Description: "Replaces each pure op (no side effects, no regions, at least one result, not a terminator) by an equal op that dominates it: same name, operands, attributes and result types. The uses of the later op are redirected to the earlier one's results and the later op is erased.\n" +
+			"\n" +
+			"Each block is a scope; the entry block of a region also sees the values of the enclosing scopes (they dominate it), except in the regions of ops isolated from above (functions, kernels), which start afresh. Loads, stores and other ops with side effects are never merged.",
 		New: func(Options) (Pass, error) {
 			return PassFunc(func(op *ir.Operation, _ *Context) error {
 				for _, r := range op.Regions() {

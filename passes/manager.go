@@ -49,7 +49,10 @@ type Option struct {
 type Info struct {
 	Name    string
 	Summary string
-	Options []Option
+	// Description explains what the pass does (Markdown); `tmac doc` puts
+	// it on the pass's page (docs/passes/NAME.md).
+	Description string
+	Options     []Option
 	// New builds the pass with the given option values (defaults filled in).
 	New func(opts Options) (Pass, error)
 }

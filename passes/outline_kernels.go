@@ -40,6 +40,14 @@ func init() {
 	Register(&Info{
 		Name:    "outline-kernels",
 		Summary: "Outline gpu.launch bodies into gpu.func kernels in gpu.modules, called by gpu.launch_func",
+		Description: "Turns every `gpu.launch` into a `gpu.func` kernel in a `gpu.module` and a `gpu.launch_func` that launches it, and marks the module `gpu.container_module`:\n" +
+			"\n" +
+			"- one `gpu.module` per enclosing function, named `<func>_kernels` and placed right after it; kernels are named `<func>_kernel_<n>`, counting that function's launches in order (the launch's `module` / `function` attributes, when present, name them instead);\n" +
+			"- values defined outside the launch and used inside become kernel parameters, in order of first use; values of constant ops are cloned into the kernel instead;\n" +
+			"- the launch's region arguments become `gpu.block_id`, `gpu.thread_id`, `gpu.grid_dim`, `gpu.block_dim`, `gpu.cluster_block_id` and `gpu.cluster_dim_blocks` ops; sizes given by constants become those constants, and fully static sizes are recorded as `known_block_size`, `known_grid_size` and `known_cluster_size`;\n" +
+			"- workgroup and private attributions move to the kernel, and symbols the body refers to (functions, `memref.global`) are cloned into the `gpu.module`.\n" +
+			"\n" +
+			"The cluster arguments map to `gpu.cluster_block_id` / `gpu.cluster_dim_blocks` (the block's position in its cluster, the cluster's size in blocks), matching the launch's cluster size operand. The launch limits of sm_90 (block size, grid, cluster, shared memory) are checked here when the sizes are constants.",
 		New: func(Options) (Pass, error) {
 			return PassFunc(func(op *ir.Operation, _ *Context) error { return outlineKernels(op) }), nil
 		},

@@ -66,6 +66,15 @@ func init() {
 	Register(&Info{
 		Name:    "smem-plan",
 		Summary: "Place workgroup memref allocations in dynamic shared memory (aligned, lifetimes reused), set launch dynamic_shared_memory_size, check the 227 KB limit",
+		Description: "Places a kernel's shared-memory buffers in its dynamic shared memory. It runs on `gpu.func` kernels and on `gpu.launch` bodies, before or after `lower-nvgpu` (the default pipeline runs it on both sides).\n" +
+			"\n" +
+			"- Every `memref.alloc` / `memref.alloca` in workgroup memory with a static shape and the identity layout becomes a `memref.view` of one `gpu.dynamic_shared_memory` op at the kernel's entry; `memref.dealloc` of such a buffer is erased. Dynamically shaped or strided workgroup allocations are rejected.\n" +
+			"- Alignment: the buffer's `alignment` attribute; else 1024 bytes for a TMA or wgmma operand with 128-byte swizzle (512 / 256 for 64B / 32B), 128 bytes for other TMA and wgmma operands, 16 bytes otherwise.\n" +
+			"- Reuse: a buffer is live from its allocation to its last use (uses of views, casts and descriptors derived from it included), extended over every loop that contains a use; the source of a TMA store stays live to the end of the kernel. Buffers whose live ranges do not overlap may share bytes (a greedy allocator, largest buffers first).\n" +
+			"- Barriers: `nvgpu.mbarrier.create` groups are left alone but counted (8 bytes per barrier); after `lower-nvgpu` their allocations are placed like other buffers, live for the whole kernel.\n" +
+			"- A kernel that already uses `gpu.dynamic_shared_memory` keeps the bytes its launches request, and planned buffers go after them.\n" +
+			"\n" +
+			"The launches of the kernel get `dynamic_shared_memory_size` (the maximum of the plan and any existing size). A kernel needing more than 227 KB per block is rejected, with a note per buffer.",
 		New: func(Options) (Pass, error) {
 			return PassFunc(func(op *ir.Operation, _ *Context) error { return smemPlan(op) }), nil
 		},

@@ -95,6 +95,19 @@ func init() {
 	Register(&Info{
 		Name:    "tma-pipeline",
 		Summary: "Rewrite tmac.tma.load/wait/store loops into N-stage TMA pipelines (rings of buffers, mbarriers, prologue, predicated refills, store rotation)",
+		Description: "Rewrites the simple tile-loop form (the `tmac` dialect) into a multistage TMA pipeline. It runs on kernels and on `gpu.launch` bodies.\n" +
+			"\n" +
+			"Input: an `scf.for` at the top level of a kernel whose body holds `tmac.tma.load` ops into tiles (workgroup `memref.alloc`s defined outside the loop and used only in it), a `tmac.tma.wait`, the code reading the tiles (loads, or wgmma through `nvgpu.warpgroup.generate.descriptor`), and optionally `tmac.tma.store` ops of output tiles written by the threads. The loop's `tmac.stages` attribute (else the `stages` option) gives the number N of load stages, `tmac.store_stages` (else `store-stages`) the number S of rotating output tiles; both are clamped to a static trip count.\n" +
+			"\n" +
+			"Output:\n" +
+			"\n" +
+			"- each loaded tile becomes a ring of N slots (one allocation, aligned for its swizzle) and each output tile a ring of S slots; a group of N mbarriers is initialised by one elected thread, followed by a block barrier;\n" +
+			"- a prologue in which the elected thread issues the first iterations' loads: `nvgpu.mbarrier.arrive.expect_tx` with the bytes of the iteration's boxes, then the TMA loads, box by box (a tile wider than its descriptor's box takes several);\n" +
+			"- the loop, normalised to run from 0 to the trip count T, waits with `tmac.mbarrier.wait` on barrier j mod N where the `tmac.tma.wait` was (`mbarrier-phase` computes the parity), reads slot j mod N, and the elected thread refills a slot with a later iteration's loads once every reader is done with it: after a block barrier for tiles read by the threads, after the wgmma of the previous iteration has completed (its `waitGroup` lowered as needed) for wgmma operands;\n" +
+			"- stores: before the output tile is written, the elected thread waits until at most S-1 bulk store groups are still reading (`nvvm.cp.async.bulk.wait_group` with `read`) and the block synchronises; each `tmac.tma.store` becomes a shared-memory proxy fence, a block barrier and the TMA store from the elected thread; after the loop, a final wait;\n" +
+			"- a tile loaded and stored unchanged (a TMA copy) keeps its load ring and is stored from it.\n" +
+			"\n" +
+			"Tile ops outside such a loop, loops nested in loops or under control flow, tiles used outside their loop or read before the wait, coordinates depending on loop-carried values, and tiles loaded twice per iteration are rejected with a diagnostic.",
 		Options: []Option{
 			{Name: "stages", Default: "3", Help: "load stages for loops without a tmac.stages attribute"},
 			{Name: "store-stages", Default: "2", Help: "rotating output tiles for loops without a tmac.store_stages attribute"},

@@ -9,6 +9,7 @@ import (
 )
 
 func init() {
+	ir.RegisterDialect(&ir.Dialect{Name: "builtin", Summary: "The top-level container (module) and the conversion cast used between lowerings"})
 	ir.Register(
 		&ir.OpDef{
 			Name:    "builtin.module",

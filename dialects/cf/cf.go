@@ -12,6 +12,7 @@ import (
 var i1C = ir.TypeConstraint{Desc: "1-bit signless integer", OK: func(t ir.Type) bool { return ir.IsIntegerOfWidth(t, 1) }, Fixed: ir.IntegerTypeOf(1)}
 
 func init() {
+	ir.RegisterDialect(&ir.Dialect{Name: "cf", Summary: "Unstructured control flow: branches between blocks, and assertions"})
 	ir.Register(
 		&ir.OpDef{
 			Name:       "cf.br",

@@ -9,6 +9,7 @@ import (
 )
 
 func init() {
+	ir.RegisterDialect(&ir.Dialect{Name: "func", Summary: "Functions, calls and returns"})
 	ir.Register(
 		&ir.OpDef{
 			Name:    "func.func",

@@ -34,6 +34,7 @@ func unary(name string, fold func(float64) float64) *ir.OpDef {
 }
 
 func init() {
+	ir.RegisterDialect(&ir.Dialect{Name: "math", Summary: "Floating-point math functions beyond arith"})
 	ir.Register(
 		unary("math.absf", gomath.Abs),
 		unary("math.exp", nil),

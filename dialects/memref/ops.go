@@ -120,6 +120,7 @@ func allocDef(name, hint string, verify func(*ir.Operation) error) *ir.OpDef {
 }
 
 func init() {
+	ir.RegisterDialect(&ir.Dialect{Name: "memref", Summary: "Memory buffers (memrefs): allocation, loads and stores, views and globals"})
 	registerDirectives()
 	loadStoreAttrs := []ir.AttrSpec{
 		{Name: "nontemporal", Constraint: ir.BoolAttrC, Optional: true, Default: ir.Bool(false)},

@@ -88,6 +88,7 @@ func init() {
 			Results:  []ir.ArgSpec{one("tensorMap", tensorMapC)},
 			Format:   "$tensor `box` `[` $boxDimensions `]` attr-dict `:` type($tensor) `->` " + ty("tensorMap"),
 			Verify:   verifyCreateDescriptor,
+			Doc:      "At most 5 box dimensions. The result: the descriptor's tensor is a statically shaped memref in shared memory (address space 3 or `#gpu.address_space<workgroup>`) with every dimension from 1 to 256; with a swizzle and a rank above 1 its last dimension spans exactly the swizzle's bytes (32, 64 or 128); interleave is not supported yet.",
 		},
 		&ir.OpDef{
 			Name:    "nvgpu.tma.async.load",
@@ -99,6 +100,10 @@ func init() {
 				"(`multicast_mask` `=` $multicastMask^)? " + predicate + " attr-dict `:` " +
 				ty("tensorMapDescriptor") + " `,` " + ty("barriers") + " `->` type($dst)",
 			Verify: verifyAsyncLoad,
+			Doc: "The descriptor follows the rules of `nvgpu.tma.create.descriptor`. `dst` has the descriptor's element type, rank and shape, " +
+				"is statically shaped and in shared memory, and its last dimension is a multiple of 16 bytes. One coordinate per dimension (at most 5), " +
+				"innermost first. The copy completes the transaction bytes on barrier `mbarId` of `barriers`; `multicastMask` also writes the tile " +
+				"to the same offset in the blocks of the cluster whose bits are set.",
 		},
 		&ir.OpDef{
 			Name:     "nvgpu.tma.async.store",
@@ -107,6 +112,9 @@ func init() {
 			Operands: []ir.ArgSpec{one("src", ir.AnyMemRef), one("tensorMapDescriptor", tensorMapC), many("coordinates", ir.IndexOnly), opt("predicate", i1C)},
 			Format:   "$src `to` $tensorMapDescriptor `[` $coordinates `]` " + predicate + " attr-dict `:` type($src) `->` " + ty("tensorMapDescriptor"),
 			Verify:   verifyAsyncStore,
+			Doc: "The descriptor follows the rules of `nvgpu.tma.create.descriptor`. `src` has the descriptor's element type, rank and shape, " +
+				"is statically shaped and in shared memory, and its last dimension is a multiple of 16 bytes. One coordinate per dimension (at most 5), " +
+				"innermost first. Threads' writes to `src` must be made visible to the TMA unit first (`nvvm.fence.proxy` async.shared and a barrier).",
 		},
 		&ir.OpDef{
 			Name:     "nvgpu.tma.prefetch.descriptor",
@@ -179,6 +187,7 @@ func init() {
 			Results:  []ir.ArgSpec{one("descriptor", wgDescC)},
 			Format:   "$tensor `,` $tensorMap attr-dict `:` type($tensor) `,` " + ty("tensorMap") + " `->` " + ty("descriptor"),
 			Verify:   verifyGenerateDescriptor,
+			Doc:      "The tensor map descriptor follows the rules of `nvgpu.tma.create.descriptor` and must use 128-byte swizzle (`swizzle_128b`) without interleave.",
 		},
 		&ir.OpDef{
 			Name:     "nvgpu.warpgroup.mma",
@@ -193,6 +202,11 @@ func init() {
 			Format: "$descriptorA `,` $descriptorB `,` $matrixC attr-dict `:` " + ty("descriptorA") + " `,` " + ty("descriptorB") +
 				" `,` " + ty("matrixC") + " `->` " + ty("matrixD"),
 			Verify: verifyWarpgroupMma,
+			Doc: "`transposeA` needs `transposeB`. `matrixC` and `matrixD` have the same type. A (M x K), B (K x N) and the accumulator (M x N) are 2-D " +
+				"with matching dimensions. Element types D += A * B: f32 or f16 += f16 * f16, bf16 * bf16 or f8 * f8 (f8E4M3FN, f8E5M2), " +
+				"f32 += tf32 * tf32 (an f16 accumulator only with f16 or bf16 inputs); N from 8 to 256 in steps of 8 for these types. " +
+				"`waitGroup` (default 1) is how many wgmma groups may still be in flight when the op returns: with 1, consecutive " +
+				"`nvgpu.warpgroup.mma` ops overlap. `lower-nvgpu` checks the operand layouts against the swizzle.",
 		},
 		&ir.OpDef{
 			Name:     "nvgpu.warpgroup.mma.store",
@@ -200,6 +214,8 @@ func init() {
 			Operands: []ir.ArgSpec{one("matrixD", wgAccC), one("dstMemref", ir.AnyMemRef)},
 			Format:   "$matrixD `,` $dstMemref attr-dict `:` " + ty("matrixD") + " `to` type($dstMemref)",
 			Verify:   verifyWarpgroupMmaStore,
+			Doc: "Only f32 accumulators; the destination's first two dimensions are the accumulator's M x N. The lowering waits for all " +
+				"pending wgmma groups before storing (`tmac.warpgroup.mma.store` stores to f16 or bf16).",
 		},
 		&ir.OpDef{
 			Name:    "nvgpu.warpgroup.mma.init.accumulator",
@@ -207,6 +223,7 @@ func init() {
 			Results: []ir.ArgSpec{one("matrixC", wgAccC)},
 			Format:  "attr-dict `->` " + ty("matrixC"),
 			Verify:  verifyInitAccumulator,
+			Doc:     "M is a multiple of 64 and N a wgmma N for the element type (8 to 256 in steps of 8 for float types). The accumulator starts at zero.",
 		},
 		&ir.OpDef{
 			Name:     "nvgpu.mma.sync",

@@ -537,7 +537,7 @@ func parseDialectAttr(p *ir.Parser, mnemonic string) (ir.Attribute, error) {
 func init() {
 	ir.RegisterDialect(&ir.Dialect{
 		Name:      dialectName,
-		Summary:   "The NVGPU dialect",
+		Summary:   "NVIDIA GPU ops above nvvm: TMA copies and descriptors, mbarriers, warpgroup MMA (wgmma), warp-level MMA and cp.async",
 		ParseType: parseDialectType,
 		ParseAttr: parseDialectAttr,
 	})

@@ -11,6 +11,7 @@ var i1C = ir.TypeConstraint{Desc: "1-bit signless integer", OK: func(t ir.Type) 
 var intOrIndex = ir.TypeConstraint{Desc: "signless integer or index", OK: ir.IsSignlessIntOrIndex}
 
 func init() {
+	ir.RegisterDialect(&ir.Dialect{Name: "scf", Summary: "Structured control flow: for and while loops, if"})
 	ir.Register(
 		&ir.OpDef{
 			Name:    "scf.for",

@@ -47,6 +47,12 @@ func init() {
 			Operands: []ir.ArgSpec{{Name: "dst", Type: ir.AnyMemRef}, {Name: "tensorMap", Type: tensorMapC},
 				{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}},
 			Format: "$tensorMap `[` $coordinates `]` `to` $dst attr-dict `:` type($tensorMap) `->` type($dst)",
+			Doc: "`tensorMap` follows the rules of `nvgpu.tma.create.descriptor`; its box has rank 1 to 5 and a last dimension of a multiple of 16 bytes. " +
+				"The tile is a statically shaped shared-memory memref with the identity layout and the box's element type and rank, shaped like the box " +
+				"except in the innermost dimension, which may be a multiple of the box's: the tile is then copied box after box, each box contiguous " +
+				"(each box must then start aligned: 128 bytes, or 8 rows of the swizzle span with a swizzle). One coordinate per box dimension. " +
+				"`tma-pipeline` (and `warp-specialize`) accept it only in the simple tile-loop form: in an `scf.for` at the top level of a kernel, " +
+				"into a tile allocated outside the loop and used only in it, read after a `tmac.tma.wait` on the tile.",
 			Verify: func(op *ir.Operation) error {
 				return verifyTileCopy(op, op.Operand(0), op.Operand(1), len(op.Operands())-2)
 			},
@@ -57,6 +63,11 @@ func init() {
 			Operands: []ir.ArgSpec{{Name: "src", Type: ir.AnyMemRef}, {Name: "tensorMap", Type: tensorMapC},
 				{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}},
 			Format: "$src `to` $tensorMap `[` $coordinates `]` attr-dict `:` type($src) `->` type($tensorMap)",
+			Doc: "`tensorMap` follows the rules of `nvgpu.tma.create.descriptor`; its box has rank 1 to 5 and a last dimension of a multiple of 16 bytes. " +
+				"The tile is a statically shaped shared-memory memref with the identity layout and the box's element type and rank, shaped like the box " +
+				"except in the innermost dimension, which may be a multiple of the box's: the tile is then copied box after box, each box contiguous " +
+				"(each box must then start aligned: 128 bytes, or 8 rows of the swizzle span with a swizzle). One coordinate per box dimension. " +
+				"`tma-pipeline` adds the proxy fence, the barrier and the rotation over `tmac.store_stages` output tiles.",
 			Verify: func(op *ir.Operation) error {
 				return verifyTileCopy(op, op.Operand(0), op.Operand(1), len(op.Operands())-2)
 			},
@@ -66,6 +77,7 @@ func init() {
 			Summary:  "wait until the TMA loads into the given tiles have landed",
 			Operands: []ir.ArgSpec{{Name: "tiles", Kind: ir.Variadic, Type: ir.AnyMemRef}},
 			Format:   "$tiles attr-dict `:` type($tiles)",
+			Doc:      "At least one tile; every tile is in shared memory. `tma-pipeline` turns it into a wait on the stage's mbarrier.",
 			Verify: func(op *ir.Operation) error {
 				if op.NumOperands() == 0 {
 					return op.EmitError("needs at least one tile")
@@ -83,6 +95,9 @@ func init() {
 			Summary:  "wait for the next phase of an mbarrier; mbarrier-phase computes the parity",
 			Operands: []ir.ArgSpec{{Name: "barriers", Type: mbarGroupC}, {Name: "mbarId", Type: ir.IndexOnly}},
 			Format:   "$barriers `[` $mbarId `]` attr-dict `:` type($barriers)",
+			Doc: "Waits for the next phase of barrier `mbarId` that the executing thread has not waited for yet: the k-th wait of a thread " +
+				"on a barrier waits for phase k (parity k mod 2). `mbarrier-phase` computes the parity and rewrites the op into " +
+				"`nvgpu.mbarrier.try_wait.parity`, or reports why it cannot.",
 		},
 		&ir.OpDef{
 			Name:     "tmac.warpgroup.mma.store",
@@ -90,6 +105,8 @@ func init() {
 			Operands: []ir.ArgSpec{{Name: "matrixD", Type: wgAccC}, {Name: "dstMemref", Type: ir.AnyMemRef}},
 			Format:   "$matrixD `,` $dstMemref attr-dict `:` type($matrixD) `to` type($dstMemref)",
 			Verify:   verifyConvertStore,
+			Doc: "The accumulator is 2-D and holds f32; the destination is a 2-D memref of the accumulator's shape, of f32, f16 or bf16, " +
+				"in global or shared memory, with a strided layout whose innermost stride is 1.",
 		},
 	)
 }

@@ -31,6 +31,7 @@ func memAttrs() []ir.AttrSpec {
 }
 
 func init() {
+	ir.RegisterDialect(&ir.Dialect{Name: "vector", Summary: "Vector loads, stores and broadcasts"})
 	ir.Register(
 		&ir.OpDef{
 			Name:    "vector.load",
