@@ -1,5 +1,7 @@
 package ir
 
+import "fmt"
+
 // LookupSymbol finds the op named name directly inside the symbol table op.
 func LookupSymbol(table *Operation, name string) *Operation {
 	for _, r := range table.regions {
@@ -69,6 +71,56 @@ func collectSymbolRefs(a Attribute, fn func(*SymbolRefAttr)) {
 	case *DictAttr:
 		for _, e := range a.Entries {
 			collectSymbolRefs(e.Value, fn)
+		}
+	}
+}
+
+// SymbolIndex indexes the symbols directly inside a symbol-table op, for
+// code that looks up many names: LookupSymbol scans the table, which is
+// quadratic over a module of thousands of kernels. The index sees ops
+// added or renamed after it was built only through Insert; the first
+// definition of a name wins, as with LookupSymbol.
+type SymbolIndex struct {
+	op   *Operation
+	syms map[string]*Operation
+}
+
+// NewSymbolIndex indexes the symbols of op.
+func NewSymbolIndex(op *Operation) *SymbolIndex {
+	t := &SymbolIndex{op: op, syms: map[string]*Operation{}}
+	for _, r := range op.regions {
+		for _, b := range r.blocks {
+			for o := b.first; o != nil; o = o.next {
+				t.Insert(o)
+			}
+		}
+	}
+	return t
+}
+
+// Op returns the symbol-table op.
+func (t *SymbolIndex) Op() *Operation { return t.op }
+
+// Lookup returns the symbol named name, or nil.
+func (t *SymbolIndex) Lookup(name string) *Operation { return t.syms[name] }
+
+// Insert records sym under its current name unless the name is taken.
+func (t *SymbolIndex) Insert(sym *Operation) {
+	if n := sym.SymbolName(); n != "" {
+		if _, dup := t.syms[n]; !dup {
+			t.syms[n] = sym
+		}
+	}
+}
+
+// Unique returns name if it is free, else name_<k> for the smallest free k.
+func (t *SymbolIndex) Unique(name string) string {
+	if t.Lookup(name) == nil {
+		return name
+	}
+	for k := 1; ; k++ {
+		if n := fmt.Sprintf("%s_%d", name, k); t.Lookup(n) == nil {
+			return n
 		}
 	}
 }

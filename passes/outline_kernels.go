@@ -99,7 +99,7 @@ func outlineKernels(top *ir.Operation) error {
 	if err != nil {
 		return err
 	}
-	o := &outliner{byFunc: map[*ir.Operation]*ir.Operation{}}
+	o := &outliner{byFunc: map[*ir.Operation]*ir.Operation{}, index: map[*ir.Operation]*ir.SymbolIndex{}}
 	for _, p := range plans {
 		if err := o.outline(p); err != nil {
 			return err
@@ -255,6 +255,20 @@ type outliner struct {
 	// byFunc holds the default gpu.module made for each function, which
 	// its later launches reuse.
 	byFunc map[*ir.Operation]*ir.Operation
+	// index holds the symbols of the module and of each gpu.module, kept
+	// up to date as kernels are added: a scan per lookup is quadratic on
+	// modules of thousands of launches.
+	index map[*ir.Operation]*ir.SymbolIndex
+}
+
+// symbols returns the index of table's symbols.
+func (o *outliner) symbols(table *ir.Operation) *ir.SymbolIndex {
+	idx := o.index[table]
+	if idx == nil {
+		idx = ir.NewSymbolIndex(table)
+		o.index[table] = idx
+	}
+	return idx
 }
 
 func (o *outliner) outline(p *launchPlan) error {
@@ -263,7 +277,7 @@ func (o *outliner) outline(p *launchPlan) error {
 	if err != nil {
 		return err
 	}
-	kname, err := kernelName(p, gm)
+	kname, err := kernelName(p, o.symbols(gm))
 	if err != nil {
 		return err
 	}
@@ -385,6 +399,7 @@ func (o *outliner) outline(p *launchPlan) error {
 	}
 	kernel := ir.NewOperation(st)
 	gm.Region(0).Entry().Append(kernel)
+	o.symbols(gm).Insert(kernel)
 
 	// gpu.terminator -> gpu.return (only the kernel's own terminators: no
 	// launch is nested, so every gpu.terminator here ended the launch body).
@@ -400,7 +415,7 @@ func (o *outliner) outline(p *launchPlan) error {
 		}
 	}
 
-	if err := copySymbols(p.table, gm, kernel); err != nil {
+	if err := copySymbols(o.symbols(p.table), o.symbols(gm), kernel); err != nil {
 		return err
 	}
 
@@ -456,7 +471,8 @@ func (o *outliner) kernelModule(p *launchPlan) (*ir.Operation, error) {
 		}
 		name = p.fn.SymbolName() + "_kernels"
 	}
-	existing := ir.LookupSymbol(p.table, name)
+	table := o.symbols(p.table)
+	existing := table.Lookup(name)
 	switch {
 	case existing != nil && explicit != "" && existing.Name() == "gpu.module":
 		return existing, nil
@@ -464,13 +480,14 @@ func (o *outliner) kernelModule(p *launchPlan) (*ir.Operation, error) {
 		return nil, p.launch.EmitError("cannot outline into module @%s: the symbol is already defined by '%s'", name, existing.Name()).
 			AttachNote(existing.Loc, "@%s defined here", name)
 	case existing != nil:
-		name = uniqueSymbol(p.table, name)
+		name = table.Unique(name)
 	}
 	st := &ir.OperationState{Name: "gpu.module", Loc: p.launch.Loc}
 	st.AddAttr("sym_name", ir.Str(name))
 	st.AddRegion().AddBlock(ir.NewBlock(nil, nil))
 	gm := ir.NewOperation(st)
 	gm.MoveAfter(p.fn)
+	table.Insert(gm)
 	if explicit == "" {
 		o.byFunc[p.fn] = gm
 	}
@@ -478,35 +495,21 @@ func (o *outliner) kernelModule(p *launchPlan) (*ir.Operation, error) {
 }
 
 // kernelName returns the name of the launch's kernel in module gm.
-func kernelName(p *launchPlan, gm *ir.Operation) (string, error) {
+func kernelName(p *launchPlan, gm *ir.SymbolIndex) (string, error) {
 	if ref, ok := p.launch.Attr("function").(*ir.SymbolRefAttr); ok {
-		if prev := ir.LookupSymbol(gm, ref.Root); prev != nil {
-			return "", p.launch.EmitError("cannot outline kernel @%s: module @%s already defines it", ref.Root, gm.SymbolName()).
+		if prev := gm.Lookup(ref.Root); prev != nil {
+			return "", p.launch.EmitError("cannot outline kernel @%s: module @%s already defines it", ref.Root, gm.Op().SymbolName()).
 				AttachNote(prev.Loc, "@%s defined here", ref.Root)
 		}
 		return ref.Root, nil
 	}
-	name := fmt.Sprintf("%s_kernel_%d", p.fn.SymbolName(), p.index)
-	if ir.LookupSymbol(gm, name) != nil {
-		name = uniqueSymbol(gm, name)
-	}
-	return name, nil
-}
-
-// uniqueSymbol returns name_<k> for the smallest k not defined in table.
-func uniqueSymbol(table *ir.Operation, name string) string {
-	for k := 1; ; k++ {
-		n := fmt.Sprintf("%s_%d", name, k)
-		if ir.LookupSymbol(table, n) == nil {
-			return n
-		}
-	}
+	return gm.Unique(fmt.Sprintf("%s_kernel_%d", p.fn.SymbolName(), p.index)), nil
 }
 
 // copySymbols clones into gm the symbols of table that op (transitively)
 // refers to, so the kernel module is self-contained: device functions and
 // memref.global ops. Symbols that gm already defines are kept.
-func copySymbols(table, gm, op *ir.Operation) error {
+func copySymbols(table, gm *ir.SymbolIndex, op *ir.Operation) error {
 	work := []*ir.Operation{op}
 	for len(work) > 0 {
 		cur := work[0]
@@ -518,10 +521,10 @@ func copySymbols(table, gm, op *ir.Operation) error {
 					continue
 				}
 				forEachSymbolRef(a.Value, func(ref *ir.SymbolRefAttr) {
-					if err != nil || ir.LookupSymbol(gm, ref.Root) != nil {
+					if err != nil || gm.Lookup(ref.Root) != nil {
 						return
 					}
-					sym := ir.LookupSymbol(table, ref.Root)
+					sym := table.Lookup(ref.Root)
 					if sym == nil || sym.Name() == "gpu.module" || sym.Name() == "gpu.binary" {
 						return
 					}
@@ -531,7 +534,8 @@ func copySymbols(table, gm, op *ir.Operation) error {
 						return
 					}
 					c := sym.Clone(nil)
-					gm.Region(0).Entry().Append(c)
+					gm.Op().Region(0).Entry().Append(c)
+					gm.Insert(c)
 					work = append(work, c)
 				})
 			}

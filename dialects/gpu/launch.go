@@ -305,6 +305,8 @@ func verifyLaunchFunc(op *ir.Operation) error {
 // verifyContainerModule checks the gpu.launch_func ops of functions directly
 // inside a module marked gpu.container_module against their kernels.
 func verifyContainerModule(mod *ir.Operation) error {
+	// Indexed once: a scan per launch is quadratic in the number of kernels.
+	syms := &kernelSymbols{mod: ir.NewSymbolIndex(mod), nested: map[*ir.Operation]*ir.SymbolIndex{}}
 	for _, r := range mod.Regions() {
 		for _, b := range r.Blocks() {
 			for _, fn := range b.Ops() {
@@ -314,7 +316,7 @@ func verifyContainerModule(mod *ir.Operation) error {
 							if op.Name() != "gpu.launch_func" {
 								continue
 							}
-							if err := checkKernel(mod, op); err != nil {
+							if err := checkKernel(syms, op); err != nil {
 								return err
 							}
 						}
@@ -326,12 +328,36 @@ func verifyContainerModule(mod *ir.Operation) error {
 	return nil
 }
 
-func checkKernel(mod, op *ir.Operation) error {
+// kernelSymbols indexes a container module's symbols and, on demand, those
+// of its gpu.modules.
+type kernelSymbols struct {
+	mod    *ir.SymbolIndex
+	nested map[*ir.Operation]*ir.SymbolIndex
+}
+
+// resolve returns the op that ref (@module::@kernel...) names, or nil.
+func (k *kernelSymbols) resolve(ref *ir.SymbolRefAttr) *ir.Operation {
+	op := k.mod.Lookup(ref.Root)
+	for _, n := range ref.Nested {
+		if op == nil {
+			return nil
+		}
+		idx := k.nested[op]
+		if idx == nil {
+			idx = ir.NewSymbolIndex(op)
+			k.nested[op] = idx
+		}
+		op = idx.Lookup(n)
+	}
+	return op
+}
+
+func checkKernel(syms *kernelSymbols, op *ir.Operation) error {
 	ref, ok := op.Attr("kernel").(*ir.SymbolRefAttr)
 	if !ok {
 		return nil
 	}
-	container := ir.LookupSymbol(mod, ref.Root)
+	container := syms.mod.Lookup(ref.Root)
 	if container == nil {
 		return op.EmitOpError("kernel container '%s' is undefined", ref.Root)
 	}
@@ -343,7 +369,7 @@ func checkKernel(mod, op *ir.Operation) error {
 	}
 	var kernel *ir.Operation
 	if len(ref.Nested) > 0 {
-		kernel = ir.ResolveSymbolRef(mod, ref)
+		kernel = syms.resolve(ref)
 	}
 	if kernel == nil {
 		return op.EmitOpError("kernel function '%s' is undefined", ref.String())
