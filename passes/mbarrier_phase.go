@@ -52,7 +52,7 @@ func init() {
 		Name:    "mbarrier-phase",
 		Summary: "Compute the parities of tmac.mbarrier.wait (ring discipline) into nvgpu.mbarrier.try_wait.parity, then check explicit mbarrier wait parities against the arrivals (reports provable mismatches and missing arrivals)",
 		New: func(Options) (Pass, error) {
-			return PassFunc(func(op *ir.Operation, _ *Context) error {
+			return PassFunc(func(op *ir.Operation, ctx *Context) error {
 				var kernels []*ir.Operation
 				ir.Walk(op, func(k *ir.Operation) ir.WalkResult {
 					if k.Name() == "gpu.launch" || (k.Name() == "gpu.func" && k.HasAttr("gpu.kernel")) {
@@ -62,7 +62,7 @@ func init() {
 					return ir.Advance
 				})
 				for _, k := range kernels {
-					if err := computeMBarrierParities(k); err != nil {
+					if err := computeMBarrierParities(k, contextSchedule(ctx)); err != nil {
 						return err
 					}
 					if k.Name() == "gpu.func" {

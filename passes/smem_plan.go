@@ -67,7 +67,7 @@ func init() {
 		Name:    "smem-plan",
 		Summary: "Place workgroup memref allocations in dynamic shared memory (aligned, lifetimes reused), set launch dynamic_shared_memory_size, check the 227 KB limit",
 		New: func(Options) (Pass, error) {
-			return PassFunc(func(op *ir.Operation, _ *Context) error { return smemPlan(op) }), nil
+			return PassFunc(func(op *ir.Operation, ctx *Context) error { return smemPlan(op, contextSchedule(ctx)) }), nil
 		},
 	})
 }
@@ -168,7 +168,7 @@ type smemKernel struct {
 	launches []*ir.Operation
 }
 
-func smemPlan(top *ir.Operation) error {
+func smemPlan(top *ir.Operation, sched *Schedule) error {
 	var kernels []*smemKernel
 	byName := map[string]*smemKernel{}
 	var launchFuncs []*ir.Operation
@@ -201,7 +201,7 @@ func smemPlan(top *ir.Operation) error {
 		}
 	}
 	for _, k := range kernels {
-		if err := planKernel(k); err != nil {
+		if err := planKernel(k, sched); err != nil {
 			return err
 		}
 	}
@@ -400,7 +400,7 @@ func constInt(v ir.Value) (int64, bool) {
 	return ir.AttrInt(ir.ConstantValue(v))
 }
 
-func planKernel(k *smemKernel) error {
+func planKernel(k *smemKernel, sched *Schedule) error {
 	var bufs []*smemBuffer
 	var static []*ir.Operation // mbarrier groups
 	var staticBytes int64
@@ -476,6 +476,7 @@ func planKernel(k *smemKernel) error {
 		ivs[i] = &b.iv
 	}
 	total := planSMem(ivs, reserved)
+	recordSMem(sched, k, bufs, total, staticBytes, reserved, len(handPlaced) > 0, ord.n)
 
 	if total+staticBytes > smemLimit {
 		d := k.op.EmitOpError("smem-plan: the kernel needs %d bytes of shared memory per block (%d dynamic, %d static), over the 227 KB limit (%d bytes)", total+staticBytes, total, staticBytes, smemLimit)
@@ -574,4 +575,22 @@ func setDynamicSMem(l *ir.Operation, size int64) {
 	}
 	l.SetOperands(nops)
 	l.SetAttr("operandSegmentSizes", ir.DenseI32Array(ns...))
+}
+
+// recordSMem records a kernel's plan for tmac explain (schedule.go).
+func recordSMem(sched *Schedule, k *smemKernel, bufs []*smemBuffer, total, static, reserved int64, handPlaced bool, nops int) {
+	ks := sched.kernel(k.op)
+	if ks == nil {
+		return
+	}
+	ks.SMemRuns++
+	if ks.SMemRuns == 1 && handPlaced {
+		ks.HandPlaced = reserved
+	}
+	ks.SMemTotal, ks.SMemStatic = total, static
+	for _, b := range bufs {
+		ks.SMem = append(ks.SMem, &SMemPlacement{Loc: b.alloc.Loc, Type: b.typ, Offset: b.iv.Offset, Size: b.iv.Size,
+			Align: b.iv.Align, Why: b.why, Start: b.iv.Start, End: b.iv.End, Run: ks.SMemRuns, Alloc: b.alloc,
+			Whole: b.iv.Start == 0 && b.iv.End >= nops, Barriers: b.alloc.HasAttr(MBarrierMemoryAttr)})
+	}
 }
