@@ -113,10 +113,10 @@ type TileSchedule struct {
 	Swizzle string
 	// Role: "load", "store" (an output tile) or "load+store" (a tile
 	// stored by TMA straight from its load slot).
-	Role                   string
+	Role                    string
 	Slots, SlotBytes, Align int64
-	ReadBy                 string
-	Multicast              bool
+	ReadBy                  string
+	Multicast               bool
 	// Ring is the ring buffer's memref.alloc (joined with its placement).
 	Ring *ir.Operation
 }
