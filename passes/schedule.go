@@ -80,11 +80,12 @@ type LoopSchedule struct {
 	// positions are issued before the first wait; during iteration j the
 	// slot of position j-ReleaseLag is released (ReleasedBy says how), and
 	// then position j+Ahead is issued (IssueAt says where) unless it is
-	// below Prologue or not below Trip. FirstRelease is the first position
-	// whose iteration releases anything (1 when the first iteration of a
-	// tile has no previous slot to release).
-	Prologue, Ahead, ReleaseLag, FirstRelease int64
-	IssuedBy, IssueAt, ReleasedBy, WaitedBy   string
+	// below Prologue or not below Trip. With IssueOnRelease (a producer
+	// warpgroup), position q+Stages is issued as soon as position q is
+	// released instead.
+	Prologue, Ahead, ReleaseLag             int64
+	IssueOnRelease                          bool
+	IssuedBy, IssueAt, ReleasedBy, WaitedBy string
 	// PerTileRelease: ping-pong, a warpgroup's first K step of a tile
 	// releases nothing and the tile's last slot is released after its K
 	// loop.

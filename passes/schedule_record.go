@@ -90,7 +90,7 @@ func swizzleName(s nvgpu.SwizzleKind) string {
 func (p *pipelinedLoop) recordStageGroup(bars ir.Value) {
 	g := p.k.sched.group(p.k.op, bars)
 	g.Role, g.Loop, g.Count, g.TxBytes = "stage", p.rec, 1, p.stageBytes()
-	g.Guards = "the load slots: barrier s completes when slot s has landed"
+	g.Guards = "barrier s completes when slot s has landed"
 	g.ArrivedBy = "thread 0: arrive.expect_tx, then the TMA loads' bytes"
 	p.rec.IssuedBy = "thread 0"
 }
@@ -127,17 +127,16 @@ func (p *pipelinedLoop) recordAfter(what string) {
 }
 
 // recordRelease records warp-specialize's release discipline: iteration
-// j releases the slot of position j-lag (the first position whose
-// iteration releases anything is first), so the producer may issue
+// j releases the slot of position j-lag, so the producer may issue
 // position j+N-lag.
-func (p *pipelinedLoop) recordRelease(lag, first int64, how string) {
+func (p *pipelinedLoop) recordRelease(lag int64, how string) {
 	if p.rec == nil {
 		return
 	}
 	if len(p.multicast) > 0 {
 		how += fmt.Sprintf(" of each of the cluster's %d blocks (mapa, remote arrive)", p.clusterSize)
 	}
-	p.rec.ReleaseLag, p.rec.Ahead, p.rec.FirstRelease, p.rec.ReleasedBy = lag, p.n-lag, first, how
+	p.rec.ReleaseLag, p.rec.Ahead, p.rec.ReleasedBy, p.rec.IssueOnRelease = lag, p.n-lag, how, true
 	p.rec.PerTileRelease = p.pingpongLocal != nil
 }
 
@@ -148,7 +147,7 @@ func (p *pipelinedLoop) recordWSGroups(full, empty ir.Value, releases int64, syn
 	}
 	f := p.k.sched.group(p.k.op, full)
 	f.Role, f.Loop, f.Count, f.TxBytes = "full", p.rec, 1, p.stageBytes()
-	f.Guards = "slot s has landed"
+	f.Guards = "full[s] completes when slot s has landed"
 	f.ArrivedBy = "producer thread 0: arrive.expect_tx, then the TMA loads' bytes"
 	if crossCTA {
 		f.ArrivedBy += fmt.Sprintf(" (multicast boxes from each of the cluster's %d blocks)", p.clusterSize)
@@ -156,7 +155,7 @@ func (p *pipelinedLoop) recordWSGroups(full, empty ir.Value, releases int64, syn
 	f.WaitedBy = "every consumer thread"
 	e := p.k.sched.group(p.k.op, empty)
 	e.Role, e.Loop, e.Count = "empty", p.rec, releases
-	e.Guards = "slot s is free: its readers are done with it"
+	e.Guards = "empty[s] completes when slot s is free again (its readers are done)"
 	switch {
 	case sync && !async && !crossCTA:
 		e.ArrivedBy = "every consumer thread"

@@ -1138,15 +1138,20 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 	}
 
 	// After the loop.
+	var after []string
 	ab := newTB(loop.Loc)
 	ab.SetInsertionPointAfter(loop)
 	if pending > 0 {
 		ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
-		p.recordAfter("wgmma wait_group 0 (the last iterations' wgmma groups)")
+		after = append(after, "wgmma wait_group 0 (the last iterations' wgmma groups)")
 	}
 	if sync || (async && multiWG) {
 		ab.barrier()
-		p.recordAfter("block barrier (no thread still reads the rings)")
+		after = append(after, "block barrier (no thread still reads the rings)")
+	}
+	// These ops come right after the loop, before those rewriteStores put there.
+	if p.rec != nil {
+		p.rec.AfterLoop = append(after, p.rec.AfterLoop...)
 	}
 }
 

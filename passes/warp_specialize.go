@@ -238,7 +238,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		// (round 0 waits for the phase before the barrier's first).
 		p.rec.Prologue = p.n
 		p.rec.IssuedBy = "producer warpgroup, thread 0"
-		p.rec.IssueAt = "as soon as empty[s] shows the slot's previous position released"
+		p.rec.IssueAt = "once the consumers have released position q (its wait on empty[q mod N] returns)"
 	}
 	if crossCTA {
 		if err := k.clusterUniformTrips(loop, outer, p.clusterSize); err != nil {
@@ -442,6 +442,10 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		orderPingpong(outer, newLoop, p.wg, ppFirst, ppStep)
 	}
 	p.dropTileAllocs()
+	if p.rec != nil {
+		p.finishRecord()
+		k.sched.addLoop(k.op, p.rec)
+	}
 	if outer != nil && pingpong {
 		for op := outer.Region(0).Entry().First(); op != nil; op = op.Next() {
 			if op.Name() == "tmac.tma.store" {
@@ -732,14 +736,14 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 		if len(p.multicast) > 0 {
 			// Every block's slot j is released to every block: once the
 			// consumers have all read it, by the warpgroup leaders.
-			p.recordRelease(0, 0, "at the end of the iteration, after a consumer barrier: each warpgroup's leader arrives on empty[s] of every block of the cluster")
+			p.recordRelease(0, "at the end of the iteration, after a consumer barrier: each warpgroup's leader arrives on empty[s]")
 			atEnd.barrier()
 			leaderArrive(atEnd, slot, nil)
 			return
 		}
 		// Every consumer thread is done with slot j at the end of its
 		// iteration.
-		p.recordRelease(0, 0, "at the end of the iteration: every consumer thread arrives on empty[s]")
+		p.recordRelease(0, "at the end of the iteration: every consumer thread arrives on empty[s]")
 		atEnd.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slot}, []ir.Type{token})
 		return
 	}
@@ -771,21 +775,17 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 		p.rec.WGMMAWait = limit
 	}
 	if p.n == 1 {
-		p.recordRelease(0, 0, "at the end of the iteration, after wgmma wait_group 0: each warpgroup's leader arrives on empty[s]")
+		p.recordRelease(0, "at the end of the iteration, after wgmma wait_group 0: each warpgroup's leader arrives on empty[s]")
 		if sync {
 			atEnd.barrier() // the warpgroups' threads are done reading too
 		}
 		leaderArrive(atEnd, slot, nil)
 	} else {
-		firstRelease := int64(1)
-		if p.pingpongLocal != nil {
-			firstRelease = 0 // per tile: see PerTileRelease
-		}
 		how := fmt.Sprintf("after wgmma wait_group %d following the iteration's last mma (position j-1's wgmma groups have completed)", limit)
 		if sync {
 			how += " and a consumer barrier"
 		}
-		p.recordRelease(1, firstRelease, how+": each warpgroup's leader arrives on empty[s]")
+		p.recordRelease(1, how+": each warpgroup's leader arrives on empty[s]")
 		rb := newTB(loop.Loc)
 		rb.SetInsertionPointAfter(anchor)
 		if sync {
@@ -806,7 +806,6 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 	ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
 	p.recordAfter("consumers: wgmma wait_group 0")
 	if p.pingpongLocal != nil && p.n > 1 {
-		p.recordAfter("the warpgroup's leader releases the tile's last slot (empty[s]) after its K loop")
 		// ... and after its tile's last K step it releases that slot, once
 		// every thread of the warpgroup has read it if the threads read
 		// the tiles (the barrier becomes the warpgroup's named barrier).

@@ -81,7 +81,7 @@ passes and produces PTX for sm_90a.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newOptCmd(), newCompileCmd(), newRunCmd(), newTuneCmd(), newVersionCmd())
+	root.AddCommand(newOptCmd(), newCompileCmd(), newExplainCmd(), newRunCmd(), newTuneCmd(), newVersionCmd())
 	return root
 }
 
