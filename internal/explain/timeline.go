@@ -17,7 +17,7 @@ type ring struct {
 	// position j-lag and issues j+ahead (or, issueOnRelease, q+n for each
 	// position q it releases). perTile: the first iteration of a tile
 	// releases nothing and the last one also releases its own position.
-	prologue, ahead, lag   int64
+	prologue, ahead, lag    int64
 	issueOnRelease, perTile bool
 	// wait is the parity of the wait for position g (ok false: unknown);
 	// producerWait the parity the producer waits for before issuing g.
