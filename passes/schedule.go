@@ -252,3 +252,42 @@ func contextSchedule(ctx *Context) *Schedule {
 	}
 	return ctx.Schedule
 }
+
+// Releases returns the ring positions whose slots iteration j (a ring
+// position) releases, by the loop's release discipline.
+func (l *LoopSchedule) Releases(j int64) []int64 {
+	var out []int64
+	if q := j - l.ReleaseLag; q >= 0 && !(l.PerTileRelease && l.Trip > 0 && j%l.Trip < l.ReleaseLag) {
+		out = append(out, q)
+	}
+	if l.PerTileRelease && l.ReleaseLag > 0 && l.Trip > 0 && j%l.Trip == l.Trip-1 {
+		out = append(out, j)
+	}
+	return out
+}
+
+// Issues returns the ring positions whose TMA loads are issued during
+// iteration j, or before the loop for j = -1, when the loop has total
+// positions (-1: unbounded, as a persistent loop's ring).
+func (l *LoopSchedule) Issues(j, total int64) []int64 {
+	in := func(q int64) bool { return q >= 0 && (total < 0 || q < total) }
+	var out []int64
+	if j < 0 {
+		for q := int64(0); q < l.Prologue && in(q); q++ {
+			out = append(out, q)
+		}
+		return out
+	}
+	if l.IssueOnRelease {
+		for _, q := range l.Releases(j) {
+			if g := q + l.Stages; g >= l.Prologue && in(g) {
+				out = append(out, g)
+			}
+		}
+		return out
+	}
+	if g := j + l.Ahead; g >= l.Prologue && in(g) {
+		out = append(out, g)
+	}
+	return out
+}

@@ -525,8 +525,7 @@ func (e *explainer) timeline(ks *passes.KernelSchedule, l *passes.LoopSchedule, 
 		return
 	}
 	wait, prod := stageWaits(ks, l)
-	r := &ring{n: l.Stages, trip: l.Trip, persistent: l.Persistent, prologue: l.Prologue, ahead: l.Ahead, lag: l.ReleaseLag,
-		issueOnRelease: l.IssueOnRelease, perTile: l.PerTileRelease, wait: parityFunc(wait), storeSlots: l.StoreStages, passThrough: l.PassThrough}
+	r := &ring{l: l, wait: parityFunc(wait)}
 	if prod != nil {
 		r.producerWait = parityFunc(prod)
 	}

@@ -3,28 +3,18 @@ package explain
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tmac-dev/tmac/passes"
 )
 
-// ring is the discipline of one pipelined loop, as the passes recorded it
-// (passes.LoopSchedule), in the terms the timeline needs.
+// ring is one pipelined loop as the timeline sees it: the passes' record
+// (whose Issues and Releases give the ring discipline) and how to write
+// its positions.
 type ring struct {
-	n    int64 // slots
-	trip int64 // iterations of the loop (per tile when persistent); -1 if dynamic
-	// persistent: ring positions continue across the tiles of a tile loop
-	// (position g = tile x trip + k), with no end known.
-	persistent bool
-	// prologue positions are issued before the loop; iteration j releases
-	// position j-lag and issues j+ahead (or, issueOnRelease, q+n for each
-	// position q it releases). perTile: the first iteration of a tile
-	// releases nothing and the last one also releases its own position.
-	prologue, ahead, lag    int64
-	issueOnRelease, perTile bool
+	l *passes.LoopSchedule
 	// wait is the parity of the wait for position g (ok false: unknown);
 	// producerWait the parity the producer waits for before issuing g.
 	wait, producerWait func(g int64) (int64, bool)
-	// storeSlots rotating output slots; passThrough: stored from the load slot.
-	storeSlots  int64
-	passThrough bool
 	// label writes the loop's induction value of position g; stepNote,
 	// if set, is added to the step column (the ping-pong warpgroup).
 	label, stepNote func(g int64) string
@@ -40,51 +30,19 @@ const maxSimulated = 1 << 20
 
 // total is the number of positions (-1: unbounded or unknown).
 func (r *ring) total() int64 {
-	if r.persistent || r.trip < 0 {
+	if r.l.Persistent || r.l.Trip < 0 {
 		return -1
 	}
-	return r.trip
+	return r.l.Trip
 }
 
-func (r *ring) inRange(q int64) bool {
-	t := r.total()
-	return q >= 0 && (t < 0 || q < t)
-}
+func (r *ring) releases(j int64) []int64 { return r.l.Releases(j) }
 
-// releases are the positions iteration j releases.
-func (r *ring) releases(j int64) []int64 {
-	var out []int64
-	if q := j - r.lag; q >= 0 {
-		if !(r.perTile && r.trip > 0 && j%r.trip < r.lag) {
-			out = append(out, q)
-		}
-	}
-	if r.perTile && r.lag > 0 && r.trip > 0 && j%r.trip == r.trip-1 {
-		out = append(out, j)
-	}
-	return out
-}
+func (r *ring) issues(j int64) []int64 { return r.l.Issues(j, r.total()) }
 
-// issues are the positions issued during iteration j.
-func (r *ring) issues(j int64) []int64 {
-	var out []int64
-	if r.issueOnRelease {
-		for _, q := range r.releases(j) {
-			if g := q + r.n; g >= r.prologue && r.inRange(g) {
-				out = append(out, g)
-			}
-		}
-		return out
-	}
-	if g := j + r.ahead; g >= r.prologue && r.inRange(g) {
-		out = append(out, g)
-	}
-	return out
-}
+func (r *ring) slot(g int64) string { return fmt.Sprintf("s%d", g%r.l.Stages) }
 
-func (r *ring) slot(g int64) string { return fmt.Sprintf("s%d", g%r.n) }
-
-func (r *ring) at(g int64) string { return fmt.Sprintf("s%d:%s", g%r.n, r.label(g)) }
+func (r *ring) at(g int64) string { return fmt.Sprintf("s%d:%s", g%r.l.Stages, r.label(g)) }
 
 func (r *ring) list(gs []int64) string {
 	if len(gs) == 0 {
@@ -141,32 +99,31 @@ func (r *ring) rows(head int64) []row {
 			// The drain: the trailing iterations that issue nothing (at
 			// least the last one), at most a ring's worth.
 			d := total - 1
-			for d > 0 && len(r.issues(d-1)) == 0 && total-d < r.n+1 {
+			for d > 0 && len(r.issues(d-1)) == 0 && total-d < r.l.Stages+1 {
 				d--
 			}
 			add(max(d, 0), total)
 		}
-	case r.persistent && r.trip > 0:
+	case r.l.Persistent && r.l.Trip > 0:
 		add(0, head)
-		add(max(r.trip-2, 0), r.trip+2)
+		add(max(r.l.Trip-2, 0), r.l.Trip+2)
 	default:
 		add(0, head)
 	}
 
 	var out []row
 	last := int64(-1) // the last position issued so far
-	var pro []int64
-	for g := int64(0); g < r.prologue && r.inRange(g); g++ {
-		pro = append(pro, g)
-		last = g
+	pro := r.issues(-1)
+	if len(pro) > 0 {
+		last = pro[len(pro)-1]
 	}
-	if r.prologue > 0 {
+	if len(pro) > 0 {
 		pr := row{step: "prologue", k: "", wait: "", release: "", issue: r.list(pro), inflight: r.list(pro)}
-		if r.total() < 0 && !r.persistent {
+		if r.total() < 0 && !r.l.Persistent {
 			pr.issue += " if < T"
 		}
-		if r.producerWait != nil && len(pro) > 0 {
-			pr.producer = fmt.Sprintf("empty[s%d..s%d] parity %s: free", pro[0]%r.n, pro[len(pro)-1]%r.n, parityText(r.producerWait, 0))
+		if r.producerWait != nil {
+			pr.producer = fmt.Sprintf("empty[s%d..s%d] parity %s: free", pro[0]%r.l.Stages, pro[len(pro)-1]%r.l.Stages, parityText(r.producerWait, 0))
 		}
 		out = append(out, pr)
 	}
@@ -182,7 +139,7 @@ func (r *ring) rows(head int64) []row {
 		}
 		if next > 0 && show[next-1] != j-1 {
 			n := j - show[next-1] - 1
-			out = append(out, row{step: "...", k: fmt.Sprintf("(%d more)", n)})
+			out = append(out, row{step: "...", wait: fmt.Sprintf("(%d more iteration%s)", n, map[bool]string{true: "", false: "s"}[n == 1])})
 		}
 		next++
 		step := fmt.Sprintf("j=%d", j)
@@ -192,10 +149,10 @@ func (r *ring) rows(head int64) []row {
 		rw := row{step: step, k: r.label(j),
 			wait:    fmt.Sprintf("%s parity %s", r.slot(j), parityText(r.wait, j)),
 			release: r.list(rel), issue: r.list(iss)}
-		if total < 0 && !r.persistent && len(iss) > 0 {
+		if total < 0 && !r.l.Persistent && len(iss) > 0 {
 			rw.issue += " if < T"
 		}
-		if !r.issueOnRelease && r.ahead == 0 && len(iss) > 0 {
+		if !r.l.IssueOnRelease && r.l.Ahead == 0 && len(iss) > 0 {
 			rw.issue += " (before the wait)"
 		}
 		if r.producerWait != nil {
@@ -209,10 +166,10 @@ func (r *ring) rows(head int64) []row {
 			}
 		}
 		switch {
-		case r.passThrough:
+		case r.l.PassThrough:
 			rw.store = "TMA store from " + r.slot(j)
-		case r.storeSlots > 0:
-			rw.store = fmt.Sprintf("write o%d, TMA store", j%r.storeSlots)
+		case r.l.StoreStages > 0:
+			rw.store = fmt.Sprintf("write o%d, TMA store", j%r.l.StoreStages)
 		}
 		if last > j {
 			rw.inflight = r.span(j+1, last)
@@ -221,10 +178,10 @@ func (r *ring) rows(head int64) []row {
 		}
 		out = append(out, rw)
 	}
-	if total < 0 && !r.persistent && r.ahead > 0 {
-		out = append(out, row{step: "...", k: fmt.Sprintf("(to T-%d)", r.ahead+1)},
-			row{step: fmt.Sprintf("last %d", r.ahead), k: fmt.Sprintf("T-%d..T-1", r.ahead), wait: "slot j mod " + fmt.Sprint(r.n),
-				release: "as above", issue: "- (j+" + fmt.Sprint(r.ahead) + " >= T)", inflight: "the rest of the ring"})
+	if total < 0 && !r.l.Persistent && r.l.Ahead > 0 {
+		out = append(out, row{step: "...", k: fmt.Sprintf("(to T-%d)", r.l.Ahead+1)},
+			row{step: fmt.Sprintf("last %d", r.l.Ahead), k: fmt.Sprintf("T-%d..T-1", r.l.Ahead), wait: "slot j mod " + fmt.Sprint(r.l.Stages),
+				release: "as above", issue: "- (j+" + fmt.Sprint(r.l.Ahead) + " >= T)", inflight: "the rest of the ring"})
 	}
 	return out
 }
