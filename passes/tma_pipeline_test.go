@@ -213,11 +213,11 @@ type simRec struct {
 type simPhase struct {
 	issuedIn int64 // the iteration that armed it (-1: before the loop)
 	expect   int64
-	armed  int
-	bytes  int64
-	loads  []expLoad
-	recs   []*simRec
-	waited bool
+	armed    int
+	bytes    int64
+	loads    []expLoad
+	recs     []*simRec
+	waited   bool
 }
 
 type simView struct {
