@@ -291,3 +291,15 @@ func (l *LoopSchedule) Issues(j, total int64) []int64 {
 	}
 	return out
 }
+
+// WithTrip returns the loop's record with the trip count bound to trip
+// when it is dynamic (Trip < 0): Releases then knows where a persistent
+// loop's tiles end.
+func (l *LoopSchedule) WithTrip(trip int64) *LoopSchedule {
+	if l.Trip >= 0 || trip < 0 {
+		return l
+	}
+	c := *l
+	c.Trip = trip
+	return &c
+}

@@ -740,6 +740,9 @@ func (s *ppSim) step(a *ppAgent) {
 			k, b := s.bar(a, op, "empty")
 			n := a.waits[k]
 			a.waits[k]++
+			if msg := recordedWaitError(s.k, k.group, n*s.N+k.idx, s.val(a, op, op.OperandNamed("phaseParity"))); msg != "" {
+				s.fail(op, "%s", msg)
+			}
 			if b.completed != n {
 				s.fail(op, "wait %d of the producer on empty barrier %d returned after %d completed phases, not %d", n, k.idx, b.completed, n)
 			}
@@ -754,6 +757,9 @@ func (s *ppSim) step(a *ppAgent) {
 		g := sq[a.fullWaits]
 		a.fullWaits++
 		a.pos = g
+		if msg := recordedWaitError(s.k, k.group, g, s.val(a, op, op.OperandNamed("phaseParity"))); msg != "" {
+			s.fail(op, "%s", msg)
+		}
 		if k.idx != g%s.N {
 			s.fail(op, "ring position %d waits on full barrier %d, not %d", g, k.idx, g%s.N)
 		}
@@ -792,6 +798,9 @@ func (s *ppSim) step(a *ppAgent) {
 			s.fail(op, "the producer arrives on a barrier")
 		}
 		k, b := s.bar(a, op, "empty")
+		if msg := recordedReleaseError(s.k, k.group, a.pos, k.idx, s.T); msg != "" {
+			s.fail(op, "%s", msg)
+		}
 		s.release(a, op, k.idx)
 		s.arrive(op, k, b, a.mult)
 	case "nvgpu.tma.async.load":

@@ -995,51 +995,66 @@ func simulateWS(t *testing.T, c wsCase, policy string, allThreads bool, mutate f
 // consumer release frees (LoopSchedule.Releases).
 var recordedSchedules = map[*ir.Operation]*Schedule{}
 
-// recordedRing returns the record's loop and the group of role of the
-// barrier group g of the simulated kernel, or nil.
-func (s *wsSim) recordedRing(g ir.Value) (*LoopSchedule, *BarrierGroup) {
-	sched := recordedSchedules[s.k]
+// recordedRing returns the record's loop and the record of barrier group
+// g of kernel k, or nil when k's schedule was not recorded.
+func recordedRing(k *ir.Operation, g ir.Value) (*LoopSchedule, *BarrierGroup, string) {
+	sched := recordedSchedules[k]
 	if sched == nil {
-		return nil, nil
+		return nil, nil, ""
 	}
 	r := sched.existingGroup(g)
 	if r == nil || r.Loop == nil {
-		s.fail(nil, "the record has no loop for a barrier group the kernel waits on")
+		return nil, nil, "the record has no loop for a barrier group the kernel waits on"
 	}
-	return r.Loop, r
+	return r.Loop, r, ""
 }
 
-// checkRecordedWait checks the parity p of a wait for ring position g on
-// group grp against the record's rule.
-func (s *wsSim) checkRecordedWait(op *ir.Operation, grp ir.Value, g, p int64) {
-	l, r := s.recordedRing(grp)
+// recordedWaitError checks the parity p of a wait for ring position g on
+// group grp of kernel k against the record's rule ("" if it agrees).
+func recordedWaitError(k *ir.Operation, grp ir.Value, g, p int64) string {
+	l, r, msg := recordedRing(k, grp)
 	if l == nil {
-		return
+		return msg
 	}
 	if len(r.Waits) == 0 || r.Waits[0].Ring == nil {
-		s.fail(op, "the record has no parity rule for the %s barriers", r.Role)
+		return fmt.Sprintf("the record has no parity rule for the %s barriers", r.Role)
 	}
 	if want := r.Waits[0].Ring.At(g); want != p {
-		s.fail(op, "the wait for ring position %d on the %s barriers has parity %d, the record's rule %+v gives %d", g, r.Role, p, *r.Waits[0].Ring, want)
+		return fmt.Sprintf("the wait for ring position %d on the %s barriers has parity %d, the record's rule %+v gives %d", g, r.Role, p, *r.Waits[0].Ring, want)
 	}
+	return ""
 }
 
-// checkRecordedRelease checks that a consumer in ring position g releases
-// slot idx as the record says.
-func (s *wsSim) checkRecordedRelease(op *ir.Operation, grp ir.Value, g, idx int64) {
-	l, r := s.recordedRing(grp)
+// recordedReleaseError checks that a consumer in ring position g releases
+// slot idx of group grp as the record says ("" if it agrees); trip is the
+// loop's trip count per tile when the record's is dynamic (-1: unknown).
+func recordedReleaseError(k *ir.Operation, grp ir.Value, g, idx, trip int64) string {
+	l, r, msg := recordedRing(k, grp)
 	if l == nil {
-		return
+		return msg
 	}
+	l = l.WithTrip(trip)
 	if r.Role != "empty" {
-		s.fail(op, "a consumer arrives on the %s barriers", r.Role)
+		return fmt.Sprintf("a consumer arrives on the %s barriers", r.Role)
 	}
 	for _, q := range l.Releases(g) {
 		if q%l.Stages == idx {
-			return
+			return ""
 		}
 	}
-	s.fail(op, "a consumer in ring position %d releases slot %d; the record says it releases positions %v", g, idx, l.Releases(g))
+	return fmt.Sprintf("a consumer in ring position %d releases slot %d; the record says it releases positions %v", g, idx, l.Releases(g))
+}
+
+func (s *wsSim) checkRecordedWait(op *ir.Operation, grp ir.Value, g, p int64) {
+	if msg := recordedWaitError(s.k, grp, g, p); msg != "" {
+		s.fail(op, "%s", msg)
+	}
+}
+
+func (s *wsSim) checkRecordedRelease(op *ir.Operation, grp ir.Value, g, idx int64) {
+	if msg := recordedReleaseError(s.k, grp, g, idx, -1); msg != "" {
+		s.fail(op, "%s", msg)
+	}
 }
 
 func runWSSim(t *testing.T, m, k *ir.Operation, c wsCase, policy string, allThreads bool) (err error) {
