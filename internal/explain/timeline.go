@@ -111,6 +111,13 @@ func (r *ring) rows(head int64) []row {
 		add(0, head)
 	}
 
+	// A gap of one iteration is shown rather than elided.
+	for i := 1; i < len(show); i++ {
+		if show[i] == show[i-1]+2 {
+			show = append(show[:i], append([]int64{show[i-1] + 1}, show[i:]...)...)
+		}
+	}
+
 	var out []row
 	last := int64(-1) // the last position issued so far
 	pro := r.issues(-1)
@@ -139,7 +146,7 @@ func (r *ring) rows(head int64) []row {
 		}
 		if next > 0 && show[next-1] != j-1 {
 			n := j - show[next-1] - 1
-			out = append(out, row{step: "...", wait: fmt.Sprintf("(%d more iteration%s)", n, map[bool]string{true: "", false: "s"}[n == 1])})
+			out = append(out, row{step: "...", wait: fmt.Sprintf("(%d more iterations)", n)})
 		}
 		next++
 		step := fmt.Sprintf("j=%d", j)
