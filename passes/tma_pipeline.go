@@ -1085,10 +1085,10 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 		var why []string
 		lag := int64(0)
 		if needBarrier {
-			why, lag = append(why, "a block barrier at the start of the next iteration"), 1
+			why, lag = append(why, "a block barrier at the start of the iteration"), 1
 		}
 		if p.passThrough() {
-			why, lag = append(why, "thread 0: cp.async.bulk.wait_group.read 0 at the start of the next iteration (the TMA store has read the slot)"), 1
+			why, lag = append(why, "thread 0: cp.async.bulk.wait_group.read 0 at the start of the iteration (the previous iteration's TMA store has read the slot)"), 1
 		}
 		if async && len(p.mmas) > 0 {
 			why = append(why, "wgmma wait_group 0 after the iteration's mma")

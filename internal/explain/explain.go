@@ -342,6 +342,9 @@ func (e *explainer) scheduleLine(l *passes.LoopSchedule) string {
 	if l.ClusterSize > 1 {
 		s += fmt.Sprintf(", TMA multicast across clusters of %d", l.ClusterSize)
 	}
+	if l.Consumers == 0 && l.Prologue == 0 && l.Ahead == 0 {
+		s += "; no load runs ahead: each iteration issues its own loads and waits for them"
+	}
 	return s
 }
 
@@ -848,9 +851,13 @@ func parityRule(w *passes.BarrierWait, l *passes.LoopSchedule) string {
 	if r.N == 1 {
 		bar = "the barrier"
 	}
-	rule := fmt.Sprintf("%s waits on %s with parity (%s / %d) mod 2", pos, bar, u, r.N)
+	q := fmt.Sprintf("(%s / %d)", u, r.N)
+	if r.N == 1 {
+		q = u
+	}
+	rule := fmt.Sprintf("%s waits on %s with parity %s mod 2", pos, bar, q)
 	if r.B&1 != 0 {
-		rule = fmt.Sprintf("%s waits on %s with parity (%s / %d + 1) mod 2", pos, bar, u, r.N)
+		rule = fmt.Sprintf("%s waits on %s with parity (%s + 1) mod 2", pos, bar, strings.Trim(q, "()"))
 	}
 	how := by
 	switch {
