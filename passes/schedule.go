@@ -173,6 +173,9 @@ type SMemPlacement struct {
 	Type                *ir.MemRefType
 	Offset, Size, Align int64
 	Why                 string // where the alignment comes from
+	// Swizzle is the swizzle of the TMA copies or wgmma operands using the
+	// buffer (128B, 64B, 32B; "" for none).
+	Swizzle string
 	// Start and End are the live range in the run's op numbering (compare
 	// only within one Run); Whole when the buffer lives for the whole kernel.
 	Start, End int

@@ -159,6 +159,9 @@ type smemBuffer struct {
 	typ   *ir.MemRefType
 	iv    SMemInterval
 	why   string // where the alignment comes from
+	// swizzle is the swizzle of the TMA copies and wgmma operands using
+	// the buffer ("" if none uses it with one), for tmac explain.
+	swizzle string
 }
 
 // smemKernel is a kernel body and how it is launched.
@@ -333,6 +336,9 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 			case "nvgpu.tma.async.load", "nvgpu.tma.async.store":
 				if d, ok := nvgpu.AsTensorMapDescriptor(user.OperandNamed("tensorMapDescriptor").Type()); ok {
 					need(tmaSharedAlign(d), fmt.Sprintf("TMA copy with %s", d.Swizzle))
+					if d.Swizzle.Bytes() > 0 {
+						b.swizzle = swizzleName(d.Swizzle)
+					}
 				}
 			case "nvgpu.warpgroup.generate.descriptor":
 				if u.Index() == 0 {
@@ -340,6 +346,7 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 						a := int64(128)
 						if s := d.Swizzle.Bytes(); s > 0 {
 							a = 8 * s
+							b.swizzle = swizzleName(d.Swizzle)
 						}
 						need(a, fmt.Sprintf("wgmma operand with %s", d.Swizzle))
 					}
@@ -591,6 +598,6 @@ func recordSMem(sched *Schedule, k *smemKernel, bufs []*smemBuffer, total, stati
 	for _, b := range bufs {
 		ks.SMem = append(ks.SMem, &SMemPlacement{Loc: b.alloc.Loc, Type: b.typ, Offset: b.iv.Offset, Size: b.iv.Size,
 			Align: b.iv.Align, Why: b.why, Start: b.iv.Start, End: b.iv.End, Run: ks.SMemRuns, Alloc: b.alloc,
-			Whole: b.iv.Start == 0 && b.iv.End >= nops, Barriers: b.alloc.HasAttr(MBarrierMemoryAttr)})
+			Whole: b.iv.Start == 0 && b.iv.End >= nops, Barriers: b.alloc.HasAttr(MBarrierMemoryAttr), Swizzle: b.swizzle})
 	}
 }

@@ -609,14 +609,14 @@ func (e *explainer) smem(k *ir.Operation, ks *passes.KernelSchedule) {
 	limit := int64(sm90.MaxSharedBytesPerBlock)
 	e.para(fmt.Sprintf("  %d of %d bytes per block (%.1f%% of the 227 KB limit), in dynamic shared memory (1024-byte aligned base)",
 		total, limit, 100*float64(total)/float64(limit)))
-	t := newTable("offset", "end", "size", "align", "buffer", "holds", "notes").numeric(0, 1, 2, 3)
+	t := newTable("offset", "end", "size", "align", "swizzle", "buffer", "holds", "notes").numeric(0, 1, 2, 3)
 	type entry struct {
 		p                 *passes.SMemPlacement
 		name, holds, note string
 	}
 	var es []entry
 	if ks.HandPlaced > 0 {
-		t.add("0", fmt.Sprint(ks.HandPlaced), fmt.Sprint(ks.HandPlaced), "-", "gpu.dynamic_shared_memory", "the program's own buffers", "placed by hand (the launch's size)")
+		t.add("0", fmt.Sprint(ks.HandPlaced), fmt.Sprint(ks.HandPlaced), "-", "?", "gpu.dynamic_shared_memory", "the program's own buffers", "placed by hand (the launch's size)")
 	}
 	for _, p := range ks.SMem {
 		name, holds, note := e.bufferName(ks, p)
@@ -645,10 +645,14 @@ func (e *explainer) smem(k *ir.Operation, ks *passes.KernelSchedule) {
 				notes = append(notes, "reuses bytes of "+y.name+" (not live at the same time)")
 			}
 		}
-		t.add(fmt.Sprint(p.Offset), fmt.Sprint(p.Offset+p.Size), fmt.Sprint(p.Size), fmt.Sprint(p.Align), x.name, x.holds, strings.Join(notes, "; "))
+		swz := p.Swizzle
+		if swz == "" {
+			swz = "-"
+		}
+		t.add(fmt.Sprint(p.Offset), fmt.Sprint(p.Offset+p.Size), fmt.Sprint(p.Size), fmt.Sprint(p.Align), swz, x.name, x.holds, strings.Join(notes, "; "))
 	}
 	if ks.SMemStatic > 0 {
-		t.add("-", "-", fmt.Sprint(ks.SMemStatic), "8", "mbarriers", "not placed yet (lower-nvgpu did not run)", "")
+		t.add("-", "-", fmt.Sprint(ks.SMemStatic), "8", "-", "mbarriers", "not placed yet (lower-nvgpu did not run)", "")
 	}
 	e.table(t)
 }
