@@ -140,8 +140,6 @@ type BarrierGroup struct {
 	Arrives, TMALoads    int
 	TMABytes             int64
 	Alloc                *ir.Operation
-	value                ir.Value
-	kernel               *KernelSchedule
 }
 
 // BarrierWait is a parity computation for waits on a group.
@@ -224,7 +222,7 @@ func (s *Schedule) group(op *ir.Operation, g ir.Value) *BarrierGroup {
 		return r
 	}
 	k := s.kernel(op)
-	r := &BarrierGroup{Size: groupSize(g), value: g, kernel: k}
+	r := &BarrierGroup{Size: groupSize(g)}
 	if d := g.DefiningOp(); d != nil {
 		r.Loc = d.Loc
 	}

@@ -254,7 +254,7 @@ func (e *explainer) kernel(mod, k *ir.Operation) {
 	for i, l := range loops {
 		e.loop(ks, l, i, len(loops))
 	}
-	e.smem(k, ks)
+	e.smem(ks)
 	e.barriers(ks)
 }
 
@@ -595,7 +595,7 @@ func persistentNote(l *passes.LoopSchedule) string {
 
 // ---------------------------------------------------------------- smem
 
-func (e *explainer) smem(k *ir.Operation, ks *passes.KernelSchedule) {
+func (e *explainer) smem(ks *passes.KernelSchedule) {
 	e.heading(2, "shared memory")
 	if ks == nil || ks.SMemRuns == 0 {
 		e.para("  (smem-plan did not run on this kernel)")
@@ -687,9 +687,9 @@ func (e *explainer) bufferName(ks *passes.KernelSchedule, p *passes.SMemPlacemen
 		}
 	}
 	if p.Barriers {
-		for i, g := range ks.Groups {
+		for _, g := range ks.Groups {
 			if g.Alloc != nil && g.Alloc == p.Alloc {
-				return "mbarriers " + e.groupName(ks, g, i), fmt.Sprintf("%d x 8 B", g.Size), "live for the whole kernel"
+				return "mbarriers " + e.groupName(ks, g), fmt.Sprintf("%d x 8 B", g.Size), "live for the whole kernel"
 			}
 		}
 		return "mbarriers", shapeText(p.Type), "live for the whole kernel"
@@ -699,7 +699,7 @@ func (e *explainer) bufferName(ks *passes.KernelSchedule, p *passes.SMemPlacemen
 
 // ---------------------------------------------------------------- barriers
 
-func (e *explainer) groupName(ks *passes.KernelSchedule, g *passes.BarrierGroup, _ int) string {
+func (e *explainer) groupName(ks *passes.KernelSchedule, g *passes.BarrierGroup) string {
 	if g.Role == "" {
 		return e.nameAt(g.Loc)
 	}
@@ -729,7 +729,7 @@ func (e *explainer) barriers(ks *passes.KernelSchedule) {
 	t := newTable("group", "at", "barriers", "arrivals/phase", "tx bytes/phase", "guards").numeric(1, 2, 3, 4)
 	type detail struct{ name, arrive, wait string }
 	var ds []detail
-	for i, g := range ks.Groups {
+	for _, g := range ks.Groups {
 		at := "-"
 		if off, ok := smemAt[g.Alloc]; ok && g.Alloc != nil {
 			at = fmt.Sprint(off)
@@ -766,7 +766,7 @@ func (e *explainer) barriers(ks *passes.KernelSchedule) {
 		} else {
 			guards = "written in the program"
 		}
-		name := e.groupName(ks, g, i)
+		name := e.groupName(ks, g)
 		t.add(name, at, fmt.Sprint(g.Size), count, tx, guards)
 		d := detail{name: name, arrive: g.ArrivedBy}
 		if d.arrive == "" {
