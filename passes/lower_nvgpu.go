@@ -84,7 +84,8 @@ func NVGPULoweredOps() []string {
 	return names
 }
 
-func runLowerNVGPU(top *ir.Operation, _ *Context) error {
+func runLowerNVGPU(top *ir.Operation, ctx *Context) error {
+	sched := contextSchedule(ctx)
 	var kernels []*ir.Operation
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
 		if op.Name() == "gpu.func" {
@@ -129,8 +130,14 @@ func runLowerNVGPU(top *ir.Operation, _ *Context) error {
 			}
 			rw.B.SetInsertionPoint(op)
 			rw.B.Loc = op.Loc
+			created := observeBarrierOp(sched, k, op)
 			if err := fn(rw, op); err != nil {
 				return err
+			}
+			if created != nil {
+				if m, ok := rw.Replaced[created]; ok {
+					sched.existingGroup(created).Alloc = m.DefiningOp()
+				}
 			}
 		}
 	}

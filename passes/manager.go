@@ -28,6 +28,9 @@ func (f PassFunc) Run(op *ir.Operation, ctx *Context) error { return f(op, ctx) 
 type Context struct {
 	// Emit receives non-fatal diagnostics (warnings, remarks).
 	Emit func(*ir.Diagnostic)
+	// Schedule, when set, receives the pipelining passes' record of what
+	// they decided (tmac explain; schedule.go).
+	Schedule *Schedule
 }
 
 // Warn reports a warning.

@@ -58,7 +58,7 @@ func init() {
 			"\n" +
 			"`tmac.mbarrier.wait` outside kernels is an error.",
 		New: func(Options) (Pass, error) {
-			return PassFunc(func(op *ir.Operation, _ *Context) error {
+			return PassFunc(func(op *ir.Operation, ctx *Context) error {
 				var kernels []*ir.Operation
 				ir.Walk(op, func(k *ir.Operation) ir.WalkResult {
 					if k.Name() == "gpu.launch" || (k.Name() == "gpu.func" && k.HasAttr("gpu.kernel")) {
@@ -68,7 +68,7 @@ func init() {
 					return ir.Advance
 				})
 				for _, k := range kernels {
-					if err := computeMBarrierParities(k); err != nil {
+					if err := computeMBarrierParities(k, contextSchedule(ctx)); err != nil {
 						return err
 					}
 					if k.Name() == "gpu.func" {

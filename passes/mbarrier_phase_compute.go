@@ -101,6 +101,10 @@ type ringForm struct {
 
 func (r ringForm) derived() bool { return r.n&(r.n-1) == 0 }
 
+// parityRing is the plan's parity as a function of the loop position t
+// (t = 0 in the first iteration): (floor((t+off)/N) + B) mod 2.
+func (p *waitPlan) parityRing() ParityRing { return ParityRing{N: p.ring.n, Off: p.ring.off, B: p.b} }
+
 type phaseCounter struct {
 	kernel  *ir.Operation
 	pos     map[*ir.Operation]int        // pre-order positions
@@ -110,13 +114,14 @@ type phaseCounter struct {
 	counts  map[ir.Value][]int64         // waits so far per barrier
 	unknown map[ir.Value]*unknownCounts  // why the counts of a group are unknown
 	plans   []*waitPlan
+	sched   *Schedule
 }
 
 // computeMBarrierParities rewrites the tmac.mbarrier.wait ops of a kernel
 // (gpu.func kernel or gpu.launch).
-func computeMBarrierParities(kernel *ir.Operation) error {
+func computeMBarrierParities(kernel *ir.Operation, sched *Schedule) error {
 	pc := &phaseCounter{kernel: kernel, pos: map[*ir.Operation]int{}, waits: map[ir.Value][]*ir.Operation{},
-		hasWait: map[*ir.Operation]bool{}, counts: map[ir.Value][]int64{}, unknown: map[ir.Value]*unknownCounts{}}
+		hasWait: map[*ir.Operation]bool{}, counts: map[ir.Value][]int64{}, unknown: map[ir.Value]*unknownCounts{}, sched: sched}
 	n := 0
 	ir.Walk(kernel, func(op *ir.Operation) ir.WalkResult {
 		pc.pos[op] = n
@@ -541,7 +546,7 @@ func (pc *phaseCounter) emit() {
 		var inits []ir.Value
 		for _, p := range ps {
 			// The first wait (u = off) waits with parity (floor(off/N) + B) mod 2.
-			inits = append(inits, konst((floorDiv(p.ring.off, p.ring.n)+p.b)&1, ir.I1))
+			inits = append(inits, konst(p.parityRing().At(0), ir.I1))
 		}
 		nl, args := addI1IterArgs(l, inits)
 		body := nl.Region(0).Entry()
@@ -590,6 +595,14 @@ func (pc *phaseCounter) emit() {
 		}
 		b.CreateOp("nvgpu.mbarrier.try_wait.parity", []ir.Value{w.Operand(0), parity, ticks, w.Operand(1)}, nil,
 			w.DiscardableAttrs()...)
+		if pc.sched != nil {
+			rec := &BarrierWait{Loc: w.Loc, By: "mbarrier-phase", Constant: p.loop == nil, Parity: p.parity, Carried: p.iter != nil}
+			if p.loop != nil {
+				r := p.parityRing()
+				rec.Ring = &r
+			}
+			pc.sched.addWait(pc.kernel, w.Operand(0), rec)
+		}
 		w.Erase()
 	}
 }

@@ -184,7 +184,7 @@ func TestMBarrierParitiesRandom(t *testing.T) {
 		src := kernelFor(size, segs)
 		m := parseModule(t, src)
 		k := kernels(m)[0]
-		err := computeMBarrierParities(k)
+		err := computeMBarrierParities(k, nil)
 		if err != nil {
 			msg := err.Error()
 			reason := ""
@@ -249,7 +249,7 @@ func TestMBarrierParityCodeForms(t *testing.T) {
 	} {
 		seg := waitSegment{trips: 8, ring: c.ring, add: c.add, dynamic: true}
 		m := parseModule(t, kernelFor(4, []waitSegment{seg}))
-		if err := computeMBarrierParities(kernels(m)[0]); err != nil {
+		if err := computeMBarrierParities(kernels(m)[0], nil); err != nil {
 			t.Fatal(err)
 		}
 		out := ir.Print(m, ir.PrintOptions{})
@@ -290,7 +290,7 @@ func TestMBarrierParityUnderIf(t *testing.T) {
         ELSE
       }`
 	m := parseModule(t, mbarKernel(block64, strings.Replace(body, "ELSE", "", 1)))
-	if err := computeMBarrierParities(kernels(m)[0]); err != nil {
+	if err := computeMBarrierParities(kernels(m)[0], nil); err != nil {
 		t.Fatal(err)
 	}
 	out := ir.Print(m, ir.PrintOptions{})
@@ -300,7 +300,7 @@ func TestMBarrierParityUnderIf(t *testing.T) {
 		t.Errorf("unexpected parities in\n%s", out)
 	}
 	m = parseModule(t, mbarKernel(block64, strings.Replace(body, "ELSE", "tmac.mbarrier.wait %bars[%c0] : !bar", 1)))
-	err := computeMBarrierParities(kernels(m)[0])
+	err := computeMBarrierParities(kernels(m)[0], nil)
 	if err == nil || !strings.Contains(err.Error(), "also waited on outside that branch") {
 		t.Fatalf("got %v", err)
 	}
@@ -345,7 +345,7 @@ func TestMBarrierParityCrossCheck(t *testing.T) {
 		for _, broken := range []bool{false, true} {
 			m := parseModule(t, src)
 			k := kernels(m)[0]
-			if err := computeMBarrierParities(k); err != nil {
+			if err := computeMBarrierParities(k, nil); err != nil {
 				t.Fatal(err)
 			}
 			if broken {

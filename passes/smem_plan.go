@@ -76,7 +76,7 @@ func init() {
 			"\n" +
 			"The launches of the kernel get `dynamic_shared_memory_size` (the maximum of the plan and any existing size). A kernel needing more than 227 KB per block is rejected, with a note per buffer.",
 		New: func(Options) (Pass, error) {
-			return PassFunc(func(op *ir.Operation, _ *Context) error { return smemPlan(op) }), nil
+			return PassFunc(func(op *ir.Operation, ctx *Context) error { return smemPlan(op, contextSchedule(ctx)) }), nil
 		},
 	})
 }
@@ -168,6 +168,9 @@ type smemBuffer struct {
 	typ   *ir.MemRefType
 	iv    SMemInterval
 	why   string // where the alignment comes from
+	// swizzle is the swizzle of the TMA copies and wgmma operands using
+	// the buffer ("" if none uses it with one), for tmac explain.
+	swizzle string
 }
 
 // smemKernel is a kernel body and how it is launched.
@@ -177,7 +180,7 @@ type smemKernel struct {
 	launches []*ir.Operation
 }
 
-func smemPlan(top *ir.Operation) error {
+func smemPlan(top *ir.Operation, sched *Schedule) error {
 	var kernels []*smemKernel
 	byName := map[string]*smemKernel{}
 	var launchFuncs []*ir.Operation
@@ -210,7 +213,7 @@ func smemPlan(top *ir.Operation) error {
 		}
 	}
 	for _, k := range kernels {
-		if err := planKernel(k); err != nil {
+		if err := planKernel(k, sched); err != nil {
 			return err
 		}
 	}
@@ -342,6 +345,9 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 			case "nvgpu.tma.async.load", "nvgpu.tma.async.store":
 				if d, ok := nvgpu.AsTensorMapDescriptor(user.OperandNamed("tensorMapDescriptor").Type()); ok {
 					need(tmaSharedAlign(d), fmt.Sprintf("TMA copy with %s", d.Swizzle))
+					if d.Swizzle.Bytes() > 0 {
+						b.swizzle = swizzleName(d.Swizzle)
+					}
 				}
 			case "nvgpu.warpgroup.generate.descriptor":
 				if u.Index() == 0 {
@@ -349,6 +355,7 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 						a := int64(128)
 						if s := d.Swizzle.Bytes(); s > 0 {
 							a = 8 * s
+							b.swizzle = swizzleName(d.Swizzle)
 						}
 						need(a, fmt.Sprintf("wgmma operand with %s", d.Swizzle))
 					}
@@ -409,7 +416,7 @@ func constInt(v ir.Value) (int64, bool) {
 	return ir.AttrInt(ir.ConstantValue(v))
 }
 
-func planKernel(k *smemKernel) error {
+func planKernel(k *smemKernel, sched *Schedule) error {
 	var bufs []*smemBuffer
 	var static []*ir.Operation // mbarrier groups
 	var staticBytes int64
@@ -485,6 +492,7 @@ func planKernel(k *smemKernel) error {
 		ivs[i] = &b.iv
 	}
 	total := planSMem(ivs, reserved)
+	recordSMem(sched, k, bufs, total, staticBytes, reserved, len(handPlaced) > 0, ord.n)
 
 	if total+staticBytes > smemLimit {
 		d := k.op.EmitOpError("smem-plan: the kernel needs %d bytes of shared memory per block (%d dynamic, %d static), over the 227 KB limit (%d bytes)", total+staticBytes, total, staticBytes, smemLimit)
@@ -583,4 +591,22 @@ func setDynamicSMem(l *ir.Operation, size int64) {
 	}
 	l.SetOperands(nops)
 	l.SetAttr("operandSegmentSizes", ir.DenseI32Array(ns...))
+}
+
+// recordSMem records a kernel's plan for tmac explain (schedule.go).
+func recordSMem(sched *Schedule, k *smemKernel, bufs []*smemBuffer, total, static, reserved int64, handPlaced bool, nops int) {
+	ks := sched.kernel(k.op)
+	if ks == nil {
+		return
+	}
+	ks.SMemRuns++
+	if ks.SMemRuns == 1 && handPlaced {
+		ks.HandPlaced = reserved
+	}
+	ks.SMemTotal, ks.SMemStatic = total, static
+	for _, b := range bufs {
+		ks.SMem = append(ks.SMem, &SMemPlacement{Loc: b.alloc.Loc, Type: b.typ, Offset: b.iv.Offset, Size: b.iv.Size,
+			Align: b.iv.Align, Why: b.why, Start: b.iv.Start, End: b.iv.End, Run: ks.SMemRuns, Alloc: b.alloc,
+			Whole: b.iv.Start == 0 && b.iv.End >= nops, Barriers: b.alloc.HasAttr(MBarrierMemoryAttr), Swizzle: b.swizzle})
+	}
 }

@@ -128,7 +128,7 @@ func TestSMemAlignmentRules(t *testing.T) {
 			t.Errorf("alloca %d: live range %d..%d", i, b.iv.Start, b.iv.End)
 		}
 	}
-	if err := smemPlan(m); err != nil {
+	if err := smemPlan(m, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := ir.VerifyModule(m); err != nil {
@@ -186,7 +186,7 @@ gpu.module @m {
     gpu.return
   }
 }`)
-	err := smemPlan(m)
+	err := smemPlan(m, nil)
 	if err == nil {
 		t.Fatal("expected the 227 KB error")
 	}

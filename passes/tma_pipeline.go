@@ -124,8 +124,8 @@ func init() {
 			if n < 1 || s < 1 {
 				return nil, fmt.Errorf("tma-pipeline: stages and store-stages must be at least 1")
 			}
-			return PassFunc(func(op *ir.Operation, _ *Context) error {
-				return tmaPipeline(op, int64(n), int64(s))
+			return PassFunc(func(op *ir.Operation, ctx *Context) error {
+				return tmaPipeline(op, int64(n), int64(s), contextSchedule(ctx))
 			}), nil
 		},
 	})
@@ -140,10 +140,12 @@ type tmaKernel struct {
 	body    *ir.Region
 	threads int64 // block size in threads, 0 if unknown
 	yzOne   bool  // the block's y and z sizes are known to be 1
+	sched   *Schedule
 }
 
-func tmaPipeline(top *ir.Operation, stages, storeStages int64) error {
+func tmaPipeline(top *ir.Operation, stages, storeStages int64, sched *Schedule) error {
 	for _, k := range tmaKernels(top) {
+		k.sched = sched
 		if err := k.run(stages, storeStages); err != nil {
 			return err
 		}
@@ -296,6 +298,8 @@ type pipelinedLoop struct {
 	fullDepth bool
 	// bulkGroups: the bulk store groups an iteration commits (storeGroups).
 	bulkGroups int64
+	// rec is the loop's record for tmac explain (nil when not recording).
+	rec *LoopSchedule
 }
 
 func stageAttr(loop *ir.Operation, name string, def int64) (int64, error) {
@@ -320,10 +324,18 @@ func (k *tmaKernel) pipelineLoop(loop *ir.Operation, stages, storeStages int64) 
 	if p.s, err = stageAttr(loop, tmac.StoreStagesAttr, storeStages); err != nil {
 		return err
 	}
+	requested := p.n
 	if err := p.analyse(); err != nil {
 		return err
 	}
+	if k.sched != nil {
+		p.rec = p.newRecord(KindPipelined, requested, stageSource(loop, "stages", stages))
+	}
 	p.rewrite()
+	if p.rec != nil {
+		p.finishRecord()
+		k.sched.addLoop(k.op, p.rec)
+	}
 	return nil
 }
 
@@ -753,6 +765,10 @@ func (p *pipelinedLoop) rewrite() {
 		if p.fullDepth {
 			pro = p.n
 		}
+		if p.rec != nil {
+			p.rec.Prologue = pro
+			p.recordStageGroup(bars)
+		}
 		if pro > 0 {
 			b.ifThen(is0, func(b tb) {
 				for s := int64(0); s < pro; s++ {
@@ -918,11 +934,7 @@ func (p *pipelinedLoop) issueLoadsWith(b tb, bars, slot, iv ir.Value, m *ir.IRMa
 	for _, op := range p.sliceOps {
 		b.Insert(op.Clone(m))
 	}
-	var bytes int64
-	for _, l := range p.loads {
-		bytes += tmac.TileBytes(p.tiles[l.Operand(0)].tile)
-	}
-	b.op("nvgpu.mbarrier.arrive.expect_tx", []ir.Value{bars, b.idx(bytes), slot}, nil)
+	b.op("nvgpu.mbarrier.arrive.expect_tx", []ir.Value{bars, b.idx(p.stageBytes()), slot}, nil)
 	for _, l := range p.loads {
 		r := p.tiles[l.Operand(0)]
 		coords := make([]ir.Value, 0, l.NumOperands()-2)
@@ -938,6 +950,16 @@ func (p *pipelinedLoop) issueLoadsWith(b tb, bars, slot, iv ir.Value, m *ir.IRMa
 				ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 1, int64(len(cs)), 1, 0, 0)})
 		})
 	}
+}
+
+// stageBytes is the expect_tx of a stage: the bytes of every tile loaded
+// in an iteration (full boxes).
+func (p *pipelinedLoop) stageBytes() int64 {
+	var bytes int64
+	for _, l := range p.loads {
+		bytes += tmac.TileBytes(p.tiles[l.Operand(0)].tile)
+	}
+	return bytes
 }
 
 // multicastBoxes issues a tile that every CTA of the cluster loads
@@ -1001,8 +1023,10 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 		wb.ifThen(is0, func(b tb) {
 			b.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{bars, parity, b.idx(10000000), slot}, nil)
 		})
+		p.recordWait(bars, "thread 0", &BarrierWait{Loc: w.Loc, By: "tma-pipeline", Ring: &ParityRing{N: p.n}})
 	} else {
 		wb.op("tmac.mbarrier.wait", []ir.Value{bars, slot}, nil)
+		p.recordWait(bars, "every thread", nil) // mbarrier-phase records the parity
 	}
 	for _, w := range p.waits {
 		w.Erase()
@@ -1053,18 +1077,36 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 		}
 	}
 	needBarrier := (sync && (!anyBar || p.n == 1)) || (async && multiWG && (!barAfterMMA || p.n == 1))
+	if p.rec != nil && async {
+		p.rec.WGMMAWait = pending
+	}
 
 	ib := newTB(loop.Loc)
 	if p.fullDepth {
 		// Refill the slot just read, right after the barrier that ends its
 		// reads, with iteration j+N.
+		ahead := p.n
+		p.recordRefill(ahead, 0, "right after the block barrier that ends the iteration's reads of its slot",
+			"the block barrier after the iteration's last read of the slot (every thread is done with it)")
 		ib.SetInsertionPointAfter(p.freeingBarrier())
-		next := ib.bin("arith.addi", j, ib.idx(p.n))
+		next := ib.bin("arith.addi", j, ib.idx(ahead))
 		cond := ib.op("arith.andi", []ir.Value{is0, ib.cmp(cmpSlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
 		ib.ifThen(cond, func(b tb) { p.issueLoads(b, bars, slot, ivAt(b, next)) })
 	} else if p.n == 1 {
 		// Issue this iteration's loads first, into the only slot (after
 		// the previous iteration's pass-through stores have read it).
+		var why []string
+		lag := int64(0)
+		if needBarrier {
+			why, lag = append(why, "a block barrier at the start of the iteration"), 1
+		}
+		if p.passThrough() {
+			why, lag = append(why, "thread 0: cp.async.bulk.wait_group.read 0 at the start of the iteration (the previous iteration's TMA store has read the slot)"), 1
+		}
+		if async && len(p.mmas) > 0 {
+			why = append(why, "wgmma wait_group 0 after the iteration's mma")
+		}
+		p.recordRefill(0, lag, "at the start of the iteration, before its wait (one slot: no load runs ahead)", why...)
 		ib.SetInsertionPoint(p.firstOp)
 		if needBarrier {
 			ib.barrier()
@@ -1076,11 +1118,23 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 			p.issueLoads(b, bars, slot, ivAt(b, j))
 		})
 	} else {
+		ahead := p.n - 1
+		var why []string
+		if async && len(p.mmas) > 0 {
+			why = append(why, fmt.Sprintf("wgmma wait_group %d after the iteration's last mma (iteration j-1's wgmma groups have completed)", pending))
+		}
+		if needBarrier || (sync && anyBar) || (async && multiWG && barAfterMMA) {
+			why = append(why, "a block barrier in the iteration (every thread is done with iteration j-1)")
+		}
+		if p.passThrough() {
+			why = append(why, fmt.Sprintf("thread 0: cp.async.bulk.wait_group.read %d before the refill (iteration j-1's TMA store has read the slot)", p.storeGroups()))
+		}
+		p.recordRefill(ahead, 1, "at the end of the iteration", why...)
 		ib.SetInsertionPoint(body.Terminator())
 		if needBarrier {
 			ib.barrier()
 		}
-		next := ib.bin("arith.addi", j, ib.idx(p.n-1))
+		next := ib.bin("arith.addi", j, ib.idx(ahead))
 		cond := ib.op("arith.andi", []ir.Value{is0, ib.cmp(cmpSlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
 		ib.ifThen(cond, func(b tb) {
 			if p.passThrough() {
@@ -1097,13 +1151,20 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 	}
 
 	// After the loop.
+	var after []string
 	ab := newTB(loop.Loc)
 	ab.SetInsertionPointAfter(loop)
 	if pending > 0 {
 		ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+		after = append(after, "wgmma wait_group 0 (the last iterations' wgmma groups)")
 	}
 	if sync || (async && multiWG) {
 		ab.barrier()
+		after = append(after, "block barrier (no thread still reads the rings)")
+	}
+	// These ops come right after the loop, before those rewriteStores put there.
+	if p.rec != nil {
+		p.rec.AfterLoop = append(after, p.rec.AfterLoop...)
 	}
 }
 
@@ -1217,6 +1278,9 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 	wb.SetInsertionPoint(first)
 	wb.ifThen(is0, func(b tb) { bulkWaitRead(b, (p.s-1)*g) })
 	wb.barrier()
+	if p.rec != nil {
+		p.rec.StoreStages, p.rec.StoreGroups, p.rec.StoreWait = p.s, g, (p.s-1)*g
+	}
 
 	// Consecutive stores share one fence and barrier (decided before any
 	// store is replaced).
@@ -1252,4 +1316,5 @@ func (p *pipelinedLoop) drainStores(loop *ir.Operation, is0 ir.Value) {
 	ab.SetInsertionPointAfter(loop)
 	ab.ifThen(is0, func(b tb) { bulkWaitRead(b, 0) })
 	ab.barrier()
+	p.recordAfter("thread 0: cp.async.bulk.wait_group.read 0 (every TMA store has read its tile), block barrier")
 }

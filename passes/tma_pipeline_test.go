@@ -211,12 +211,13 @@ type simRec struct {
 }
 
 type simPhase struct {
-	expect int64
-	armed  int
-	bytes  int64
-	loads  []expLoad
-	recs   []*simRec
-	waited bool
+	issuedIn int64 // the iteration that armed it (-1: before the loop)
+	expect   int64
+	armed    int
+	bytes    int64
+	loads    []expLoad
+	recs     []*simRec
+	waited   bool
 }
 
 type simView struct {
@@ -243,6 +244,9 @@ type pipeSim struct {
 	iter     int64     // the current iteration of the top-level loop (-1 outside)
 	waited   map[int64]int
 	mmaSeen  bool
+	// For the check of the schedule record: the iteration that issued the
+	// loads each iteration waits for, and the parity it waits with.
+	issuedIn, parity map[int64]int64
 }
 
 // simError is a protocol violation found by the simulation.
@@ -392,7 +396,7 @@ func (s *pipeSim) step(op *ir.Operation) {
 		if ps := s.phases[bar]; len(ps) > 0 && !ps[len(ps)-1].waited {
 			s.fail(op, "barrier %d armed for phase %d before phase %d was waited for", bar, len(ps), len(ps)-1)
 		}
-		s.phases[bar] = append(s.phases[bar], &simPhase{expect: s.val(op, op.OperandNamed("txcount")), armed: 1})
+		s.phases[bar] = append(s.phases[bar], &simPhase{expect: s.val(op, op.OperandNamed("txcount")), armed: 1, issuedIn: s.iter})
 	case "nvgpu.tma.async.load":
 		bar := s.val(op, op.OperandNamed("mbarId"))
 		ps := s.phases[bar]
@@ -431,9 +435,11 @@ func (s *pipeSim) step(op *ir.Operation) {
 		k := s.waits[bar]
 		s.waits[bar]++
 		if op.Name() == "nvgpu.mbarrier.try_wait.parity" {
-			if p := s.val(op, op.OperandNamed("phaseParity")); p != k&1 {
+			p := s.val(op, op.OperandNamed("phaseParity"))
+			if p != k&1 {
 				s.fail(op, "wait %d on barrier %d waits parity %d", k, bar, p)
 			}
+			s.parity[s.iter] = p
 		}
 		if int64(len(s.phases[bar])) <= k {
 			s.fail(op, "wait %d on barrier %d: phase %d was never armed (the loads were not issued before the wait)", k, bar, k)
@@ -443,6 +449,7 @@ func (s *pipeSim) step(op *ir.Operation) {
 			s.fail(op, "phase %d of barrier %d expects %d bytes, its loads bring %d", k, bar, ph.expect, ph.bytes)
 		}
 		ph.waited = true
+		s.issuedIn[s.iter] = ph.issuedIn
 		for _, r := range ph.recs {
 			r.iter = s.iter
 		}
@@ -619,7 +626,8 @@ func simulate(t *testing.T, c pipeCase, pipeline string, mutate func(k *ir.Opera
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	if perr := RunPipeline(m, steps, nil, nil); perr != nil {
+	sched := NewSchedule()
+	if perr := RunPipeline(m, steps, &Context{Schedule: sched}, nil); perr != nil {
 		t.Fatalf("%s: %v", c, perr)
 	}
 	k := kernels(m)[0]
@@ -636,7 +644,8 @@ func simulate(t *testing.T, c pipeCase, pipeline string, mutate func(k *ir.Opera
 		}
 	}()
 	s := &pipeSim{t: t, c: c, multiWG: c.threads > 128 || !c.known, env: map[ir.Value]int64{}, views: map[ir.Value]simView{},
-		recs: map[ir.Value][]*simRec{}, phases: map[int64][]*simPhase{}, waits: map[int64]int64{}, waited: map[int64]int{}, iter: -1}
+		recs: map[ir.Value][]*simRec{}, phases: map[int64][]*simPhase{}, waits: map[int64]int64{}, waited: map[int64]int{}, iter: -1,
+		issuedIn: map[int64]int64{}, parity: map[int64]int64{}}
 	entry := k.Region(0).Entry()
 	s.env[entry.Arg(entry.NumArgs()-2)] = c.L
 	s.env[entry.Arg(entry.NumArgs()-1)] = c.T
@@ -688,7 +697,48 @@ func simulate(t *testing.T, c pipeCase, pipeline string, mutate func(k *ir.Opera
 	if c.kind == "gemm" && s.done != s.groups {
 		s.failf("%d of %d wgmma groups completed at the end", s.done, s.groups)
 	}
+	if mutate == nil {
+		s.checkRecord(sched, int64(len(ivs)))
+	}
 	return nil
+}
+
+// checkRecord checks the schedule the passes recorded (tmac explain's
+// timeline) against the simulated run of their output: the iteration
+// that issues each position's loads (LoopSchedule.Issues), the parity of
+// each wait, the bytes of a stage.
+func (s *pipeSim) checkRecord(sched *Schedule, total int64) {
+	if len(sched.Kernels) != 1 || len(sched.Kernels[0].Loops) != 1 {
+		s.failf("the record has %d kernels, not one with one loop", len(sched.Kernels))
+	}
+	ks := sched.Kernels[0]
+	l := ks.Loops[0]
+	got := map[int64][]int64{}
+	for g := int64(0); g < total; g++ {
+		got[s.issuedIn[g]] = append(got[s.issuedIn[g]], g)
+	}
+	for j := int64(-1); j < total; j++ {
+		if want := l.Issues(j, total); fmt.Sprint(got[j]) != fmt.Sprint(want) {
+			s.failf("iteration %d issued the loads of positions %v, the record says %v (prologue %d, ahead %d)", j, got[j], want, l.Prologue, l.Ahead)
+		}
+	}
+	var stage *BarrierGroup
+	for _, g := range ks.Groups {
+		if g.Role == "stage" {
+			stage = g
+		}
+	}
+	if total > 0 && (stage == nil || stage.TxBytes != s.phases[0][0].expect || stage.Size != l.Stages) {
+		s.failf("the record's stage barriers %+v do not match the run (expect_tx %d)", stage, s.phases[0][0].expect)
+	}
+	for j, p := range s.parity {
+		if stage == nil || len(stage.Waits) == 0 || stage.Waits[0].Ring == nil {
+			s.failf("the record has no parity rule for the waits")
+		}
+		if r := stage.Waits[0].Ring.At(j); r != p {
+			s.failf("iteration %d waits with parity %d, the record's rule %+v gives %d", j, p, *stage.Waits[0].Ring, r)
+		}
+	}
 }
 
 func TestTMAPipelineSimulation(t *testing.T) {

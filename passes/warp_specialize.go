@@ -122,7 +122,7 @@ func init() {
 					return nil, fmt.Errorf("warp-specialize: register budgets must be multiples of 8 from 24 to 256, not %d", r)
 				}
 			}
-			return PassFunc(func(op *ir.Operation, _ *Context) error { return warpSpecialize(op, ws) }), nil
+			return PassFunc(func(op *ir.Operation, ctx *Context) error { return warpSpecialize(op, ws, contextSchedule(ctx)) }), nil
 		},
 	})
 }
@@ -132,8 +132,9 @@ const WarpSpecializeAttr = "tmac.warp_specialize"
 
 type wsOptions struct{ stages, prodRegs, consRegs int }
 
-func warpSpecialize(top *ir.Operation, o wsOptions) error {
+func warpSpecialize(top *ir.Operation, o wsOptions, sched *Schedule) error {
 	for _, k := range tmaKernels(top) {
+		k.sched = sched
 		var loops []*ir.Operation
 		ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
 			if op.Name() == "scf.for" && op.HasAttr(WarpSpecializeAttr) {
@@ -216,6 +217,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		return err
 	}
 	p.s = 1
+	requested := p.n
 	if err := p.analyse(); err != nil {
 		return err
 	}
@@ -229,6 +231,23 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		return err
 	}
 	crossCTA := len(p.multicast) > 0 // other CTAs write into this one's slots
+	if k.sched != nil {
+		kind := KindCooperative
+		if pingpong {
+			kind = KindPingPong
+		}
+		p.rec = p.newRecord(kind, requested, stageSource(loop, "stages", int64(o.stages)))
+		p.rec.Persistent, p.rec.Consumers, p.rec.ClusterSize = outer != nil, consumers, p.clusterSize
+		p.rec.ProducerRegs, p.rec.ConsumerRegs = int64(o.prodRegs), int64(o.consRegs)
+		if outer != nil {
+			p.rec.TileLoopLoc = outer.Loc
+		}
+		// The producer fills every slot before its first wait that blocks
+		// (round 0 waits for the phase before the barrier's first).
+		p.rec.Prologue = p.n
+		p.rec.IssuedBy = "producer warpgroup, thread 0"
+		p.rec.IssueAt = "once the consumers have released position q (its wait on empty[q mod N] returns)"
+	}
 	if crossCTA {
 		if err := k.clusterUniformTrips(loop, outer, p.clusterSize); err != nil {
 			return err
@@ -328,6 +347,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 			b.op("nvgpu.mbarrier.init", []ir.Value{empty, b.idx(releases), b.idx(s)}, nil)
 		}
 	})
+	p.recordWSGroups(full, empty, releases, sync, async, crossCTA, pingpong)
 	if crossCTA {
 		// Every CTA's barriers are initialised before any CTA multicasts
 		// into them or arrives on them.
@@ -362,6 +382,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 			round := b.op("arith.andi", []ir.Value{b.bin("arith.divui", g, b.idx(p.n)), b.idx(1)}, []ir.Type{ir.Index}).Result(0)
 			parity := b.cmp(cmpEq, round, b.idx(0)) // one phase behind the round
 			b.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{empty, parity, ticks, slot}, nil)
+			p.recordWSWait(empty, &ParityRing{N: p.n, B: 1})
 			p.issueLoadsWith(b, full, slot, ivAt(b, j), m)
 		})
 	}
@@ -429,6 +450,10 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		orderPingpong(outer, newLoop, p.wg, ppFirst, ppStep)
 	}
 	p.dropTileAllocs()
+	if p.rec != nil {
+		p.finishRecord()
+		k.sched.addLoop(k.op, p.rec)
+	}
 	if outer != nil && pingpong {
 		for op := outer.Region(0).Entry().First(); op != nil; op = op.Next() {
 			if op.Name() == "tmac.tma.store" {
@@ -436,7 +461,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 			}
 		}
 	} else if outer != nil {
-		if err := k.consumerStores(outer, tc); err != nil {
+		if err := k.consumerStores(outer, tc, p.rec); err != nil {
 			return err
 		}
 	}
@@ -512,7 +537,7 @@ func orderPingpong(outer, kloop *ir.Operation, wg, first, step ir.Value) {
 // fence + barrier + store — with the first consumer thread as the elected
 // one and the block barriers among the consumers (named barriers), so the
 // TMA store of one tile's epilogue overlaps the next tile's main loop.
-func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value) error {
+func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value, rec *LoopSchedule) error {
 	q := &pipelinedLoop{k: k, loop: outer, body: outer.Region(0).Entry(), tiles: map[ir.Value]*tileRing{}, slice: map[*ir.Operation]bool{}, tripC: -1, n: 1}
 	q.iv = q.body.Arg(0)
 	var err error
@@ -536,6 +561,15 @@ func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value) error {
 	newOuter, _, _, sslot := q.normalise(b, trip, ivAt)
 	q.rewriteStores(newOuter, leader, nil, sslot) // no loads here: no pass-through tiles
 	q.dropTileAllocs()
+	if rec != nil {
+		// The output tiles join the K loop's record; their rotation is the
+		// tile loop's.
+		q.rec = &LoopSchedule{}
+		q.finishRecord()
+		rec.Tiles = append(rec.Tiles, q.rec.Tiles...)
+		rec.StoreStages, rec.StoreGroups, rec.StoreWait = q.s, q.storeGroups(), (q.s-1)*q.storeGroups()
+		rec.AfterLoop = append(rec.AfterLoop, fmt.Sprintf("TMA-store epilogue in the tile loop: %d output slot(s) rotated across tiles; the first consumer thread waits until at most %d bulk store group(s) still read before a slot is rewritten, and for all of them after the tile loop", q.s, (q.s-1)*q.storeGroups()))
+	}
 	return nil
 }
 
@@ -661,6 +695,7 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 	wb.SetInsertionPoint(w)
 	round := wb.op("arith.andi", []ir.Value{wb.bin("arith.divui", j, wb.idx(p.n)), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
 	wb.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{full, wb.cmp(cmpNe, round, wb.idx(0)), ticks, slot}, nil)
+	p.recordWSWait(full, &ParityRing{N: p.n})
 	for _, w := range p.waits {
 		w.Erase()
 	}
@@ -709,12 +744,14 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 		if len(p.multicast) > 0 {
 			// Every block's slot j is released to every block: once the
 			// consumers have all read it, by the warpgroup leaders.
+			p.recordRelease(0, "at the end of the iteration, after a consumer barrier: each warpgroup's leader arrives on empty[s]")
 			atEnd.barrier()
 			leaderArrive(atEnd, slot, nil)
 			return
 		}
 		// Every consumer thread is done with slot j at the end of its
 		// iteration.
+		p.recordRelease(0, "at the end of the iteration: every consumer thread arrives on empty[s]")
 		atEnd.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slot}, []ir.Type{token})
 		return
 	}
@@ -742,12 +779,21 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 		wb.SetInsertionPointAfter(anchor)
 		anchor = wb.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
 	}
+	if p.rec != nil {
+		p.rec.WGMMAWait = limit
+	}
 	if p.n == 1 {
+		p.recordRelease(0, "at the end of the iteration, after wgmma wait_group 0: each warpgroup's leader arrives on empty[s]")
 		if sync {
 			atEnd.barrier() // the warpgroups' threads are done reading too
 		}
 		leaderArrive(atEnd, slot, nil)
 	} else {
+		how := fmt.Sprintf("after wgmma wait_group %d following the iteration's last mma (position j-1's wgmma groups have completed)", limit)
+		if sync {
+			how += " and a consumer barrier"
+		}
+		p.recordRelease(1, how+": each warpgroup's leader arrives on empty[s]")
 		rb := newTB(loop.Loc)
 		rb.SetInsertionPointAfter(anchor)
 		if sync {
@@ -766,6 +812,7 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 	ab := newTB(loop.Loc)
 	ab.SetInsertionPointAfter(loop)
 	ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+	p.recordAfter("consumers: wgmma wait_group 0")
 	if p.pingpongLocal != nil && p.n > 1 {
 		// ... and after its tile's last K step it releases that slot, once
 		// every thread of the warpgroup has read it if the threads read

@@ -306,12 +306,15 @@ func specializeP(t *testing.T, c wsPCase, mutate func(k *ir.Operation)) (m, k *i
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := RunPipeline(m, steps, nil, nil); err != nil {
+	sched := NewSchedule()
+	if err := RunPipeline(m, steps, &Context{Schedule: sched}, nil); err != nil {
 		t.Fatalf("%s: %v", c, err)
 	}
 	k = kernels(m)[0]
 	if mutate != nil {
 		mutate(k)
+	} else {
+		recordedSchedules[k] = sched
 	}
 	return m, k
 }

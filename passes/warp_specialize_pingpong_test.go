@@ -740,6 +740,9 @@ func (s *ppSim) step(a *ppAgent) {
 			k, b := s.bar(a, op, "empty")
 			n := a.waits[k]
 			a.waits[k]++
+			if msg := recordedWaitError(s.k, k.group, n*s.N+k.idx, s.val(a, op, op.OperandNamed("phaseParity"))); msg != "" {
+				s.fail(op, "%s", msg)
+			}
 			if b.completed != n {
 				s.fail(op, "wait %d of the producer on empty barrier %d returned after %d completed phases, not %d", n, k.idx, b.completed, n)
 			}
@@ -754,6 +757,9 @@ func (s *ppSim) step(a *ppAgent) {
 		g := sq[a.fullWaits]
 		a.fullWaits++
 		a.pos = g
+		if msg := recordedWaitError(s.k, k.group, g, s.val(a, op, op.OperandNamed("phaseParity"))); msg != "" {
+			s.fail(op, "%s", msg)
+		}
 		if k.idx != g%s.N {
 			s.fail(op, "ring position %d waits on full barrier %d, not %d", g, k.idx, g%s.N)
 		}
@@ -792,6 +798,9 @@ func (s *ppSim) step(a *ppAgent) {
 			s.fail(op, "the producer arrives on a barrier")
 		}
 		k, b := s.bar(a, op, "empty")
+		if msg := recordedReleaseError(s.k, k.group, a.pos, k.idx, s.T); msg != "" {
+			s.fail(op, "%s", msg)
+		}
 		s.release(a, op, k.idx)
 		s.arrive(op, k, b, a.mult)
 	case "nvgpu.tma.async.load":
@@ -1221,12 +1230,15 @@ func specializePP(t *testing.T, c ppCase, mutate func(k *ir.Operation)) (m, k *i
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := RunPipeline(m, steps, nil, nil); err != nil {
+	sched := NewSchedule()
+	if err := RunPipeline(m, steps, &Context{Schedule: sched}, nil); err != nil {
 		t.Fatalf("%s: %v", c, err)
 	}
 	k = kernels(m)[0]
 	if mutate != nil {
 		mutate(k)
+	} else {
+		recordedSchedules[k] = sched
 	}
 	return m, k
 }

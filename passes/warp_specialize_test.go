@@ -606,6 +606,14 @@ func (s *wsSim) step(a *wsAgent) {
 		k, b := s.bar(a, op, op.OperandNamed("barriers"), op.OperandNamed("mbarId"))
 		n := a.waits[k]
 		a.waits[k]++
+		{
+			p := s.val(a, op, op.OperandNamed("phaseParity"))
+			g := a.fullWaits
+			if a.producer() {
+				g = n*s.cfg.stages + k.idx // the k-th wait on empty[idx] precedes position n*N + idx
+			}
+			s.checkRecordedWait(op, k.group, g, p&1)
+		}
 		if a.producer() {
 			// The k-th wait for a free slot: round k-1's release.
 			if b.completed != n {
@@ -650,6 +658,7 @@ func (s *wsSim) step(a *wsAgent) {
 			s.fail(op, "the producer arrives on a barrier")
 		}
 		k, b := s.bar(a, op, op.OperandNamed("barriers"), op.OperandNamed("mbarId"))
+		s.checkRecordedRelease(op, k.group, a.iter, k.idx)
 		s.arrive(op, k, b, a.mult)
 	case "nvgpu.tma.async.load":
 		if !a.producer() || a.mult != 1 {
@@ -967,14 +976,85 @@ func simulateWS(t *testing.T, c wsCase, policy string, allThreads bool, mutate f
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	if perr := RunPipeline(m, steps, nil, nil); perr != nil {
+	sched := NewSchedule()
+	if perr := RunPipeline(m, steps, &Context{Schedule: sched}, nil); perr != nil {
 		t.Fatalf("%s: %v", c, perr)
 	}
 	k := kernels(m)[0]
 	if mutate != nil {
 		mutate(k)
+	} else {
+		recordedSchedules[k] = sched
 	}
 	return runWSSim(t, m, k, c, policy, allThreads)
+}
+
+// recordedSchedules holds the schedule warp-specialize recorded (for tmac
+// explain) for the kernels simulated unmutated; the simulation checks it
+// against the run: the parity of every wait and the ring position every
+// consumer release frees (LoopSchedule.Releases).
+var recordedSchedules = map[*ir.Operation]*Schedule{}
+
+// recordedRing returns the record's loop and the record of barrier group
+// g of kernel k, or nil when k's schedule was not recorded.
+func recordedRing(k *ir.Operation, g ir.Value) (*LoopSchedule, *BarrierGroup, string) {
+	sched := recordedSchedules[k]
+	if sched == nil {
+		return nil, nil, ""
+	}
+	r := sched.existingGroup(g)
+	if r == nil || r.Loop == nil {
+		return nil, nil, "the record has no loop for a barrier group the kernel waits on"
+	}
+	return r.Loop, r, ""
+}
+
+// recordedWaitError checks the parity p of a wait for ring position g on
+// group grp of kernel k against the record's rule ("" if it agrees).
+func recordedWaitError(k *ir.Operation, grp ir.Value, g, p int64) string {
+	l, r, msg := recordedRing(k, grp)
+	if l == nil {
+		return msg
+	}
+	if len(r.Waits) == 0 || r.Waits[0].Ring == nil {
+		return fmt.Sprintf("the record has no parity rule for the %s barriers", r.Role)
+	}
+	if want := r.Waits[0].Ring.At(g); want != p {
+		return fmt.Sprintf("the wait for ring position %d on the %s barriers has parity %d, the record's rule %+v gives %d", g, r.Role, p, *r.Waits[0].Ring, want)
+	}
+	return ""
+}
+
+// recordedReleaseError checks that a consumer in ring position g releases
+// slot idx of group grp as the record says ("" if it agrees); trip is the
+// loop's trip count per tile when the record's is dynamic (-1: unknown).
+func recordedReleaseError(k *ir.Operation, grp ir.Value, g, idx, trip int64) string {
+	l, r, msg := recordedRing(k, grp)
+	if l == nil {
+		return msg
+	}
+	l = l.WithTrip(trip)
+	if r.Role != "empty" {
+		return fmt.Sprintf("a consumer arrives on the %s barriers", r.Role)
+	}
+	for _, q := range l.Releases(g) {
+		if q%l.Stages == idx {
+			return ""
+		}
+	}
+	return fmt.Sprintf("a consumer in ring position %d releases slot %d; the record says it releases positions %v", g, idx, l.Releases(g))
+}
+
+func (s *wsSim) checkRecordedWait(op *ir.Operation, grp ir.Value, g, p int64) {
+	if msg := recordedWaitError(s.k, grp, g, p); msg != "" {
+		s.fail(op, "%s", msg)
+	}
+}
+
+func (s *wsSim) checkRecordedRelease(op *ir.Operation, grp ir.Value, g, idx int64) {
+	if msg := recordedReleaseError(s.k, grp, g, idx, -1); msg != "" {
+		s.fail(op, "%s", msg)
+	}
 }
 
 func runWSSim(t *testing.T, m, k *ir.Operation, c wsCase, policy string, allThreads bool) (err error) {

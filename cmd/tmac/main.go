@@ -81,7 +81,7 @@ passes and produces PTX for sm_90a.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newOptCmd(), newCompileCmd(), newRunCmd(), newTuneCmd(), newDocCmd(), newVersionCmd())
+	root.AddCommand(newOptCmd(), newCompileCmd(), newExplainCmd(), newRunCmd(), newTuneCmd(), newDocCmd(), newVersionCmd())
 	addProfileFlags(root)
 	return root
 }
