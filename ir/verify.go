@@ -10,12 +10,12 @@ import (
 // result, attribute and region specs, traits, op-specific rules), region
 // isolation, dominance and symbol uniqueness. It returns the first error.
 func Verify(op *Operation) error {
-	v := &verifier{order: map[*Block]map[*Operation]int{}, doms: map[*Region]*domInfo{}}
+	v := &verifier{numbered: map[*Block]bool{}, doms: map[*Region]*domInfo{}}
 	return v.verifyOp(op)
 }
 
 type verifier struct {
-	order map[*Block]map[*Operation]int
+	numbered map[*Block]bool // blocks whose ops' order fields are set
 	doms  map[*Region]*domInfo
 }
 
@@ -160,24 +160,23 @@ func (v *verifier) dominates(val Value, user *Operation) bool {
 		if d == user {
 			return false
 		}
-		ord := v.blockOrder(defBlock)
-		return ord[d] < ord[user]
+		v.numberBlock(defBlock)
+		return d.order < user.order
 	}
 	return v.blockDominates(defBlock, user.block)
 }
 
-func (v *verifier) blockOrder(b *Block) map[*Operation]int {
-	if m, ok := v.order[b]; ok {
-		return m
+// numberBlock sets the order field of b's ops, once per verification.
+func (v *verifier) numberBlock(b *Block) {
+	if v.numbered[b] {
+		return
 	}
-	m := map[*Operation]int{}
 	i := 0
 	for op := b.first; op != nil; op = op.next {
-		m[op] = i
+		op.order = i
 		i++
 	}
-	v.order[b] = m
-	return m
+	v.numbered[b] = true
 }
 
 // domInfo holds immediate dominators of the blocks of a region.
