@@ -16,7 +16,7 @@ func Verify(op *Operation) error {
 
 type verifier struct {
 	numbered map[*Block]bool // blocks whose ops' order fields are set
-	doms  map[*Region]*domInfo
+	doms     map[*Region]*domInfo
 }
 
 func (v *verifier) verifyOp(op *Operation) error {
