@@ -43,10 +43,10 @@ func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
 		}
 		if p.IsPunct(":") && t == nil {
 			// A typed string: "foo" : i32. Keep the value; the type is dropped.
-			save, saveTok := *p.sc, p.tok
+			save, saveTok, savePrev := *p.sc, p.tok, p.prev
 			p.next()
 			if _, ok, _ := p.ParseOptionalType(); !ok {
-				*p.sc, p.tok = save, saveTok
+				*p.sc, p.tok, p.prev = save, saveTok, savePrev
 			}
 		}
 		return Str(s), nil
@@ -112,10 +112,10 @@ func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
 			p.next()
 			if p.IsPunct(":") && t == nil {
 				// "true : i1" is accepted.
-				save, saveTok := *p.sc, p.tok
+				save, saveTok, savePrev := *p.sc, p.tok, p.prev
 				p.next()
 				if ty, ok, _ := p.ParseOptionalType(); !ok || !IsIntegerOfWidth(ty, 1) {
-					*p.sc, p.tok = save, saveTok
+					*p.sc, p.tok, p.prev = save, saveTok, savePrev
 				}
 			}
 			return Bool(v), nil
@@ -168,7 +168,7 @@ func (p *Parser) parseNumberAttr(neg bool, t Type) (Attribute, error) {
 	litTok := p.tok
 	p.next()
 	if t == nil && p.IsPunct(":") {
-		save, saveTok := *p.sc, p.tok
+		save, saveTok, savePrev := *p.sc, p.tok, p.prev
 		p.next()
 		ty, ok, err := p.ParseOptionalType()
 		if err != nil {
@@ -177,7 +177,7 @@ func (p *Parser) parseNumberAttr(neg bool, t Type) (Attribute, error) {
 		if ok {
 			t = ty
 		} else {
-			*p.sc, p.tok = save, saveTok
+			*p.sc, p.tok, p.prev = save, saveTok, savePrev
 		}
 	}
 	return p.numberAttrOfType(litTok, neg, t)
