@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -101,10 +102,12 @@ func (d *Diagnostic) write(sb *strings.Builder, sm *SourceMgr) {
 }
 
 // isControl reports the characters a diagnostic does not print as they
-// are: bytes that are not UTF-8 and control characters other than tab and
-// newline.
+// are: bytes that are not UTF-8, control characters other than tab and
+// newline, and the bidirectional controls that can make a quoted line read
+// differently from what the compiler sees ("Trojan source").
 func isControl(r rune, size int) bool {
-	return r == utf8.RuneError && size <= 1 || r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r < 0xa0
+	return r == utf8.RuneError && size <= 1 || r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r < 0xa0 ||
+		unicode.Is(unicode.Bidi_Control, r)
 }
 
 // printable replaces the control characters of s (see isControl) by '?'.

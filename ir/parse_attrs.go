@@ -45,6 +45,9 @@ func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
 			// A typed string: "foo" : i32. Keep the value; the type is dropped.
 			save, saveTok, savePrev := *p.sc, p.tok, p.prev
 			p.next()
+			if p.tok.Kind == TokError {
+				return nil, p.tokenError(p.tok)
+			}
 			if _, ok, _ := p.ParseOptionalType(); !ok {
 				*p.sc, p.tok, p.prev = save, saveTok, savePrev
 			}
@@ -114,6 +117,9 @@ func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
 				// "true : i1" is accepted.
 				save, saveTok, savePrev := *p.sc, p.tok, p.prev
 				p.next()
+				if p.tok.Kind == TokError {
+					return nil, p.tokenError(p.tok)
+				}
 				if ty, ok, _ := p.ParseOptionalType(); !ok || !IsIntegerOfWidth(ty, 1) {
 					*p.sc, p.tok, p.prev = save, saveTok, savePrev
 				}
@@ -170,6 +176,11 @@ func (p *Parser) parseNumberAttr(neg bool, t Type) (Attribute, error) {
 	if t == nil && p.IsPunct(":") {
 		save, saveTok, savePrev := *p.sc, p.tok, p.prev
 		p.next()
+		if p.tok.Kind == TokError {
+			// Not a type, and nothing else either: report what the
+			// scanner found rather than backtracking over it.
+			return nil, p.tokenError(p.tok)
+		}
 		ty, ok, err := p.ParseOptionalType()
 		if err != nil {
 			return nil, err

@@ -99,7 +99,23 @@ func Parse(file, src string, opts ParseOptions) (op *Operation, err error) {
 			op, err = nil, p.ErrorAt(n.tok, "nesting deeper than %d levels of brackets and regions (tmac's limit)", MaxNesting)
 		}
 	}()
+	if looksUTF16(src) {
+		return nil, Errorf(FileLineColLoc{File: file, Line: 1 + opts.LineOffset, Col: 1}, "the input looks like UTF-16 text; tmac reads UTF-8")
+	}
 	return p.parseTopLevel()
+}
+
+// looksUTF16 reports text that starts with a UTF-16 byte order mark, or
+// with two ASCII characters encoded as UTF-16 (a NUL byte beside each).
+func looksUTF16(s string) bool {
+	if strings.HasPrefix(s, "\xff\xfe") || strings.HasPrefix(s, "\xfe\xff") {
+		return true
+	}
+	if len(s) < 4 {
+		return false
+	}
+	ascii := func(c byte) bool { return c >= 0x09 && c < 0x7f }
+	return s[1] == 0 && s[3] == 0 && ascii(s[0]) && ascii(s[2]) || s[0] == 0 && s[2] == 0 && ascii(s[1]) && ascii(s[3])
 }
 
 // MaxNesting bounds how deep brackets, and with them regions, types and
