@@ -119,15 +119,14 @@ func (v *verifier) verifyOperands(op *Operation) error {
 				anc = nil
 				break
 			}
-			if parent.HasTrait(IsolatedFromAbove) {
+			if parent.HasTrait(IsolatedFromAbove) && !isInside(defRegion, parent) {
 				return op.EmitOpError("using value defined outside the region").
 					AttachNote(parent.Loc, "required by region isolation constraints")
 			}
 			anc = parent
 		}
 		if anc == nil {
-			d := op.EmitOpError("operand #%d does not dominate this use", i)
-			return d.AttachNote(val.Loc(), "operand defined here (op in a child region)")
+			return dominanceError(op, i, val)
 		}
 		if owner := defRegion.parent; owner != nil && owner.def.Traits&GraphRegions != 0 {
 			continue
@@ -136,16 +135,43 @@ func (v *verifier) verifyOperands(op *Operation) error {
 			continue
 		}
 		if !v.dominates(val, anc) {
-			d := op.EmitOpError("operand #%d does not dominate this use", i)
-			if val.DefiningOp() != nil && val.ParentBlock() == anc.block {
-				d.AttachNote(val.Loc(), "operand defined here (op in the same block)")
-			} else {
-				d.AttachNote(val.Loc(), "operand defined here")
-			}
-			return d
+			return dominanceError(op, i, val)
 		}
 	}
 	return nil
+}
+
+// dominanceError reports operand i of op, val, whose definition does not
+// dominate op, with a note where val is defined, as upstream words both.
+func dominanceError(op *Operation, i int, val Value) *Diagnostic {
+	d := op.EmitError("operand #%d does not dominate this use", i)
+	def := val.DefiningOp()
+	if def == nil {
+		return d.AttachNote(val.Loc(), "operand defined as a block argument")
+	}
+	useRegion, defRegion := op.ParentRegion(), def.ParentRegion()
+	where := " (op is neither in a parent nor in a child region)"
+	switch {
+	case op.block == def.block:
+		where = " (op in the same block)"
+	case useRegion == defRegion:
+		where = " (op in the same region)"
+	case useRegion != nil && isInside(useRegion, defRegion.parent):
+		where = " (op in a parent region)"
+	case defRegion != nil && isInside(defRegion, op):
+		where = " (op in a child region)"
+	}
+	return d.AttachNote(def.Loc, "operand defined here%s", where)
+}
+
+// isInside reports whether region r lies (at any depth) inside op.
+func isInside(r *Region, op *Operation) bool {
+	for o := r.parent; o != nil; o = o.ParentOp() {
+		if o == op {
+			return true
+		}
+	}
+	return false
 }
 
 // dominates reports whether the definition of val dominates user, an op in
