@@ -413,9 +413,14 @@ func (p *Parser) parseDenseAttr(hint Type) (Attribute, error) {
 		return nil, p.ErrorAt(tyTok, "elements literal type must have static shape")
 	}
 	elem := st.ElementType()
-	n := NumElements(st.Shape())
+	n, fits := CheckedNumElements(st.Shape())
 	if hexTok.Text != "" {
 		return p.denseFromHex(hexTok, st)
+	}
+	if !fits {
+		// More elements than an int64 counts: only a splat can stand for
+		// them, and the count must not pass for 0 or 1 below.
+		n = -2
 	}
 	if !isSplat {
 		if len(elems) == 0 && n != 0 {
@@ -550,8 +555,8 @@ func (p *Parser) denseFromHex(tok Token, st ShapedType) (Attribute, error) {
 		bits = ft.Kind.StorageBits()
 	}
 	bytesPer := (bits + 7) / 8
-	n := NumElements(st.Shape())
-	if bytesPer == 0 || (int64(len(raw)) != n*int64(bytesPer) && len(raw) != bytesPer) {
+	size, fits := ShapeBytes(st.Shape(), 8*bytesPer)
+	if bytesPer == 0 || (!fits || int64(len(raw)) != size) && len(raw) != bytesPer {
 		return nil, p.ErrorAt(tok, "elements hex data size is invalid for provided type")
 	}
 	count := len(raw) / bytesPer

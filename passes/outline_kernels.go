@@ -72,6 +72,9 @@ type launchPlan struct {
 }
 
 func outlineKernels(top *ir.Operation) error {
+	if err := checkHostSizes(top); err != nil {
+		return err
+	}
 	var plans []*launchPlan
 	counts := map[*ir.Operation]int{}
 	var err error
@@ -553,4 +556,51 @@ func forEachSymbolRef(a ir.Attribute, fn func(*ir.SymbolRefAttr)) {
 			forEachSymbolRef(e.Value, fn)
 		}
 	}
+}
+
+// checkHostSizes rejects a statically shaped memref or vector outside
+// gpu.modules (host code, and the launch bodies still in it) whose size
+// does not fit in 64 bits: tmac run could not allocate it, and a kernel it
+// is passed to would compute its strides and sizes wrapped around. The
+// error is at the op defining the value, or at the block argument (a
+// function argument).
+func checkHostSizes(top *ir.Operation) error {
+	tooLarge := func(t ir.Type) (string, bool) {
+		st, ok := t.(ir.ShapedType)
+		if !ok || !ir.HasStaticShape(st.Shape()) {
+			return "", false
+		}
+		if _, ok := ir.ShapeBytes(st.Shape(), ir.BitWidth(st.ElementType())); ok {
+			return "", false
+		}
+		return ir.TooLarge(st), true
+	}
+	var err error
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		if op.Name() == "gpu.module" {
+			return ir.Skip
+		}
+		for _, r := range op.Results() {
+			if msg, bad := tooLarge(r.Type()); bad {
+				err = op.EmitError("%s", msg)
+				return ir.Interrupt
+			}
+		}
+		for ri := 0; ri < op.NumRegions(); ri++ {
+			for _, b := range op.Region(ri).Blocks() {
+				for i, a := range b.Args() {
+					if msg, bad := tooLarge(a.Type()); bad {
+						if _, ok := ir.FileLineCol(a.Loc()); ok {
+							err = ir.Errorf(a.Loc(), "%s", msg)
+						} else {
+							err = op.EmitError("argument #%d: %s", i, msg)
+						}
+						return ir.Interrupt
+					}
+				}
+			}
+		}
+		return ir.Advance
+	})
+	return err
 }

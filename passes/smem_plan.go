@@ -217,8 +217,11 @@ func isWorkgroupSpace(a ir.Attribute) bool {
 	return ok && n == 3
 }
 
+// memrefBytes is the size of a static memref (checked by the caller to
+// fit in an int64).
 func memrefBytes(t *ir.MemRefType) int64 {
-	return (ir.NumElements(t.Shape())*int64(ir.BitWidth(t.Elem)) + 7) / 8
+	b, _ := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
+	return b
 }
 
 var smemLoopOps = map[string]bool{"scf.for": true, "scf.while": true, "scf.parallel": true, "scf.forall": true, "affine.for": true}
@@ -429,6 +432,15 @@ func planKernel(k *smemKernel) error {
 						err = op.EmitOpError("smem-plan: cannot place a shared-memory buffer with a non-identity layout ('%s') in dynamic shared memory", t)
 						return ir.Interrupt
 					}
+				}
+				size, ok := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
+				switch {
+				case !ok:
+					err = op.EmitOpError("smem-plan: %s", ir.TooLarge(t))
+					return ir.Interrupt
+				case size > smemLimit:
+					err = op.EmitOpError("smem-plan: this buffer needs %d bytes of shared memory, over the 227 KB limit (%d bytes)", size, smemLimit)
+					return ir.Interrupt
 				}
 				bufs = append(bufs, &smemBuffer{alloc: op, typ: t})
 			case "nvgpu.mbarrier.create":

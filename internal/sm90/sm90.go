@@ -17,6 +17,10 @@ const (
 	MaxClusterBlocks = 8
 	// MaxSharedBytesPerBlock is 227 KB: static plus dynamic shared memory.
 	MaxSharedBytesPerBlock = 232448
+	// MaxLocalBytesPerThread is the local (private) memory a thread can
+	// have: 512 KB. A vector value or a private buffer larger than that
+	// cannot exist in a kernel.
+	MaxLocalBytesPerThread = 512 << 10
 )
 
 // Launch is a launch configuration; a zero cluster means no cluster. A
