@@ -403,6 +403,7 @@ func (me *ModuleEmitter) declareFunc(op *ir.Operation) {
 	ft, _ := op.Attr("function_type").(*ir.TypeAttr)
 	fnType, _ := ft.Value.(*ir.FunctionType)
 	kernel := op.Name() == "gpu.func" && op.HasAttr("gpu.kernel")
+	checkSymbolName(op, name, kernel)
 	params, err := Params(fnType.Inputs, kernel)
 	if err != nil {
 		Fail(op, "%v", err)
@@ -439,6 +440,37 @@ func (me *ModuleEmitter) declareFunc(op *ir.Operation) {
 	}
 	me.funcs[name] = f
 }
+
+// checkSymbolName rejects a function or global name llc cannot emit. A
+// kernel keeps its name in the PTX (the .entry the driver looks up), so it
+// must be a PTX identifier: a letter followed by letters, digits, _ and $,
+// or _ or $ followed by at least one of those. Other symbols are internal
+// and llc rewrites their other characters, but not a leading digit (which
+// LLVM IR reads as a number).
+func checkSymbolName(op *ir.Operation, name string, kernel bool) {
+	what := "symbol"
+	if kernel {
+		what = "kernel"
+	}
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		Fail(op, "%s name %s cannot be compiled: it must not be empty or start with a digit", what, ir.QuoteString(name))
+	}
+	if !kernel {
+		return
+	}
+	ok := len(name) > 1 || isLetter(name[0])
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !isLetter(c) && !(c >= '0' && c <= '9') && c != '_' && c != '$' {
+			ok = false
+		}
+	}
+	if !ok {
+		Fail(op, "kernel name %s is not a PTX identifier (a letter, then letters, digits, _ and $; or _ or $ and at least one more of those): name the function (or the launch's kernel) with those characters", ir.QuoteString(name))
+	}
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // addKernelAttrs turns static launch bounds into NVVM function attributes.
 func addKernelAttrs(f *lir.Func, op *ir.Operation) {
