@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -1225,6 +1226,14 @@ func (p *Parser) parseCustomOp(numResults int) (*Operation, error) {
 	if def == nil {
 		if dd := p.currentDefaultDialect(); dd != "" && !strings.Contains(name, ".") {
 			return nil, p.Errorf("custom op '%s' is unknown (tried '%s.%s' as well)", name, dd, name)
+		}
+		if i := strings.IndexByte(name, '.'); i > 0 {
+			// Say so when the whole dialect is missing (linalg, affine,
+			// tensor ...): no spelling of the op will be accepted.
+			known := Dialects()
+			if !slices.Contains(known, name[:i]) {
+				return nil, p.Errorf("custom op '%s' is unknown: tmac does not support the '%s' dialect (it supports %s)", name, name[:i], strings.Join(known, ", "))
+			}
 		}
 		return nil, p.Errorf("custom op '%s' is unknown", name)
 	}
