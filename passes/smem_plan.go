@@ -33,9 +33,13 @@ import (
 //     buffers, as in seed 004) keeps [0, S) for it, S being the constant
 //     dynamic_shared_memory_size of its launches (their maximum); planned
 //     buffers go after it. If S is not a constant, planning buffers next to
-//     it is rejected.
+//     it is rejected. A kernel without launches (launched from elsewhere,
+//     or planned once already before lower-nvgpu added its mbarriers) keeps
+//     the bytes its views of the dynamic shared memory reach, when all are
+//     views at constant offsets.
 //
-// Alignment of a buffer: its `alignment` attribute; else 1024 bytes when
+// Alignment of a buffer: its `alignment` attribute (rejected when it is
+// less than a TMA copy or wgmma use below needs); else 1024 bytes when
 // a TMA copy with 128B swizzle reads or writes it or it is a wgmma operand
 // (warpgroup.generate.descriptor) under 128B swizzle (512 / 256 for 64B /
 // 32B swizzle: the swizzle atom's repeat), 128 bytes for other TMA copies
@@ -159,6 +163,10 @@ type smemBuffer struct {
 	typ   *ir.MemRefType
 	iv    SMemInterval
 	why   string // where the alignment comes from
+	// needs is the alignment the buffer's uses need when its alignment
+	// attribute gives less (needsWhy says which use); 0 otherwise.
+	needs    int64
+	needsWhy string
 }
 
 // smemKernel is a kernel body and how it is launched.
@@ -335,7 +343,11 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 			switch user.Name() {
 			case "nvgpu.tma.async.load", "nvgpu.tma.async.store":
 				if d, ok := nvgpu.AsTensorMapDescriptor(user.OperandNamed("tensorMapDescriptor").Type()); ok {
-					need(tmaSharedAlign(d), fmt.Sprintf("TMA copy with %s", d.Swizzle))
+					w := "TMA copy"
+					if d.Swizzle != nvgpu.SwizzleNone {
+						w += fmt.Sprintf(" with %s", d.Swizzle)
+					}
+					need(tmaSharedAlign(d), w)
 				}
 			case "nvgpu.warpgroup.generate.descriptor":
 				if u.Index() == 0 {
@@ -365,6 +377,9 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 		start, end = 0, ord.n
 	}
 	if a := b.alloc.IntAttrOf("alignment", 0); a > 0 {
+		if a < align && why != "default" {
+			b.needs, b.needsWhy = align, why
+		}
 		align, why = a, "alignment attribute"
 	}
 	b.iv = SMemInterval{Size: memrefBytes(b.typ), Align: align, Start: start, End: end}
@@ -474,7 +489,15 @@ func planKernel(k *smemKernel) error {
 	if len(handPlaced) == 0 {
 		reserved = 0
 	} else if len(bufs) > 0 && (!reservedKnown || len(k.launches) == 0) {
-		return handPlaced[0].EmitOpError("smem-plan: the kernel already uses dynamic shared memory, but the size its launches give it is not a known constant, so no buffer can be placed after it")
+		// A kernel without launches (launched from elsewhere, or one this
+		// pass placed buffers in before lower-nvgpu added its mbarriers):
+		// the bytes used are known when every use is a view at a constant
+		// offset.
+		ext, ok := viewsExtent(handPlaced)
+		if !ok || len(k.launches) > 0 {
+			return handPlaced[0].EmitOpError("smem-plan: the kernel already uses dynamic shared memory, but the size its launches give it is not a known constant, so no buffer can be placed after it")
+		}
+		reserved = ext
 	}
 
 	ord := numberOps(k.body)
@@ -482,6 +505,11 @@ func planKernel(k *smemKernel) error {
 	ivs := make([]*SMemInterval, len(bufs))
 	for i, b := range bufs {
 		liveRange(b, k.body, ord, whole || b.alloc.HasAttr(MBarrierMemoryAttr))
+		if b.needs > 0 {
+			// Placed at an offset with only the alignment asked for, the
+			// buffer might happen to be aligned enough, or not.
+			return b.alloc.EmitOpError("smem-plan: needs %d-byte alignment (%s), but it is allocated with alignment = %d", b.needs, b.needsWhy, b.iv.Align)
+		}
 		if b.iv.Align > 1024 {
 			return b.alloc.EmitOpError("smem-plan: alignment = %d cannot be given in dynamic shared memory, which is 1024-byte aligned", b.iv.Align)
 		}
@@ -536,6 +564,32 @@ func planKernel(k *smemKernel) error {
 		setDynamicSMem(l, total)
 	}
 	return nil
+}
+
+// viewsExtent returns the bytes of dynamic shared memory the given
+// gpu.dynamic_shared_memory ops are used for, when every use is a
+// memref.view at a constant byte offset with a static result type (as
+// smem-plan itself places buffers).
+func viewsExtent(dsms []*ir.Operation) (int64, bool) {
+	var ext int64
+	for _, d := range dsms {
+		for _, u := range ir.Users(d.Result(0)) {
+			if u.Name() != "memref.view" || u.Operand(0) != d.Result(0) {
+				return 0, false
+			}
+			off, ok := constInt(u.Operand(1))
+			t, tok := u.Result(0).Type().(*ir.MemRefType)
+			if !ok || !tok || off < 0 {
+				return 0, false
+			}
+			size, ok := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
+			if !ok {
+				return 0, false
+			}
+			ext = max(ext, off+size)
+		}
+	}
+	return ext, true
 }
 
 // retypeToWorkgroup moves a space-3 memref value, and the views derived
