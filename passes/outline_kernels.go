@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/tmac-dev/tmac/internal/sm90"
 	"math"
+	"strings"
 
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
@@ -73,6 +74,9 @@ type launchPlan struct {
 
 func outlineKernels(top *ir.Operation) error {
 	if err := checkHostSizes(top); err != nil {
+		return err
+	}
+	if err := checkGivenLaunches(top); err != nil {
 		return err
 	}
 	var plans []*launchPlan
@@ -175,15 +179,15 @@ func planLaunch(launch *ir.Operation) (*launchPlan, error) {
 	return p, nil
 }
 
-// launchSizes reads the constant sizes of a gpu.launch (-1 where a size
-// is computed at run time; the plan checks those before launching).
+// launchSizes reads the constant sizes of a gpu.launch (sm90.Unknown where
+// a size is computed at run time; the plan checks those before launching).
 func launchSizes(launch *ir.Operation) sm90.Launch {
 	size := func(name string) int64 {
 		if g := launch.OperandGroup(name); len(g) == 1 {
 			if c, ok := constInt(g[0]); ok {
 				return c
 			}
-			return -1
+			return sm90.Unknown
 		}
 		return 0
 	}
@@ -599,6 +603,54 @@ func checkHostSizes(top *ir.Operation) error {
 					}
 				}
 			}
+		}
+		return ir.Advance
+	})
+	return err
+}
+
+// checkGivenLaunches checks the launches already in the program (written
+// as gpu.launch_func, not outlined here) and the sizes gpu.func kernels
+// declare (known_block_size, known_grid_size, known_cluster_size) against
+// what sm_90 can run, as outlining checks gpu.launch: constant sizes now,
+// the others before each launch.
+func checkGivenLaunches(top *ir.Operation) error {
+	var err error
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		switch op.Name() {
+		case "gpu.launch_func":
+			if e := launchSizes(op).Check(); e != nil {
+				err = op.EmitError("this launch cannot run on sm_90: %v", e)
+				return ir.Interrupt
+			}
+		case "gpu.func":
+			dims := func(name string) ([3]int64, bool) {
+				a, ok := op.Attr(name).(*ir.DenseArrayAttr)
+				if !ok || len(a.Ints) != 3 {
+					return [3]int64{}, false
+				}
+				return [3]int64{a.Ints[0], a.Ints[1], a.Ints[2]}, true
+			}
+			u := int64(sm90.Unknown)
+			l := sm90.Launch{Grid: [3]int64{u, u, u}, Block: [3]int64{u, u, u}, DynamicSharedBytes: u}
+			var given []string
+			if d, ok := dims("known_block_size"); ok {
+				l.Block, given = d, append(given, "known_block_size")
+			}
+			if d, ok := dims("known_grid_size"); ok {
+				l.Grid, given = d, append(given, "known_grid_size")
+			}
+			if d, ok := dims("known_cluster_size"); ok {
+				l.Cluster, given = d, append(given, "known_cluster_size")
+			}
+			if len(given) == 0 {
+				return ir.Skip
+			}
+			if e := l.Check(); e != nil {
+				err = op.EmitOpError("cannot run on sm_90 with its %s: %v", strings.Join(given, " and "), e)
+				return ir.Interrupt
+			}
+			return ir.Skip
 		}
 		return ir.Advance
 	})

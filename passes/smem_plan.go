@@ -282,7 +282,7 @@ func regionArgs(op *ir.Operation) []ir.Value {
 // smemAliasRetype are the ops whose memref result is a view of their memref
 // operand, retyped with it when a space-3 buffer becomes a workgroup one.
 var smemAliasRetype = map[string]bool{"memref.subview": true, "memref.cast": true, "memref.reinterpret_cast": true,
-	"memref.expand_shape": true, "memref.collapse_shape": true, "memref.transpose": true}
+	"memref.expand_shape": true, "memref.collapse_shape": true, "memref.transpose": true, "memref.view": true}
 
 // liveRange computes a buffer's live range and alignment from its uses.
 func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
@@ -423,6 +423,9 @@ func planKernel(k *smemKernel) error {
 	var static []*ir.Operation // mbarrier groups
 	var staticBytes int64
 	var handPlaced []*ir.Operation
+	var globals []*ir.Operation // workgroup memref.globals the kernel uses
+	var globalBytes int64
+	seenGlobal := map[*ir.Operation]bool{}
 	var err error
 	for _, r := range []*ir.Region{k.body} {
 		ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
@@ -454,7 +457,7 @@ func planKernel(k *smemKernel) error {
 					err = op.EmitOpError("smem-plan: %s", ir.TooLarge(t))
 					return ir.Interrupt
 				case size > smemLimit:
-					err = op.EmitOpError("smem-plan: this buffer needs %d bytes of shared memory, over the 227 KB limit (%d bytes)", size, smemLimit)
+					err = op.EmitOpError("smem-plan: this buffer ('%s') needs %d bytes of shared memory, over the 227 KB limit (%d bytes)", t, size, smemLimit)
 					return ir.Interrupt
 				}
 				bufs = append(bufs, &smemBuffer{alloc: op, typ: t})
@@ -465,6 +468,25 @@ func planKernel(k *smemKernel) error {
 				}
 			case "gpu.dynamic_shared_memory":
 				handPlaced = append(handPlaced, op)
+			case "memref.get_global":
+				// A workgroup memref.global is static shared memory.
+				g := lookupGlobal(k.op, op.Attr("name"))
+				if g == nil || seenGlobal[g] {
+					return ir.Advance
+				}
+				ta, _ := g.Attr("type").(*ir.TypeAttr)
+				t, ok := ta.Value.(*ir.MemRefType)
+				if !ok || !isWorkgroupSpace(t.MemorySpace) {
+					return ir.Advance
+				}
+				seenGlobal[g] = true
+				size, ok := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
+				if !ok {
+					err = g.EmitOpError("%s", ir.TooLarge(t))
+					return ir.Interrupt
+				}
+				globals = append(globals, g)
+				globalBytes += size
 			}
 			return ir.Advance
 		})
@@ -472,6 +494,20 @@ func planKernel(k *smemKernel) error {
 	if err != nil {
 		return err
 	}
+	globalNotes := func(d *ir.Diagnostic) {
+		for _, g := range globals {
+			ta, _ := g.Attr("type").(*ir.TypeAttr)
+			t := ta.Value.(*ir.MemRefType)
+			b, _ := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
+			d.AttachNote(g.Loc, "memref.global @%s: %d bytes of static shared memory", g.SymbolName(), b)
+		}
+	}
+	if globalBytes > sm90.MaxStaticSharedBytesPerBlock {
+		d := k.op.EmitOpError("smem-plan: the kernel uses %d bytes of static shared memory (workgroup memref.globals), over the %d KB a block can have outside dynamic shared memory", globalBytes, sm90.MaxStaticSharedBytesPerBlock>>10)
+		globalNotes(d)
+		return d
+	}
+	staticBytes += globalBytes
 
 	// The bytes hand-placed dynamic shared memory keeps.
 	var reserved int64
@@ -529,6 +565,7 @@ func planKernel(k *smemKernel) error {
 			g, _ := nvgpu.AsMBarrierGroup(s.Result(0).Type())
 			d.AttachNote(s.Loc, "mbarrier group of %d: %d bytes of static shared memory", g.NumBarriers, 8*int64(g.NumBarriers))
 		}
+		globalNotes(d)
 		return d
 	}
 	if len(bufs) == 0 {
