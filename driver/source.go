@@ -39,6 +39,10 @@ func ReadInput(path string) (string, error) {
 			if st, err = f.Stat(); err == nil && st.IsDir() {
 				return "", fmt.Errorf("%s: is a directory", path)
 			}
+			if err == nil && st.Mode().IsRegular() && st.Size() > MaxInputBytes {
+				// Said before reading any of it.
+				return "", fmt.Errorf("%s: input of %d bytes is larger than %d MiB (tmac's limit)", path, st.Size(), MaxInputBytes>>20)
+			}
 			data, err = readAllLimited(f)
 		}
 	}
@@ -55,7 +59,7 @@ func readAllLimited(f *os.File) ([]byte, error) {
 		n, err := f.Read(chunk)
 		buf = append(buf, chunk[:n]...)
 		if len(buf) > MaxInputBytes {
-			return nil, fmt.Errorf("%s: input larger than %d MiB", f.Name(), MaxInputBytes>>20)
+			return nil, fmt.Errorf("%s: input larger than %d MiB (tmac's limit)", f.Name(), MaxInputBytes>>20)
 		}
 		if err != nil {
 			if err.Error() == "EOF" {

@@ -280,7 +280,7 @@ func refuseOverwrite(stderr io.Writer, cmd, in, out string) error {
 func readSource(stderr io.Writer, in string) (file, text string, sm *ir.SourceMgr, err error) {
 	text, err = driver.ReadInput(in)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, "tmac: error:", err)
 		return "", "", nil, &exitError{1}
 	}
 	file = in
