@@ -17,6 +17,7 @@ import (
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
+	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -120,6 +121,9 @@ func Emit(top *ir.Operation) (out *Output, err error) {
 		}
 		return ir.Advance
 	})
+	for _, gm := range gpuModules {
+		checkSizes(gm)
+	}
 	// Declare every function first so calls can refer to later ones.
 	var bodies []*ir.Operation
 	for _, gm := range gpuModules {
@@ -142,6 +146,55 @@ func Emit(top *ir.Operation) (out *Output, err error) {
 		me.defineFunc(op)
 	}
 	return &Output{Module: me.M, PTXVersion: me.minPTX, PTXReason: me.minPTXReason}, nil
+}
+
+// checkSizes rejects, at the op that defines it, any statically shaped
+// memref or vector of a gpu.module whose size does not fit in 64 bits:
+// its strides, sizes and allocation would wrap around. Block arguments
+// are reported at the op owning their region ("argument #N" of a
+// function). A vector, which lives in one thread's registers or local
+// memory, and a private buffer are also limited to the local memory a
+// thread can have (see stackAlloc for private buffers).
+func checkSizes(gm *ir.Operation) {
+	tooLarge := func(t ir.Type) (string, bool) {
+		st, ok := t.(ir.ShapedType)
+		if !ok || !ir.HasStaticShape(st.Shape()) {
+			return "", false
+		}
+		b, ok := ir.ShapeBytes(st.Shape(), ir.BitWidth(st.ElementType()))
+		if !ok {
+			return ir.TooLarge(st), true
+		}
+		if _, vec := t.(*ir.VectorType); vec && b > sm90.MaxLocalBytesPerThread {
+			return fmt.Sprintf("'%s' needs %d bytes in each thread, more than the %d KB of local memory a thread can have", t, b, sm90.MaxLocalBytesPerThread>>10), true
+		}
+		return "", false
+	}
+	ir.Walk(gm, func(op *ir.Operation) ir.WalkResult {
+		for _, r := range op.Results() {
+			if msg, bad := tooLarge(r.Type()); bad {
+				Fail(op, "%s", msg)
+			}
+		}
+
+		if op.Name() == "memref.global" {
+			if ta, ok := op.Attr("type").(*ir.TypeAttr); ok {
+				if msg, bad := tooLarge(ta.Value); bad {
+					Fail(op, "%s", msg)
+				}
+			}
+		}
+		for ri := 0; ri < op.NumRegions(); ri++ {
+			for _, b := range op.Region(ri).Blocks() {
+				for i, a := range b.Args() {
+					if msg, bad := tooLarge(a.Type()); bad {
+						Fail(op, "argument #%d: %s", i, msg)
+					}
+				}
+			}
+		}
+		return ir.Advance
+	})
 }
 
 // RequirePTX records that op needs PTX ISA version v (e.g. 86) or newer.
@@ -350,6 +403,7 @@ func (me *ModuleEmitter) declareFunc(op *ir.Operation) {
 	ft, _ := op.Attr("function_type").(*ir.TypeAttr)
 	fnType, _ := ft.Value.(*ir.FunctionType)
 	kernel := op.Name() == "gpu.func" && op.HasAttr("gpu.kernel")
+	checkSymbolName(op, name, kernel)
 	params, err := Params(fnType.Inputs, kernel)
 	if err != nil {
 		Fail(op, "%v", err)
@@ -386,6 +440,37 @@ func (me *ModuleEmitter) declareFunc(op *ir.Operation) {
 	}
 	me.funcs[name] = f
 }
+
+// checkSymbolName rejects a function or global name llc cannot emit. A
+// kernel keeps its name in the PTX (the .entry the driver looks up), so it
+// must be a PTX identifier: a letter followed by letters, digits, _ and $,
+// or _ or $ followed by at least one of those. Other symbols are internal
+// and llc rewrites their other characters, but not a leading digit (which
+// LLVM IR reads as a number).
+func checkSymbolName(op *ir.Operation, name string, kernel bool) {
+	what := "symbol"
+	if kernel {
+		what = "kernel"
+	}
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		Fail(op, "%s name %s cannot be compiled: it must not be empty or start with a digit", what, ir.QuoteString(name))
+	}
+	if !kernel {
+		return
+	}
+	ok := len(name) > 1 || isLetter(name[0])
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !isLetter(c) && !(c >= '0' && c <= '9') && c != '_' && c != '$' {
+			ok = false
+		}
+	}
+	if !ok {
+		Fail(op, "kernel name %s is not a PTX identifier (a letter, then letters, digits, _ and $; or _ or $ and at least one more of those): name the function (or the launch's kernel) with those characters", ir.QuoteString(name))
+	}
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // addKernelAttrs turns static launch bounds into NVVM function attributes.
 func addKernelAttrs(f *lir.Func, op *ir.Operation) {

@@ -160,6 +160,7 @@ func (me *ModuleEmitter) global(op *ir.Operation) {
 		}
 	}
 	name := op.SymbolName()
+	checkSymbolName(op, name, false)
 	g := me.M.NewGlobalDef(name, init)
 	g.Linkage = enum.LinkageInternal
 	g.AddrSpace = as

@@ -9,6 +9,7 @@ import (
 	"github.com/llir/llvm/ir/value"
 
 	"github.com/tmac-dev/tmac/dialects/memref"
+	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -187,6 +188,9 @@ func lowerAlloc(fe *FuncEmitter, op *ir.Operation) {
 	case as == asShared:
 		fe.SetMem(op.Result(0), fe.staticAlloc(op, t, asShared, int(op.IntAttrOf("alignment", defaultSharedAlign))))
 	case as == asLocal || (as == asGeneric && op.Name() == "memref.alloca"):
+		if b, ok := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem)); ok && b > sm90.MaxLocalBytesPerThread {
+			Fail(op, "a private buffer of %d bytes in each thread ('%s'), more than the %d KB of local memory a thread can have", b, t, sm90.MaxLocalBytesPerThread>>10)
+		}
 		fe.SetMem(op.Result(0), fe.stackAlloc(op, t, as))
 	default:
 		Fail(op, "'%s' of '%s' cannot be compiled in a kernel: only shared (#gpu.address_space<workgroup>) and private memory can be allocated on the device; allocate global memory on the host and pass it as an argument", op.Name(), t)

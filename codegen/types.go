@@ -60,11 +60,17 @@ func PtrTo(elem types.Type, as types.AddrSpace) *types.PointerType {
 	return p
 }
 
+// MaxIntBits is the widest integer type LLVM has (2^23 bits).
+const MaxIntBits = 1 << 23
+
 // LLType maps a tmac IR type to an LLVM type. Memrefs and tensor maps have
 // no single LLVM type (they are lowered to several values) and are rejected.
 func LLType(t ir.Type) (types.Type, error) {
 	switch t := t.(type) {
 	case *ir.IntegerType:
+		if t.Width > MaxIntBits {
+			return nil, fmt.Errorf("'%s' is wider than LLVM's widest integer type, i%d", t, MaxIntBits)
+		}
 		return types.NewInt(uint64(t.Width)), nil
 	case *ir.IndexType:
 		return types.I64, nil

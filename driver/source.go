@@ -8,7 +8,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -24,7 +23,9 @@ type Chunk struct {
 	FirstLine int // 1-based line of the chunk's first line in the file
 }
 
-// ReadInput reads a file ("-" is stdin) and rejects inputs that are not text.
+// ReadInput reads a file ("-" is stdin). Bytes that are not valid UTF-8,
+// NULs and other control characters are left to the parser: like
+// mlir-opt, it accepts them in comments and string literals only.
 func ReadInput(path string) (string, error) {
 	var data []byte
 	var err error
@@ -38,24 +39,15 @@ func ReadInput(path string) (string, error) {
 			if st, err = f.Stat(); err == nil && st.IsDir() {
 				return "", fmt.Errorf("%s: is a directory", path)
 			}
+			if err == nil && st.Mode().IsRegular() && st.Size() > MaxInputBytes {
+				// Said before reading any of it.
+				return "", fmt.Errorf("%s: input of %d bytes is larger than %d MiB (tmac's limit)", path, st.Size(), MaxInputBytes>>20)
+			}
 			data, err = readAllLimited(f)
 		}
 	}
 	if err != nil {
 		return "", err
-	}
-	if !utf8.Valid(data) {
-		off := 0
-		for off < len(data) {
-			r, n := utf8.DecodeRune(data[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			off += n
-		}
-		line := 1 + strings.Count(string(data[:off]), "\n")
-		col := off - strings.LastIndexByte(string(data[:off]), '\n')
-		return "", fmt.Errorf("%s:%d:%d: error: input is not valid UTF-8 (byte 0x%02X)", path, line, col, data[off])
 	}
 	return string(data), nil
 }
@@ -67,7 +59,7 @@ func readAllLimited(f *os.File) ([]byte, error) {
 		n, err := f.Read(chunk)
 		buf = append(buf, chunk[:n]...)
 		if len(buf) > MaxInputBytes {
-			return nil, fmt.Errorf("%s: input larger than %d MiB", f.Name(), MaxInputBytes>>20)
+			return nil, fmt.Errorf("%s: input larger than %d MiB (tmac's limit)", f.Name(), MaxInputBytes>>20)
 		}
 		if err != nil {
 			if err.Error() == "EOF" {

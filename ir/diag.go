@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Severity of a diagnostic.
@@ -77,13 +79,13 @@ func (d *Diagnostic) Render(sm *SourceMgr) string {
 func (d *Diagnostic) write(sb *strings.Builder, sm *SourceMgr) {
 	pos, hasPos := FileLineCol(d.Loc)
 	if hasPos {
-		fmt.Fprintf(sb, "%s:%d:%d: ", pos.File, pos.Line, pos.Col)
+		fmt.Fprintf(sb, "%s:%d:%d: ", printable(pos.File), pos.Line, pos.Col)
 	} else if d.Loc != nil {
 		if _, unknown := d.Loc.(UnknownLoc); !unknown {
 			fmt.Fprintf(sb, "loc(%s): ", d.Loc)
 		}
 	}
-	fmt.Fprintf(sb, "%s: %s\n", d.Severity, d.Msg)
+	fmt.Fprintf(sb, "%s: %s\n", d.Severity, printable(d.Msg))
 	if hasPos && sm != nil {
 		if line, ok := sm.Line(pos.File, pos.Line); ok {
 			col := pos.Col - 1
@@ -91,21 +93,66 @@ func (d *Diagnostic) write(sb *strings.Builder, sm *SourceMgr) {
 				col = len(line)
 			}
 			line, col = clipLine(line, col)
-			sb.WriteString(line)
-			sb.WriteByte('\n')
-			for i := 0; i < col; i++ {
-				if line[i] == '\t' {
-					sb.WriteByte('\t')
-				} else {
-					sb.WriteByte(' ')
-				}
-			}
-			sb.WriteString("^\n")
+			writeQuoted(sb, line, col)
 		}
 	}
 	for _, n := range d.Notes {
 		n.write(sb, sm)
 	}
+}
+
+// isControl reports the characters a diagnostic does not print as they
+// are: bytes that are not UTF-8, control characters other than tab and
+// newline, and the bidirectional controls that can make a quoted line read
+// differently from what the compiler sees ("Trojan source").
+func isControl(r rune, size int) bool {
+	return r == utf8.RuneError && size <= 1 || r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r < 0xa0 ||
+		unicode.Is(unicode.Bidi_Control, r)
+}
+
+// printable replaces the control characters of s (see isControl) by '?'.
+func printable(s string) string {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if isControl(r, n) {
+			var sb strings.Builder
+			writeSafe(&sb, s)
+			return sb.String()
+		}
+		i += n
+	}
+	return s
+}
+
+func writeSafe(sb *strings.Builder, s string) {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if isControl(r, n) {
+			sb.WriteByte('?')
+		} else {
+			sb.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+}
+
+// writeQuoted writes a quoted source line and the caret under byte col.
+// Control characters and bytes that are not UTF-8 are shown as '?', so a
+// hostile input cannot send escape sequences to the terminal; the caret
+// counts characters, not bytes, so it stays under a multi-byte character.
+func writeQuoted(sb *strings.Builder, line string, col int) {
+	writeSafe(sb, line)
+	sb.WriteByte('\n')
+	for i := 0; i < col && i < len(line); {
+		r, n := utf8.DecodeRuneInString(line[i:])
+		if r == '\t' {
+			sb.WriteByte('\t')
+		} else {
+			sb.WriteByte(' ')
+		}
+		i += n
+	}
+	sb.WriteString("^\n")
 }
 
 // maxQuoted is the longest source line a diagnostic quotes whole; longer

@@ -254,6 +254,13 @@ func (s *Scanner) str(start, line, col int) Token {
 			s.col += s.pos - start
 			return Token{Kind: TokError, Text: src[start:s.pos], Offset: start, Line: line, Col: col}
 		case '\\':
+			// A backslash escapes the next character, but not a line
+			// break: the string is unterminated there.
+			if s.pos+1 >= len(src) || src[s.pos+1] == '\n' {
+				s.pos++
+				s.col += s.pos - start
+				return Token{Kind: TokError, Text: src[start:s.pos], Offset: start, Line: line, Col: col}
+			}
 			s.pos += 2
 			continue
 		}
@@ -264,6 +271,29 @@ func (s *Scanner) str(start, line, col int) Token {
 	}
 	s.col += s.pos - start
 	return Token{Kind: TokError, Text: src[start:s.pos], Offset: start, Line: line, Col: col}
+}
+
+// BadEscape returns the byte offset in lit (a string literal with its
+// quotes) of the backslash of its first escape that UnquoteString rejects,
+// or -1.
+func BadEscape(lit string) int {
+	for i := 1; i < len(lit)-1; i++ {
+		if lit[i] != '\\' {
+			continue
+		}
+		if i+1 < len(lit)-1 {
+			switch n := lit[i+1]; {
+			case n == 'n' || n == 't' || n == '"' || n == '\\':
+				i++
+				continue
+			case i+2 < len(lit)-1 && isHex(n) && isHex(lit[i+2]):
+				i += 2
+				continue
+			}
+		}
+		return i
+	}
+	return -1
 }
 
 // UnquoteString decodes an MLIR string literal (with quotes). Escapes are

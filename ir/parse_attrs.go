@@ -43,10 +43,13 @@ func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
 		}
 		if p.IsPunct(":") && t == nil {
 			// A typed string: "foo" : i32. Keep the value; the type is dropped.
-			save, saveTok := *p.sc, p.tok
+			save, saveTok, savePrev := *p.sc, p.tok, p.prev
 			p.next()
+			if p.tok.Kind == TokError {
+				return nil, p.tokenError(p.tok)
+			}
 			if _, ok, _ := p.ParseOptionalType(); !ok {
-				*p.sc, p.tok = save, saveTok
+				*p.sc, p.tok, p.prev = save, saveTok, savePrev
 			}
 		}
 		return Str(s), nil
@@ -112,10 +115,13 @@ func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
 			p.next()
 			if p.IsPunct(":") && t == nil {
 				// "true : i1" is accepted.
-				save, saveTok := *p.sc, p.tok
+				save, saveTok, savePrev := *p.sc, p.tok, p.prev
 				p.next()
+				if p.tok.Kind == TokError {
+					return nil, p.tokenError(p.tok)
+				}
 				if ty, ok, _ := p.ParseOptionalType(); !ok || !IsIntegerOfWidth(ty, 1) {
-					*p.sc, p.tok = save, saveTok
+					*p.sc, p.tok, p.prev = save, saveTok, savePrev
 				}
 			}
 			return Bool(v), nil
@@ -168,8 +174,13 @@ func (p *Parser) parseNumberAttr(neg bool, t Type) (Attribute, error) {
 	litTok := p.tok
 	p.next()
 	if t == nil && p.IsPunct(":") {
-		save, saveTok := *p.sc, p.tok
+		save, saveTok, savePrev := *p.sc, p.tok, p.prev
 		p.next()
+		if p.tok.Kind == TokError {
+			// Not a type, and nothing else either: report what the
+			// scanner found rather than backtracking over it.
+			return nil, p.tokenError(p.tok)
+		}
 		ty, ok, err := p.ParseOptionalType()
 		if err != nil {
 			return nil, err
@@ -177,7 +188,7 @@ func (p *Parser) parseNumberAttr(neg bool, t Type) (Attribute, error) {
 		if ok {
 			t = ty
 		} else {
-			*p.sc, p.tok = save, saveTok
+			*p.sc, p.tok, p.prev = save, saveTok, savePrev
 		}
 	}
 	return p.numberAttrOfType(litTok, neg, t)
@@ -402,9 +413,14 @@ func (p *Parser) parseDenseAttr(hint Type) (Attribute, error) {
 		return nil, p.ErrorAt(tyTok, "elements literal type must have static shape")
 	}
 	elem := st.ElementType()
-	n := NumElements(st.Shape())
+	n, fits := CheckedNumElements(st.Shape())
 	if hexTok.Text != "" {
 		return p.denseFromHex(hexTok, st)
+	}
+	if !fits {
+		// More elements than an int64 counts: only a splat can stand for
+		// them, and the count must not pass for 0 or 1 below.
+		n = -2
 	}
 	if !isSplat {
 		if len(elems) == 0 && n != 0 {
@@ -539,8 +555,8 @@ func (p *Parser) denseFromHex(tok Token, st ShapedType) (Attribute, error) {
 		bits = ft.Kind.StorageBits()
 	}
 	bytesPer := (bits + 7) / 8
-	n := NumElements(st.Shape())
-	if bytesPer == 0 || (int64(len(raw)) != n*int64(bytesPer) && len(raw) != bytesPer) {
+	size, fits := ShapeBytes(st.Shape(), 8*bytesPer)
+	if bytesPer == 0 || (!fits || int64(len(raw)) != size) && len(raw) != bytesPer {
 		return nil, p.ErrorAt(tok, "elements hex data size is invalid for provided type")
 	}
 	count := len(raw) / bytesPer

@@ -2,8 +2,11 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ParseOptions control parsing.
@@ -97,7 +100,23 @@ func Parse(file, src string, opts ParseOptions) (op *Operation, err error) {
 			op, err = nil, p.ErrorAt(n.tok, "nesting deeper than %d levels of brackets and regions (tmac's limit)", MaxNesting)
 		}
 	}()
+	if looksUTF16(src) {
+		return nil, Errorf(FileLineColLoc{File: file, Line: 1 + opts.LineOffset, Col: 1}, "the input looks like UTF-16 text; tmac reads UTF-8")
+	}
 	return p.parseTopLevel()
+}
+
+// looksUTF16 reports text that starts with a UTF-16 byte order mark, or
+// with two ASCII characters encoded as UTF-16 (a NUL byte beside each).
+func looksUTF16(s string) bool {
+	if strings.HasPrefix(s, "\xff\xfe") || strings.HasPrefix(s, "\xfe\xff") {
+		return true
+	}
+	if len(s) < 4 {
+		return false
+	}
+	ascii := func(c byte) bool { return c >= 0x09 && c < 0x7f }
+	return s[1] == 0 && s[3] == 0 && ascii(s[0]) && ascii(s[2]) || s[0] == 0 && s[2] == 0 && ascii(s[1]) && ascii(s[3])
 }
 
 // MaxNesting bounds how deep brackets, and with them regions, types and
@@ -131,9 +150,19 @@ func (p *Parser) next() {
 // Tok returns the current token.
 func (p *Parser) Tok() Token { return p.tok }
 
-// LocOf returns the source location of a token.
+// LocOf returns the source location of a token. The end of the input is
+// located just after the last token (not on a blank line past it, or on
+// the next part of a split input file).
 func (p *Parser) LocOf(t Token) Location {
+	if t.Kind == TokEOF && p.prev.Text != "" && p.prev.Kind != TokEOF {
+		t = p.endOfPrev()
+	}
 	return FileLineColLoc{File: p.file, Line: t.Line + p.opts.LineOffset, Col: t.Col}
+}
+
+// endOfPrev is a position just after the previous token.
+func (p *Parser) endOfPrev() Token {
+	return Token{Kind: p.prev.Kind, Offset: p.prev.Offset + len(p.prev.Text), Line: p.prev.Line, Col: p.prev.Col + len(p.prev.Text)}
 }
 
 // CurrentLoc returns the location of the current token.
@@ -157,21 +186,86 @@ func (p *Parser) CustomOpErrorAt(t Token, format string, args ...any) error {
 }
 
 // ErrorAt returns an error diagnostic at tok.
+//
+// A missing token is reported where it is missing, as upstream does: an
+// "expected ..." error at the current token when that token starts a new
+// line points just after the previous token rather than at the next line
+// (and so does any error at the end of the input: see LocOf).
 func (p *Parser) ErrorAt(t Token, format string, args ...any) error {
-	return Errorf(p.LocOf(t), format, args...)
+	if t.Kind == TokError && t.Offset == p.tok.Offset && p.tok.Kind == TokError {
+		// The scanner could not read the token: that is the error, whatever
+		// the parser expected there.
+		return p.tokenError(t)
+	}
+	msg := fmt.Sprintf(format, args...)
+	if p.prev.Text != "" && t.Offset == p.tok.Offset && t.Kind == p.tok.Kind && t.Kind != TokEOF &&
+		t.Line > p.prev.Line && isExpectedMsg(msg) {
+		t = p.endOfPrev()
+	}
+	return Errorf(p.LocOf(t), "%s", msg)
 }
 
-// expectedError reports "expected X" at the current token, pointing at the
-// end of the previous line when the input ended.
-func (p *Parser) expected(what string) error {
+// escapeTok returns a token at the backslash of the first invalid escape
+// of the string literal that starts skip bytes into t.
+func (p *Parser) escapeTok(t Token, skip int) Token {
+	if i := BadEscape(t.Text[skip:]); i >= 0 {
+		t.Col += skip + i
+		t.Offset += skip + i
+	}
+	return t
+}
+
+// tokenError says what is wrong with a token the scanner could not read:
+// an unterminated string, a sigil without a name, or a character that
+// cannot start a token (reported as such, with its code point: a stray
+// byte order mark, a NUL, a byte that is not UTF-8, a non-ASCII letter).
+func (p *Parser) tokenError(t Token) error {
+	s := t.Text
+	loc := p.LocOf(t)
 	switch {
-	case p.tok.Kind == TokError:
-		return p.Errorf("unexpected character or unterminated literal %s", QuoteString(p.tok.Text))
-	case p.tok.Kind == TokEOF && p.prev.Text != "":
-		// Point just after the last token rather than at the end of the file.
-		end := p.prev
-		end.Col += len(end.Text)
-		return p.ErrorAt(end, "expected %s", what)
+	case strings.HasPrefix(s, "\"") || strings.HasPrefix(s, "@\""):
+		return Errorf(loc, "string literal is missing its closing '\"'")
+	case len(s) == 1 && strings.Contains("%^#!@", s):
+		return Errorf(loc, "'%s' must be followed by a name (letters, digits, $ . _ -)", s)
+	}
+	return Errorf(loc, "%s", DescribeChar(s))
+}
+
+// DescribeChar describes an unexpected character (one UTF-8 sequence, or
+// one byte that is not valid UTF-8) for an error message.
+func DescribeChar(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	switch {
+	case r == utf8.RuneError && n <= 1:
+		return fmt.Sprintf("unexpected byte 0x%02X (not valid UTF-8)", s[0])
+	case r == 0:
+		return "unexpected NUL byte (0x00)"
+	case r == 0xFEFF:
+		return "unexpected byte order mark (U+FEFF); tmac reads UTF-8 without one"
+	case r < 0x80 && strconv.IsPrint(r):
+		return fmt.Sprintf("unexpected character '%c'", r)
+	case r >= 0x80 && unicode.IsGraphic(r) && !unicode.IsSpace(r):
+		return fmt.Sprintf("unexpected character '%c' (U+%04X)", r, r)
+	}
+	return fmt.Sprintf("unexpected character U+%04X", r)
+}
+
+// isExpectedMsg reports an "expected X" error, also as a custom op's
+// ("custom op 'name' expected X").
+func isExpectedMsg(msg string) bool {
+	if strings.HasPrefix(msg, "custom op '") {
+		if i := strings.Index(msg[len("custom op '"):], "' "); i >= 0 {
+			msg = msg[len("custom op '")+i+2:]
+		}
+	}
+	return strings.HasPrefix(msg, "expected ")
+}
+
+// expected reports "expected X" at the current token (see ErrorAt), or
+// what is wrong with the token when the scanner could not read one.
+func (p *Parser) expected(what string) error {
+	if p.tok.Kind == TokError {
+		return p.tokenError(p.tok)
 	}
 	return p.Errorf("expected %s", what)
 }
@@ -232,10 +326,10 @@ func (p *Parser) parseTopLevel() (*Operation, error) {
 // peekIsAliasDef reports whether the current !name / #name token is followed
 // by '=' (an alias definition).
 func (p *Parser) peekIsAliasDef() bool {
-	save, saveTok := *p.sc, p.tok
+	save, saveTok, savePrev := *p.sc, p.tok, p.prev
 	p.next()
 	is := p.tok.Kind == TokPunct && p.tok.Text == "="
-	*p.sc, p.tok = save, saveTok
+	*p.sc, p.tok, p.prev = save, saveTok, savePrev
 	return is
 }
 
@@ -364,7 +458,7 @@ func (p *Parser) ParseString() (string, error) {
 	}
 	s, ok := UnquoteString(p.tok.Text)
 	if !ok {
-		return "", p.Errorf("invalid escape sequence in string literal")
+		return "", p.ErrorAt(p.escapeTok(p.tok, 0), "invalid escape sequence in string literal")
 	}
 	p.next()
 	return s, nil
@@ -374,10 +468,10 @@ func (p *Parser) ParseString() (string, error) {
 func (p *Parser) ParseOptionalInteger() (int64, bool, error) {
 	neg := false
 	if p.IsPunct("-") {
-		save, saveTok := *p.sc, p.tok
+		save, saveTok, savePrev := *p.sc, p.tok, p.prev
 		p.next()
 		if p.tok.Kind != TokInt {
-			*p.sc, p.tok = save, saveTok
+			*p.sc, p.tok, p.prev = save, saveTok, savePrev
 			return 0, false, nil
 		}
 		neg = true
@@ -452,7 +546,7 @@ func (p *Parser) symbolText(t Token) (string, error) {
 	if strings.HasPrefix(body, "\"") {
 		s, ok := UnquoteString(body)
 		if !ok {
-			return "", p.ErrorAt(t, "invalid escape sequence in symbol name")
+			return "", p.ErrorAt(p.escapeTok(t, 1), "invalid escape sequence in symbol name")
 		}
 		return s, nil
 	}
@@ -1132,6 +1226,14 @@ func (p *Parser) parseCustomOp(numResults int) (*Operation, error) {
 	if def == nil {
 		if dd := p.currentDefaultDialect(); dd != "" && !strings.Contains(name, ".") {
 			return nil, p.Errorf("custom op '%s' is unknown (tried '%s.%s' as well)", name, dd, name)
+		}
+		if i := strings.IndexByte(name, '.'); i > 0 {
+			// Say so when the whole dialect is missing (linalg, affine,
+			// tensor ...): no spelling of the op will be accepted.
+			known := Dialects()
+			if !slices.Contains(known, name[:i]) {
+				return nil, p.Errorf("custom op '%s' is unknown: tmac does not support the '%s' dialect (it supports %s)", name, name[:i], strings.Join(known, ", "))
+			}
 		}
 		return nil, p.Errorf("custom op '%s' is unknown", name)
 	}

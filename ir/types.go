@@ -1,6 +1,10 @@
 package ir
 
 import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,20 +162,86 @@ type ShapedType interface {
 	Shape() []int64
 }
 
-// NumElements returns the product of a static shape, or -1 if any dim is dynamic.
+// NumElements returns the product of a static shape, or -1 if any dim is
+// dynamic. A product past the int64 range saturates at math.MaxInt64 (so
+// that it cannot wrap to a small or negative count); code that computes
+// sizes from shapes checks for that with ShapeBytes.
 func NumElements(shape []int64) int64 {
-	n := int64(1)
-	for _, d := range shape {
-		if d == Dynamic {
-			return -1
-		}
-		n *= d
+	n, ok := CheckedNumElements(shape)
+	switch {
+	case n == -1:
+		return -1
+	case !ok:
+		return math.MaxInt64
 	}
 	return n
 }
 
+// CheckedNumElements returns the product of a static shape (-1 if a dim is
+// dynamic) and whether it fits in an int64.
+func CheckedNumElements(shape []int64) (int64, bool) {
+	for _, d := range shape {
+		if d == Dynamic {
+			return -1, true
+		}
+	}
+	n := int64(1)
+	for _, d := range shape {
+		if d < 0 {
+			return 0, false
+		}
+		hi, lo := bits.Mul64(uint64(n), uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return 0, false
+		}
+		n = int64(lo)
+	}
+	return n, true
+}
+
+// ShapeBytes returns the size in bytes of a static shape of elements of
+// elemBits bits (rounded up to whole bytes), and false when a dim is
+// dynamic or the size does not fit in an int64.
+func ShapeBytes(shape []int64, elemBits int) (int64, bool) {
+	n, ok := CheckedNumElements(shape)
+	if !ok || n < 0 || elemBits < 0 {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(uint64(n), uint64(elemBits))
+	if hi != 0 || lo > math.MaxInt64-7 {
+		return 0, false
+	}
+	return (int64(lo) + 7) / 8, true
+}
+
+// TooLarge describes a shaped type whose size does not fit in 64 bits,
+// with its exact element count: "'memref<...>' is too large: N elements
+// of 4 bytes do not fit in a 64-bit size".
+func TooLarge(t ShapedType) string {
+	n := big.NewInt(1)
+	for _, d := range t.Shape() {
+		n.Mul(n, big.NewInt(d))
+	}
+	each := "bits"
+	b := BitWidth(t.ElementType())
+	if b%8 == 0 {
+		b, each = b/8, "bytes"
+	}
+	if b == 1 {
+		each = strings.TrimSuffix(each, "s")
+	}
+	return fmt.Sprintf("'%s' is too large: %s elements of %d %s do not fit in a 64-bit size", t, n, b, each)
+}
+
 // HasStaticShape reports whether no dimension is dynamic.
-func HasStaticShape(shape []int64) bool { return NumElements(shape) >= 0 }
+func HasStaticShape(shape []int64) bool {
+	for _, d := range shape {
+		if d == Dynamic {
+			return false
+		}
+	}
+	return true
+}
 
 // VectorType is vector<4x8xf32>, optionally with scalable dims (vector<[4]xf32>).
 type VectorType struct {

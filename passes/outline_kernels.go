@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/tmac-dev/tmac/internal/sm90"
 	"math"
+	"strings"
 
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
@@ -80,6 +81,12 @@ type launchPlan struct {
 }
 
 func outlineKernels(top *ir.Operation) error {
+	if err := checkHostSizes(top); err != nil {
+		return err
+	}
+	if err := checkGivenLaunches(top); err != nil {
+		return err
+	}
 	var plans []*launchPlan
 	counts := map[*ir.Operation]int{}
 	var err error
@@ -180,15 +187,15 @@ func planLaunch(launch *ir.Operation) (*launchPlan, error) {
 	return p, nil
 }
 
-// launchSizes reads the constant sizes of a gpu.launch (-1 where a size
-// is computed at run time; the plan checks those before launching).
+// launchSizes reads the constant sizes of a gpu.launch (sm90.Unknown where
+// a size is computed at run time; the plan checks those before launching).
 func launchSizes(launch *ir.Operation) sm90.Launch {
 	size := func(name string) int64 {
 		if g := launch.OperandGroup(name); len(g) == 1 {
 			if c, ok := constInt(g[0]); ok {
 				return c
 			}
-			return -1
+			return sm90.Unknown
 		}
 		return 0
 	}
@@ -565,4 +572,99 @@ func forEachSymbolRef(a ir.Attribute, fn func(*ir.SymbolRefAttr)) {
 			forEachSymbolRef(e.Value, fn)
 		}
 	}
+}
+
+// checkHostSizes rejects a statically shaped memref or vector outside
+// gpu.modules (host code, and the launch bodies still in it) whose size
+// does not fit in 64 bits: tmac run could not allocate it, and a kernel it
+// is passed to would compute its strides and sizes wrapped around. The
+// error is at the op defining the value, or at the block argument (a
+// function argument).
+func checkHostSizes(top *ir.Operation) error {
+	tooLarge := func(t ir.Type) (string, bool) {
+		st, ok := t.(ir.ShapedType)
+		if !ok || !ir.HasStaticShape(st.Shape()) {
+			return "", false
+		}
+		if _, ok := ir.ShapeBytes(st.Shape(), ir.BitWidth(st.ElementType())); ok {
+			return "", false
+		}
+		return ir.TooLarge(st), true
+	}
+	var err error
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		if op.Name() == "gpu.module" {
+			return ir.Skip
+		}
+		for _, r := range op.Results() {
+			if msg, bad := tooLarge(r.Type()); bad {
+				err = op.EmitError("%s", msg)
+				return ir.Interrupt
+			}
+		}
+		for ri := 0; ri < op.NumRegions(); ri++ {
+			for _, b := range op.Region(ri).Blocks() {
+				for i, a := range b.Args() {
+					if msg, bad := tooLarge(a.Type()); bad {
+						if _, ok := ir.FileLineCol(a.Loc()); ok {
+							err = ir.Errorf(a.Loc(), "%s", msg)
+						} else {
+							err = op.EmitError("argument #%d: %s", i, msg)
+						}
+						return ir.Interrupt
+					}
+				}
+			}
+		}
+		return ir.Advance
+	})
+	return err
+}
+
+// checkGivenLaunches checks the launches already in the program (written
+// as gpu.launch_func, not outlined here) and the sizes gpu.func kernels
+// declare (known_block_size, known_grid_size, known_cluster_size) against
+// what sm_90 can run, as outlining checks gpu.launch: constant sizes now,
+// the others before each launch.
+func checkGivenLaunches(top *ir.Operation) error {
+	var err error
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		switch op.Name() {
+		case "gpu.launch_func":
+			if e := launchSizes(op).Check(); e != nil {
+				err = op.EmitError("this launch cannot run on sm_90: %v", e)
+				return ir.Interrupt
+			}
+		case "gpu.func":
+			dims := func(name string) ([3]int64, bool) {
+				a, ok := op.Attr(name).(*ir.DenseArrayAttr)
+				if !ok || len(a.Ints) != 3 {
+					return [3]int64{}, false
+				}
+				return [3]int64{a.Ints[0], a.Ints[1], a.Ints[2]}, true
+			}
+			u := int64(sm90.Unknown)
+			l := sm90.Launch{Grid: [3]int64{u, u, u}, Block: [3]int64{u, u, u}, DynamicSharedBytes: u}
+			var given []string
+			if d, ok := dims("known_block_size"); ok {
+				l.Block, given = d, append(given, "known_block_size")
+			}
+			if d, ok := dims("known_grid_size"); ok {
+				l.Grid, given = d, append(given, "known_grid_size")
+			}
+			if d, ok := dims("known_cluster_size"); ok {
+				l.Cluster, given = d, append(given, "known_cluster_size")
+			}
+			if len(given) == 0 {
+				return ir.Skip
+			}
+			if e := l.Check(); e != nil {
+				err = op.EmitOpError("cannot run on sm_90 with its %s: %v", strings.Join(given, " and "), e)
+				return ir.Interrupt
+			}
+			return ir.Skip
+		}
+		return ir.Advance
+	})
+	return err
 }

@@ -33,9 +33,13 @@ import (
 //     buffers, as in seed 004) keeps [0, S) for it, S being the constant
 //     dynamic_shared_memory_size of its launches (their maximum); planned
 //     buffers go after it. If S is not a constant, planning buffers next to
-//     it is rejected.
+//     it is rejected. A kernel without launches (launched from elsewhere,
+//     or planned once already before lower-nvgpu added its mbarriers) keeps
+//     the bytes its views of the dynamic shared memory reach, when all are
+//     views at constant offsets.
 //
-// Alignment of a buffer: its `alignment` attribute; else 1024 bytes when
+// Alignment of a buffer: its `alignment` attribute (rejected when it is
+// less than a TMA copy or wgmma use below needs); else 1024 bytes when
 // a TMA copy with 128B swizzle reads or writes it or it is a wgmma operand
 // (warpgroup.generate.descriptor) under 128B swizzle (512 / 256 for 64B /
 // 32B swizzle: the swizzle atom's repeat), 128 bytes for other TMA copies
@@ -171,6 +175,10 @@ type smemBuffer struct {
 	// swizzle is the swizzle of the TMA copies and wgmma operands using
 	// the buffer ("" if none uses it with one), for tmac explain.
 	swizzle string
+	// needs is the alignment the buffer's uses need when its alignment
+	// attribute gives less (needsWhy says which use); 0 otherwise.
+	needs    int64
+	needsWhy string
 }
 
 // smemKernel is a kernel body and how it is launched.
@@ -229,8 +237,11 @@ func isWorkgroupSpace(a ir.Attribute) bool {
 	return ok && n == 3
 }
 
+// memrefBytes is the size of a static memref (checked by the caller to
+// fit in an int64).
 func memrefBytes(t *ir.MemRefType) int64 {
-	return (ir.NumElements(t.Shape())*int64(ir.BitWidth(t.Elem)) + 7) / 8
+	b, _ := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
+	return b
 }
 
 var smemLoopOps = map[string]bool{"scf.for": true, "scf.while": true, "scf.parallel": true, "scf.forall": true, "affine.for": true}
@@ -283,7 +294,7 @@ func regionArgs(op *ir.Operation) []ir.Value {
 // smemAliasRetype are the ops whose memref result is a view of their memref
 // operand, retyped with it when a space-3 buffer becomes a workgroup one.
 var smemAliasRetype = map[string]bool{"memref.subview": true, "memref.cast": true, "memref.reinterpret_cast": true,
-	"memref.expand_shape": true, "memref.collapse_shape": true, "memref.transpose": true}
+	"memref.expand_shape": true, "memref.collapse_shape": true, "memref.transpose": true, "memref.view": true}
 
 // liveRange computes a buffer's live range and alignment from its uses.
 func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
@@ -344,7 +355,11 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 			switch user.Name() {
 			case "nvgpu.tma.async.load", "nvgpu.tma.async.store":
 				if d, ok := nvgpu.AsTensorMapDescriptor(user.OperandNamed("tensorMapDescriptor").Type()); ok {
-					need(tmaSharedAlign(d), fmt.Sprintf("TMA copy with %s", d.Swizzle))
+					w := "TMA copy"
+					if d.Swizzle != nvgpu.SwizzleNone {
+						w += fmt.Sprintf(" with %s", d.Swizzle)
+					}
+					need(tmaSharedAlign(d), w)
 					if d.Swizzle.Bytes() > 0 {
 						b.swizzle = swizzleName(d.Swizzle)
 					}
@@ -378,6 +393,9 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 		start, end = 0, ord.n
 	}
 	if a := b.alloc.IntAttrOf("alignment", 0); a > 0 {
+		if a < align && why != "default" {
+			b.needs, b.needsWhy = align, why
+		}
 		align, why = a, "alignment attribute"
 	}
 	b.iv = SMemInterval{Size: memrefBytes(b.typ), Align: align, Start: start, End: end}
@@ -421,6 +439,9 @@ func planKernel(k *smemKernel, sched *Schedule) error {
 	var static []*ir.Operation // mbarrier groups
 	var staticBytes int64
 	var handPlaced []*ir.Operation
+	var globals []*ir.Operation // workgroup memref.globals the kernel uses
+	var globalBytes int64
+	seenGlobal := map[*ir.Operation]bool{}
 	var err error
 	for _, r := range []*ir.Region{k.body} {
 		ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
@@ -446,6 +467,15 @@ func planKernel(k *smemKernel, sched *Schedule) error {
 						return ir.Interrupt
 					}
 				}
+				size, ok := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
+				switch {
+				case !ok:
+					err = op.EmitOpError("smem-plan: %s", ir.TooLarge(t))
+					return ir.Interrupt
+				case size > smemLimit:
+					err = op.EmitOpError("smem-plan: this buffer ('%s') needs %d bytes of shared memory, over the 227 KB limit (%d bytes)", t, size, smemLimit)
+					return ir.Interrupt
+				}
 				bufs = append(bufs, &smemBuffer{alloc: op, typ: t})
 			case "nvgpu.mbarrier.create":
 				if g, ok := nvgpu.AsMBarrierGroup(op.Result(0).Type()); ok {
@@ -454,6 +484,25 @@ func planKernel(k *smemKernel, sched *Schedule) error {
 				}
 			case "gpu.dynamic_shared_memory":
 				handPlaced = append(handPlaced, op)
+			case "memref.get_global":
+				// A workgroup memref.global is static shared memory.
+				g := lookupGlobal(k.op, op.Attr("name"))
+				if g == nil || seenGlobal[g] {
+					return ir.Advance
+				}
+				ta, _ := g.Attr("type").(*ir.TypeAttr)
+				t, ok := ta.Value.(*ir.MemRefType)
+				if !ok || !isWorkgroupSpace(t.MemorySpace) {
+					return ir.Advance
+				}
+				seenGlobal[g] = true
+				size, ok := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
+				if !ok {
+					err = g.EmitOpError("%s", ir.TooLarge(t))
+					return ir.Interrupt
+				}
+				globals = append(globals, g)
+				globalBytes += size
 			}
 			return ir.Advance
 		})
@@ -461,6 +510,20 @@ func planKernel(k *smemKernel, sched *Schedule) error {
 	if err != nil {
 		return err
 	}
+	globalNotes := func(d *ir.Diagnostic) {
+		for _, g := range globals {
+			ta, _ := g.Attr("type").(*ir.TypeAttr)
+			t := ta.Value.(*ir.MemRefType)
+			b, _ := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
+			d.AttachNote(g.Loc, "memref.global @%s: %d bytes of static shared memory", g.SymbolName(), b)
+		}
+	}
+	if globalBytes > sm90.MaxStaticSharedBytesPerBlock {
+		d := k.op.EmitOpError("smem-plan: the kernel uses %d bytes of static shared memory (workgroup memref.globals), over the %d KB a block can have outside dynamic shared memory", globalBytes, sm90.MaxStaticSharedBytesPerBlock>>10)
+		globalNotes(d)
+		return d
+	}
+	staticBytes += globalBytes
 
 	// The bytes hand-placed dynamic shared memory keeps.
 	var reserved int64
@@ -478,7 +541,15 @@ func planKernel(k *smemKernel, sched *Schedule) error {
 	if len(handPlaced) == 0 {
 		reserved = 0
 	} else if len(bufs) > 0 && (!reservedKnown || len(k.launches) == 0) {
-		return handPlaced[0].EmitOpError("smem-plan: the kernel already uses dynamic shared memory, but the size its launches give it is not a known constant, so no buffer can be placed after it")
+		// A kernel without launches (launched from elsewhere, or one this
+		// pass placed buffers in before lower-nvgpu added its mbarriers):
+		// the bytes used are known when every use is a view at a constant
+		// offset.
+		ext, ok := viewsExtent(handPlaced)
+		if !ok || len(k.launches) > 0 {
+			return handPlaced[0].EmitOpError("smem-plan: the kernel already uses dynamic shared memory, but the size its launches give it is not a known constant, so no buffer can be placed after it")
+		}
+		reserved = ext
 	}
 
 	ord := numberOps(k.body)
@@ -486,6 +557,11 @@ func planKernel(k *smemKernel, sched *Schedule) error {
 	ivs := make([]*SMemInterval, len(bufs))
 	for i, b := range bufs {
 		liveRange(b, k.body, ord, whole || b.alloc.HasAttr(MBarrierMemoryAttr))
+		if b.needs > 0 {
+			// Placed at an offset with only the alignment asked for, the
+			// buffer might happen to be aligned enough, or not.
+			return b.alloc.EmitOpError("smem-plan: needs %d-byte alignment (%s), but it is allocated with alignment = %d", b.needs, b.needsWhy, b.iv.Align)
+		}
 		if b.iv.Align > 1024 {
 			return b.alloc.EmitOpError("smem-plan: alignment = %d cannot be given in dynamic shared memory, which is 1024-byte aligned", b.iv.Align)
 		}
@@ -506,6 +582,7 @@ func planKernel(k *smemKernel, sched *Schedule) error {
 			g, _ := nvgpu.AsMBarrierGroup(s.Result(0).Type())
 			d.AttachNote(s.Loc, "mbarrier group of %d: %d bytes of static shared memory", g.NumBarriers, 8*int64(g.NumBarriers))
 		}
+		globalNotes(d)
 		return d
 	}
 	if len(bufs) == 0 {
@@ -541,6 +618,32 @@ func planKernel(k *smemKernel, sched *Schedule) error {
 		setDynamicSMem(l, total)
 	}
 	return nil
+}
+
+// viewsExtent returns the bytes of dynamic shared memory the given
+// gpu.dynamic_shared_memory ops are used for, when every use is a
+// memref.view at a constant byte offset with a static result type (as
+// smem-plan itself places buffers).
+func viewsExtent(dsms []*ir.Operation) (int64, bool) {
+	var ext int64
+	for _, d := range dsms {
+		for _, u := range ir.Users(d.Result(0)) {
+			if u.Name() != "memref.view" || u.Operand(0) != d.Result(0) {
+				return 0, false
+			}
+			off, ok := constInt(u.Operand(1))
+			t, tok := u.Result(0).Type().(*ir.MemRefType)
+			if !ok || !tok || off < 0 {
+				return 0, false
+			}
+			size, ok := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
+			if !ok {
+				return 0, false
+			}
+			ext = max(ext, off+size)
+		}
+	}
+	return ext, true
 }
 
 // retypeToWorkgroup moves a space-3 memref value, and the views derived

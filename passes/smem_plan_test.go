@@ -127,7 +127,17 @@ func TestSMemAlignmentRules(t *testing.T) {
 		if b.iv.Start != ord.idx[a] || b.iv.End < b.iv.Start {
 			t.Errorf("alloca %d: live range %d..%d", i, b.iv.Start, b.iv.End)
 		}
+		// The attribute of %c gives less than its 128B-swizzled TMA load
+		// needs: smem-plan rejects it rather than hope for a lucky offset.
+		if wantNeeds := map[int]int64{2: 1024}[i]; b.needs != wantNeeds {
+			t.Errorf("alloca %d: needs %d, want %d", i, b.needs, wantNeeds)
+		}
 	}
+	err := smemPlan(m, nil)
+	if err == nil || !strings.Contains(err.Error(), "smem-plan: needs 1024-byte alignment (TMA copy with swizzle_128b), but it is allocated with alignment = 64") {
+		t.Fatalf("smem-plan of an under-aligned TMA buffer: %v", err)
+	}
+	m = parseModule(t, strings.Replace(smemAlignSrc, "{alignment = 64 : i64} ", "", 1))
 	if err := smemPlan(m, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -987,6 +987,9 @@ func (p *pipelinedLoop) boxes(b tb, r *tileRing, slot ir.Value, coords []ir.Valu
 	box := r.desc.Tensor
 	nbox := r.tile.Shape()[r.tile.Rank()-1] / box.Shape()[box.Rank()-1]
 	boxBytes := tmac.TileBytes(box)
+	// The view is in the ring's memory space, which the descriptor may
+	// spell differently (3 or #gpu.address_space<workgroup>).
+	box = ir.MemRefTypeOf(box.Shape(), box.Elem, nil, r.tile.MemorySpace)
 	base := b.bin("arith.muli", slot, b.idx(r.slot))
 	for i := int64(0); i < nbox; i++ {
 		cs := append([]ir.Value{}, coords...)

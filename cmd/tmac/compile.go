@@ -12,6 +12,7 @@ import (
 	"github.com/tmac-dev/tmac/driver"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/runtime/plan"
 	"github.com/tmac-dev/tmac/toolchain"
 )
 
@@ -118,6 +119,11 @@ func runCompile(cmd *cobra.Command, f *compileFlags, in string) error {
 	}
 	for _, w := range warnings {
 		fmt.Fprint(stderr, w.Render(sm))
+	}
+	// Tensor maps the host creates over statically shaped memrefs are
+	// checked now rather than when tmac run creates them.
+	if err := plan.CheckTensorMaps(mod); err != nil {
+		return fail(err)
 	}
 	var result string
 	switch f.emit {

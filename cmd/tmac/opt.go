@@ -1,8 +1,12 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,7 +247,7 @@ func writeOutput(stdout io.Writer, path, text string) error {
 		return nil
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".tmac-*")
+	tmp, err := createOutputTemp(dir, path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tmac: error:", err)
 		return &exitError{1}
@@ -263,9 +267,50 @@ func writeOutput(stdout io.Writer, path, text string) error {
 	return nil
 }
 
-// refuseOverwrite fails when out names the input file.
+// createOutputTemp creates the temporary file an output is written to
+// before it is renamed over path: in path's directory (so the rename is
+// atomic), with an unpredictable name, never an existing file, and with
+// the permissions a new file gets (0666 less the umask) or those of the
+// file it replaces, not os.CreateTemp's 0600.
+func createOutputTemp(dir, path string) (*os.File, error) {
+	perm := os.FileMode(0o666)
+	if st, err := os.Stat(path); err == nil {
+		perm = st.Mode().Perm()
+	}
+	var b [8]byte
+	for try := 0; ; try++ {
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		name := filepath.Join(dir, ".tmac-"+hex.EncodeToString(b[:]))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			if perm != 0o666 {
+				// The umask may have taken bits the replaced file had.
+				_ = f.Chmod(perm)
+			}
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || try == 100 {
+			return nil, err
+		}
+	}
+}
+
+// refuseOverwrite fails when out names the input file: the same file by
+// any path (a symbolic or hard link, another relative spelling), or, when
+// the input is standard input, the file standard input reads.
 func refuseOverwrite(stderr io.Writer, cmd, in, out string) error {
-	if out == "-" || in == "-" {
+	if out == "-" {
+		return nil
+	}
+	if in == "-" {
+		if si, err := os.Stdin.Stat(); err == nil && si.Mode().IsRegular() {
+			if so, err := os.Stat(out); err == nil && os.SameFile(si, so) {
+				fmt.Fprintf(stderr, "tmac %s: error: refusing to overwrite the input file %s (standard input reads it)\n", cmd, out)
+				return &exitError{2}
+			}
+		}
 		return nil
 	}
 	if same, _ := sameFile(in, out); same {
@@ -280,7 +325,7 @@ func refuseOverwrite(stderr io.Writer, cmd, in, out string) error {
 func readSource(stderr io.Writer, in string) (file, text string, sm *ir.SourceMgr, err error) {
 	text, err = driver.ReadInput(in)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, "tmac: error:", err)
 		return "", "", nil, &exitError{1}
 	}
 	file = in

@@ -601,7 +601,7 @@ func makeArgs(types []ir.Type, outputs []bool, shapes, sets map[int]string, f *r
 			}
 			b, err := buffer.New(t.Elem, shape)
 			if err != nil {
-				return nil, fmt.Errorf("argument #%d: %v", i, err)
+				return nil, fmt.Errorf("argument #%d ('%s'): %v", i, t, err)
 			}
 			if a.output {
 				b.Poison()

@@ -4,7 +4,10 @@
 // cannot run is a diagnostic rather than a driver error code.
 package sm90
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 const (
 	MaxThreadsPerBlock = 1024
@@ -17,11 +20,22 @@ const (
 	MaxClusterBlocks = 8
 	// MaxSharedBytesPerBlock is 227 KB: static plus dynamic shared memory.
 	MaxSharedBytesPerBlock = 232448
+	// MaxStaticSharedBytesPerBlock is the statically allocated shared
+	// memory a block can have (48 KB); more must be dynamic.
+	MaxStaticSharedBytesPerBlock = 48 << 10
+	// MaxLocalBytesPerThread is the local (private) memory a thread can
+	// have: 512 KB. A vector value or a private buffer larger than that
+	// cannot exist in a kernel.
+	MaxLocalBytesPerThread = 512 << 10
 )
 
+// Unknown stands for a size that is not known (not a constant at compile
+// time); it is not checked. (It is not -1: a constant -1 is a size that
+// cannot run, and must be reported.)
+const Unknown = math.MinInt64
+
 // Launch is a launch configuration; a zero cluster means no cluster. A
-// size that is not known (not a constant at compile time) is -1 and is
-// not checked.
+// size that is not known is Unknown and is not checked.
 type Launch struct {
 	Grid, Block, Cluster [3]int64
 	DynamicSharedBytes   int64
@@ -31,7 +45,7 @@ type Launch struct {
 func (l Launch) Check() error {
 	axes := "xyz"
 	for i, g := range l.Grid {
-		if g == -1 {
+		if g == Unknown {
 			continue
 		}
 		limit := int64(MaxGridDimYZ)
@@ -44,7 +58,7 @@ func (l Launch) Check() error {
 	}
 	threads, known := int64(1), true
 	for i, b := range l.Block {
-		if b == -1 {
+		if b == Unknown {
 			known = false
 			continue
 		}
@@ -60,7 +74,7 @@ func (l Launch) Check() error {
 	if known && threads > MaxThreadsPerBlock {
 		return fmt.Errorf("%d threads per block (%d x %d x %d), over the limit of %d", threads, l.Block[0], l.Block[1], l.Block[2], MaxThreadsPerBlock)
 	}
-	if d := l.DynamicSharedBytes; d != -1 && (d < 0 || d > MaxSharedBytesPerBlock) {
+	if d := l.DynamicSharedBytes; d != Unknown && (d < 0 || d > MaxSharedBytesPerBlock) {
 		return fmt.Errorf("%d bytes of dynamic shared memory, outside [0, %d]", d, MaxSharedBytesPerBlock)
 	}
 	if l.Cluster == [3]int64{} {
@@ -68,7 +82,7 @@ func (l Launch) Check() error {
 	}
 	blocks, known := int64(1), true
 	for i, c := range l.Cluster {
-		if c == -1 {
+		if c == Unknown {
 			known = false
 			continue
 		}
@@ -76,7 +90,7 @@ func (l Launch) Check() error {
 			return fmt.Errorf("cluster size %c = %d must be positive", axes[i], c)
 		}
 		blocks *= c
-		if g := l.Grid[i]; g != -1 && g%c != 0 {
+		if g := l.Grid[i]; g != Unknown && g%c != 0 {
 			return fmt.Errorf("grid size %c = %d is not a multiple of the cluster size %d", axes[i], g, c)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	u := int64(-1)
+	u := int64(Unknown)
 	cases := []struct {
 		l    Launch
 		want string // "" = valid
@@ -24,7 +24,11 @@ func TestCheck(t *testing.T) {
 		{Launch{Grid: [3]int64{3, 1, 1}, Block: [3]int64{1, 1, 1}, Cluster: [3]int64{2, 1, 1}}, "grid size x = 3 is not a multiple of the cluster size 2"},
 		{Launch{Grid: [3]int64{16, 1, 1}, Block: [3]int64{1, 1, 1}, Cluster: [3]int64{16, 1, 1}}, "clusters of 16 blocks (16 x 1 x 1), over the portable limit of 8"},
 		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{1, 1, 1}, DynamicSharedBytes: 232449}, "232449 bytes of dynamic shared memory, outside [0, 232448]"},
-		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{1, 1, 1}, DynamicSharedBytes: -1}, ""},
+		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{1, 1, 1}, DynamicSharedBytes: u}, ""},
+		// -1 is a size like any other, not "unknown".
+		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{1, 1, 1}, DynamicSharedBytes: -1}, "-1 bytes of dynamic shared memory, outside [0, 232448]"},
+		{Launch{Grid: [3]int64{1, 1, 1}, Block: [3]int64{-1, 1, 1}}, "block size x = -1 is outside [1, 1024]"},
+		{Launch{Grid: [3]int64{-1, 1, 1}, Block: [3]int64{1, 1, 1}}, "grid size x = -1 is outside [1, 2147483647]"},
 	}
 	for _, c := range cases {
 		err := c.l.Check()

@@ -49,23 +49,28 @@ func ElemSize(t ir.Type) (int, error) {
 	return 0, fmt.Errorf("element type '%s' is not supported in host buffers", t)
 }
 
+// MaxBytes bounds the size of one buffer.
+const MaxBytes = 1 << 36
+
 // New allocates a zeroed buffer.
 func New(elem ir.Type, shape []int64) (*Buffer, error) {
 	size, err := ElemSize(elem)
 	if err != nil {
 		return nil, err
 	}
-	n := int64(1)
 	for _, d := range shape {
 		if d < 0 {
 			return nil, fmt.Errorf("buffer shape %v has a dynamic or negative dimension", shape)
 		}
-		n *= d
 	}
-	if n*int64(size) > 1<<36 {
-		return nil, fmt.Errorf("buffer of %d elements is too large", n)
+	bytes, ok := ir.ShapeBytes(shape, 8*size)
+	if !ok {
+		return nil, fmt.Errorf("%s", ir.TooLarge(ir.MemRefTypeOf(shape, elem, nil, nil)))
 	}
-	return &Buffer{Elem: elem, Shape: append([]int64(nil), shape...), Bytes: make([]byte, n*int64(size))}, nil
+	if bytes > MaxBytes {
+		return nil, fmt.Errorf("a buffer of %d elements of %d bytes (%d bytes) is larger than the %d GiB tmac allocates at most", bytes/int64(size), size, bytes, MaxBytes>>30)
+	}
+	return &Buffer{Elem: elem, Shape: append([]int64(nil), shape...), Bytes: make([]byte, bytes)}, nil
 }
 
 // Len returns the number of elements.

@@ -343,7 +343,6 @@ func (fc *fcomp) alloc(op *ir.Operation) (instr, error) {
 	return func(fr *frame) {
 		sizes := make([]int64, len(shape))
 		k := 0
-		n := int64(1)
 		for i, s := range shape {
 			if s == ir.Dynamic {
 				s = fr.i[dyn[k]]
@@ -353,12 +352,15 @@ func (fc *fcomp) alloc(op *ir.Operation) (instr, error) {
 				}
 			}
 			sizes[i] = s
-			n *= s
 		}
-		if n*int64(es) > 1<<34 {
-			fail(op, "allocation of %d elements is too large", n)
+		bytes, ok := ir.ShapeBytes(sizes, 8*int(es))
+		if !ok {
+			fail(op, "%s", ir.TooLarge(ir.MemRefTypeOf(sizes, mt.Elem, nil, nil)))
 		}
-		fr.m[d] = &memref{data: make([]byte, n*int64(es)), elem: mt.Elem, esize: int64(es), sizes: sizes, strides: ir.IdentityStrides(sizes), arg: -1}
+		if bytes > 1<<34 {
+			fail(op, "allocation of %d elements (%d bytes) is too large", bytes/int64(es), bytes)
+		}
+		fr.m[d] = &memref{data: make([]byte, bytes), elem: mt.Elem, esize: int64(es), sizes: sizes, strides: ir.IdentityStrides(sizes), arg: -1}
 	}, nil
 }
 
