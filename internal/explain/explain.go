@@ -657,10 +657,13 @@ func (e *explainer) smem(ks *passes.KernelSchedule) {
 	e.table(t)
 }
 
-// alignWhy rephrases smem-plan's reason for an alignment ("TMA copy with
-// swizzle_128b").
+// alignWhy rephrases smem-plan's reason for an alignment ("TMA copy",
+// "TMA copy with swizzle_128b").
 func alignWhy(why string) string {
 	for _, user := range []string{"TMA copy", "wgmma operand"} {
+		if why == user {
+			return "aligned for a " + user
+		}
 		if sw, ok := strings.CutPrefix(why, user+" with "); ok {
 			if sw == "none" {
 				return "aligned for a " + user
