@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -26,7 +27,8 @@ import (
 // FuzzCompile decodes into structural edits of the parsed module (see
 // applyEdits): integer and float attributes, shapes and element types of
 // memref and vector types, dropped, duplicated and reordered ops, swapped
-// and replaced operands, removed attributes.
+// and replaced operands, removed attributes, added tmac.* attributes that
+// steer the passes, and keywords such as swizzle modes and predicates.
 //
 // The property: nothing panics or hangs, and every failure is a proper
 // diagnostic. Code generation turns its own panics into an "internal
@@ -34,13 +36,11 @@ import (
 // invalid; both are compiler bugs, so both fail the target, as does edited
 // IR that verifies but does not print to text that parses again.
 func FuzzCompile(f *testing.F) {
-	for _, seed := range compileSeeds(f) {
+	for i, seed := range compileSeeds(f) {
 		f.Add(seed, "")
-		// A few fixed edit strings per program, so the corpus starts
-		// with every kind of edit.
-		for k := byte(0); k < numEditKinds; k++ {
-			f.Add(seed, string([]byte{k, 0, 3, 1, 7}))
-		}
+		// And one edit per program, of each kind in turn, so the corpus
+		// starts with every kind of edit.
+		f.Add(seed, string([]byte{byte(i % numEditKinds), 0, 3, 1, 7}))
 	}
 	f.Fuzz(func(t *testing.T, src, edits string) {
 		checkCompile(t, src, edits)
@@ -140,8 +140,8 @@ func compile(src, edits string) (problem string, ok bool) {
 		}
 		stage = "print after edits"
 		text = ir.Print(mod, ir.PrintOptions{})
-		for _, s := range subst {
-			text = strings.ReplaceAll(text, s[0], s[1])
+		for _, edit := range subst {
+			text = edit(text)
 		}
 		stage = "parse after edits"
 		mod, err = driver.ParseChunk(driver.Chunk{File: "edited.tma", Text: text, FirstLine: 1}, false)
@@ -193,6 +193,8 @@ const (
 	editSwap              // swap two operands of an op
 	editOperand           // replace an operand with another value of its type in scope
 	editType              // change a memref or vector type everywhere (shape, element type, memory space)
+	editAddAttr           // set one of the attributes tmac's passes read (tmac.stages, tmac.warp_specialize, ...)
+	editWord              // change one keyword of an enumeration (swizzle mode, cmpi predicate, gpu dimension, ...)
 	numEditKinds
 )
 
@@ -207,7 +209,7 @@ type editor struct {
 	data  []byte
 	pos   int
 	mod   *ir.Operation
-	subst [][2]string
+	subst []func(string) string
 }
 
 func (e *editor) more() bool { return e.pos < len(e.data) }
@@ -254,9 +256,10 @@ func (e *editor) pickOp(keep func(*ir.Operation) bool) *ir.Operation {
 }
 
 // applyEdits edits mod in place as data says and returns the textual
-// type substitutions to apply to its printed form (types are interned, so
-// a type is changed everywhere by rewriting the text).
-func applyEdits(mod *ir.Operation, data []byte) [][2]string {
+// edits to apply to its printed form, in order (types are interned, so a
+// type is changed everywhere by rewriting the text; keywords of types and
+// custom assembly formats are easiest changed in the text too).
+func applyEdits(mod *ir.Operation, data []byte) []func(string) string {
 	e := &editor{data: data, mod: mod}
 	for n := 0; n < maxEdits && e.more(); n++ {
 		switch e.byte() % numEditKinds {
@@ -312,6 +315,10 @@ func applyEdits(mod *ir.Operation, data []byte) [][2]string {
 			}
 		case editType:
 			e.editType()
+		case editAddAttr:
+			e.addAttr()
+		case editWord:
+			e.editWord()
 		}
 	}
 	return e.subst
@@ -568,6 +575,67 @@ func (e *editor) editType() {
 		t = ir.VectorTypeOf(shape, elem)
 	}
 	if t != old {
-		e.subst = append(e.subst, [2]string{old.String(), t.String()})
+		from, to := old.String(), t.String()
+		e.subst = append(e.subst, func(s string) string { return strings.ReplaceAll(s, from, to) })
 	}
+}
+
+// addAttr sets an attribute the passes act on, on an scf.for or a
+// gpu.launch (or, rarely, any op).
+func (e *editor) addAttr() {
+	kind := e.byte()
+	op := e.pickOp(func(op *ir.Operation) bool {
+		return kind&0x80 != 0 || op.Name() == "scf.for" || op.Name() == "gpu.launch"
+	})
+	if op == nil {
+		return
+	}
+	switch kind % 6 {
+	case 0:
+		op.SetAttr("tmac.stages", ir.I64Attr(e.newInt(2)))
+	case 1:
+		op.SetAttr("tmac.store_stages", ir.I64Attr(e.newInt(2)))
+	case 2:
+		op.SetAttr("tmac.consumer_warpgroups", ir.I64Attr(e.newInt(2)))
+	case 3:
+		vals := []ir.Attribute{ir.Unit, ir.Str("pingpong"), ir.Str("cooperative"), ir.Str("persistent"), ir.I64Attr(1)}
+		op.SetAttr("tmac.warp_specialize", vals[e.pick(len(vals))])
+	case 4:
+		op.SetAttr("tmac.multicast", ir.Unit)
+	default:
+		op.SetAttr("tmac.stages", ir.I64Attr(e.newInt(3)))
+		op.SetAttr("tmac.warp_specialize", ir.Unit)
+	}
+}
+
+// wordClasses are the alternatives of keywords in the printed IR: group 1
+// of each pattern is kept, group 2 is the keyword replaced by one of words.
+var wordClasses = []struct {
+	re    *regexp.Regexp
+	words []string
+}{
+	{regexp.MustCompile(`(swizzle = )(none|swizzle_32b|swizzle_64b|swizzle_128b)`), []string{"none", "swizzle_32b", "swizzle_64b", "swizzle_128b"}},
+	{regexp.MustCompile(`(l2promo = )(none|l2promo_64b|l2promo_128b|l2promo_256b)`), []string{"none", "l2promo_64b", "l2promo_128b", "l2promo_256b"}},
+	{regexp.MustCompile(`(oob = )(zero|nan)`), []string{"zero", "nan"}},
+	{regexp.MustCompile(`(interleave = )(none|interleave_16b|interleave_32b)`), []string{"none", "interleave_16b", "interleave_32b"}},
+	{regexp.MustCompile(`(#gpu\.address_space<)(global|workgroup|private)`), []string{"global", "workgroup", "private"}},
+	{regexp.MustCompile(`(gpu\.(?:thread_id|block_id|block_dim|grid_dim|cluster_id|cluster_dim|cluster_block_id|cluster_dim_blocks)\s+)(x|y|z)\b`), []string{"x", "y", "z"}},
+	{regexp.MustCompile(`(arith\.cmpi )(eq|ne|slt|sle|sgt|sge|ult|ule|ugt|uge)\b`), []string{"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"}},
+	{regexp.MustCompile(`(arith\.cmpf )(false|oeq|ogt|oge|olt|ole|one|ord|ueq|ugt|uge|ult|ule|une|uno|true)\b`), []string{"oeq", "olt", "ord", "une", "uno", "true"}},
+	{regexp.MustCompile(`([x< (])(f16|bf16|f32|f8E4M3FN|f8E5M2|tf32)\b`), []string{"f16", "bf16", "f32", "f8E4M3FN", "f8E5M2", "tf32"}},
+}
+
+// editWord replaces the n-th keyword of one class in the printed text.
+func (e *editor) editWord() {
+	c := wordClasses[e.pick(len(wordClasses))]
+	n := e.pick(64)
+	word := c.words[e.pick(len(c.words))]
+	e.subst = append(e.subst, func(s string) string {
+		m := c.re.FindAllStringSubmatchIndex(s, -1)
+		if len(m) == 0 {
+			return s
+		}
+		at := m[n%len(m)]
+		return s[:at[4]] + word + s[at[5]:]
+	})
 }
