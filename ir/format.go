@@ -715,6 +715,9 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 			}
 			fs.Operands[e.name] = []UnresolvedOperand{u}
 		case Optional:
+			if p.peekIsResultList() {
+				break // the next op's results: no operand here
+			}
 			u, ok, err := p.ParseOptionalOperand()
 			if err != nil {
 				return err
@@ -723,6 +726,9 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 				fs.Operands[e.name] = []UnresolvedOperand{u}
 			}
 		case Variadic:
+			if p.peekIsResultList() {
+				break
+			}
 			us, err := p.ParseOperandList(DelimNone)
 			if err != nil {
 				return err
@@ -730,6 +736,9 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 			fs.Operands[e.name] = us
 		}
 	case fkAllOperands:
+		if p.peekIsResultList() {
+			break
+		}
 		us, err := p.ParseOperandList(DelimNone)
 		if err != nil {
 			return err
