@@ -90,6 +90,11 @@ func compileSeeds(tb testing.TB) []string {
 	return seedCache.seeds
 }
 
+// compileTimeLimit is how long one input may take. The slowest seed
+// compiles in well under 0.1 s; an input that takes seconds has hit
+// something quadratic or worse (or hangs), a bug worth finding.
+const compileTimeLimit = 5 * time.Second
+
 // maxSrc bounds the program text the target accepts, so a run of
 // insertions cannot make every input slower.
 const maxSrc = 32 << 10
@@ -108,8 +113,8 @@ func checkCompile(t *testing.T, src, edits string) {
 		if problem != "" {
 			t.Fatal(problem)
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("compilation did not finish in 20s\nedits: %q\ninput:\n%s", edits, src)
+	case <-time.After(compileTimeLimit):
+		t.Fatalf("compilation did not finish in %v\nedits: %q\ninput:\n%s", compileTimeLimit, edits, src)
 	}
 }
 
