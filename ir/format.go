@@ -649,6 +649,13 @@ func (f *format) groupStarts(p *Parser, e *fmtElem) bool {
 		if e.attrSpec.Constraint.Desc == SymbolNameC.Desc {
 			return p.tok.Kind == TokAt
 		}
+		// A '{' where the attribute could start is the attr-dict when the
+		// attribute cannot be a dictionary (nvvm.barrier {foo} otherwise
+		// took {foo} as its reduction, so tmac printed a barrier with
+		// discardable attributes as text it could not read back).
+		if p.IsPunct("{") && e.attrSpec.Constraint.OK != nil && !e.attrSpec.Constraint.OK(Dict(nil)) {
+			return false
+		}
 		_, ok, _ := p.peekAttribute()
 		return ok
 	case fkRegion:
