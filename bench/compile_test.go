@@ -16,7 +16,7 @@ import (
 )
 
 // defaultPipeline is the pipeline `tmac compile` runs by default.
-const defaultPipeline = "builtin.module(outline-kernels,warp-specialize,tma-pipeline,mbarrier-phase,smem-plan,lower-nvgpu,smem-plan,canonicalize,cse)"
+const defaultPipeline = driver.DefaultPipeline
 
 func example(tb testing.TB, name string) string {
 	tb.Helper()

@@ -169,11 +169,13 @@ func Marshal(b *Bundle) ([]byte, error) {
 }
 
 // Read decodes and validates a bundle: only the four known regular files,
-// each exactly once and within its size limit; a manifest that parses, of a
+// each exactly once, within its size limit and not sparse (so the files
+// never hold more bytes than the archive); a manifest that parses, of a
 // known format, with well-formed parameter layouts; and every kernel it
 // names defined as an entry in the PTX.
 func Read(r io.Reader) (*Bundle, error) {
-	tr := tar.NewReader(r)
+	in := &countingReader{r: r}
+	tr := tar.NewReader(in)
 	got := map[string][]byte{}
 	for {
 		hdr, err := tr.Next()
@@ -200,7 +202,10 @@ func Read(r io.Reader) (*Bundle, error) {
 		if hdr.Size < 0 || hdr.Size > limit {
 			return nil, fmt.Errorf("bundle: %s is %d bytes, more than the limit of %d", hdr.Name, hdr.Size, limit)
 		}
-		data, err := io.ReadAll(io.LimitReader(tr, limit+1))
+		data, err := io.ReadAll(&denseReader{r: io.LimitReader(tr, limit+1), in: in, start: in.n})
+		if err == errSparse {
+			return nil, fmt.Errorf("bundle: %s is a sparse file", hdr.Name)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("bundle: reading %s: %v", hdr.Name, err)
 		}
@@ -226,6 +231,41 @@ func Read(r io.Reader) (*Bundle, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// denseReader reads an entry's data and fails with errSparse as soon as
+// it has given more bytes than the archive supplied since start: the
+// entry is sparse, its holes reading as zeros the archive does not hold,
+// so a few bytes could claim the size limit of every file. tmac never
+// writes sparse entries.
+type denseReader struct {
+	r     io.Reader
+	in    *countingReader
+	start int64
+	got   int64
+}
+
+var errSparse = errors.New("sparse entry")
+
+func (d *denseReader) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	d.got += int64(n)
+	if d.got > d.in.n-d.start {
+		return n, errSparse
+	}
+	return n, err
 }
 
 // ReadFile reads and validates the bundle at path.

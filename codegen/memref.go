@@ -1,6 +1,8 @@
 package codegen
 
 import (
+	"math"
+
 	lir "github.com/llir/llvm/ir"
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
@@ -173,8 +175,30 @@ func (me *ModuleEmitter) global(op *ir.Operation) {
 	me.globals[name] = g
 }
 
+// MaxInitElements bounds the initial value of a memref.global that code
+// generation writes out element by element: LLVM IR has no splat syntax
+// for arrays, and a 16M-element splat took minutes and 180 MB of text.
+const MaxInitElements = 1 << 20
+
+// isZeroSplat reports whether a splat's value is zero (+0.0 for floats).
+func isZeroSplat(d *ir.DenseAttr) bool {
+	switch {
+	case len(d.Ints) > 0:
+		return d.Ints[0] == 0
+	case len(d.Floats) > 0:
+		return d.Floats[0] == 0 && !math.Signbit(d.Floats[0])
+	}
+	return false
+}
+
 // denseConstant builds an LLVM array constant from a dense attribute.
 func denseConstant(op *ir.Operation, d *ir.DenseAttr, arr *types.ArrayType, elem types.Type) constant.Constant {
+	if d.Splat && isZeroSplat(d) {
+		return constant.NewZeroInitializer(arr)
+	}
+	if arr.Len > MaxInitElements {
+		Fail(op, "the initial value has %d elements; tmac writes initial values of at most %d elements (all-zero ones of any size)", arr.Len, MaxInitElements)
+	}
 	n := int(arr.Len)
 	elems := make([]constant.Constant, n)
 	for i := 0; i < n; i++ {

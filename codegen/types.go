@@ -63,6 +63,11 @@ func PtrTo(elem types.Type, as types.AddrSpace) *types.PointerType {
 // MaxIntBits is the widest integer type LLVM has (2^23 bits).
 const MaxIntBits = 1 << 23
 
+// MaxVectorElements bounds the vectors code generation lowers: a larger
+// one could never live in a thread's registers, and lowering it element by
+// element (a broadcast's shuffle mask, a constant) took minutes.
+const MaxVectorElements = 4096
+
 // LLType maps a tmac IR type to an LLVM type. Memrefs and tensor maps have
 // no single LLVM type (they are lowered to several values) and are rejected.
 func LLType(t ir.Type) (types.Type, error) {
@@ -92,6 +97,9 @@ func LLType(t ir.Type) (types.Type, error) {
 	case *ir.VectorType:
 		if len(t.Shape()) != 1 || t.Scalable != nil {
 			return nil, fmt.Errorf("only 1-D fixed-size vectors can be lowered, got '%s'", t)
+		}
+		if t.Shape()[0] > MaxVectorElements {
+			return nil, fmt.Errorf("'%s' has %d elements; tmac compiles vectors of at most %d (a thread's registers hold 255 x 32 bits)", t, t.Shape()[0], MaxVectorElements)
 		}
 		elem, err := LLType(t.Elem)
 		if err != nil {

@@ -649,6 +649,13 @@ func (f *format) groupStarts(p *Parser, e *fmtElem) bool {
 		if e.attrSpec.Constraint.Desc == SymbolNameC.Desc {
 			return p.tok.Kind == TokAt
 		}
+		// A '{' where the attribute could start is the attr-dict when the
+		// attribute cannot be a dictionary (nvvm.barrier {foo} otherwise
+		// took {foo} as its reduction, so tmac printed a barrier with
+		// discardable attributes as text it could not read back).
+		if p.IsPunct("{") && e.attrSpec.Constraint.OK != nil && !e.attrSpec.Constraint.OK(Dict(nil)) {
+			return false
+		}
 		_, ok, _ := p.peekAttribute()
 		return ok
 	case fkRegion:
@@ -715,6 +722,9 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 			}
 			fs.Operands[e.name] = []UnresolvedOperand{u}
 		case Optional:
+			if p.peekIsResultList() {
+				break // the next op's results: no operand here
+			}
 			u, ok, err := p.ParseOptionalOperand()
 			if err != nil {
 				return err
@@ -723,6 +733,9 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 				fs.Operands[e.name] = []UnresolvedOperand{u}
 			}
 		case Variadic:
+			if p.peekIsResultList() {
+				break
+			}
 			us, err := p.ParseOperandList(DelimNone)
 			if err != nil {
 				return err
@@ -730,6 +743,9 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 			fs.Operands[e.name] = us
 		}
 	case fkAllOperands:
+		if p.peekIsResultList() {
+			break
+		}
 		us, err := p.ParseOperandList(DelimNone)
 		if err != nil {
 			return err

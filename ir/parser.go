@@ -333,6 +333,38 @@ func (p *Parser) peekIsAliasDef() bool {
 	return is
 }
 
+// peekIsResultList reports whether the tokens from the current %name are
+// the result list of an operation (`%a, %b:2 =`) rather than operands: a
+// trailing variadic or optional operand group of a custom format that is
+// empty would otherwise take the next op's results, so an op printed with
+// no operands there did not parse back.
+func (p *Parser) peekIsResultList() bool {
+	if p.tok.Kind != TokPercent {
+		return false
+	}
+	save, saveTok, savePrev := *p.sc, p.tok, p.prev
+	defer func() { *p.sc, p.tok, p.prev = save, saveTok, savePrev }()
+	for p.tok.Kind == TokPercent {
+		p.next()
+		if p.tok.Kind == TokPunct && p.tok.Text == ":" {
+			p.next()
+			if p.tok.Kind != TokInt {
+				return false
+			}
+			p.next()
+		}
+		switch {
+		case p.tok.Kind == TokPunct && p.tok.Text == "=":
+			return true
+		case p.tok.Kind == TokPunct && p.tok.Text == ",":
+			p.next()
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 func (p *Parser) skipFileMetadata() error {
 	end := strings.Index(p.src[p.tok.Offset:], "#-}")
 	if end < 0 {

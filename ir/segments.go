@@ -72,6 +72,9 @@ func (op *Operation) segmentSizes(specs []ArgSpec, n int, segAttr string) ([]int
 		}
 		total := 0
 		for i, v := range a.Ints {
+			if v < 0 || v > int64(n) {
+				return nil, false // no sum of such sizes is n (nor may overflow to it)
+			}
 			sizes[i] = int(v)
 			total += int(v)
 		}

@@ -471,6 +471,11 @@ func verifyArgs(op *Operation, specs []ArgSpec, types []Type, what, segAttr stri
 			if len(a.Ints) != len(specs) {
 				return op.EmitOpError("'%s' attribute for specifying %s segments must have %d elements, but got %d", segAttr, what, len(specs), len(a.Ints))
 			}
+			for _, v := range a.Ints {
+				if v < 0 {
+					return op.EmitOpError("'%s' attribute cannot have negative elements", segAttr)
+				}
+			}
 			return op.EmitOpError("%s count (%d) does not match with the total size (%d) specified in attribute '%s'", what, len(types), sumInts(a.Ints), segAttr)
 		}
 		fixed, variable := 0, false

@@ -78,9 +78,14 @@ func (rw *NVGPURewriter) elementPtr(op *ir.Operation, mem ir.Value, indices []ir
 	var offs, ones []int64
 	var dyn []ir.Value
 	zero := true
-	for _, i := range indices {
+	for d, i := range indices {
 		ones = append(ones, 1)
 		if c, ok := constIndex(i); ok {
+			// A constant index outside the memref would make an invalid
+			// subview: report it here.
+			if c < 0 || (d < mt.Rank() && mt.Shape()[d] != ir.Dynamic && c >= mt.Shape()[d]) {
+				return nil, rw.Errorf(op, "index %d is out of bounds of dimension %d of '%s'", c, d, mt)
+			}
 			offs = append(offs, c)
 			zero = zero && c == 0
 		} else {

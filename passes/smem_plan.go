@@ -21,7 +21,7 @@ import (
 //     `gpu.dynamic_shared_memory` op at the kernel's entry; memref.dealloc
 //     of a planned buffer is erased. A buffer typed in space 3 is retyped to
 //     #gpu.address_space<workgroup> (memref.view keeps the memory space),
-//     together with the memref.subview/cast/... results derived from it.
+//     together with the memref.view/subview/cast/... results derived from it.
 //     A dynamically shaped or strided workgroup allocation is rejected.
 //   - mbarrier groups (nvgpu.mbarrier.create, before lower-nvgpu) are left
 //     as they are; their 8 bytes per barrier count toward the per-block

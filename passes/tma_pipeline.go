@@ -984,12 +984,12 @@ func (p *pipelinedLoop) multicastBoxes(b tb, l *ir.Operation, r *tileRing, bars,
 // boxes calls emit for each box of tile r in slot: its destination view and
 // coordinates (the innermost coordinate advanced by the box width).
 func (p *pipelinedLoop) boxes(b tb, r *tileRing, slot ir.Value, coords []ir.Value, emit func(b tb, dst ir.Value, cs []ir.Value)) {
-	box := r.desc.Tensor
+	// The box's view is in the ring's (the tile's) memory space, which may
+	// be the descriptor's other spelling of shared memory (3 or
+	// #gpu.address_space<workgroup>): a view keeps its source's space.
+	box := ir.MemRefTypeOf(r.desc.Tensor.Shape(), r.desc.Tensor.Elem, nil, r.tile.MemorySpace)
 	nbox := r.tile.Shape()[r.tile.Rank()-1] / box.Shape()[box.Rank()-1]
 	boxBytes := tmac.TileBytes(box)
-	// The view is in the ring's memory space, which the descriptor may
-	// spell differently (3 or #gpu.address_space<workgroup>).
-	box = ir.MemRefTypeOf(box.Shape(), box.Elem, nil, r.tile.MemorySpace)
 	base := b.bin("arith.muli", slot, b.idx(r.slot))
 	for i := int64(0); i < nbox; i++ {
 		cs := append([]ir.Value{}, coords...)

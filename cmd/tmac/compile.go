@@ -26,7 +26,7 @@ type compileFlags struct {
 }
 
 // defaultPipeline is what `tmac compile` runs before code generation.
-const defaultPipeline = "builtin.module(outline-kernels,warp-specialize,tma-pipeline,mbarrier-phase,smem-plan,lower-nvgpu,smem-plan,canonicalize,cse)"
+const defaultPipeline = driver.DefaultPipeline
 
 func newCompileCmd() *cobra.Command {
 	f := &compileFlags{}

@@ -242,8 +242,22 @@ func parseFunc(p *ir.Parser, st *ir.OperationState) error {
 	return p.ParseRegion(r, args)
 }
 
+// numWorkgroup returns the workgroup_attributions count, or -1 when it is
+// negative or absurdly large (the verifiers reject that; the printers
+// then print no attributions).
 func numWorkgroup(op *ir.Operation) int {
-	return int(op.IntAttrOf("workgroup_attributions", 0))
+	n := op.IntAttrOf("workgroup_attributions", 0)
+	if n < 0 || n > 1<<20 {
+		return -1
+	}
+	return int(n)
+}
+
+// badWorkgroupCount is the verifiers' error for a negative or absurdly
+// large workgroup_attributions count.
+func badWorkgroupCount(op *ir.Operation) error {
+	return op.EmitOpError("requires 'workgroup_attributions' to be a count from 0 to %d, not %d",
+		1<<20, op.IntAttrOf("workgroup_attributions", 0))
 }
 
 func isKernel(op *ir.Operation) bool {
@@ -260,7 +274,7 @@ func printFunc(p *ir.Printer, op *ir.Operation) {
 	if !body.Empty() {
 		args := body.Entry().Args()
 		nIn, nW := len(ft.Inputs), numWorkgroup(op)
-		if nIn+nW <= len(args) {
+		if nW >= 0 && nIn+nW <= len(args) {
 			printAttributions(p, "workgroup", args[nIn:nIn+nW], op.Attr("workgroup_attrib_attrs"))
 			printAttributions(p, "private", args[nIn+nW:], op.Attr("private_attrib_attrs"))
 		}
@@ -300,6 +314,9 @@ func verifyFunc(op *ir.Operation) error {
 	}
 	nIn, nW := len(ft.Inputs), numWorkgroup(op)
 	args := body.Entry().Args()
+	if nW < 0 {
+		return badWorkgroupCount(op)
+	}
 	if len(args) < nIn+nW {
 		return op.EmitOpError("expected at least %d arguments to body region", nIn+nW)
 	}

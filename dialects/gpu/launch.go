@@ -226,7 +226,7 @@ func printLaunch(p *ir.Printer, op *ir.Operation) {
 		}
 	}
 	nW := numWorkgroup(op)
-	if len(args) >= nCfg+nW {
+	if nW >= 0 && len(args) >= nCfg+nW {
 		printAttributions(p, "workgroup", args[nCfg:nCfg+nW], nil)
 		printAttributions(p, "private", args[nCfg+nW:], nil)
 	}
@@ -251,6 +251,9 @@ func verifyLaunch(op *ir.Operation) error {
 		nCfg += 6
 	}
 	nW := numWorkgroup(op)
+	if nW < 0 {
+		return badWorkgroupCount(op)
+	}
 	if body.Empty() || body.Entry().NumArgs() < nCfg+nW {
 		return op.EmitOpError("unexpected number of region arguments")
 	}

@@ -1,0 +1,5 @@
+package driver
+
+// DefaultPipeline is the pass pipeline `tmac compile` (and `tmac run` and
+// `tmac tune` on .tma input) runs before code generation.
+const DefaultPipeline = "builtin.module(outline-kernels,warp-specialize,tma-pipeline,mbarrier-phase,smem-plan,lower-nvgpu,smem-plan,canonicalize,cse)"
