@@ -165,6 +165,11 @@ func checkSizes(gm *ir.Operation) {
 		if !ok {
 			return ir.TooLarge(st), true
 		}
+		if v, vec := t.(*ir.VectorType); vec {
+			if msg, bad := vectorTooLarge(v); bad {
+				return msg, true
+			}
+		}
 		if _, vec := t.(*ir.VectorType); vec && b > sm90.MaxLocalBytesPerThread {
 			return fmt.Sprintf("'%s' needs %d bytes in each thread, more than the %d KB of local memory a thread can have", t, b, sm90.MaxLocalBytesPerThread>>10), true
 		}

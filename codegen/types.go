@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -68,6 +69,14 @@ const MaxIntBits = 1 << 23
 // element (a broadcast's shuffle mask, a constant) took minutes.
 const MaxVectorElements = 4096
 
+// vectorTooLarge reports a 1-D vector of more than MaxVectorElements.
+func vectorTooLarge(t *ir.VectorType) (string, bool) {
+	if len(t.Shape()) != 1 || t.Shape()[0] <= MaxVectorElements {
+		return "", false
+	}
+	return fmt.Sprintf("'%s' has %d elements; tmac compiles vectors of at most %d (a thread's registers hold 255 x 32 bits)", t, t.Shape()[0], MaxVectorElements), true
+}
+
 // LLType maps a tmac IR type to an LLVM type. Memrefs and tensor maps have
 // no single LLVM type (they are lowered to several values) and are rejected.
 func LLType(t ir.Type) (types.Type, error) {
@@ -98,8 +107,8 @@ func LLType(t ir.Type) (types.Type, error) {
 		if len(t.Shape()) != 1 || t.Scalable != nil {
 			return nil, fmt.Errorf("only 1-D fixed-size vectors can be lowered, got '%s'", t)
 		}
-		if t.Shape()[0] > MaxVectorElements {
-			return nil, fmt.Errorf("'%s' has %d elements; tmac compiles vectors of at most %d (a thread's registers hold 255 x 32 bits)", t, t.Shape()[0], MaxVectorElements)
+		if msg, bad := vectorTooLarge(t); bad {
+			return nil, errors.New(msg)
 		}
 		elem, err := LLType(t.Elem)
 		if err != nil {
