@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // LLCOptions configure the PTX back end.
@@ -121,7 +123,13 @@ func runLLC(path, llvmIR string, o LLCOptions) (string, error) {
 	var stderr bytes.Buffer
 	cmd := exec.Command(path, args...)
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return "", &LLCError{Stderr: err.Error(), IR: llvmIR}
+	}
+	stop := cleanUpOnSignal(cmd, dir)
+	err = cmd.Wait()
+	stop()
+	if err != nil {
 		return "", &LLCError{Stderr: stderr.String(), IR: llvmIR}
 	}
 	ptx, err := os.ReadFile(out)
@@ -136,6 +144,43 @@ func runLLC(path, llvmIR string, o LLCOptions) (string, error) {
 		return "", fmt.Errorf("llc does not know %s (the PTX declares %s); this llc is too old for the IR tmac produced", what, it)
 	}
 	return string(ptx), nil
+}
+
+// cleanUpOnSignal makes an interrupt or termination of tmac while llc
+// runs stop llc and, once cmd.Wait has returned and the returned function
+// is called, remove llc's temporary directory and exit with the usual
+// 128+signal status, instead of leaving the directory behind.
+func cleanUpOnSignal(cmd *exec.Cmd, dir string) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	got := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		select {
+		case sig := <-sigs:
+			cmd.Process.Kill()
+			got <- sig
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+		<-finished
+		select {
+		case sig := <-got:
+			os.RemoveAll(dir)
+			code := 1
+			if s, ok := sig.(syscall.Signal); ok {
+				code = 128 + int(s)
+			}
+			fmt.Fprintf(os.Stderr, "tmac: %v while llc was running: llc stopped, its temporary files removed\n", sig)
+			os.Exit(code)
+		default:
+		}
+	}
 }
 
 // checkCache is where passed llc checks are remembered: one line per llc,
