@@ -157,21 +157,17 @@ func Emit(top *ir.Operation) (out *Output, err error) {
 // thread can have (see stackAlloc for private buffers).
 func checkSizes(gm *ir.Operation) {
 	tooLarge := func(t ir.Type) (string, bool) {
-		st, ok := t.(ir.ShapedType)
-		if !ok || !ir.HasStaticShape(st.Shape()) {
-			return "", false
-		}
-		b, ok := ir.ShapeBytes(st.Shape(), ir.BitWidth(st.ElementType()))
-		if !ok {
-			return ir.TooLarge(st), true
+		b, err := ir.StaticSize(t)
+		if err != nil {
+			return err.Error(), true
 		}
 		if v, vec := t.(*ir.VectorType); vec {
 			if msg, bad := vectorTooLarge(v); bad {
 				return msg, true
 			}
-		}
-		if _, vec := t.(*ir.VectorType); vec && b > sm90.MaxLocalBytesPerThread {
-			return fmt.Sprintf("'%s' needs %d bytes in each thread, more than the %d KB of local memory a thread can have", t, b, sm90.MaxLocalBytesPerThread>>10), true
+			if b > sm90.MaxLocalBytesPerThread {
+				return fmt.Sprintf("'%s' needs %d bytes in each thread, more than the %d KB of local memory a thread can have", t, b, sm90.MaxLocalBytesPerThread>>10), true
+			}
 		}
 		return "", false
 	}

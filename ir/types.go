@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -212,6 +213,21 @@ func ShapeBytes(shape []int64, elemBits int) (int64, bool) {
 		return 0, false
 	}
 	return (int64(lo) + 7) / 8, true
+}
+
+// StaticSize returns the size in bytes of a statically shaped type (0 for
+// any other type), and an error with TooLarge's message when that size
+// does not fit in 64 bits.
+func StaticSize(t Type) (int64, error) {
+	st, ok := t.(ShapedType)
+	if !ok || !HasStaticShape(st.Shape()) {
+		return 0, nil
+	}
+	b, ok := ShapeBytes(st.Shape(), BitWidth(st.ElementType()))
+	if !ok {
+		return 0, errors.New(TooLarge(st))
+	}
+	return b, nil
 }
 
 // TooLarge describes a shaped type whose size does not fit in 64 bits,

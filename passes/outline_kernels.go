@@ -2,12 +2,12 @@ package passes
 
 import (
 	"fmt"
-	"github.com/tmac-dev/tmac/internal/sm90"
 	"math"
 	"strings"
 
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -582,14 +582,10 @@ func forEachSymbolRef(a ir.Attribute, fn func(*ir.SymbolRefAttr)) {
 // function argument).
 func checkHostSizes(top *ir.Operation) error {
 	tooLarge := func(t ir.Type) (string, bool) {
-		st, ok := t.(ir.ShapedType)
-		if !ok || !ir.HasStaticShape(st.Shape()) {
-			return "", false
+		if _, err := ir.StaticSize(t); err != nil {
+			return err.Error(), true
 		}
-		if _, ok := ir.ShapeBytes(st.Shape(), ir.BitWidth(st.ElementType())); ok {
-			return "", false
-		}
-		return ir.TooLarge(st), true
+		return "", false
 	}
 	var err error
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {

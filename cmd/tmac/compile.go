@@ -94,20 +94,11 @@ func runCompile(cmd *cobra.Command, f *compileFlags, in string) error {
 		fmt.Fprintln(stderr, "tmac compile: error:", err)
 		return &exitError{2}
 	}
-	file, text, sm, err := readSource(stderr, in)
+	mod, file, sm, err := readModule(stderr, in, f.allowUnregistered)
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error {
-		for _, d := range ir.AsDiagnostics(err) {
-			fmt.Fprint(stderr, d.Render(sm))
-		}
-		return &exitError{1}
-	}
-	mod, err := driver.ParseChunk(driver.Chunk{File: file, Text: text, FirstLine: 1}, f.allowUnregistered)
-	if err != nil {
-		return fail(err)
-	}
+	fail := func(err error) error { return renderFailure(stderr, sm, err) }
 	var warnings []*ir.Diagnostic
 	instr := &passes.Instrumentation{After: func(s *passes.Step, op *ir.Operation) {
 		if f.printAfterAll {

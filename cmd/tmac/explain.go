@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tmac-dev/tmac/driver"
 	"github.com/tmac-dev/tmac/internal/explain"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
@@ -71,20 +70,11 @@ func runExplain(cmd *cobra.Command, f *explainFlags, in string) error {
 		fmt.Fprintln(stderr, "tmac explain: error:", err)
 		return &exitError{2}
 	}
-	file, text, sm, err := readSource(stderr, in)
+	mod, _, sm, err := readModule(stderr, in, false)
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error {
-		for _, d := range ir.AsDiagnostics(err) {
-			fmt.Fprint(stderr, d.Render(sm))
-		}
-		return &exitError{1}
-	}
-	mod, err := driver.ParseChunk(driver.Chunk{File: file, Text: text, FirstLine: 1}, false)
-	if err != nil {
-		return fail(err)
-	}
+	fail := func(err error) error { return renderFailure(stderr, sm, err) }
 	sched := passes.NewSchedule()
 	ctx := &passes.Context{Emit: func(d *ir.Diagnostic) { fmt.Fprint(stderr, d.Render(sm)) }, Schedule: sched}
 	if err := passes.RunPipeline(mod, steps, ctx, nil); err != nil {

@@ -337,6 +337,30 @@ func readSource(stderr io.Writer, in string) (file, text string, sm *ir.SourceMg
 	return file, text, sm, nil
 }
 
+// readModule reads the input ("-" is stdin) and parses and verifies it as
+// one module; on failure its diagnostics are printed and the error is an
+// exit status 1. file is the name diagnostics use; sm renders the
+// diagnostics of later steps.
+func readModule(stderr io.Writer, in string, allowUnregistered bool) (mod *ir.Operation, file string, sm *ir.SourceMgr, err error) {
+	file, text, sm, err := readSource(stderr, in)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	mod, err = driver.ParseChunk(driver.Chunk{File: file, Text: text, FirstLine: 1}, allowUnregistered)
+	if err != nil {
+		return nil, "", nil, renderFailure(stderr, sm, err)
+	}
+	return mod, file, sm, nil
+}
+
+// renderFailure prints err's diagnostics and returns exit status 1.
+func renderFailure(stderr io.Writer, sm *ir.SourceMgr, err error) error {
+	for _, d := range ir.AsDiagnostics(err) {
+		fmt.Fprint(stderr, d.Render(sm))
+	}
+	return &exitError{1}
+}
+
 func sameFile(a, b string) (bool, error) {
 	sa, err := os.Stat(a)
 	if err != nil {

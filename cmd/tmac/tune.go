@@ -610,10 +610,7 @@ func runTuneBuild(cmd *cobra.Command, f *tuneBuildFlags, files []string) error {
 		}
 		mod, err := driver.ParseChunk(driver.Chunk{File: file, Text: text, FirstLine: 1}, false)
 		if err != nil {
-			for _, d := range ir.AsDiagnostics(err) {
-				fmt.Fprint(stderr, d.Render(sm))
-			}
-			return &exitError{1}
+			return renderFailure(stderr, sm, err)
 		}
 		loops := findTunableLoops(mod, text)
 		loop, err := selectLoop(loops, f.loop)

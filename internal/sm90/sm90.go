@@ -44,30 +44,17 @@ type Launch struct {
 // Check returns what makes the launch impossible on sm_90, or nil.
 func (l Launch) Check() error {
 	axes := "xyz"
-	for i, g := range l.Grid {
-		if g == Unknown {
-			continue
-		}
-		limit := int64(MaxGridDimYZ)
-		if i == 0 {
-			limit = MaxGridDimX
-		}
-		if g < 1 || g > limit {
-			return fmt.Errorf("grid size %c = %d is outside [1, %d]", axes[i], g, limit)
-		}
+	if err := checkAxes("grid", l.Grid, [3]int64{MaxGridDimX, MaxGridDimYZ, MaxGridDimYZ}); err != nil {
+		return err
+	}
+	if err := checkAxes("block", l.Block, [3]int64{MaxBlockDimXY, MaxBlockDimXY, MaxBlockDimZ}); err != nil {
+		return err
 	}
 	threads, known := int64(1), true
-	for i, b := range l.Block {
+	for _, b := range l.Block {
 		if b == Unknown {
 			known = false
 			continue
-		}
-		limit := int64(MaxBlockDimXY)
-		if i == 2 {
-			limit = MaxBlockDimZ
-		}
-		if b < 1 || b > limit {
-			return fmt.Errorf("block size %c = %d is outside [1, %d]", axes[i], b, limit)
 		}
 		threads *= b
 	}
@@ -96,6 +83,17 @@ func (l Launch) Check() error {
 	}
 	if known && blocks > MaxClusterBlocks {
 		return fmt.Errorf("clusters of %d blocks (%d x %d x %d), over the portable limit of %d", blocks, l.Cluster[0], l.Cluster[1], l.Cluster[2], MaxClusterBlocks)
+	}
+	return nil
+}
+
+// checkAxes checks each known size of a launch dimension (grid or block)
+// against [1, its axis's limit].
+func checkAxes(what string, sizes, limits [3]int64) error {
+	for i, n := range sizes {
+		if n != Unknown && (n < 1 || n > limits[i]) {
+			return fmt.Errorf("%s size %c = %d is outside [1, %d]", what, "xyz"[i], n, limits[i])
+		}
 	}
 	return nil
 }
