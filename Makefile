@@ -6,13 +6,16 @@ LLVM_BIN ?= /usr/lib/llvm-22/bin
 export LLVM_BIN
 GO ?= go
 TMAC := build/tmac
+# staticcheck, pinned (the Go module proxy serves v0.6.1; newer tags are refused).
+STATICCHECK_VERSION ?= v0.6.1
+STATICCHECK := build/bin/staticcheck
 # make fuzz runs every fuzz target for FUZZTIME each (docs/fuzzing.md).
 # Minimization is capped at 100 runs: the default (60 s for every input
 # that adds coverage) leaves the multi-kilobyte seeds barely fuzzed.
 FUZZTIME ?= 20s
 FUZZFLAGS ?= -parallel 1 -fuzzminimizetime 100x
 
-.PHONY: all build deps test vet gotest lit fuzz run docs bench-parse bench-compile bench-gpu clean
+.PHONY: all build deps test vet staticcheck gotest lit fuzz run docs bench-parse bench-compile bench-gpu clean
 
 all: build
 
@@ -25,13 +28,21 @@ build:
 vet:
 	$(GO) vet ./...
 
+# Installs the pinned staticcheck into build/bin when missing or of another version.
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/build/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+staticcheck: $(STATICCHECK)
+	@$(STATICCHECK) -version | grep -q '$(STATICCHECK_VERSION:v%=%)' || GOBIN=$(CURDIR)/build/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	$(STATICCHECK) ./...
+
 gotest:
 	$(GO) test ./...
 
 lit: deps build
 	$(LLVM_BIN)/lit -sv lit-tests
 
-test: deps build vet gotest lit
+test: deps build vet staticcheck gotest lit
 
 # Reference docs (docs/dialects, docs/passes) generated from the op and pass
 # registries; lit-tests/tmac/doc-up-to-date.tma checks they are current.

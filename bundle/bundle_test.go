@@ -85,7 +85,6 @@ type entry struct {
 	name string
 	data string
 	typ  byte
-	size int64 // header size if nonzero
 }
 
 func rawTar(t *testing.T, entries ...entry) []byte {

@@ -68,18 +68,6 @@ func isSuffixChar(c byte) bool {
 	return isIDStart(c) || isDigit(c) || c == '$' || c == '.' || c == '-'
 }
 
-func (s *Scanner) advance(n int) {
-	for i := 0; i < n; i++ {
-		if s.src[s.pos] == '\n' {
-			s.line++
-			s.col = 1
-		} else {
-			s.col++
-		}
-		s.pos++
-	}
-}
-
 // skipSpace skips whitespace and // comments.
 func (s *Scanner) skipSpace() {
 	for s.pos < len(s.src) {

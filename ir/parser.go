@@ -1357,7 +1357,7 @@ func (p *Parser) ParseOptionalRegion(r *Region, args []Argument) (bool, error) {
 
 func (p *Parser) parseRegionBody(r *Region, args []Argument) error {
 	if p.ParseOptionalPunct("}") {
-		if args != nil && len(args) > 0 {
+		if len(args) > 0 {
 			// An empty region with declared arguments still gets its block.
 			b := r.AddBlock(&Block{})
 			return p.defineArgs(b, args)

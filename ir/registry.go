@@ -175,7 +175,6 @@ type OpDef struct {
 
 	unregistered bool
 	format       *format
-	formatErr    error
 	inherent     map[string]bool
 }
 

@@ -92,10 +92,6 @@ func (v *verifier) verifyBlock(parent *Operation, b *Block) error {
 	return nil
 }
 
-func (d *Diagnostic) withNote(loc Location, format string, args ...any) *Diagnostic {
-	return d.AttachNote(loc, format, args...)
-}
-
 // verifyOperands checks isolation and dominance for each operand of op.
 func (v *verifier) verifyOperands(op *Operation) error {
 	for i := range op.operands {

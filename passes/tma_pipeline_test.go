@@ -243,7 +243,6 @@ type pipeSim struct {
 	pending  []*simRec // stores not yet committed
 	iter     int64     // the current iteration of the top-level loop (-1 outside)
 	waited   map[int64]int
-	mmaSeen  bool
 	// For the check of the schedule record: the iteration that issued the
 	// loads each iteration waits for, and the parity it waits with.
 	issuedIn, parity map[int64]int64

@@ -96,15 +96,3 @@ func newVersionCmd() *cobra.Command {
 		},
 	}
 }
-
-func notImplemented(name, issue string) *cobra.Command {
-	return &cobra.Command{
-		Use:   name + " FILE",
-		Short: fmt.Sprintf("(not yet implemented) %s", issue),
-		Args:  cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.ErrOrStderr(), "tmac %s: not yet implemented (%s)\n", name, issue)
-			return &exitError{2}
-		},
-	}
-}

@@ -61,7 +61,10 @@ func parseLaunch(p *ir.Parser, st *ir.OperationState) error {
 		if err != nil {
 			return err
 		}
-		for _, u := range us {
+		if len(us) > 0 {
+			// Upstream resolves the first operand with a null type and
+			// reports the mismatch with its prior use.
+			u := us[0]
 			v, err := p.ResolveOperand(u, nil)
 			if err != nil {
 				return err

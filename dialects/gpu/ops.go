@@ -50,21 +50,6 @@ var (
 	dimC = ir.AttrConstraint{Desc: "GPU dimension", OK: func(a ir.Attribute) bool { return DimOf(a) != "" }}
 )
 
-// symNameSyntax writes a sym_name property as @name.
-var symNameSyntax = &ir.AttrSyntax{
-	Parse: func(p *ir.Parser) (ir.Attribute, error) {
-		s, err := p.ParseSymbolName()
-		return ir.Str(s), err
-	},
-	Print: func(a ir.Attribute) string {
-		if s, ok := a.(*ir.StringAttr); ok {
-			return ir.FormatSymbolName(s.Value)
-		}
-		return a.String()
-	},
-	CanStart: func(p *ir.Parser) bool { return p.Tok().Kind == ir.TokAt },
-}
-
 // upperBoundSyntax writes an index attribute as a bare integer.
 var upperBoundSyntax = &ir.AttrSyntax{
 	Parse: func(p *ir.Parser) (ir.Attribute, error) {

@@ -266,9 +266,8 @@ func StrippedTypeText(t ir.Type) string {
 // tparser wraps the IR parser with the error style of the context: inside
 // an op's custom form errors carry the "custom op" prefix.
 type tparser struct {
-	p      *ir.Parser
-	inOp   bool
-	errors ir.DiagList
+	p    *ir.Parser
+	inOp bool
 }
 
 func (tp *tparser) errAt(t ir.Token, format string, args ...any) *ir.Diagnostic {

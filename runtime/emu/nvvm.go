@@ -225,13 +225,12 @@ func init() {
 // ------------------------------------------------------------ mbarriers
 
 type mbarrier struct {
-	addr     uint64
-	count    int64 // arrivals per phase
-	pending  int64 // arrivals still expected in the current phase
-	tx       int64 // transaction bytes still expected
-	phase    int64 // phases completed
-	initAt   *ir.Operation
-	lastWait *ir.Operation
+	addr    uint64
+	count   int64 // arrivals per phase
+	pending int64 // arrivals still expected in the current phase
+	tx      int64 // transaction bytes still expected
+	phase   int64 // phases completed
+	initAt  *ir.Operation
 	// The last TMA load whose bytes arrived, the phase they arrived in,
 	// and the latest phase whose completion a wait has seen: a block must
 	// not exit before a wait sees its loads' phases complete.

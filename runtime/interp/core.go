@@ -96,7 +96,6 @@ type cfunc struct {
 	results      []slot
 	resTypes     []ir.Type
 	body         []instr
-	hasParallel  bool
 	parallelLocs []ir.Location
 }
 

@@ -23,14 +23,6 @@ func offsetOf(op *ir.Operation, fr *frame, m *memref, ix []int32) int64 {
 	return off
 }
 
-func offset2(op *ir.Operation, fr *frame, m *memref, s0, s1 int32) int64 {
-	v0, v1 := fr.i[s0], fr.i[s1]
-	if uint64(v0) >= uint64(m.sizes[0]) || uint64(v1) >= uint64(m.sizes[1]) {
-		oob2(op, m, v0, v1)
-	}
-	return m.offset + v0*m.strides[0] + v1*m.strides[1]
-}
-
 //go:noinline
 func oob2(op *ir.Operation, m *memref, v0, v1 int64) {
 	fail(op, "index [%d, %d] out of bounds of a memref of shape %v", v0, v1, m.sizes)
