@@ -10,7 +10,7 @@
 //	kernels.ll     the LLVM IR it was compiled from (for reference)
 //	module.tma     the IR after tmac's passes, printed (host code included)
 //
-// The parameter layout is the one codegen.Params describes: a memref
+// The parameter layout is the kernel ABI (package kernelabi): a memref
 // argument becomes a base pointer, then its dynamic offset, sizes and
 // strides; a tensor map descriptor a 128-byte by-value parameter; anything
 // else one scalar parameter.
@@ -28,6 +28,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/tmac-dev/tmac/kernelabi"
 )
 
 // File names inside a bundle, and the bundle file extension.
@@ -52,19 +54,6 @@ const (
 	MaxParams       = 4096 // per kernel
 )
 
-// Parameter roles (Param.Role), as codegen.ParamRole names them.
-const (
-	RoleScalar    = "scalar"    // the argument itself
-	RoleBase      = "base"      // memref base pointer
-	RoleOffset    = "offset"    // memref dynamic offset, in elements
-	RoleSize      = "size"      // memref dynamic size of dimension Dim
-	RoleStride    = "stride"    // memref dynamic stride of dimension Dim, in elements
-	RoleTensorMap = "tensormap" // CUtensorMap, 128 bytes by value
-)
-
-var knownRoles = map[string]bool{RoleScalar: true, RoleBase: true, RoleOffset: true,
-	RoleSize: true, RoleStride: true, RoleTensorMap: true}
-
 // Manifest describes the contents of a bundle.
 type Manifest struct {
 	Format      int      `json:"format"`
@@ -85,7 +74,7 @@ type Kernel struct {
 // Param is one PTX parameter of a kernel.
 type Param struct {
 	Arg  int    `json:"arg"`  // index of the IR argument it belongs to
-	Role string `json:"role"` // one of the Role constants
+	Role string `json:"role"` // a kernelabi.Role's name: scalar, base, offset, size, stride, tensormap
 	Dim  int    `json:"dim"`  // dimension, for the size and stride roles
 	Type string `json:"type"` // LLVM type, e.g. "float*", "i64", "[128 x i8]*"
 }
@@ -365,13 +354,14 @@ func validate(m *Manifest, ptx string) error {
 		last := -1
 		for i, p := range k.Params {
 			where := fmt.Sprintf("bundle: kernel %s, parameter %d", k.Name, i)
-			if !knownRoles[p.Role] {
+			role, ok := kernelabi.ParseRole(p.Role)
+			if !ok {
 				return fmt.Errorf("%s: unknown role %q", where, p.Role)
 			}
 			if p.Arg < 0 || p.Arg < last || (k.Args != nil && p.Arg >= len(k.Args)) {
 				return fmt.Errorf("%s: argument index %d is out of order or range", where, p.Arg)
 			}
-			if p.Dim < 0 || (p.Dim != 0 && p.Role != RoleSize && p.Role != RoleStride) {
+			if p.Dim < 0 || (p.Dim != 0 && role != kernelabi.RoleSize && role != kernelabi.RoleStride) {
 				return fmt.Errorf("%s: bad dimension %d for role %s", where, p.Dim, p.Role)
 			}
 			if p.Type == "" {

@@ -41,9 +41,9 @@ func sample() *Bundle {
 				Name: "saxpy_kernel_0",
 				Args: []string{"f32", "memref<?xf32>"},
 				Params: []Param{
-					{Arg: 0, Role: RoleScalar, Type: "float"},
-					{Arg: 1, Role: RoleBase, Type: "float*"},
-					{Arg: 1, Role: RoleSize, Dim: 0, Type: "i64"},
+					{Arg: 0, Role: "scalar", Type: "float"},
+					{Arg: 1, Role: "base", Type: "float*"},
+					{Arg: 1, Role: "size", Dim: 0, Type: "i64"},
 				},
 			}},
 		},
@@ -71,7 +71,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("manifest = %+v", b.Manifest)
 	}
 	k, ok := b.Kernel("saxpy_kernel_0")
-	if !ok || len(k.Params) != 3 || k.Params[2].Role != RoleSize || k.Params[1].Type != "float*" || k.Args[1] != "memref<?xf32>" {
+	if !ok || len(k.Params) != 3 || k.Params[2].Role != "size" || k.Params[1].Type != "float*" || k.Args[1] != "memref<?xf32>" {
 		t.Errorf("kernel = %+v", k)
 	}
 	// Deterministic output.

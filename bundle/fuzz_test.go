@@ -45,7 +45,7 @@ func FuzzRead(f *testing.F) {
 		f.Add(data)
 		// A variant: a second kernel, a stride parameter.
 		b.Manifest.Kernels = append(b.Manifest.Kernels, Kernel{Name: "other", Args: []string{}, Params: []Param{}})
-		b.Manifest.Kernels[0].Params = append(b.Manifest.Kernels[0].Params, Param{Arg: 1, Role: RoleStride, Dim: 0, Type: "i64"})
+		b.Manifest.Kernels[0].Params = append(b.Manifest.Kernels[0].Params, Param{Arg: 1, Role: "stride", Dim: 0, Type: "i64"})
 	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {

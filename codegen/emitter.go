@@ -19,6 +19,7 @@ import (
 
 	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/kernelabi"
 )
 
 // LowerFunc emits the LLVM IR of one op at fe's insertion block.
@@ -412,7 +413,7 @@ func (me *ModuleEmitter) declareFunc(op *ir.Operation) {
 	var lparams []*lir.Param
 	for _, p := range params {
 		lp := lir.NewParam(p.Name, p.Type)
-		if p.Role == RoleTensorMap {
+		if p.Role == kernelabi.RoleTensorMap {
 			lp.Attrs = append(lp.Attrs, lir.Byval{Typ: TensorMapType}, lir.Align(64), lir.AttrString("nvvm.grid_constant"))
 		}
 		lparams = append(lparams, lp)

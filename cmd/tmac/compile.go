@@ -191,15 +191,6 @@ func makeBundle(mod *ir.Operation, source, llvmIR, ptx string, opts toolchain.LL
 	})
 }
 
-var roleNames = map[codegen.ParamRole]string{
-	codegen.RoleScalar:    bundle.RoleScalar,
-	codegen.RoleBase:      bundle.RoleBase,
-	codegen.RoleOffset:    bundle.RoleOffset,
-	codegen.RoleSize:      bundle.RoleSize,
-	codegen.RoleStride:    bundle.RoleStride,
-	codegen.RoleTensorMap: bundle.RoleTensorMap,
-}
-
 // bundleKernels describes every kernel (gpu.func with the kernel
 // attribute, in gpu.module order, which is the PTX order) with the
 // parameter layout codegen gave it.
@@ -225,7 +216,7 @@ func bundleKernels(mod *ir.Operation) ([]bundle.Kernel, error) {
 				k.Args = append(k.Args, t.String())
 			}
 			for _, p := range params {
-				k.Params = append(k.Params, bundle.Param{Arg: p.Arg, Role: roleNames[p.Role], Dim: p.Dim, Type: p.Type.String()})
+				k.Params = append(k.Params, bundle.Param{Arg: p.Arg, Role: p.Role.String(), Dim: p.Dim, Type: p.Type.String()})
 			}
 			kernels = append(kernels, k)
 		}

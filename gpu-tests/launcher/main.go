@@ -23,10 +23,10 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tmac-dev/tmac/codegen"
 	_ "github.com/tmac-dev/tmac/dialects/all"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/kernelabi"
 	"github.com/tmac-dev/tmac/runtime/cuda"
 )
 
@@ -497,10 +497,10 @@ func (c testCase) label() string {
 	return c.kernel
 }
 
-// buildParams lays out kernel parameters with codegen's ABI; tensor maps
+// buildParams lays out kernel parameters with the kernel ABI; tensor maps
 // are encoded here, from the buffers' device addresses.
 func buildParams(sig []ir.Type, args []any) ([]unsafe.Pointer, error) {
-	layout, err := codegen.Params(sig, true)
+	layout, err := kernelabi.Params(sig, true, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -513,13 +513,13 @@ func buildParams(sig []ir.Type, args []any) ([]unsafe.Pointer, error) {
 		case *buffer:
 			var v uint64
 			switch p.Role {
-			case codegen.RoleBase:
+			case kernelabi.RoleBase:
 				v = uint64(a.dev)
-			case codegen.RoleOffset:
+			case kernelabi.RoleOffset:
 				v = 0
-			case codegen.RoleSize:
+			case kernelabi.RoleSize:
 				v = uint64(a.shape[p.Dim])
-			case codegen.RoleStride:
+			case kernelabi.RoleStride:
 				s := uint64(1)
 				for _, d := range a.shape[p.Dim+1:] {
 					s *= uint64(d)
@@ -532,7 +532,7 @@ func buildParams(sig []ir.Type, args []any) ([]unsafe.Pointer, error) {
 			*x = v
 			params = append(params, unsafe.Pointer(x))
 		case *tmapArg:
-			if p.Role != codegen.RoleTensorMap {
+			if p.Role != kernelabi.RoleTensorMap {
 				return nil, fmt.Errorf("argument #%d: a tensor map given for a %v parameter", p.Arg, sig[p.Arg])
 			}
 			m, err := encodeTensorMap(sig[p.Arg], a)

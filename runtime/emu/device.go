@@ -8,8 +8,8 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/tmac-dev/tmac/codegen"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/kernelabi"
 	"github.com/tmac-dev/tmac/runtime/cuda"
 	"github.com/tmac-dev/tmac/runtime/plan"
 )
@@ -153,9 +153,9 @@ func (d *Device) kernel(name string) (*kernel, error) {
 }
 
 // params turns the launch's parameter bytes back into the kernel's
-// argument values (the codegen ABI, in reverse).
+// argument values (the kernel ABI, in reverse).
 func (d *Device) params(k *kernel, raw [][]byte) ([]any, error) {
-	ps, err := codegen.Params(k.params, true)
+	ps, err := kernelabi.Params(k.params, true, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -172,24 +172,24 @@ func (d *Device) params(k *kernel, raw [][]byte) ([]any, error) {
 			return int64(binary.LittleEndian.Uint64(b))
 		}
 		switch p.Role {
-		case codegen.RoleBase:
+		case kernelabi.RoleBase:
 			mt := k.params[p.Arg].(*ir.MemRefType)
 			strides, offset, _ := mt.StridesAndOffset()
 			m := &memref{space: spaceGlobal, base: uint64(u64()), offset: offset, sizes: append([]int64(nil), mt.Shape()...),
 				strides: append([]int64(nil), strides...), elem: mt.Elem, esize: elemSize(mt.Elem)}
 			args[p.Arg] = m
-		case codegen.RoleOffset:
+		case kernelabi.RoleOffset:
 			args[p.Arg].(*memref).offset = u64()
-		case codegen.RoleSize:
+		case kernelabi.RoleSize:
 			args[p.Arg].(*memref).sizes[p.Dim] = u64()
-		case codegen.RoleStride:
+		case kernelabi.RoleStride:
 			args[p.Arg].(*memref).strides[p.Dim] = u64()
-		case codegen.RoleTensorMap:
+		case kernelabi.RoleTensorMap:
 			if len(b) < 16 || binary.LittleEndian.Uint64(b) != tensorMapMagic {
 				return nil, fmt.Errorf("parameter %s is not a tensor map encoded by this device", p.Name)
 			}
 			args[p.Arg] = ptr{space: spaceGeneric, addr: tensorMapSpace | binary.LittleEndian.Uint64(b[8:]), cta: -1}
-		case codegen.RoleScalar:
+		case kernelabi.RoleScalar:
 			t := k.params[p.Arg]
 			var raw uint64
 			switch len(b) {

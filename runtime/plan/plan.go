@@ -10,8 +10,8 @@ package plan
 import (
 	"fmt"
 
-	"github.com/tmac-dev/tmac/codegen"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/kernelabi"
 	"github.com/tmac-dev/tmac/runtime/cuda"
 )
 
@@ -43,7 +43,7 @@ type Launch struct {
 type Kernel struct {
 	Name   string // symbol of the gpu.func (the PTX entry name)
 	Args   []ir.Type
-	Params []codegen.Param
+	Params []kernelabi.Param
 }
 
 // Plan is an entry function ready to run.
@@ -139,7 +139,7 @@ func (p *Plan) kernel(op *ir.Operation) (*Kernel, error) {
 	if !ok {
 		return nil, fn.EmitOpError("has no function type")
 	}
-	params, err := codegen.Params(ft.Inputs, true)
+	params, err := kernelabi.Params(ft.Inputs, true, nil)
 	if err != nil {
 		return nil, op.EmitOpError("kernel %s: %v", ref.Leaf(), err)
 	}

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tmac-dev/tmac/codegen"
 	_ "github.com/tmac-dev/tmac/dialects/all"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/driver"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/kernelabi"
 	"github.com/tmac-dev/tmac/passes"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 	"github.com/tmac-dev/tmac/runtime/cuda"
@@ -317,7 +317,7 @@ func TestPackParams(t *testing.T) {
 	src := `func.func @f(%m: memref<?x?xbf16, strided<[?, 1], offset: ?>>, %s: i32, %h: f16, %i: index, %d: !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, 3>, swizzle = none, l2promo = none, oob = zero, interleave = none>) { return }`
 	mod := parse(t, src, "")
 	ft, _ := FuncType(mod.Region(0).Entry().Ops()[0])
-	params, err := codegen.Params(ft.Inputs, true)
+	params, err := kernelabi.Params(ft.Inputs, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

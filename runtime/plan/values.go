@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tmac-dev/tmac/codegen"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/kernelabi"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 	"github.com/tmac-dev/tmac/runtime/cuda"
 )
@@ -175,7 +175,7 @@ func TensorMapDataType(t ir.Type) (cuda.TensorMapDataType, error) {
 }
 
 // PackParams lays out the kernel parameters of a launch: for each
-// codegen.Param the bytes of its value (memref base pointers, dynamic
+// kernelabi.Param the bytes of its value (memref base pointers, dynamic
 // offsets, sizes and strides as i64, scalars in their own width, tensor
 // maps as their 128 bytes).
 func PackParams(k *Kernel, args []Value) ([][]byte, error) {
@@ -187,13 +187,13 @@ func PackParams(k *Kernel, args []Value) ([][]byte, error) {
 	for _, p := range k.Params {
 		a := args[p.Arg]
 		switch p.Role {
-		case codegen.RoleBase, codegen.RoleOffset, codegen.RoleSize, codegen.RoleStride:
+		case kernelabi.RoleBase, kernelabi.RoleOffset, kernelabi.RoleSize, kernelabi.RoleStride:
 			m, ok := a.(*Mem)
 			if !ok {
 				return nil, fmt.Errorf("kernel %s argument #%d: a memref is expected", k.Name, p.Arg)
 			}
 			switch p.Role {
-			case codegen.RoleBase:
+			case kernelabi.RoleBase:
 				if !m.OnDevice() {
 					return nil, fmt.Errorf("kernel %s argument #%d: the memref is in host memory", k.Name, p.Arg)
 				}
@@ -201,20 +201,20 @@ func PackParams(k *Kernel, args []Value) ([][]byte, error) {
 				// offset is applied by the kernel from the type. Both index
 				// from the base pointer.
 				out = append(out, u64(m.Dev))
-			case codegen.RoleOffset:
+			case kernelabi.RoleOffset:
 				out = append(out, u64(uint64(m.Offset)))
-			case codegen.RoleSize:
+			case kernelabi.RoleSize:
 				out = append(out, u64(uint64(m.Shape[p.Dim])))
-			case codegen.RoleStride:
+			case kernelabi.RoleStride:
 				out = append(out, u64(uint64(m.Strides[p.Dim])))
 			}
-		case codegen.RoleTensorMap:
+		case kernelabi.RoleTensorMap:
 			tm, ok := a.(*TensorMap)
 			if !ok {
 				return nil, fmt.Errorf("kernel %s argument #%d: a tensor map is expected", k.Name, p.Arg)
 			}
 			out = append(out, append([]byte(nil), tm.Bytes...))
-		case codegen.RoleScalar:
+		case kernelabi.RoleScalar:
 			b, err := scalarBytes(k.Args[p.Arg], a)
 			if err != nil {
 				return nil, fmt.Errorf("kernel %s argument #%d: %v", k.Name, p.Arg, err)
