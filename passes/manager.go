@@ -1,6 +1,8 @@
-// Package passes holds the pass manager and tmac's passes. Each pass lives
-// in its own file and registers itself by name, so `tmac opt` can run it
-// (-name or --pass-pipeline='builtin.module(name{opt=v})').
+// Package passes is the pass manager: the registry of passes, pipelines
+// (parsed from text, checked for order) and the Context passes run with.
+// The passes live in the packages below it, one per family, and register
+// themselves by name, so `tmac opt` can run them (-name or
+// --pass-pipeline='builtin.module(name{opt=v})'); passes/all links them all in.
 package passes
 
 import (
@@ -10,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/passes/schedule"
 )
 
 // Pass transforms an op (the anchor: a module, or the op its nested
@@ -29,8 +32,17 @@ type Context struct {
 	// Emit receives non-fatal diagnostics (warnings, remarks).
 	Emit func(*ir.Diagnostic)
 	// Schedule, when set, receives the pipelining passes' record of what
-	// they decided (tmac explain; schedule.go).
-	Schedule *Schedule
+	// they decided (tmac explain; passes/schedule).
+	Schedule *schedule.Schedule
+}
+
+// Record returns the schedule record to fill, nil when none is kept (or
+// without a context).
+func (c *Context) Record() *schedule.Schedule {
+	if c == nil {
+		return nil
+	}
+	return c.Schedule
 }
 
 // Warn reports a warning.

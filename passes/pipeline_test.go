@@ -1,12 +1,15 @@
-package passes
+package passes_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/tmac-dev/tmac/passes"
+	_ "github.com/tmac-dev/tmac/passes/transforms"
 )
 
 func TestParsePipeline(t *testing.T) {
-	steps, err := ParsePipeline("builtin.module(canonicalize{max-iterations=3}, func.func(cse), cse)")
+	steps, err := passes.ParsePipeline("builtin.module(canonicalize{max-iterations=3}, func.func(cse), cse)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -14,10 +17,10 @@ func TestParsePipeline(t *testing.T) {
 		len(steps[1].Nested) != 1 || steps[1].Nested[0].PassName != "cse" || steps[2].PassName != "cse" {
 		t.Fatalf("unexpected steps: %+v", steps)
 	}
-	if steps, err := ParsePipeline("  "); err != nil || steps != nil {
+	if steps, err := passes.ParsePipeline("  "); err != nil || steps != nil {
 		t.Errorf("empty pipeline: %v %v", steps, err)
 	}
-	if steps, err := ParsePipeline("builtin.module()"); err != nil || len(steps) != 0 {
+	if steps, err := passes.ParsePipeline("builtin.module()"); err != nil || len(steps) != 0 {
 		t.Errorf("empty module pipeline: %v %v", steps, err)
 	}
 }
@@ -31,7 +34,7 @@ func TestParsePipelineErrors(t *testing.T) {
 		"builtin.module(canonicalize{max-iterations})": "invalid pass pipeline",
 	}
 	for in, want := range cases {
-		_, err := ParsePipeline(in)
+		_, err := passes.ParsePipeline(in)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", in, err, want)
 		}
@@ -39,7 +42,7 @@ func TestParsePipelineErrors(t *testing.T) {
 }
 
 func TestParseOptionString(t *testing.T) {
-	opts, err := ParseOptionString(`stages=4 mode="fast path" depth=-1`)
+	opts, err := passes.ParseOptionString(`stages=4 mode="fast path" depth=-1`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tmac-dev/tmac/internal/explain"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/passes/schedule"
 )
 
 type explainFlags struct {
@@ -75,7 +76,7 @@ func runExplain(cmd *cobra.Command, f *explainFlags, in string) error {
 		return err
 	}
 	fail := func(err error) error { return renderFailure(stderr, sm, err) }
-	sched := passes.NewSchedule()
+	sched := schedule.NewSchedule()
 	ctx := &passes.Context{Emit: func(d *ir.Diagnostic) { fmt.Fprint(stderr, d.Render(sm)) }, Schedule: sched}
 	if err := passes.RunPipeline(mod, steps, ctx, nil); err != nil {
 		return fail(err)

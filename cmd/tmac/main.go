@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "github.com/tmac-dev/tmac/dialects/all"
-	_ "github.com/tmac-dev/tmac/passes"
+	_ "github.com/tmac-dev/tmac/passes/all"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".

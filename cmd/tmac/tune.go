@@ -414,11 +414,11 @@ func applyVariant(l *tunableLoop, schedule string, stages, storeStages int64) {
 	}
 	switch schedule {
 	case schedWS:
-		l.op.SetAttr(passes.WarpSpecializeAttr, ir.Unit)
+		l.op.SetAttr(tmac.WarpSpecializeAttr, ir.Unit)
 	case schedPingpong:
-		l.op.SetAttr(passes.WarpSpecializeAttr, ir.Str("pingpong"))
+		l.op.SetAttr(tmac.WarpSpecializeAttr, ir.Str("pingpong"))
 	default:
-		l.op.RemoveAttr(passes.WarpSpecializeAttr)
+		l.op.RemoveAttr(tmac.WarpSpecializeAttr)
 	}
 }
 
@@ -622,7 +622,7 @@ func runTuneBuild(cmd *cobra.Command, f *tuneBuildFlags, files []string) error {
 			return &exitError{1}
 		}
 		src := &tuneSource{File: in, Loop: loop.index, Location: locString(loop.op.Loc), InductionVar: loop.iv,
-			Function: loop.fn, StoreLoop: loop.storeKind, WarpSpecialize: loop.op.HasAttr(passes.WarpSpecializeAttr)}
+			Function: loop.fn, StoreLoop: loop.storeKind, WarpSpecialize: loop.op.HasAttr(tmac.WarpSpecializeAttr)}
 		src.Stages, _ = ir.AttrInt(loop.op.Attr(tmac.StagesAttr))
 		if loop.storeLoop != nil {
 			src.StoreStages, _ = ir.AttrInt(loop.storeLoop.Attr(tmac.StoreStagesAttr))

@@ -3,7 +3,7 @@
 // stage count, a timeline of the main loop (which TMA loads are in flight
 // in which slot, which slot each iteration consumes and releases), the
 // shared-memory map and the mbarriers. Everything it prints comes from the
-// record the passes made while rewriting the kernel (passes.Schedule) and
+// record the passes made while rewriting the kernel (schedule.Schedule) and
 // from the kernel's attributes after the passes; nothing is re-derived.
 package explain
 
@@ -16,7 +16,7 @@ import (
 
 	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
-	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/passes/schedule"
 )
 
 // Options control the output.
@@ -32,7 +32,7 @@ type Options struct {
 }
 
 // Write prints the schedule of every kernel of mod.
-func Write(w io.Writer, mod *ir.Operation, sched *passes.Schedule, opts Options) {
+func Write(w io.Writer, mod *ir.Operation, sched *schedule.Schedule, opts Options) {
 	e := &explainer{w: w, opts: opts, sched: sched}
 	kernels := kernelsOf(mod)
 	if len(kernels) == 0 {
@@ -50,7 +50,7 @@ func Write(w io.Writer, mod *ir.Operation, sched *passes.Schedule, opts Options)
 type explainer struct {
 	w     io.Writer
 	opts  Options
-	sched *passes.Schedule
+	sched *schedule.Schedule
 }
 
 // kernelsOf returns the gpu.func kernels of mod in order (and gpu.launch
@@ -236,7 +236,7 @@ func (e *explainer) kernel(mod, k *ir.Operation) {
 		e.field("source", src)
 	}
 	e.field("launch", e.launchText(k, ks))
-	var loops []*passes.LoopSchedule
+	var loops []*schedule.LoopSchedule
 	if ks != nil {
 		loops = ks.Loops
 	}
@@ -281,7 +281,7 @@ func enclosingHostFunc(mod, k *ir.Operation) string {
 	return name
 }
 
-func (e *explainer) launchText(k *ir.Operation, ks *passes.KernelSchedule) string {
+func (e *explainer) launchText(k *ir.Operation, ks *schedule.KernelSchedule) string {
 	var parts []string
 	if g, ok := dims(k, "known_grid_size"); ok {
 		parts = append(parts, "grid "+dimText(g))
@@ -325,7 +325,7 @@ func plural(n int64) string {
 	return "s"
 }
 
-func (e *explainer) scheduleLine(l *passes.LoopSchedule) string {
+func (e *explainer) scheduleLine(l *schedule.LoopSchedule) string {
 	kind := l.Kind
 	if l.Persistent {
 		kind += ", persistent"
@@ -350,7 +350,7 @@ func (e *explainer) scheduleLine(l *passes.LoopSchedule) string {
 
 // ---------------------------------------------------------------- loop
 
-func (e *explainer) loopTitle(l *passes.LoopSchedule, i, n int) string {
+func (e *explainer) loopTitle(l *schedule.LoopSchedule, i, n int) string {
 	iv := e.ivName(l.Loc)
 	t := "main loop"
 	if n > 1 {
@@ -362,7 +362,7 @@ func (e *explainer) loopTitle(l *passes.LoopSchedule, i, n int) string {
 	return t + " at " + where(l.Loc)
 }
 
-func (e *explainer) loop(ks *passes.KernelSchedule, l *passes.LoopSchedule, i, n int) {
+func (e *explainer) loop(ks *schedule.KernelSchedule, l *schedule.LoopSchedule, i, n int) {
 	e.heading(2, e.loopTitle(l, i, n))
 	iv := e.ivName(l.Loc)
 	if iv == "" {
@@ -382,7 +382,7 @@ func (e *explainer) loop(ks *passes.KernelSchedule, l *passes.LoopSchedule, i, n
 	if l.Consumers > 0 {
 		e.field("roles", fmt.Sprintf("producer warpgroup (setmaxnreg %d) issues every TMA load from one thread; %d consumer warpgroup%s (setmaxnreg %d) wait, run the loop body and release slots",
 			l.ProducerRegs, l.Consumers, plural(l.Consumers), l.ConsumerRegs))
-		if l.Kind == passes.KindPingPong {
+		if l.Kind == schedule.KindPingPong {
 			e.field("ping-pong", "the two consumers take the tile loop's tiles in turn; one's epilogue overlaps the other's main loop (named barriers 4+w order their K loops)")
 		}
 	}
@@ -468,7 +468,7 @@ func shapeText(t *ir.MemRefType) string {
 	return sb.String()
 }
 
-func (e *explainer) tiles(l *passes.LoopSchedule) {
+func (e *explainer) tiles(l *schedule.LoopSchedule) {
 	if len(l.Tiles) == 0 {
 		return
 	}
@@ -487,7 +487,7 @@ func (e *explainer) tiles(l *passes.LoopSchedule) {
 
 // stageWaits finds the parity rules of the loop's waits: the consumers'
 // (stage or full ring) and the producer's (empty ring).
-func stageWaits(ks *passes.KernelSchedule, l *passes.LoopSchedule) (wait, producer *passes.BarrierWait) {
+func stageWaits(ks *schedule.KernelSchedule, l *schedule.LoopSchedule) (wait, producer *schedule.BarrierWait) {
 	for _, g := range ks.Groups {
 		if g.Loop != l {
 			continue
@@ -508,7 +508,7 @@ func stageWaits(ks *passes.KernelSchedule, l *passes.LoopSchedule) (wait, produc
 	return wait, producer
 }
 
-func parityFunc(w *passes.BarrierWait) func(int64) (int64, bool) {
+func parityFunc(w *schedule.BarrierWait) func(int64) (int64, bool) {
 	if w == nil {
 		return nil
 	}
@@ -523,7 +523,7 @@ func parityFunc(w *passes.BarrierWait) func(int64) (int64, bool) {
 	}
 }
 
-func (e *explainer) timeline(ks *passes.KernelSchedule, l *passes.LoopSchedule, iv string) {
+func (e *explainer) timeline(ks *schedule.KernelSchedule, l *schedule.LoopSchedule, iv string) {
 	if l.Stages <= 0 {
 		return
 	}
@@ -544,7 +544,7 @@ func (e *explainer) timeline(ks *passes.KernelSchedule, l *passes.LoopSchedule, 
 		}
 		return prefix + "j" + fmt.Sprint(k)
 	}
-	if l.Kind == passes.KindPingPong && l.Trip > 0 {
+	if l.Kind == schedule.KindPingPong && l.Trip > 0 {
 		r.stepNote = func(g int64) string { return fmt.Sprintf(" wg%d", (g/l.Trip)%2) }
 	}
 	head := int64(e.opts.Iterations)
@@ -586,7 +586,7 @@ func (e *explainer) timeline(ks *passes.KernelSchedule, l *passes.LoopSchedule, 
 	e.table(t)
 }
 
-func persistentNote(l *passes.LoopSchedule) string {
+func persistentNote(l *schedule.LoopSchedule) string {
 	if l.Persistent {
 		return "; x = tN.k: tile N of the block, K step k"
 	}
@@ -595,7 +595,7 @@ func persistentNote(l *passes.LoopSchedule) string {
 
 // ---------------------------------------------------------------- smem
 
-func (e *explainer) smem(ks *passes.KernelSchedule) {
+func (e *explainer) smem(ks *schedule.KernelSchedule) {
 	e.heading(2, "shared memory")
 	if ks == nil || ks.SMemRuns == 0 {
 		e.para("  (smem-plan did not run on this kernel)")
@@ -611,7 +611,7 @@ func (e *explainer) smem(ks *passes.KernelSchedule) {
 		total, limit, 100*float64(total)/float64(limit)))
 	t := newTable("offset", "end", "size", "align", "swizzle", "buffer", "holds", "notes").numeric(0, 1, 2, 3)
 	type entry struct {
-		p                 *passes.SMemPlacement
+		p                 *schedule.SMemPlacement
 		name, holds, note string
 	}
 	var es []entry
@@ -677,7 +677,7 @@ func alignWhy(why string) string {
 // bufferName names a placed buffer — a tile's ring, a barrier group's
 // memory, or the program's buffer — says what it holds and why it is
 // aligned as it is.
-func (e *explainer) bufferName(ks *passes.KernelSchedule, p *passes.SMemPlacement) (name, holds, note string) {
+func (e *explainer) bufferName(ks *schedule.KernelSchedule, p *schedule.SMemPlacement) (name, holds, note string) {
 	for _, l := range ks.Loops {
 		for _, ts := range l.Tiles {
 			if ts.Ring != nil && ts.Ring == p.Alloc {
@@ -702,7 +702,7 @@ func (e *explainer) bufferName(ks *passes.KernelSchedule, p *passes.SMemPlacemen
 
 // ---------------------------------------------------------------- barriers
 
-func (e *explainer) groupName(ks *passes.KernelSchedule, g *passes.BarrierGroup) string {
+func (e *explainer) groupName(ks *schedule.KernelSchedule, g *schedule.BarrierGroup) string {
 	if g.Role == "" {
 		return e.nameAt(g.Loc)
 	}
@@ -717,7 +717,7 @@ func (e *explainer) groupName(ks *passes.KernelSchedule, g *passes.BarrierGroup)
 	return name
 }
 
-func (e *explainer) barriers(ks *passes.KernelSchedule) {
+func (e *explainer) barriers(ks *schedule.KernelSchedule) {
 	e.heading(2, "mbarriers")
 	if ks == nil || len(ks.Groups) == 0 {
 		e.para("  none")
@@ -804,7 +804,7 @@ func joinDistinct(vs []int64) string {
 }
 
 // waitText describes who waits on a group and with which parity.
-func (e *explainer) waitText(g *passes.BarrierGroup) string {
+func (e *explainer) waitText(g *schedule.BarrierGroup) string {
 	if len(g.Waits) == 0 {
 		return "no wait"
 	}
@@ -833,7 +833,7 @@ func (e *explainer) waitText(g *passes.BarrierGroup) string {
 }
 
 // parityRule writes a wait's parity as a rule.
-func parityRule(w *passes.BarrierWait, l *passes.LoopSchedule) string {
+func parityRule(w *schedule.BarrierWait, l *schedule.LoopSchedule) string {
 	by := w.By
 	switch {
 	case w.Constant:

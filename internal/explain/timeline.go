@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/passes/schedule"
 )
 
 // ring is one pipelined loop as the timeline sees it: the passes' record
 // (whose Issues and Releases give the ring discipline) and how to write
 // its positions.
 type ring struct {
-	l *passes.LoopSchedule
+	l *schedule.LoopSchedule
 	// wait is the parity of the wait for position g (ok false: unknown);
 	// producerWait the parity the producer waits for before issuing g.
 	wait, producerWait func(g int64) (int64, bool)

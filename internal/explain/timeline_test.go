@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/passes/schedule"
 )
 
 // render writes rows one per line: step | k | wait | release | issue |
@@ -18,16 +18,16 @@ func render(rows []row) string {
 	return sb.String()
 }
 
-func newRing(l *passes.LoopSchedule) *ring {
+func newRing(l *schedule.LoopSchedule) *ring {
 	return &ring{l: l,
-		wait:  func(g int64) (int64, bool) { return (passes.ParityRing{N: l.Stages}).At(g), true },
+		wait:  func(g int64) (int64, bool) { return (schedule.ParityRing{N: l.Stages}).At(g), true },
 		label: func(g int64) string { return fmt.Sprint(g) }}
 }
 
 func TestTimelineRows(t *testing.T) {
 	cases := []struct {
 		name string
-		l    passes.LoopSchedule
+		l    schedule.LoopSchedule
 		head int64
 		want string
 	}{
@@ -35,7 +35,7 @@ func TestTimelineRows(t *testing.T) {
 			// tma-pipeline's GEMM: N-1 loads ahead, a slot released one
 			// iteration after its use (wgmma wait_group 1).
 			name: "wgmma readers",
-			l:    passes.LoopSchedule{Stages: 4, Trip: 10, Prologue: 3, Ahead: 3, ReleaseLag: 1},
+			l:    schedule.LoopSchedule{Stages: 4, Trip: 10, Prologue: 3, Ahead: 3, ReleaseLag: 1},
 			head: 5,
 			want: `prologue||||s0:0 s1:1 s2:2|||s0:0 s1:1 s2:2
 j=0|0|s0 parity 0|-|s3:3|||s1:1 s2:2 s3:3
@@ -53,7 +53,7 @@ j=9|9|s1 parity 0|s0:8|-|||-
 			// Thread readers with a block barrier after their reads: the
 			// slot is refilled in the iteration that read it, N in flight.
 			name: "full depth with output slots",
-			l:    passes.LoopSchedule{Stages: 2, Trip: 4, Prologue: 2, Ahead: 2, ReleaseLag: 0, StoreStages: 2},
+			l:    schedule.LoopSchedule{Stages: 2, Trip: 4, Prologue: 2, Ahead: 2, ReleaseLag: 0, StoreStages: 2},
 			head: 2,
 			want: `prologue||||s0:0 s1:1|||s0:0 s1:1
 j=0|0|s0 parity 0|s0:0|s0:2||write o0, TMA store|s1:1 s0:2
@@ -65,7 +65,7 @@ j=3|3|s1 parity 1|s1:3|-||write o1, TMA store|-
 		{
 			// One slot: each iteration loads its own tile first.
 			name: "one stage",
-			l:    passes.LoopSchedule{Stages: 1, Trip: 3, Prologue: 0, Ahead: 0, ReleaseLag: 0},
+			l:    schedule.LoopSchedule{Stages: 1, Trip: 3, Prologue: 0, Ahead: 0, ReleaseLag: 0},
 			head: 5,
 			want: `j=0|0|s0 parity 0|s0:0|s0:0 (before the wait)|||-
 j=1|1|s0 parity 1|s0:1|s0:1 (before the wait)|||-
@@ -76,7 +76,7 @@ j=2|2|s0 parity 0|s0:2|s0:2 (before the wait)|||-
 			// A producer warpgroup: it fills the ring, then refills a slot
 			// as soon as the consumers release it.
 			name: "warp-specialised",
-			l:    passes.LoopSchedule{Stages: 3, Trip: 6, Prologue: 3, Ahead: 2, ReleaseLag: 1, IssueOnRelease: true},
+			l:    schedule.LoopSchedule{Stages: 3, Trip: 6, Prologue: 3, Ahead: 2, ReleaseLag: 1, IssueOnRelease: true},
 			head: 3,
 			want: `prologue||||s0:0 s1:1 s2:2|||s0:0 s1:1 s2:2
 j=0|0|s0 parity 0|-|-|||s1:1 s2:2
@@ -91,7 +91,7 @@ j=5|5|s2 parity 1|s1:4|-|||-
 			// Ping-pong: per tile, the first K step releases nothing and the
 			// last also releases its own slot; the ring runs on across tiles.
 			name: "ping-pong tile boundary",
-			l:    passes.LoopSchedule{Stages: 2, Trip: 4, Persistent: true, Prologue: 2, Ahead: 1, ReleaseLag: 1, IssueOnRelease: true, PerTileRelease: true},
+			l:    schedule.LoopSchedule{Stages: 2, Trip: 4, Persistent: true, Prologue: 2, Ahead: 1, ReleaseLag: 1, IssueOnRelease: true, PerTileRelease: true},
 			head: 1,
 			want: `prologue||||s0:0 s1:1|||s0:0 s1:1
 j=0|0|s0 parity 0|-|-|||s1:1
@@ -104,7 +104,7 @@ j=5|5|s1 parity 0|s0:4|s0:6|||s0:6
 		},
 		{
 			name: "dynamic trip count",
-			l:    passes.LoopSchedule{Stages: 2, Trip: -1, Prologue: 1, Ahead: 1, ReleaseLag: 1},
+			l:    schedule.LoopSchedule{Stages: 2, Trip: -1, Prologue: 1, Ahead: 1, ReleaseLag: 1},
 			head: 2,
 			want: `prologue||||s0:0 if < T|||s0:0
 j=0|0|s0 parity 0|-|s1:1 if < T|||s1:1
@@ -132,7 +132,7 @@ func TestIssuesFollowReleases(t *testing.T) {
 	for n := int64(1); n <= 5; n++ {
 		for trip := int64(1); trip <= 7; trip++ {
 			for _, pp := range []bool{false, true} {
-				l := &passes.LoopSchedule{Stages: n, Trip: trip, Persistent: pp, Prologue: n, ReleaseLag: 1, Ahead: n - 1,
+				l := &schedule.LoopSchedule{Stages: n, Trip: trip, Persistent: pp, Prologue: n, ReleaseLag: 1, Ahead: n - 1,
 					IssueOnRelease: true, PerTileRelease: pp}
 				if n == 1 {
 					l.ReleaseLag, l.Ahead = 0, 1

@@ -1,0 +1,1318 @@
+package pipelining
+
+import (
+	"fmt"
+
+	"github.com/tmac-dev/tmac/dialects/arith"
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/tmac"
+	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/passes/internal/passutil"
+	"github.com/tmac-dev/tmac/passes/schedule"
+)
+
+// tma-pipeline rewrites the simple tile-loop form (dialects/tmac) into a
+// multistage TMA pipeline. It runs on kernels (gpu.func ... kernel, after
+// outline-kernels) and on gpu.launch bodies.
+//
+// Input: an scf.for at the top level of a kernel whose body holds, at its
+// own top level, tmac.tma.load ops into logical tiles (memref.alloc in
+// workgroup memory, defined outside the loop and used only by it), a
+// tmac.tma.wait, the consumers of the tiles (ordinary loads, or wgmma
+// through nvgpu.warpgroup.generate.descriptor), and optionally
+// tmac.tma.store ops from output tiles written by the block's threads.
+// The loop's `tmac.stages` attribute (else the pass option) is the number
+// N of load stages, `tmac.store_stages` (else the option) the number S of
+// rotating output tiles; both are clamped to a static trip count.
+//
+// Output, with T the trip count (static, or computed before the loop):
+//
+//   - each loaded tile becomes a ring of N slots (one memref.alloc of
+//     N * slot bytes, aligned for its swizzle: 1024 B for 128B, 512 / 256
+//     for 64B / 32B, else 128), each output tile a ring of S slots;
+//   - a group of N mbarriers, initialised (count 1) by one elected thread
+//     (thread 0 of the block) followed by a block barrier;
+//   - a prologue in which the elected thread issues iterations 0..N-2
+//     (each under `s < T` when T is dynamic): arrive.expect_tx with the
+//     bytes of all the iteration's boxes, then the TMA loads, box by box;
+//   - the loop, normalised to `scf.for %j = 0 to T step 1` (the original
+//     induction variable is lb + j*step): it waits with
+//     `tmac.mbarrier.wait %bars[j mod N]` (mbarrier-phase computes the
+//     parity) where the first tmac.tma.wait was, consumes slot j mod N,
+//     and at the end of the body the elected thread refills slot
+//     (j-1) mod N with iteration j+N-1 when j+N-1 < T. With N = 1 the
+//     loads of iteration j are issued at the start of its body instead.
+//     The last N-1 iterations, whose refills are predicated off, are the
+//     epilogue that drains the ring; peeling them into a second loop
+//     would only duplicate the body.
+//
+// Releasing a slot before it is refilled: the slot refilled in iteration
+// j was read in iteration j-1. Synchronous readers (every thread, ordinary
+// loads) have all finished iteration j-1 once the elected thread has
+// passed a block barrier of iteration j: if the body has no top-level
+// gpu.barrier, one is inserted before the refill. Asynchronous readers
+// (wgmma): after the last warpgroup.mma of the body at most waitGroup
+// wgmma groups are pending; with waitGroup <= the number of mma ops
+// directly in the body (each commits one group per iteration) those are
+// all of iteration j, so iteration j-1's have completed; a larger
+// waitGroup is lowered to that count (and to 0 when N = 1, where the
+// refill precedes the iteration's own mma). When the last mma is nested
+// (under scf.if, in an inner loop) an explicit wgmma wait_group of that
+// count follows its top-level ancestor instead. Never a full drain per
+// iteration (except N = 1). With more than one warpgroup the other warpgroups'
+// progress needs a block barrier after the last mma (inserted before the
+// refill when missing). After the loop: wgmma wait_group 0 when the body
+// left groups pending, and a block barrier when other threads may still
+// read the ring (so later buffers may reuse its bytes).
+//
+// Stores: before the first top-level op of the body that uses an output
+// tile, the elected thread waits until at most S-1 bulk store groups are
+// still reading (cp.async.bulk.wait_group.read (S-1)*G, G the bulk groups
+// an iteration commits: lower-nvgpu commits one per TMA store) and the block
+// synchronises, so slot j mod S (last read by iteration j-S's store) may
+// be overwritten; each tmac.tma.store becomes a shared-memory proxy fence,
+// a block barrier and, from the elected thread, the TMA store box by box;
+// after the loop, wait_group.read 0.
+//
+// Pass-through tiles: a loaded tile stored by TMA in the same iteration,
+// after the wait, with the same boxes (a TMA copy) keeps its load ring;
+// the elected thread stores it from slot j mod N with no fence or barrier
+// (a TMA write read by a TMA store: both in the async proxy), and before
+// refilling slot (j-1) mod N waits until at most one iteration's bulk
+// groups are still reading (wait_group.read G); with N = 1 it waits for
+// all of them before the iteration's load. Threads may read such a tile
+// but not write it, and such a loop stores no output tiles. When no
+// thread reads the tiles (a pure copy), only the elected thread waits
+// (explicit parity (j / N) mod 2): the others, held by no barrier, could
+// fall two phases behind a barrier and wait for a parity come round again.
+//
+// Rejected with a diagnostic: tile ops outside such a loop, a loop nested
+// in another loop or under control flow, tiles used outside their loop or
+// read before the wait, coordinates that depend on loop-carried values or
+// on non-pure ops, a tile loaded twice per iteration, a tile stored
+// before it is loaded, pass-through tiles written by the threads, stored
+// with other boxes or before the wait, or mixed with output tiles.
+func init() {
+	passes.Register(&passes.Info{
+		Name:    "tma-pipeline",
+		Summary: "Rewrite tmac.tma.load/wait/store loops into N-stage TMA pipelines (rings of buffers, mbarriers, prologue, predicated refills, store rotation)",
+		Description: "Rewrites the simple tile-loop form (the `tmac` dialect) into a multistage TMA pipeline. It runs on kernels and on `gpu.launch` bodies.\n" +
+			"\n" +
+			"Input: an `scf.for` at the top level of a kernel whose body holds `tmac.tma.load` ops into tiles (workgroup `memref.alloc`s defined outside the loop and used only in it), a `tmac.tma.wait`, the code reading the tiles (loads, or wgmma through `nvgpu.warpgroup.generate.descriptor`), and optionally `tmac.tma.store` ops of output tiles written by the threads. The loop's `tmac.stages` attribute (else the `stages` option) gives the number N of load stages, `tmac.store_stages` (else `store-stages`) the number S of rotating output tiles; both are clamped to a static trip count.\n" +
+			"\n" +
+			"Output:\n" +
+			"\n" +
+			"- each loaded tile becomes a ring of N slots (one allocation, aligned for its swizzle) and each output tile a ring of S slots; a group of N mbarriers is initialised by one elected thread, followed by a block barrier;\n" +
+			"- a prologue in which the elected thread issues the first iterations' loads: `nvgpu.mbarrier.arrive.expect_tx` with the bytes of the iteration's boxes, then the TMA loads, box by box (a tile wider than its descriptor's box takes several);\n" +
+			"- the loop, normalised to run from 0 to the trip count T, waits with `tmac.mbarrier.wait` on barrier j mod N where the `tmac.tma.wait` was (`mbarrier-phase` computes the parity), reads slot j mod N, and the elected thread refills a slot with a later iteration's loads once every reader is done with it: after a block barrier for tiles read by the threads, after the wgmma of the previous iteration has completed (its `waitGroup` lowered as needed) for wgmma operands;\n" +
+			"- stores: before the output tile is written, the elected thread waits until at most S-1 bulk store groups are still reading (`nvvm.cp.async.bulk.wait_group` with `read`) and the block synchronises; each `tmac.tma.store` becomes a shared-memory proxy fence, a block barrier and the TMA store from the elected thread; after the loop, a final wait;\n" +
+			"- a tile loaded and stored unchanged (a TMA copy) keeps its load ring and is stored from it.\n" +
+			"\n" +
+			"Tile ops outside such a loop, loops nested in loops or under control flow, tiles used outside their loop or read before the wait, coordinates depending on loop-carried values, and tiles loaded twice per iteration are rejected with a diagnostic.",
+		Options: []passes.Option{
+			{Name: "stages", Default: "3", Help: "load stages for loops without a tmac.stages attribute"},
+			{Name: "store-stages", Default: "2", Help: "rotating output tiles for loops without a tmac.store_stages attribute"},
+		},
+		New: func(o passes.Options) (passes.Pass, error) {
+			n, err := o.Int("stages")
+			if err != nil {
+				return nil, err
+			}
+			s, err := o.Int("store-stages")
+			if err != nil {
+				return nil, err
+			}
+			if n < 1 || s < 1 {
+				return nil, fmt.Errorf("tma-pipeline: stages and store-stages must be at least 1")
+			}
+			return passes.PassFunc(func(op *ir.Operation, ctx *passes.Context) error {
+				return tmaPipeline(op, int64(n), int64(s), ctx.Record())
+			}), nil
+		},
+	})
+}
+
+// maxStages bounds the stage attributes (the prologue is unrolled).
+const maxStages = 16
+
+// tmaKernel is one kernel body the pass rewrites.
+type tmaKernel struct {
+	op      *ir.Operation // gpu.func or gpu.launch
+	body    *ir.Region
+	threads int64 // block size in threads, 0 if unknown
+	yzOne   bool  // the block's y and z sizes are known to be 1
+	sched   *schedule.Schedule
+}
+
+func tmaPipeline(top *ir.Operation, stages, storeStages int64, sched *schedule.Schedule) error {
+	for _, k := range tmaKernels(top) {
+		k.sched = sched
+		if err := k.run(stages, storeStages); err != nil {
+			return err
+		}
+	}
+	// Tile ops left outside kernels.
+	var err error
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		if err == nil && isTileOp(op) {
+			err = op.EmitError("'%s' must be inside a GPU kernel (gpu.launch body or gpu.func kernel)", op.Name())
+		}
+		return ir.Advance
+	})
+	return err
+}
+
+// tmaKernels returns the kernels under top (gpu.func kernels and
+// gpu.launch bodies) with what is known of their block size.
+func tmaKernels(top *ir.Operation) []*tmaKernel {
+	var kernels []*tmaKernel
+	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
+		switch op.Name() {
+		case "gpu.func":
+			if _, ok := op.Attr("gpu.kernel").(*ir.UnitAttr); ok && op.NumRegions() > 0 && !op.Region(0).Empty() {
+				k := &tmaKernel{op: op, body: op.Region(0)}
+				for _, name := range []string{"known_block_size", "gpu.known_block_size"} {
+					if a, ok := op.Attr(name).(*ir.DenseArrayAttr); ok && len(a.Ints) == 3 {
+						k.threads = a.Ints[0] * a.Ints[1] * a.Ints[2]
+						k.yzOne = a.Ints[1] == 1 && a.Ints[2] == 1
+					}
+				}
+				kernels = append(kernels, k)
+			}
+			return ir.Skip
+		case "gpu.launch":
+			k := &tmaKernel{op: op, body: op.Region(0)}
+			x, okx := arith.ConstantInt(op.OperandNamed("blockSizeX"))
+			y, oky := arith.ConstantInt(op.OperandNamed("blockSizeY"))
+			z, okz := arith.ConstantInt(op.OperandNamed("blockSizeZ"))
+			if okx && oky && okz {
+				k.threads = x * y * z
+				k.yzOne = y == 1 && z == 1
+			}
+			kernels = append(kernels, k)
+			return ir.Skip
+		}
+		return ir.Advance
+	})
+	return kernels
+}
+
+// isTileOp reports whether op is one of the ops this pass rewrites.
+func isTileOp(op *ir.Operation) bool {
+	switch op.Name() {
+	case "tmac.tma.load", "tmac.tma.wait", "tmac.tma.store":
+		return true
+	}
+	return false
+}
+
+func (k *tmaKernel) run(stages, storeStages int64) error {
+	loops := []*ir.Operation{}
+	seen := map[*ir.Operation]bool{}
+	var err error
+	ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
+		if err != nil || !isTileOp(op) {
+			return ir.Advance
+		}
+		loop := op.ParentOp()
+		if loop == nil || loop.Name() != "scf.for" || op.Block() != loop.Region(0).Entry() {
+			err = op.EmitError("'%s' must be at the top level of the body of an scf.for (the loop that tma-pipeline pipelines)", op.Name())
+			return ir.Advance
+		}
+		if !seen[loop] {
+			seen[loop] = true
+			loops = append(loops, loop)
+		}
+		return ir.Advance
+	})
+	if err != nil {
+		return err
+	}
+	for _, loop := range loops {
+		if loop.Block() == nil || loop.Block().Parent() != k.body {
+			return loop.EmitError("a loop with tmac tile ops must be at the top level of the kernel: tma-pipeline does not pipeline loops nested in other loops or under control flow yet (the barrier phases would have to carry across them)")
+		}
+		if err := k.pipelineLoop(loop, stages, storeStages); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tileRing is one logical tile and the ring that replaces it.
+type tileRing struct {
+	alloc    *ir.Operation // the tile's memref.alloc
+	tile     *ir.MemRefType
+	desc     *nvgpu.TensorMapDescriptor
+	slot     int64 // bytes per slot
+	align    int64
+	ring     ir.Value // the ring buffer (memref<N*slot x i8>)
+	copies   []*ir.Operation
+	isStore  bool
+	asyncUse bool // read by wgmma (through a descriptor)
+	syncUse  bool // read or written by the block's threads
+	// passThrough: the loaded tile is also stored by TMA in the same
+	// iteration (a TMA copy with nothing in between). Its slot is released
+	// when that store has finished reading it (bulk wait_group.read), not
+	// by a block barrier; the threads may read it but not write it.
+	passThrough bool
+}
+
+// pipelinedLoop holds the analysis of one loop.
+type pipelinedLoop struct {
+	k        *tmaKernel
+	loop     *ir.Operation
+	body     *ir.Block
+	iv       ir.Value      // the original induction variable
+	ivVal    ir.Value      // what replaced it in the normalised loop
+	firstOp  *ir.Operation // the first original op of the normalised body
+	loads    []*ir.Operation
+	stores   []*ir.Operation
+	waits    []*ir.Operation
+	tiles    map[ir.Value]*tileRing
+	order    []ir.Value // tiles in first-seen order (deterministic output)
+	n, s     int64      // load stages, store stages
+	tripC    int64      // static trip count, or -1
+	mmas     []*ir.Operation
+	slice    map[*ir.Operation]bool
+	sliceOps []*ir.Operation // coordinate computations in the body, in order
+	// lastRead is the last top-level op of the body reading a loaded tile.
+	lastRead *ir.Operation
+	// multicast marks loads shared by the CTAs of a cluster
+	// (warp-specialize), clusterSize their number and rank this CTA's
+	// rank in the cluster (index).
+	multicast   map[*ir.Operation]bool
+	clusterSize int64
+	rank        ir.Value
+	// wg is a ping-pong consumer's warpgroup (0 or 1); pingpongLocal the
+	// K loop's own index and pingpongTrip its trip count (warp-specialize).
+	wg, pingpongLocal, pingpongTrip ir.Value
+	// base, when set, is the ring position of the loop's first iteration
+	// (an enclosing loop's iterations continue the ring); g is base + j,
+	// set by normalise.
+	base, g ir.Value
+	// fullDepth: only the block's threads read the loaded tiles and a block
+	// barrier follows their last read (a gpu.barrier, or the one
+	// tma-pipeline puts before a tmac.tma.store), so the slot is free right
+	// after it and is refilled there with iteration j+N: N loads in flight
+	// instead of N-1.
+	fullDepth bool
+	// bulkGroups: the bulk store groups an iteration commits (storeGroups).
+	bulkGroups int64
+	// rec is the loop's record for tmac explain (nil when not recording).
+	rec *schedule.LoopSchedule
+}
+
+func stageAttr(loop *ir.Operation, name string, def int64) (int64, error) {
+	a := loop.Attr(name)
+	if a == nil {
+		return def, nil
+	}
+	v, ok := ir.AttrInt(a)
+	if !ok || v < 1 || v > maxStages {
+		return 0, loop.EmitError("'%s' must be an integer from 1 to %d", name, maxStages)
+	}
+	return v, nil
+}
+
+func (k *tmaKernel) pipelineLoop(loop *ir.Operation, stages, storeStages int64) error {
+	p := &pipelinedLoop{k: k, loop: loop, body: loop.Region(0).Entry(), tiles: map[ir.Value]*tileRing{}, slice: map[*ir.Operation]bool{}, tripC: -1}
+	p.iv = p.body.Arg(0)
+	var err error
+	if p.n, err = stageAttr(loop, tmac.StagesAttr, stages); err != nil {
+		return err
+	}
+	if p.s, err = stageAttr(loop, tmac.StoreStagesAttr, storeStages); err != nil {
+		return err
+	}
+	requested := p.n
+	if err := p.analyse(); err != nil {
+		return err
+	}
+	if k.sched != nil {
+		p.rec = p.newRecord(schedule.KindPipelined, requested, stageSource(loop, "stages", stages))
+	}
+	p.rewrite()
+	if p.rec != nil {
+		p.finishRecord()
+		k.sched.AddLoop(k.op, p.rec)
+	}
+	return nil
+}
+
+// analyse collects the loop's tile ops and checks the rules of the form.
+func (p *pipelinedLoop) analyse() error {
+	lb, okl := arith.ConstantInt(p.loop.Operand(0))
+	ub, oku := arith.ConstantInt(p.loop.Operand(1))
+	st, oks := arith.ConstantInt(p.loop.Operand(2))
+	if oks && st <= 0 {
+		return p.loop.EmitError("tma-pipeline needs a positive loop step")
+	}
+	if okl && oku && oks {
+		p.tripC = 0
+		if ub > lb {
+			p.tripC = (ub - lb + st - 1) / st
+		}
+	}
+	if p.loop.Operand(0).Type() != ir.Type(ir.Index) {
+		return p.loop.EmitError("tma-pipeline needs an index-typed loop")
+	}
+	for _, op := range p.body.Ops() {
+		switch op.Name() {
+		case "tmac.tma.load", "tmac.tma.store":
+			t := op.Operand(0)
+			r, err := p.tileOf(op, t)
+			if err != nil {
+				return err
+			}
+			for _, c := range r.copies {
+				if c.Name() == op.Name() {
+					return op.EmitError("tile is copied twice in one iteration (first copy at %s)", c.Loc)
+				}
+			}
+			store := op.Name() == "tmac.tma.store"
+			switch {
+			case len(r.copies) == 0:
+				r.isStore = store
+			case r.isStore:
+				return op.EmitError("tile is stored by TMA before it is loaded in this loop: load it first (a tile loaded and then stored is copied through shared memory)")
+			default:
+				// Loaded, then stored: a pass-through tile. Its store uses the
+				// load's slots box by box, so the boxes must match.
+				if d, _ := nvgpu.AsTensorMapDescriptor(op.Operand(1).Type()); d == nil || d.Tensor != r.desc.Tensor {
+					return op.EmitError("a tile stored straight from its TMA load needs the same box for both (%s loaded, %s stored)", r.desc.Tensor, op.Operand(1).Type())
+				}
+				r.passThrough = true
+			}
+			r.copies = append(r.copies, op)
+			if store {
+				p.stores = append(p.stores, op)
+			} else {
+				p.loads = append(p.loads, op)
+			}
+		case "tmac.tma.wait":
+			p.waits = append(p.waits, op)
+			for _, t := range op.Operands() {
+				r, err := p.tileOf(op, t)
+				if err != nil {
+					return err
+				}
+				if r.isStore {
+					return op.EmitError("tmac.tma.wait names a tile that is stored, not loaded")
+				}
+			}
+		}
+	}
+	for _, w := range p.waits {
+		for _, t := range w.Operands() {
+			r := p.tiles[t]
+			if len(r.copies) == 0 {
+				return w.EmitError("tmac.tma.wait names a tile that is not loaded in this loop")
+			}
+			if r.isStore { // stored after the wait
+				return w.EmitError("tmac.tma.wait names a tile that is stored, not loaded")
+			}
+		}
+	}
+	if len(p.loads) > 0 && len(p.waits) == 0 {
+		return p.loads[0].EmitError("tile loaded but never waited for: add a tmac.tma.wait before its first use")
+	}
+	if len(p.loads) == 0 && len(p.waits) > 0 {
+		return p.waits[0].EmitError("tmac.tma.wait without a tmac.tma.load in the loop")
+	}
+	if p.tripC >= 0 {
+		// A static trip count below the stage count needs no more slots.
+		p.n = max(1, min(p.n, p.tripC))
+		p.s = max(1, min(p.s, p.tripC))
+	}
+	for _, t := range p.order {
+		if err := p.checkTileUses(p.tiles[t]); err != nil {
+			return err
+		}
+	}
+	var pass, out *ir.Operation // a pass-through store, an output tile's store
+	for _, st := range p.stores {
+		if p.tiles[st.Operand(0)].passThrough {
+			pass = st
+			if len(p.waits) > 0 && !before(p.waits[0], st) {
+				return st.EmitError("tile stored before the tmac.tma.wait of its loads")
+			}
+		} else {
+			out = st
+		}
+	}
+	if pass != nil && out != nil {
+		return out.EmitError("a loop either stores its loaded tiles by TMA or separate output tiles, not both, for now (copy the loaded tile into an output tile too)")
+	}
+	for _, st := range p.stores {
+		p.bulkGroups += tmac.BoxesPerTile(p.tiles[st.Operand(0)].tile, st.Operand(1).Type())
+	}
+	p.fullDepth = p.freeingBarrier() != nil && pass == nil
+	for _, t := range p.order {
+		if r := p.tiles[t]; !r.isStore && !(r.syncUse && !r.asyncUse) {
+			p.fullDepth = false
+		}
+	}
+	for _, op := range append(append([]*ir.Operation{}, p.loads...), p.stores...) {
+		for _, c := range op.Operands()[2:] {
+			if err := p.addToSlice(op, c); err != nil {
+				return err
+			}
+		}
+	}
+	for _, op := range p.body.Ops() {
+		if p.slice[op] {
+			p.sliceOps = append(p.sliceOps, op)
+		}
+		ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
+			if o.Name() == "nvgpu.warpgroup.mma" {
+				p.mmas = append(p.mmas, o)
+			}
+			return ir.Advance
+		})
+	}
+	return nil
+}
+
+// tileOf returns (creating) the ring record of tile t used by op.
+func (p *pipelinedLoop) tileOf(op *ir.Operation, t ir.Value) (*tileRing, error) {
+	r := p.tiles[t]
+	if r == nil {
+		a := t.DefiningOp()
+		if a == nil || a.Name() != "memref.alloc" || a.NumOperands() != 0 {
+			return nil, op.EmitError("the tile must be a statically shaped memref.alloc in workgroup memory defined before the loop")
+		}
+		if p.loop.IsAncestorOf(a) {
+			return nil, op.EmitError("the tile must be allocated outside the loop")
+		}
+		r = &tileRing{alloc: a, tile: t.Type().(*ir.MemRefType), align: 128}
+		p.tiles[t] = r
+		p.order = append(p.order, t)
+	}
+	if op.Name() != "tmac.tma.wait" && r.desc == nil {
+		d, _ := nvgpu.AsTensorMapDescriptor(op.Operand(1).Type())
+		r.desc = d
+		switch d.Swizzle {
+		case nvgpu.Swizzle128B:
+			r.align = 1024
+		case nvgpu.Swizzle64B:
+			r.align = 512
+		case nvgpu.Swizzle32B:
+			r.align = 256
+		}
+	}
+	if al, ok := ir.AttrInt(r.alloc.Attr("alignment")); ok && al > r.align {
+		r.align = al
+	}
+	r.slot = passutil.AlignUp(tmac.TileBytes(r.tile), r.align)
+	return r, nil
+}
+
+// topLevel returns the ancestor of op in the loop body, or nil.
+func (p *pipelinedLoop) topLevel(op *ir.Operation) *ir.Operation {
+	for op != nil && op.Block() != p.body {
+		op = op.ParentOp()
+	}
+	return op
+}
+
+// before reports whether top-level op a comes before top-level op b.
+func before(a, b *ir.Operation) bool {
+	for o := a.Next(); o != nil; o = o.Next() {
+		if o == b {
+			return true
+		}
+	}
+	return false
+}
+
+// checkTileUses checks that the tile is used only in the loop, read only
+// after the wait (loaded tiles), and classifies its readers.
+func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
+	if r.desc == nil {
+		return nil // only named by a wait: reported above
+	}
+	var firstWait *ir.Operation
+	if len(p.waits) > 0 {
+		firstWait = p.waits[0]
+	}
+	var walk func(v ir.Value) error
+	walk = func(v ir.Value) error {
+		for _, u := range ir.Uses(v) {
+			user := u.Owner()
+			if user.Name() == "memref.dealloc" {
+				continue
+			}
+			top := p.topLevel(user)
+			if top == nil {
+				return user.EmitError("tile used outside the loop that pipelines it (tma-pipeline replaces it by a ring of slots)")
+			}
+			if isTileOp(user) {
+				continue
+			}
+			if !r.isStore && top != firstWait && !before(firstWait, top) {
+				return user.EmitError("tile read before the tmac.tma.wait of its loads")
+			}
+			if !r.isStore && (p.lastRead == nil || before(p.lastRead, top)) {
+				p.lastRead = top
+			}
+			if r.passThrough && writesMemref(user, v) {
+				return user.EmitError("this tile is stored by TMA straight from its load: the threads may read it but not write it (write a separate output tile)")
+			}
+			switch user.Name() {
+			case "nvgpu.warpgroup.generate.descriptor":
+				r.asyncUse = true
+			case "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape", "memref.expand_shape":
+				// Aliases read nothing: their users do.
+				for _, res := range user.Results() {
+					if err := walk(res); err != nil {
+						return err
+					}
+				}
+			default:
+				r.syncUse = true
+			}
+		}
+		return nil
+	}
+	return walk(r.alloc.Result(0))
+}
+
+// writesMemref reports whether op writes the memref v (one of its operands).
+func writesMemref(op *ir.Operation, v ir.Value) bool {
+	switch op.Name() {
+	case "memref.store", "vector.store", "vector.transfer_write", "memref.copy":
+		// The stored-to memref is operand 1 (memref.copy: the target).
+		return op.NumOperands() > 1 && op.Operand(1) == v
+	case "vector.maskedstore", "vector.scatter":
+		return op.Operand(0) == v
+	case "nvgpu.warpgroup.mma.store", "tmac.warpgroup.mma.store":
+		return op.NumOperands() > 1 && op.Operand(1) == v
+	}
+	return false
+}
+
+// addToSlice adds the body ops computing coordinate c of op to the slice
+// cloned for other iterations.
+func (p *pipelinedLoop) addToSlice(op *ir.Operation, c ir.Value) error {
+	if c == p.iv {
+		return nil
+	}
+	if a, ok := c.(*ir.BlockArgument); ok && a.Owner() == p.body {
+		return op.EmitError("coordinate depends on a loop-carried value (iter_arg %d): tma-pipeline issues loads ahead, so coordinates may use only the induction variable and values defined before the loop", a.Index()-1)
+	}
+	d := c.DefiningOp()
+	if d == nil || d.Block() != p.body {
+		if d != nil && p.loop.IsAncestorOf(d) {
+			return op.EmitError("coordinate computed under control flow in the loop body")
+		}
+		return nil
+	}
+	if p.slice[d] {
+		return nil
+	}
+	if !(d.HasTrait(ir.Pure) || noMemoryEffects(d)) || d.NumRegions() > 0 {
+		return op.EmitError("coordinate computed by '%s', which is not a pure op: tma-pipeline must recompute it for iterations ahead", d.Name())
+	}
+	p.slice[d] = true
+	for _, x := range d.Operands() {
+		if err := p.addToSlice(op, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noMemoryEffects reports ops that read and write no memory although they
+// are not marked Pure: arith and math ops (division is only conditionally
+// speculatable upstream, which is why it lacks the trait).
+func noMemoryEffects(op *ir.Operation) bool {
+	return op.NumRegions() == 0 && (op.Dialect() == "arith" || op.Dialect() == "math")
+}
+
+// --------------------------------------------------------------- rewrite
+
+// tb wraps a builder with index-arithmetic helpers that fold constants,
+// so the pass output stays readable before canonicalize.
+type tb struct {
+	*ir.Builder
+	consts map[int64]ir.Value // index constants already built at or before the insertion point
+}
+
+func newTB(loc ir.Location) tb { return tb{ir.NewBuilder(loc), map[int64]ir.Value{}} }
+
+func (b tb) op(name string, operands []ir.Value, results []ir.Type, attrs ...ir.NamedAttr) *ir.Operation {
+	return b.CreateOp(name, operands, results, attrs...)
+}
+
+func (b tb) idx(n int64) ir.Value {
+	if v, ok := b.consts[n]; ok {
+		return v
+	}
+	v := b.op("arith.constant", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "value", Value: ir.IndexAttr(n)}).Result(0)
+	b.consts[n] = v
+	return v
+}
+
+func (b tb) bin(name string, x, y ir.Value) ir.Value {
+	cx, okx := arith.ConstantInt(x)
+	cy, oky := arith.ConstantInt(y)
+	switch name {
+	case "arith.addi":
+		switch {
+		case okx && oky:
+			return b.idx(cx + cy)
+		case oky && cy == 0:
+			return x
+		case okx && cx == 0:
+			return y
+		}
+	case "arith.subi":
+		if okx && oky {
+			return b.idx(cx - cy)
+		}
+		if oky && cy == 0 {
+			return x
+		}
+	case "arith.muli":
+		switch {
+		case okx && oky:
+			return b.idx(cx * cy)
+		case oky && cy == 1:
+			return x
+		case okx && cx == 1:
+			return y
+		case (okx && cx == 0) || (oky && cy == 0):
+			return b.idx(0)
+		}
+	case "arith.divui":
+		if oky && cy == 1 {
+			return x
+		}
+	case "arith.remui":
+		if oky && cy == 1 {
+			return b.idx(0)
+		}
+		if okx && oky && cx >= 0 {
+			return b.idx(cx % cy)
+		}
+	}
+	return b.op(name, []ir.Value{x, y}, []ir.Type{x.Type()}).Result(0)
+}
+
+// cmp returns arith.cmpi pred x, y (pred: upstream's numbering).
+func (b tb) cmp(pred int64, x, y ir.Value) ir.Value {
+	return b.op("arith.cmpi", []ir.Value{x, y}, []ir.Type{ir.I1}, ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(pred)}).Result(0)
+}
+
+// ifThen builds `scf.if cond { body }` at the insertion point.
+func (b tb) ifThen(cond ir.Value, body func(tb)) {
+	then := ir.NewRegion()
+	blk := then.AddBlock(ir.NewBlock(nil, nil))
+	st := &ir.OperationState{Name: "scf.if", Operands: []ir.Value{cond}, Regions: []*ir.Region{then, ir.NewRegion()}}
+	ifOp := b.Create(st)
+	inner := tb{ir.NewBuilder(b.Loc), map[int64]ir.Value{}}
+	for k, v := range b.consts {
+		inner.consts[k] = v
+	}
+	inner.SetInsertionPointToEnd(blk)
+	body(inner)
+	inner.op("scf.yield", nil, nil)
+	_ = ifOp
+}
+
+func (b tb) barrier() { b.op("gpu.barrier", nil, nil) }
+
+func (p *pipelinedLoop) rewrite() {
+	loop := p.loop
+	b := newTB(loop.Loc)
+	b.SetInsertionPoint(loop)
+
+	// The elected thread.
+	is0 := b.cmp(arith.CmpIEq, b.op("gpu.thread_id", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr("x")}).Result(0), b.idx(0))
+	if !p.k.yzOne {
+		for _, d := range []string{"y", "z"} {
+			c := b.cmp(arith.CmpIEq, b.op("gpu.thread_id", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr(d)}).Result(0), b.idx(0))
+			is0 = b.op("arith.andi", []ir.Value{is0, c}, []ir.Type{ir.I1}).Result(0)
+		}
+	}
+
+	p.makeRings()
+	trip, ivAt := p.tripCount(b)
+
+	// Barriers: created, initialised by the elected thread, published.
+	var bars ir.Value
+	if len(p.loads) > 0 {
+		group := nvgpu.MBarrierGroupType(nvgpu.MBarrierGroup{MemorySpace: gpu.AddressSpaceAttr("workgroup"), NumBarriers: uint32(p.n)})
+		bars = b.op("nvgpu.mbarrier.create", nil, []ir.Type{group}).Result(0)
+		b.ifThen(is0, func(b tb) {
+			one := b.idx(1)
+			for s := int64(0); s < p.n; s++ {
+				b.op("nvgpu.mbarrier.init", []ir.Value{bars, one, b.idx(s)}, nil)
+			}
+		})
+		b.barrier()
+		// Prologue: iterations 0..N-2.
+		pro := p.n - 1
+		if p.fullDepth {
+			pro = p.n
+		}
+		if p.rec != nil {
+			p.rec.Prologue = pro
+			p.recordStageGroup(bars)
+		}
+		if pro > 0 {
+			b.ifThen(is0, func(b tb) {
+				for s := int64(0); s < pro; s++ {
+					if p.tripC >= 0 && s >= p.tripC {
+						break
+					}
+					issue := func(b tb) { p.issueLoads(b, bars, b.idx(s), ivAt(b, b.idx(s))) }
+					if p.tripC >= 0 {
+						issue(b)
+					} else {
+						b.ifThen(b.cmp(arith.CmpISlt, b.idx(s), trip), issue)
+					}
+				}
+			})
+		}
+	}
+
+	newLoop, j, slot, sslot := p.normalise(b, trip, ivAt)
+	// Stores first: their block barriers may also release load slots.
+	if len(p.stores) > 0 {
+		p.rewriteStores(newLoop, is0, slot, sslot)
+	}
+	if len(p.loads) > 0 {
+		p.rewriteLoads(newLoop, bars, is0, j, slot, trip, ivAt)
+	}
+	p.dropTileAllocs()
+}
+
+// makeRings replaces each tile's allocation by its ring buffer.
+func (p *pipelinedLoop) makeRings() {
+	for _, t := range p.order {
+		r := p.tiles[t]
+		slots := p.n
+		if r.isStore {
+			slots = p.s
+		}
+		ab := newTB(r.alloc.Loc)
+		ab.SetInsertionPoint(r.alloc)
+		ringType := ir.MemRefTypeOf([]int64{slots * r.slot}, ir.I8, nil, r.tile.MemorySpace)
+		r.ring = ab.op("memref.alloc", nil, []ir.Type{ringType},
+			ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(r.align)},
+			ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(0, 0)}).Result(0)
+	}
+}
+
+// tripCount builds the loop's trip count T at b and returns it with the
+// map from a normalised index j to the induction value lb + j*step.
+func (p *pipelinedLoop) tripCount(b tb) (ir.Value, func(tb, ir.Value) ir.Value) {
+	loop := p.loop
+	lb, ub, step := loop.Operand(0), loop.Operand(1), loop.Operand(2)
+	var trip ir.Value
+	if p.tripC >= 0 {
+		trip = b.idx(p.tripC)
+	} else {
+		// T = ceil(max(ub-lb, 0) / step) with ops code generation lowers
+		// (no arith.ceildivsi): (max(ub-lb, 0) + step-1) divui step.
+		span := b.op("arith.maxsi", []ir.Value{b.bin("arith.subi", ub, lb), b.idx(0)}, []ir.Type{ir.Index}).Result(0)
+		trip = b.bin("arith.divui", b.bin("arith.addi", span, b.bin("arith.subi", step, b.idx(1))), step)
+	}
+	ivAt := func(b tb, j ir.Value) ir.Value { return b.bin("arith.addi", lb, b.bin("arith.muli", j, step)) }
+	return trip, ivAt
+}
+
+// normalise moves the loop body into `scf.for %j = 0 to T step 1` built at
+// b, computes the original induction value, the load and store slots
+// (j mod N, j mod S) and replaces the tiles by views of their slots.
+func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) ir.Value) (newLoop *ir.Operation, j, slot, sslot ir.Value) {
+	loop := p.loop
+	// The normalised loop: the old body moves into it.
+	inits := loop.Operands()[3:]
+	newBody := ir.NewBlock(nil, nil)
+	j = newBody.AddArgument(ir.Index, loop.Loc)
+	for i, v := range inits {
+		newBody.AddArgument(v.Type(), p.body.Arg(i+1).Loc())
+	}
+	region := ir.NewRegion()
+	region.AddBlock(newBody)
+	var attrs []ir.NamedAttr
+	for _, a := range loop.DiscardableAttrs() {
+		if a.Name != tmac.StagesAttr && a.Name != tmac.StoreStagesAttr && a.Name != tmac.WarpSpecializeAttr {
+			attrs = append(attrs, a)
+		}
+	}
+	newLoop = b.Create(&ir.OperationState{Name: "scf.for", Operands: append([]ir.Value{b.idx(0), trip, b.idx(1)}, inits...),
+		ResultTypes: loop.ResultTypes(), Regions: []*ir.Region{region}, Attrs: attrs})
+	for _, op := range p.body.Ops() {
+		op.Remove()
+		newBody.Append(op)
+	}
+	for i, a := range p.body.Args() {
+		if i == 0 {
+			continue
+		}
+		ir.ReplaceAllUsesWith(a, newBody.Arg(i))
+	}
+	for i, r := range loop.Results() {
+		ir.ReplaceAllUsesWith(r, newLoop.Result(i))
+	}
+	p.body = newBody
+	p.firstOp = newBody.First()
+
+	// In the body: the original induction variable, the slots.
+	bb := newTB(loop.Loc)
+	bb.SetInsertionPointToStart(newBody)
+	if ir.HasUses(p.iv) {
+		p.ivVal = ivAt(bb, j)
+		ir.ReplaceAllUsesWith(p.iv, p.ivVal)
+	}
+	loop.Erase()
+	if len(p.loads) > 0 {
+		// The ring position: j, or base + j when the ring continues across
+		// the iterations of an enclosing loop (warp-specialize, persistent).
+		p.g = j
+		if p.base != nil {
+			p.g = bb.bin("arith.addi", p.base, j)
+		}
+		slot = bb.bin("arith.remui", p.g, bb.idx(p.n))
+	}
+	if p.hasOutputTiles() {
+		sslot = bb.bin("arith.remui", j, bb.idx(p.s))
+	}
+	// Tiles become views of their slot.
+	for _, t := range p.order {
+		r := p.tiles[t]
+		s := slot
+		if r.isStore {
+			s = sslot
+		}
+		v := bb.op("memref.view", []ir.Value{r.ring, bb.bin("arith.muli", s, bb.idx(r.slot))}, []ir.Type{r.tile}).Result(0)
+		ir.ReplaceUsesIf(t, v, func(u *ir.OpOperand) bool { return newBody.Parent().IsAncestorOf(u.Owner()) && !isTileOp(u.Owner()) })
+	}
+	return newLoop, j, slot, sslot
+}
+
+// dropTileAllocs erases the logical tiles' allocations (and deallocs).
+func (p *pipelinedLoop) dropTileAllocs() {
+	for _, t := range p.order {
+		r := p.tiles[t]
+		for _, u := range ir.Uses(r.alloc.Result(0)) {
+			if u.Owner().Name() == "memref.dealloc" {
+				u.Owner().Erase()
+			}
+		}
+		if !ir.HasUses(r.alloc.Result(0)) {
+			r.alloc.Erase()
+		}
+	}
+}
+
+// issueLoads emits, for the elected thread, the expect_tx and the TMA
+// loads of the iteration whose induction value is iv into slot.
+func (p *pipelinedLoop) issueLoads(b tb, bars, slot, iv ir.Value) {
+	p.issueLoadsWith(b, bars, slot, iv, ir.NewIRMapping())
+}
+
+// issueLoadsWith is issueLoads with values already mapped in m (the
+// clones of an enclosing loop's ops, for warp-specialize's producer).
+func (p *pipelinedLoop) issueLoadsWith(b tb, bars, slot, iv ir.Value, m *ir.IRMapping) {
+	m.Map(p.iv, iv)
+	if p.ivVal != nil {
+		m.Map(p.ivVal, iv)
+	}
+	for _, op := range p.sliceOps {
+		b.Insert(op.Clone(m))
+	}
+	b.op("nvgpu.mbarrier.arrive.expect_tx", []ir.Value{bars, b.idx(p.stageBytes()), slot}, nil)
+	for _, l := range p.loads {
+		r := p.tiles[l.Operand(0)]
+		coords := make([]ir.Value, 0, l.NumOperands()-2)
+		for _, c := range l.Operands()[2:] {
+			coords = append(coords, m.Lookup(c))
+		}
+		if p.multicast[l] {
+			p.multicastBoxes(b, l, r, bars, slot, coords)
+			continue
+		}
+		p.boxes(b, r, slot, coords, func(b tb, dst ir.Value, cs []ir.Value) {
+			b.op("nvgpu.tma.async.load", append(append([]ir.Value{dst, bars, l.Operand(1)}, cs...), slot), nil,
+				ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 1, int64(len(cs)), 1, 0, 0)})
+		})
+	}
+}
+
+// stageBytes is the expect_tx of a stage: the bytes of every tile loaded
+// in an iteration (full boxes).
+func (p *pipelinedLoop) stageBytes() int64 {
+	var bytes int64
+	for _, l := range p.loads {
+		bytes += tmac.TileBytes(p.tiles[l.Operand(0)].tile)
+	}
+	return bytes
+}
+
+// multicastBoxes issues a tile that every CTA of the cluster loads
+// identically (tmac.multicast): its boxes are shared out among the
+// cluster's CTAs (box i by CTA i / (boxes / cluster size)), each copied to
+// the same slot of every CTA (multicast mask of all of them) and signalling
+// each one's barrier at the same offset.
+func (p *pipelinedLoop) multicastBoxes(b tb, l *ir.Operation, r *tileRing, bars, slot ir.Value, coords []ir.Value) {
+	per := tmac.BoxesPerTile(r.tile, l.Operand(1).Type()) / p.clusterSize
+	mask := b.op("arith.constant", nil, []ir.Type{ir.I16}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(1<<p.clusterSize-1, ir.I16)}).Result(0)
+	i := int64(0)
+	p.boxes(b, r, slot, coords, func(b tb, dst ir.Value, cs []ir.Value) {
+		owner := i / per
+		i++
+		b.ifThen(b.cmp(arith.CmpIEq, p.rank, b.idx(owner)), func(b tb) {
+			b.op("nvgpu.tma.async.load", append(append([]ir.Value{dst, bars, l.Operand(1)}, cs...), slot, mask), nil,
+				ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 1, int64(len(cs)), 1, 1, 0)})
+		})
+	})
+}
+
+// boxes calls emit for each box of tile r in slot: its destination view and
+// coordinates (the innermost coordinate advanced by the box width).
+func (p *pipelinedLoop) boxes(b tb, r *tileRing, slot ir.Value, coords []ir.Value, emit func(b tb, dst ir.Value, cs []ir.Value)) {
+	// The box's view is in the ring's (the tile's) memory space, which may
+	// be the descriptor's other spelling of shared memory (3 or
+	// #gpu.address_space<workgroup>): a view keeps its source's space.
+	box := ir.MemRefTypeOf(r.desc.Tensor.Shape(), r.desc.Tensor.Elem, nil, r.tile.MemorySpace)
+	nbox := r.tile.Shape()[r.tile.Rank()-1] / box.Shape()[box.Rank()-1]
+	boxBytes := tmac.TileBytes(box)
+	base := b.bin("arith.muli", slot, b.idx(r.slot))
+	for i := int64(0); i < nbox; i++ {
+		cs := append([]ir.Value{}, coords...)
+		cs[0] = b.bin("arith.addi", coords[0], b.idx(i*box.Shape()[box.Rank()-1]))
+		dst := b.op("memref.view", []ir.Value{r.ring, b.bin("arith.addi", base, b.idx(i*boxBytes))}, []ir.Type{box}).Result(0)
+		emit(b, dst, cs)
+	}
+}
+
+func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, trip ir.Value, ivAt func(tb, ir.Value) ir.Value) {
+	body := p.body
+	sync := false
+	async := false
+	for _, t := range p.order {
+		if r := p.tiles[t]; !r.isStore {
+			sync = sync || r.syncUse
+			async = async || r.asyncUse
+		}
+	}
+
+	// The first wait waits for the whole stage; later ones are redundant.
+	// When no thread reads the tiles (a pure TMA copy: the elected thread
+	// stores them), only the elected thread waits: the others, never held
+	// by a barrier, could otherwise fall two phases behind a barrier and
+	// wait for a parity that has come round again.
+	w := p.waits[0]
+	wb := newTB(w.Loc)
+	wb.SetInsertionPoint(w)
+	if !sync && !async {
+		// (The parity is written explicitly: mbarrier-phase leaves waits
+		// under control flow alone. Ring position j waits for phase j / N.)
+		round := wb.op("arith.andi", []ir.Value{wb.bin("arith.divui", j, wb.idx(p.n)), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
+		parity := wb.cmp(arith.CmpINe, round, wb.idx(0))
+		wb.ifThen(is0, func(b tb) {
+			b.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{bars, parity, b.idx(10000000), slot}, nil)
+		})
+		p.recordWait(bars, "thread 0", &schedule.BarrierWait{Loc: w.Loc, By: "tma-pipeline", Ring: &schedule.ParityRing{N: p.n}})
+	} else {
+		wb.op("tmac.mbarrier.wait", []ir.Value{bars, slot}, nil)
+		p.recordWait(bars, "every thread", nil) // mbarrier-phase records the parity
+	}
+	for _, w := range p.waits {
+		w.Erase()
+	}
+	multiWG := p.k.threads == 0 || p.k.threads > 128
+	// Block barriers at the top level of the body: any releases the slots
+	// of synchronous readers; wgmma readers in other warpgroups need one
+	// after the last mma (after its wait_group).
+	anyBar, barAfterMMA := false, false
+	var lastMMA *ir.Operation
+	if len(p.mmas) > 0 {
+		lastMMA = p.topLevel(p.mmas[len(p.mmas)-1])
+	}
+	for _, op := range body.Ops() {
+		if op.Name() == "gpu.barrier" {
+			anyBar = true
+			barAfterMMA = barAfterMMA || (lastMMA != nil && before(lastMMA, op))
+		}
+	}
+
+	// wgmma groups pending after the last mma must all be this iteration's.
+	// Only mma ops directly in the body run exactly once per iteration; an
+	// mma nested in a region of the body (scf.if, inner loop) may commit no
+	// group, so it does not count, and when the last mma is nested an
+	// explicit wait_group follows its top-level ancestor.
+	pending := int64(0) // wgmma groups the body may leave pending
+	if async && len(p.mmas) > 0 {
+		last := p.mmas[len(p.mmas)-1]
+		limit := int64(0)
+		for _, m := range p.mmas {
+			if m.Block() == body {
+				limit++
+			}
+		}
+		if p.n == 1 {
+			limit = 0
+		}
+		if last.Block() == body {
+			if last.IntAttrOf("waitGroup", 1) > limit {
+				last.SetAttr("waitGroup", ir.I64Attr(limit))
+			}
+			pending = last.IntAttrOf("waitGroup", 1)
+		} else {
+			wb := newTB(last.Loc)
+			wb.SetInsertionPointAfter(lastMMA)
+			wb.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
+			pending = limit
+		}
+	}
+	needBarrier := (sync && (!anyBar || p.n == 1)) || (async && multiWG && (!barAfterMMA || p.n == 1))
+	if p.rec != nil && async {
+		p.rec.WGMMAWait = pending
+	}
+
+	ib := newTB(loop.Loc)
+	if p.fullDepth {
+		// Refill the slot just read, right after the barrier that ends its
+		// reads, with iteration j+N.
+		ahead := p.n
+		p.recordRefill(ahead, 0, "right after the block barrier that ends the iteration's reads of its slot",
+			"the block barrier after the iteration's last read of the slot (every thread is done with it)")
+		ib.SetInsertionPointAfter(p.freeingBarrier())
+		next := ib.bin("arith.addi", j, ib.idx(ahead))
+		cond := ib.op("arith.andi", []ir.Value{is0, ib.cmp(arith.CmpISlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
+		ib.ifThen(cond, func(b tb) { p.issueLoads(b, bars, slot, ivAt(b, next)) })
+	} else if p.n == 1 {
+		// Issue this iteration's loads first, into the only slot (after
+		// the previous iteration's pass-through stores have read it).
+		var why []string
+		lag := int64(0)
+		if needBarrier {
+			why, lag = append(why, "a block barrier at the start of the iteration"), 1
+		}
+		if p.passThrough() {
+			why, lag = append(why, "thread 0: cp.async.bulk.wait_group.read 0 at the start of the iteration (the previous iteration's TMA store has read the slot)"), 1
+		}
+		if async && len(p.mmas) > 0 {
+			why = append(why, "wgmma wait_group 0 after the iteration's mma")
+		}
+		p.recordRefill(0, lag, "at the start of the iteration, before its wait (one slot: no load runs ahead)", why...)
+		ib.SetInsertionPoint(p.firstOp)
+		if needBarrier {
+			ib.barrier()
+		}
+		ib.ifThen(is0, func(b tb) {
+			if p.passThrough() {
+				bulkWaitRead(b, 0)
+			}
+			p.issueLoads(b, bars, slot, ivAt(b, j))
+		})
+	} else {
+		ahead := p.n - 1
+		var why []string
+		if async && len(p.mmas) > 0 {
+			why = append(why, fmt.Sprintf("wgmma wait_group %d after the iteration's last mma (iteration j-1's wgmma groups have completed)", pending))
+		}
+		if needBarrier || (sync && anyBar) || (async && multiWG && barAfterMMA) {
+			why = append(why, "a block barrier in the iteration (every thread is done with iteration j-1)")
+		}
+		if p.passThrough() {
+			why = append(why, fmt.Sprintf("thread 0: cp.async.bulk.wait_group.read %d before the refill (iteration j-1's TMA store has read the slot)", p.storeGroups()))
+		}
+		p.recordRefill(ahead, 1, "at the end of the iteration", why...)
+		ib.SetInsertionPoint(body.Terminator())
+		if needBarrier {
+			ib.barrier()
+		}
+		next := ib.bin("arith.addi", j, ib.idx(ahead))
+		cond := ib.op("arith.andi", []ir.Value{is0, ib.cmp(arith.CmpISlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
+		ib.ifThen(cond, func(b tb) {
+			if p.passThrough() {
+				// The slot's previous occupant (iteration j-1) was stored
+				// from it; this iteration's stores may still be reading.
+				bulkWaitRead(b, p.storeGroups())
+			}
+			nslot := b.bin("arith.remui", next, b.idx(p.n))
+			p.issueLoads(b, bars, nslot, ivAt(b, next))
+		})
+	}
+	for _, l := range p.loads {
+		l.Erase()
+	}
+
+	// After the loop.
+	var after []string
+	ab := newTB(loop.Loc)
+	ab.SetInsertionPointAfter(loop)
+	if pending > 0 {
+		ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+		after = append(after, "wgmma wait_group 0 (the last iterations' wgmma groups)")
+	}
+	if sync || (async && multiWG) {
+		ab.barrier()
+		after = append(after, "block barrier (no thread still reads the rings)")
+	}
+	// These ops come right after the loop, before those rewriteStores put there.
+	if p.rec != nil {
+		p.rec.AfterLoop = append(after, p.rec.AfterLoop...)
+	}
+}
+
+// freeingBarrier is the first top-level gpu.barrier (or tmac.tma.store,
+// which becomes fence + barrier + store) after the last read of a loaded
+// tile in the body, or nil.
+func (p *pipelinedLoop) freeingBarrier() *ir.Operation {
+	if p.lastRead == nil {
+		return nil
+	}
+	for op := p.lastRead.Next(); op != nil; op = op.Next() {
+		if op.Name() == "gpu.barrier" || op.Name() == "tmac.tma.store" {
+			return op
+		}
+	}
+	return nil
+}
+
+// hasOutputTiles reports whether the loop stores tiles of its own (not
+// pass-through ones).
+func (p *pipelinedLoop) hasOutputTiles() bool {
+	for _, t := range p.order {
+		if p.tiles[t].isStore {
+			return true
+		}
+	}
+	return false
+}
+
+// passThrough reports whether the loop stores its loaded tiles.
+func (p *pipelinedLoop) passThrough() bool {
+	for _, t := range p.order {
+		if p.tiles[t].passThrough {
+			return true
+		}
+	}
+	return false
+}
+
+// storeGroups is the number of bulk groups an iteration commits:
+// lower-nvgpu commits one per nvgpu.tma.async.store, one per box stored.
+// (Counted by analyse: the rewrite erases the tmac.tma.store ops.)
+func (p *pipelinedLoop) storeGroups() int64 { return p.bulkGroups }
+
+// bulkWaitRead waits until at most n bulk store groups of this thread are
+// still reading shared memory.
+func bulkWaitRead(b tb, n int64) {
+	b.op("nvvm.cp.async.bulk.wait_group", nil, nil,
+		ir.NamedAttr{Name: "group", Value: ir.IntAttr(n, ir.I32)}, ir.NamedAttr{Name: "read", Value: ir.Unit})
+}
+
+func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Value) {
+	if p.passThrough() {
+		// The elected thread stores each pass-through tile from the slot
+		// its load filled, once the wait has seen the load land: a TMA
+		// write read by a TMA store, both in the async proxy, so no proxy
+		// fence and no block barrier. rewriteLoads makes the refill of the
+		// slot wait for the store's reads.
+		for _, st := range p.stores {
+			b := newTB(st.Loc)
+			b.SetInsertionPoint(st)
+			r := p.tiles[st.Operand(0)]
+			b.ifThen(is0, func(b tb) {
+				p.boxes(b, r, slot, st.Operands()[2:], func(b tb, src ir.Value, cs []ir.Value) {
+					b.op("nvgpu.tma.async.store", append([]ir.Value{src, st.Operand(1)}, cs...), nil,
+						ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(cs)), 0)})
+				})
+			})
+			st.Erase()
+		}
+		p.drainStores(loop, is0)
+		return
+	}
+	body := p.body
+	isOut := map[ir.Value]bool{}
+	for _, t := range p.order {
+		if p.tiles[t].isStore {
+			isOut[t] = true
+		}
+	}
+	// The first top-level op using an output tile's slot view.
+	var first *ir.Operation
+	for _, op := range body.Ops() {
+		uses := false
+		ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
+			for _, v := range o.Operands() {
+				if d := v.DefiningOp(); d != nil && d.Name() == "memref.view" && d.Block() == body {
+					for _, t := range p.order {
+						if p.tiles[t].isStore && d.Operand(0) == p.tiles[t].ring {
+							uses = true
+						}
+					}
+				}
+			}
+			return ir.Advance
+		})
+		if uses && op.Name() != "tmac.tma.store" {
+			first = op
+			break
+		}
+		if op.Name() == "tmac.tma.store" {
+			first = op
+			break
+		}
+	}
+	// An iteration commits G bulk groups (storeGroups); slot j mod S was
+	// last read by the stores of iteration j-S, complete once at most
+	// (S-1)*G groups are still reading.
+	g := p.storeGroups()
+	wb := newTB(loop.Loc)
+	wb.SetInsertionPoint(first)
+	wb.ifThen(is0, func(b tb) { bulkWaitRead(b, (p.s-1)*g) })
+	wb.barrier()
+	if p.rec != nil {
+		p.rec.StoreStages, p.rec.StoreGroups, p.rec.StoreWait = p.s, g, (p.s-1)*g
+	}
+
+	// Consecutive stores share one fence and barrier (decided before any
+	// store is replaced).
+	follows := make([]bool, len(p.stores))
+	for i := 1; i < len(p.stores); i++ {
+		follows[i] = p.stores[i-1].Next() == p.stores[i]
+	}
+	for i, st := range p.stores {
+		b := newTB(st.Loc)
+		b.SetInsertionPoint(st)
+		if !follows[i] {
+			b.op("nvvm.fence.proxy", nil, nil,
+				ir.NamedAttr{Name: "kind", Value: nvvm.ProxyKind.Attr("async.shared")},
+				ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
+			b.barrier()
+		}
+		r := p.tiles[st.Operand(0)]
+		b.ifThen(is0, func(b tb) {
+			p.boxes(b, r, sslot, st.Operands()[2:], func(b tb, src ir.Value, cs []ir.Value) {
+				b.op("nvgpu.tma.async.store", append([]ir.Value{src, st.Operand(1)}, cs...), nil,
+					ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(cs)), 0)})
+			})
+		})
+		st.Erase()
+	}
+	p.drainStores(loop, is0)
+}
+
+// drainStores waits after the loop until every store has read its shared
+// memory, and publishes that to the block (later code may reuse the bytes).
+func (p *pipelinedLoop) drainStores(loop *ir.Operation, is0 ir.Value) {
+	ab := newTB(loop.Loc)
+	ab.SetInsertionPointAfter(loop)
+	ab.ifThen(is0, func(b tb) { bulkWaitRead(b, 0) })
+	ab.barrier()
+	p.recordAfter("thread 0: cp.async.bulk.wait_group.read 0 (every TMA store has read its tile), block barrier")
+}
