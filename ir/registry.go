@@ -169,6 +169,10 @@ type OpDef struct {
 	// Fold, if set, returns constant attributes or values for the results
 	// given constant operands (nil entries for non-constant operands).
 	Fold func(op *Operation, operands []Attribute) []any
+	// Semantics, if set, says what an elementwise op computes lane by
+	// lane (semantics.go); folding, the interpreters and the emulator
+	// evaluate the op through it.
+	Semantics *Semantics
 
 	// Doc is extra documentation: verifier rules and notes.
 	Doc string

@@ -114,9 +114,10 @@ const (
 	fastmathFlags
 )
 
-func binary(name string, tc ir.TypeConstraint, flags flagKind, traits ir.Trait) *ir.OpDef {
+func binary(name string, tc ir.TypeConstraint, flags flagKind, traits ir.Trait, sem *ir.Semantics) *ir.OpDef {
 	d := &ir.OpDef{
 		Name:        name,
+		Semantics:   sem,
 		Traits:      traits | ir.SameOperandsAndResultType,
 		Operands:    []ir.ArgSpec{{Name: "lhs", Type: tc}, {Name: "rhs", Type: tc}},
 		Results:     []ir.ArgSpec{{Name: "result", Type: tc}},
@@ -143,7 +144,7 @@ func flagGroup(d *ir.OpDef, flags flagKind) string {
 	return ""
 }
 
-func cmp(name string, tc ir.TypeConstraint, preds []string, fastmath bool) *ir.OpDef {
+func cmp(name string, tc ir.TypeConstraint, preds []string, fastmath bool, sem *ir.Semantics) *ir.OpDef {
 	pc := cmpIPredicateC
 	if len(preds) == len(cmpFPredicates) {
 		pc = cmpFPredicateC
@@ -164,6 +165,7 @@ func cmp(name string, tc ir.TypeConstraint, preds []string, fastmath bool) *ir.O
 		Parse:       parseCmp(name, tc, preds, fastmath),
 		Verify:      verifyCmp,
 		Fold:        foldCmp,
+		Semantics:   sem,
 	}
 	group := ""
 	if fastmath {
@@ -246,15 +248,16 @@ func verifyCmp(op *ir.Operation) error {
 
 type castCompat func(src, dst ir.Type) bool
 
-func cast(name string, in, out ir.TypeConstraint, compat castCompat, flags flagKind) *ir.OpDef {
+func cast(name string, in, out ir.TypeConstraint, compat castCompat, flags flagKind, sem *ir.Semantics) *ir.OpDef {
 	d := &ir.OpDef{
 		Name:        name,
+		Semantics:   sem,
 		Traits:      ir.Pure,
 		Operands:    []ir.ArgSpec{{Name: "in", Type: in}},
 		Results:     []ir.ArgSpec{{Name: "out", Type: out}},
 		VerifyProps: PreVerify(1),
 		Verify:      verifyCast(compat),
-		Fold:        castFolders[name],
+		Fold:        foldCast,
 	}
 	group := ""
 	switch {
@@ -367,46 +370,46 @@ func init() {
 	var condSpec ir.Trait
 	defs := []*ir.OpDef{
 		constantDef(),
-		binary("arith.addi", signlessIntLike, overflowFlags, pureComm),
-		binary("arith.subi", signlessIntLike, overflowFlags, pure),
-		binary("arith.muli", signlessIntLike, overflowFlags, pureComm),
-		binary("arith.shli", signlessIntLike, overflowFlags, pure),
-		binary("arith.divui", signlessIntLike, exactFlag, condSpec),
-		binary("arith.divsi", signlessIntLike, exactFlag, condSpec),
-		binary("arith.shrui", signlessIntLike, exactFlag, pure),
-		binary("arith.shrsi", signlessIntLike, exactFlag, pure),
-		binary("arith.ceildivui", signlessIntLike, noFlags, condSpec),
-		binary("arith.remui", signlessIntLike, noFlags, pure),
-		binary("arith.remsi", signlessIntLike, noFlags, pure),
-		binary("arith.andi", signlessIntLike, noFlags, pureComm),
-		binary("arith.ori", signlessIntLike, noFlags, pureComm),
-		binary("arith.xori", signlessIntLike, noFlags, pureComm),
-		binary("arith.maxsi", signlessIntLike, noFlags, pureComm),
-		binary("arith.minsi", signlessIntLike, noFlags, pureComm),
-		binary("arith.maxui", signlessIntLike, noFlags, pureComm),
-		binary("arith.minui", signlessIntLike, noFlags, pureComm),
-		binary("arith.addf", FloatLike, fastmathFlags, pureComm),
-		binary("arith.subf", FloatLike, fastmathFlags, pure),
-		binary("arith.mulf", FloatLike, fastmathFlags, pureComm),
-		binary("arith.divf", FloatLike, fastmathFlags, pure),
-		binary("arith.maximumf", FloatLike, fastmathFlags, pureComm),
-		binary("arith.minimumf", FloatLike, fastmathFlags, pureComm),
+		binary("arith.addi", signlessIntLike, overflowFlags, pureComm, addiSem),
+		binary("arith.subi", signlessIntLike, overflowFlags, pure, subiSem),
+		binary("arith.muli", signlessIntLike, overflowFlags, pureComm, muliSem),
+		binary("arith.shli", signlessIntLike, overflowFlags, pure, shliSem),
+		binary("arith.divui", signlessIntLike, exactFlag, condSpec, divuiSem),
+		binary("arith.divsi", signlessIntLike, exactFlag, condSpec, divsiSem),
+		binary("arith.shrui", signlessIntLike, exactFlag, pure, shruiSem),
+		binary("arith.shrsi", signlessIntLike, exactFlag, pure, shrsiSem),
+		binary("arith.ceildivui", signlessIntLike, noFlags, condSpec, ceildivuiSem),
+		binary("arith.remui", signlessIntLike, noFlags, pure, remuiSem),
+		binary("arith.remsi", signlessIntLike, noFlags, pure, remsiSem),
+		binary("arith.andi", signlessIntLike, noFlags, pureComm, andiSem),
+		binary("arith.ori", signlessIntLike, noFlags, pureComm, oriSem),
+		binary("arith.xori", signlessIntLike, noFlags, pureComm, xoriSem),
+		binary("arith.maxsi", signlessIntLike, noFlags, pureComm, maxsiSem),
+		binary("arith.minsi", signlessIntLike, noFlags, pureComm, minsiSem),
+		binary("arith.maxui", signlessIntLike, noFlags, pureComm, maxuiSem),
+		binary("arith.minui", signlessIntLike, noFlags, pureComm, minuiSem),
+		binary("arith.addf", FloatLike, fastmathFlags, pureComm, addfSem),
+		binary("arith.subf", FloatLike, fastmathFlags, pure, subfSem),
+		binary("arith.mulf", FloatLike, fastmathFlags, pureComm, mulfSem),
+		binary("arith.divf", FloatLike, fastmathFlags, pure, divfSem),
+		binary("arith.maximumf", FloatLike, fastmathFlags, pureComm, maximumfSem),
+		binary("arith.minimumf", FloatLike, fastmathFlags, pureComm, minimumfSem),
 		negfDef(),
-		cmp("arith.cmpi", signlessIntLike, cmpIPredicates, false),
-		cmp("arith.cmpf", FloatLike, cmpFPredicates, true),
+		cmp("arith.cmpi", signlessIntLike, cmpIPredicates, false, cmpiSem),
+		cmp("arith.cmpf", FloatLike, cmpFPredicates, true, cmpfSem),
 		selectDef(),
-		cast("arith.extui", fixedIntLike, fixedIntLike, widerInt, noFlags),
-		cast("arith.extsi", fixedIntLike, fixedIntLike, widerInt, noFlags),
-		cast("arith.trunci", fixedIntLike, fixedIntLike, narrowerInt, overflowFlags),
-		cast("arith.extf", FloatLike, FloatLike, widerFloat, fastmathFlags),
-		cast("arith.truncf", FloatLike, FloatLike, narrowerFloat, noFlags),
-		cast("arith.index_cast", indexCastC, indexCastC, indexCompat, noFlags),
-		cast("arith.index_castui", indexCastC, indexCastC, indexCompat, noFlags),
-		cast("arith.sitofp", fixedIntLike, FloatLike, intToFloat, noFlags),
-		cast("arith.uitofp", fixedIntLike, FloatLike, intToFloat, noFlags),
-		cast("arith.fptosi", FloatLike, fixedIntLike, floatToInt, noFlags),
-		cast("arith.fptoui", FloatLike, fixedIntLike, floatToInt, noFlags),
-		cast("arith.bitcast", bitcastC, bitcastC, bitcastCompat, noFlags),
+		cast("arith.extui", fixedIntLike, fixedIntLike, widerInt, noFlags, zeroExtend),
+		cast("arith.extsi", fixedIntLike, fixedIntLike, widerInt, noFlags, signExtend),
+		cast("arith.trunci", fixedIntLike, fixedIntLike, narrowerInt, overflowFlags, truncate),
+		cast("arith.extf", FloatLike, FloatLike, widerFloat, fastmathFlags, extfSem),
+		cast("arith.truncf", FloatLike, FloatLike, narrowerFloat, noFlags, truncfSem),
+		cast("arith.index_cast", indexCastC, indexCastC, indexCompat, noFlags, signExtend),
+		cast("arith.index_castui", indexCastC, indexCastC, indexCompat, noFlags, zeroExtend),
+		cast("arith.sitofp", fixedIntLike, FloatLike, intToFloat, noFlags, intToFloatSem(true)),
+		cast("arith.uitofp", fixedIntLike, FloatLike, intToFloat, noFlags, intToFloatSem(false)),
+		cast("arith.fptosi", FloatLike, fixedIntLike, floatToInt, noFlags, floatToIntSem(true)),
+		cast("arith.fptoui", FloatLike, fixedIntLike, floatToInt, noFlags, floatToIntSem(false)),
+		cast("arith.bitcast", bitcastC, bitcastC, bitcastCompat, noFlags, bitcastSem),
 	}
 	for _, d := range defs {
 		if d.Fold == nil {
@@ -428,6 +431,7 @@ func negfDef() *ir.OpDef {
 		TypeRules:   []ir.TypeRule{{Target: "operand", From: "result"}},
 		VerifyProps: PreVerify(1),
 		Fold:        foldNegf,
+		Semantics:   negfSem,
 	}
 	d.Format = "$operand " + flagGroup(d, fastmathFlags) + " attr-dict `:` type($result)"
 	return d
@@ -509,6 +513,7 @@ func selectDef() *ir.OpDef {
 		Print:       printSelect,
 		Verify:      verifySelect,
 		Fold:        foldSelect,
+		Semantics:   selectSem,
 	}
 }
 

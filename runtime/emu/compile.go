@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 )
 
 // A kernel is compiled once into a tree of instructions over numbered
@@ -65,6 +66,13 @@ func compileKernel(fn *ir.Operation) (*kernel, error) {
 				in.regions = append(in.regions, region(op.Region(i)))
 			}
 			f, ok := impls[op.Name()]
+			if !ok && eval.Has(op) {
+				var e error
+				if f, e = elementwise(op); e != nil && err == nil {
+					err = e
+				}
+				ok = e == nil
+			}
 			if !ok && err == nil {
 				err = opError(op, "'%s' is not emulated (tmac run --target=emu models the ops of tmac's TMA pipelines; see runtime/emu)", op.Name())
 			}

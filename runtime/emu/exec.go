@@ -7,6 +7,7 @@ import (
 
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 )
 
 // Values a thread holds: int64 (integers and index, sign-extended from
@@ -70,40 +71,19 @@ func (t *thread) mem(in *instr, i int) *memref {
 
 func (t *thread) set(in *instr, i int, v any) { t.vals[in.out[i]] = v }
 
-// wrap sign-extends v from the bit width of integer type ty.
-func wrap(v int64, ty ir.Type) int64 {
-	w := ir.BitWidth(ty)
-	if w == 0 || w >= 64 {
-		return v
-	}
-	if w == 1 {
-		return v & 1
-	}
-	s := uint(64 - w)
-	return v << s >> s
-}
+// wrap truncates v to the width of integer type ty as lanes hold it (i1 as
+// 0 or 1, others sign-extended).
+func wrap(v int64, ty ir.Type) int64 { return eval.Wrap(v, ir.BitWidth(ty)) }
 
 // zext is v as an unsigned number of ty's width.
-func zext(v int64, ty ir.Type) uint64 {
-	w := ir.BitWidth(ty)
-	if w == 0 || w >= 64 {
-		return uint64(v)
-	}
-	return uint64(v) & (1<<uint(w) - 1)
-}
+func zext(v int64, ty ir.Type) uint64 { return eval.Unsigned(v, ir.BitWidth(ty)) }
 
+// round rounds v to the float type ty (other types: v itself).
 func round(v float64, ty ir.Type) float64 {
-	ft, ok := ty.(*ir.FloatType)
-	if !ok {
-		return v
+	if ft, ok := ty.(*ir.FloatType); ok {
+		return eval.Round(v, ft.Kind)
 	}
-	switch ft.Kind {
-	case ir.F64:
-		return v
-	case ir.F32:
-		return float64(float32(v))
-	}
-	return ir.RoundToFloatKind(v, ft.Kind)
+	return v
 }
 
 func init() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 )
 
 // fcomp compiles one function.
@@ -601,10 +602,10 @@ func (fc *fcomp) scfFor(op *ir.Operation) (instr, error) {
 			return // a sampled loop has no results (SampleLoop)
 		}
 		if unsigned {
-			for v := lo; zext(v, w) < zext(hi, w); v = sext(v+step, w) {
+			for v := lo; eval.Unsigned(v, w) < eval.Unsigned(hi, w); v = eval.Signed(v+step, w) {
 				fr.i[iv] = v
 				runList(fr, bl)
-				if zext(v, w)+zext(step, w) < zext(v, w) || (w < 64 && zext(v, w)+zext(step, w) >= 1<<uint(w)) {
+				if eval.Unsigned(v, w)+eval.Unsigned(step, w) < eval.Unsigned(v, w) || (w < 64 && eval.Unsigned(v, w)+eval.Unsigned(step, w) >= 1<<uint(w)) {
 					break
 				}
 			}
@@ -614,7 +615,7 @@ func (fc *fcomp) scfFor(op *ir.Operation) (instr, error) {
 			for v := lo; v < hi; v += step {
 				fr.i[iv] = v
 				runList(fr, bl)
-				if v+step < v || sext(v+step, w) != v+step {
+				if v+step < v || eval.Signed(v+step, w) != v+step {
 					break
 				}
 			}

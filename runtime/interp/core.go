@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 )
 
@@ -200,7 +201,7 @@ func setArg(fr *frame, s slot, t ir.Type, a Arg, idx int) error {
 		if !ok {
 			return fmt.Errorf("expected an int64 for type %s, got %T", t, a)
 		}
-		fr.i[s.i] = sext(v, intWidth(t))
+		fr.i[s.i] = eval.Wrap(v, intWidth(t))
 	case kFloat:
 		v, ok := a.(float64)
 		if !ok {
@@ -284,21 +285,6 @@ func intWidth(t ir.Type) int {
 		return it.Width
 	}
 	return 64
-}
-
-func sext(v int64, w int) int64 {
-	if w >= 64 {
-		return v
-	}
-	s := uint(64 - w)
-	return v << s >> s
-}
-
-func zext(v int64, w int) uint64 {
-	if w >= 64 {
-		return uint64(v)
-	}
-	return uint64(v) & (1<<uint(w) - 1)
 }
 
 func call(module *ir.Operation, fn string, args []Arg) ([]Arg, error) {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 )
 
@@ -117,13 +118,13 @@ func loadInt(t ir.Type) func(p []byte, off int64) int64 {
 	w := intWidth(t)
 	switch {
 	case w == 1:
-		return func(p []byte, off int64) int64 { return -int64(p[off] & 1) }
+		return func(p []byte, off int64) int64 { return int64(p[off] & 1) }
 	case w <= 8:
-		return func(p []byte, off int64) int64 { return sext(int64(p[off]), w) }
+		return func(p []byte, off int64) int64 { return eval.Signed(int64(p[off]), w) }
 	case w <= 16:
-		return func(p []byte, off int64) int64 { return sext(int64(binary.LittleEndian.Uint16(p[off*2:])), w) }
+		return func(p []byte, off int64) int64 { return eval.Signed(int64(binary.LittleEndian.Uint16(p[off*2:])), w) }
 	case w <= 32:
-		return func(p []byte, off int64) int64 { return sext(int64(binary.LittleEndian.Uint32(p[off*4:])), w) }
+		return func(p []byte, off int64) int64 { return eval.Signed(int64(binary.LittleEndian.Uint32(p[off*4:])), w) }
 	}
 	return func(p []byte, off int64) int64 { return int64(binary.LittleEndian.Uint64(p[off*8:])) }
 }

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tmac-dev/tmac/internal/sm90"
-	"math"
 
-	arithd "github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 )
 
@@ -379,214 +378,38 @@ func (x *Exec) launch(op *ir.Operation) (*Launch, error) {
 	return l, nil
 }
 
-// width returns the bit width of an integer type (64 for index).
-func width(t ir.Type) int {
-	if it, ok := t.(*ir.IntegerType); ok {
-		return it.Width
-	}
-	return 64
-}
-
-// wrap sign-extends v from w bits.
-func wrap(v int64, w int) int64 {
-	if w >= 64 || w <= 0 {
-		return v
-	}
-	s := 64 - w
-	return v << s >> s
-}
-
-func unsigned(v int64, w int) uint64 {
-	if w >= 64 {
-		return uint64(v)
-	}
-	return uint64(v) & (1<<w - 1)
-}
-
-// arith evaluates a host arith op.
+// arith evaluates a host arith op through its semantics (ir/eval):
+// integers are held sign-extended from their width (i1 as 0 or 1), floats
+// as float64 values of their type.
 func arith(op *ir.Operation, in []Value) (Value, error) {
-	rt := op.Result(0).Type()
-	name := op.Name()
-	if ir.IsFloat(rt) && name != "arith.sitofp" && name != "arith.uitofp" {
-		f := make([]float64, len(in))
-		for i, v := range in {
-			switch v := v.(type) {
-			case float64:
-				f[i] = v
-			default:
-				return nil, fmt.Errorf("a float operand is expected")
-			}
-		}
-		r := 0.0
-		switch name {
-		case "arith.addf":
-			r = f[0] + f[1]
-		case "arith.subf":
-			r = f[0] - f[1]
-		case "arith.mulf":
-			r = f[0] * f[1]
-		case "arith.divf":
-			r = f[0] / f[1]
-		case "arith.negf":
-			r = -f[0]
-		case "arith.minimumf":
-			r = math.Min(f[0], f[1])
-		case "arith.maximumf":
-			r = math.Max(f[0], f[1])
-		case "arith.extf", "arith.truncf":
-			r = f[0]
-		default:
-			return nil, fmt.Errorf("'%s' on floats is not supported on the host", name)
-		}
-		if ft, ok := rt.(*ir.FloatType); ok && ft.Kind == ir.F32 {
-			r = float64(float32(r))
-		}
-		return r, nil
+	f, err := eval.Compile(op)
+	if err != nil {
+		return nil, err
 	}
-	if name == "arith.cmpf" {
-		a, _ := in[0].(float64)
-		b, _ := in[1].(float64)
-		p, _ := op.Attr("predicate").(*ir.IntegerAttr)
-		if p == nil {
-			return nil, fmt.Errorf("no predicate")
-		}
-		uno := math.IsNaN(a) || math.IsNaN(b)
-		var r bool
-		switch p.Int() {
-		case 0:
-			r = false
-		case 1, 8:
-			r = a == b
-		case 2, 9:
-			r = a > b
-		case 3, 10:
-			r = a >= b
-		case 4, 11:
-			r = a < b
-		case 5, 12:
-			r = a <= b
-		case 6, 13:
-			r = a != b
-		case 7:
-			r = !uno
-		case 14:
-			r = uno
-		case 15:
-			r = true
-		}
-		if p.Int() >= 1 && p.Int() <= 6 && uno {
-			r = false
-		}
-		if p.Int() >= 8 && p.Int() <= 13 && uno {
-			r = true
-		}
-		return b2i(r), nil
+	if op.NumResults() != 1 || len(in) > 3 {
+		return nil, fmt.Errorf("'%s' is not supported on the host", op.Name())
 	}
-	if name == "arith.sitofp" || name == "arith.uitofp" {
-		v, _ := in[0].(int64)
-		if name == "arith.uitofp" {
-			return float64(unsigned(v, width(op.Operand(0).Type()))), nil
-		}
-		return float64(v), nil
-	}
-	if name == "arith.fptosi" || name == "arith.fptoui" {
-		f, _ := in[0].(float64)
-		return wrap(int64(f), width(rt)), nil
-	}
-	ints := make([]int64, len(in))
+	var l [3]ir.Lane
+	var xs []string
 	for i, v := range in {
-		n, ok := v.(int64)
-		if !ok {
-			return nil, fmt.Errorf("an integer operand is expected")
+		switch v := v.(type) {
+		case int64:
+			l[i].I = v
+		case float64:
+			l[i].F = v
+		default:
+			return nil, fmt.Errorf("operand %d is not a scalar (%T)", i, v)
 		}
-		ints[i] = n
+		xs = append(xs, fmt.Sprint(in[i]))
 	}
-	w := width(rt)
-	ow := w
-	if len(in) > 0 {
-		ow = width(op.Operand(0).Type())
+	r, ok := f(l[0], l[1], l[2])
+	if !ok {
+		return nil, eval.UndefinedError(op, xs...)
 	}
-	var a, b int64
-	a = ints[0]
-	if len(ints) > 1 {
-		b = ints[1]
+	if ir.IsFloat(op.Result(0).Type()) {
+		return r.F, nil
 	}
-	ua, ub := unsigned(a, ow), unsigned(b, ow)
-	var r int64
-	switch name {
-	case "arith.addi":
-		r = a + b
-	case "arith.subi":
-		r = a - b
-	case "arith.muli":
-		r = a * b
-	case "arith.divsi", "arith.remsi", "arith.ceildivsi", "arith.floordivsi", "arith.divui", "arith.remui", "arith.ceildivui":
-		if b == 0 {
-			return nil, fmt.Errorf("division by zero")
-		}
-		switch name {
-		case "arith.divsi":
-			r = a / b
-		case "arith.remsi":
-			r = a % b
-		case "arith.ceildivsi":
-			r = a / b
-			if (a%b != 0) && ((a < 0) == (b < 0)) {
-				r++
-			}
-		case "arith.floordivsi":
-			r = a / b
-			if (a%b != 0) && ((a < 0) != (b < 0)) {
-				r--
-			}
-		case "arith.divui":
-			r = int64(ua / ub)
-		case "arith.remui":
-			r = int64(ua % ub)
-		case "arith.ceildivui":
-			r = int64((ua + ub - 1) / ub)
-		}
-	case "arith.minsi":
-		r = min(a, b)
-	case "arith.maxsi":
-		r = max(a, b)
-	case "arith.minui":
-		r = int64(min(ua, ub))
-	case "arith.maxui":
-		r = int64(max(ua, ub))
-	case "arith.andi":
-		r = a & b
-	case "arith.ori":
-		r = a | b
-	case "arith.xori":
-		r = a ^ b
-	case "arith.shli":
-		r = a << uint(b)
-	case "arith.shrsi":
-		r = a >> uint(b)
-	case "arith.shrui":
-		r = int64(ua >> uint(b))
-	case "arith.index_cast", "arith.extsi", "arith.trunci":
-		r = a
-	case "arith.index_castui", "arith.extui":
-		r = int64(ua)
-	case "arith.cmpi":
-		p, _ := op.Attr("predicate").(*ir.IntegerAttr)
-		if p == nil {
-			return nil, fmt.Errorf("no predicate")
-		}
-		c, ok := arithd.CmpI(p.Int(), a, b, 64)
-		if !ok {
-			return nil, fmt.Errorf("unknown cmpi predicate %d", p.Int())
-		}
-		return b2i(c), nil
-	default:
-		return nil, fmt.Errorf("'%s' is not supported on the host", name)
-	}
-	if w == 1 {
-		return r & 1, nil
-	}
-	return wrap(r, w), nil
+	return r.I, nil
 }
 
 func b2i(b bool) int64 {

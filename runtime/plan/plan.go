@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/kernelabi"
 	"github.com/tmac-dev/tmac/runtime/cuda"
 )
@@ -55,19 +56,17 @@ type Plan struct {
 }
 
 var supported = map[string]bool{
-	"arith.constant": true, "arith.select": true, "arith.cmpi": true, "arith.cmpf": true,
-	"arith.addi": true, "arith.subi": true, "arith.muli": true, "arith.divsi": true, "arith.divui": true,
-	"arith.remsi": true, "arith.remui": true, "arith.ceildivsi": true, "arith.floordivsi": true, "arith.ceildivui": true,
-	"arith.minsi": true, "arith.maxsi": true, "arith.minui": true, "arith.maxui": true,
-	"arith.andi": true, "arith.ori": true, "arith.xori": true, "arith.shli": true, "arith.shrsi": true, "arith.shrui": true,
-	"arith.addf": true, "arith.subf": true, "arith.mulf": true, "arith.divf": true, "arith.negf": true,
-	"arith.minimumf": true, "arith.maximumf": true,
-	"arith.index_cast": true, "arith.index_castui": true, "arith.extsi": true, "arith.extui": true, "arith.trunci": true,
-	"arith.sitofp": true, "arith.uitofp": true, "arith.fptosi": true, "arith.fptoui": true, "arith.extf": true, "arith.truncf": true,
-	"scf.for": true, "scf.if": true, "scf.yield": true,
+	"arith.constant": true,
+	"scf.for":        true, "scf.if": true, "scf.yield": true,
 	"memref.cast": true, "memref.alloc": true, "memref.dealloc": true, "memref.dim": true,
 	"gpu.alloc": true, "gpu.dealloc": true, "gpu.memcpy": true, "gpu.memset": true, "gpu.wait": true,
 	"nvgpu.tma.create.descriptor": true, "gpu.launch_func": true, "func.return": true,
+}
+
+// runsOnHost reports whether the host executes op: the ops above, and the
+// arith ops, evaluated through their semantics (ir/eval).
+func runsOnHost(op *ir.Operation) bool {
+	return supported[op.Name()] || op.Dialect() == "arith" && eval.Has(op)
 }
 
 // Build checks that every op of the entry function's body can run on the
@@ -88,7 +87,7 @@ func Build(mod, entry *ir.Operation) (*Plan, error) {
 		if err != nil || op == entry {
 			return ir.Advance
 		}
-		if !supported[op.Name()] {
+		if !runsOnHost(op) {
 			err = op.EmitError("'%s' cannot run on the host: tmac run executes arith, scf, memref.alloc/cast, gpu.alloc/dealloc/memcpy/memset/wait, nvgpu.tma.create.descriptor and gpu.launch_func there (did outline-kernels run?)", op.Name())
 			return ir.Skip
 		}
