@@ -1,11 +1,10 @@
-package main
+package runner
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
-	_ "github.com/tmac-dev/tmac/dialects/all"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 	"github.com/tmac-dev/tmac/runtime/interp"
@@ -40,9 +39,9 @@ func TestCheckResultsSampled(t *testing.T) {
 		t.Fatal(err)
 	}
 	entry, _ := plan.SelectEntry(mod, "")
-	f := &runFlags{seed: 5, rtol: -1, atol: -1, dist: "normal"}
+	opts := &Options{Seed: 5, RTol: -1, ATol: -1, Dist: "normal"}
 	outputs := plan.Outputs(entry, nil)
-	args, err := makeArgs([]ir.Type{entry.Region(0).Entry().Arg(0).Type(), entry.Region(0).Entry().Arg(1).Type()}, outputs, nil, nil, f)
+	args, err := makeArgs([]ir.Type{entry.Region(0).Entry().Arg(0).Type(), entry.Region(0).Entry().Arg(1).Type()}, outputs, nil, nil, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +52,7 @@ func TestCheckResultsSampled(t *testing.T) {
 	}
 	check := func(out *buffer.Buffer) (string, bool) {
 		var w bytes.Buffer
-		failed, err := checkResults(&w, mod, entry, args, []*buffer.Buffer{nil, out}, outputs, 4, f)
+		failed, err := checkResults(&w, mod, entry, args, []*buffer.Buffer{nil, out}, outputs, 4, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,8 +72,66 @@ func TestCheckResultsSampled(t *testing.T) {
 	// An output the sample does not write at all fails (here x, were it
 	// marked as an output).
 	var w bytes.Buffer
-	failed, err = checkResults(&w, mod, entry, args, []*buffer.Buffer{args[0].buf.Clone(), good}, []bool{true, true}, 4, f)
+	failed, err = checkResults(&w, mod, entry, args, []*buffer.Buffer{args[0].buf.Clone(), good}, []bool{true, true}, 4, opts)
 	if err != nil || !failed || !strings.Contains(w.String(), "FAIL arg0 memref<40x8xf32>: the sampled reference wrote none of the 320 elements of this output, so nothing could be compared") {
 		t.Errorf("unwritten output: %v\n%s", err, w.String())
+	}
+}
+
+// TestReferenceReused: tmac tune run checks every variant against @reference's
+// results computed once per distinct @reference and argument types; the
+// second check reuses them (a tampered cache entry shows that it does),
+// and a module whose @reference differs computes its own.
+func TestReferenceReused(t *testing.T) {
+	mod, err := ir.Parse("t.tma", sampledModule, ir.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, _ := plan.SelectEntry(mod, "")
+	cache := NewRefCache()
+	f := &Options{Seed: 5, RTol: -1, ATol: -1, Dist: "normal", RefCache: cache}
+	outputs := plan.Outputs(entry, nil)
+	ft, _ := plan.FuncType(entry)
+	args, err := makeArgs(ft.Inputs, outputs, nil, nil, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The "GPU" result: twice the input.
+	good := args[1].buf.Clone()
+	for i := 0; i < good.Len(); i++ {
+		good.SetFloat(i, 2*args[0].buf.Float(i))
+	}
+	results := []*buffer.Buffer{nil, good}
+	var w bytes.Buffer
+	if failed, err := checkResults(&w, mod, entry, args, results, outputs, 0, f); err != nil || failed {
+		t.Fatalf("first check: %v %v\n%s", failed, err, w.String())
+	}
+	if len(cache.results) != 1 || strings.Contains(w.String(), "reused") {
+		t.Fatalf("not cached, or reused too early:\n%s", w.String())
+	}
+	for _, r := range cache.results {
+		r.args[1].(*buffer.Buffer).SetFloat(3, 1e6)
+	}
+	w.Reset()
+	failed, err := checkResults(&w, mod, entry, args, results, outputs, 0, f)
+	if err != nil || !failed || !strings.Contains(w.String(), "reference: @reference's results of an earlier variant with the same reference and inputs reused") {
+		t.Errorf("second check did not use the cache: %v %v\n%s", failed, err, w.String())
+	}
+	// The same check sampled differently, and another @reference, compute their own.
+	w.Reset()
+	if failed, err := checkResults(&w, mod, entry, args, results, outputs, 2, f); err != nil || failed || strings.Contains(w.String(), "reused") {
+		t.Errorf("sampled check: %v %v\n%s", failed, err, w.String())
+	}
+	other, err := ir.Parse("u.tma", strings.Replace(sampledModule, "%two = arith.constant 2.0 : f32", "%two = arith.constant 2.000000e+00 : f32\n  %unused = arith.constant 3.0 : f32", 1), ir.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oentry, _ := plan.SelectEntry(other, "")
+	w.Reset()
+	if failed, err := checkResults(&w, other, oentry, args, results, outputs, 0, f); err != nil || failed || strings.Contains(w.String(), "reused") {
+		t.Errorf("other @reference: %v %v\n%s", failed, err, w.String())
+	}
+	if len(cache.results) != 3 {
+		t.Errorf("%d cache entries, want 3", len(cache.results))
 	}
 }

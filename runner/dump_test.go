@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/tmac-dev/tmac/dialects/all"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 	"github.com/tmac-dev/tmac/runtime/plan"
@@ -29,9 +28,9 @@ func TestWriteDump(t *testing.T) {
 	}
 	entry, _ := plan.SelectEntry(mod, "")
 	ft, _ := plan.FuncType(entry)
-	f := &runFlags{seed: 3, rtol: -1, atol: -1, dist: "normal"}
+	opts := &Options{Seed: 3, RTol: -1, ATol: -1, Dist: "normal"}
 	outputs := plan.Outputs(entry, nil)
-	args, err := makeArgs(ft.Inputs, outputs, nil, map[int]string{2: "7"}, f)
+	args, err := makeArgs(ft.Inputs, outputs, nil, map[int]string{2: "7"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +56,9 @@ func TestWriteDump(t *testing.T) {
 	if err := makeDumpDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	br := &benchResult{Reps: 10, Warmup: 2, RotatedCopies: 1, KernelMedianS: 1.5e-6, Flops: 128}
+	br := &BenchResult{Reps: 10, Warmup: 2, RotatedCopies: 1, KernelMedianS: 1.5e-6, Flops: 128}
 	err = writeDump(dir, &dumpRun{source: "t.tma", entry: "mm", device: "fake", args: args, results: results,
-		outputs: outputs, check: "PASS", bench: br, f: f})
+		outputs: outputs, check: "PASS", bench: br, opts: opts})
 	if err != nil {
 		t.Fatal(err)
 	}

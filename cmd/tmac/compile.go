@@ -12,6 +12,7 @@ import (
 	"github.com/tmac-dev/tmac/driver"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/runner"
 	"github.com/tmac-dev/tmac/runtime/plan"
 	"github.com/tmac-dev/tmac/toolchain"
 )
@@ -149,7 +150,8 @@ func runCompile(cmd *cobra.Command, f *compileFlags, in string) error {
 		}
 		result = ptx
 		if f.emit == "bundle" {
-			data, err := makeBundle(mod, file, llvmIR, ptx, opts)
+			prog := &runner.Program{Module: mod, Source: file, LLVM: llvmIR, PTX: ptx, Target: opts.MCPU}
+			data, err := prog.Bundle(Version)
 			if err != nil {
 				fmt.Fprintln(stderr, "tmac compile: error:", err)
 				return &exitError{1}
@@ -158,69 +160,4 @@ func runCompile(cmd *cobra.Command, f *compileFlags, in string) error {
 		}
 	}
 	return writeOutput(cmd.OutOrStdout(), out, result)
-}
-
-// makeBundle packs the compilation results into a .tmab bundle.
-func makeBundle(mod *ir.Operation, source, llvmIR, ptx string, opts toolchain.LLCOptions) ([]byte, error) {
-	kernels, err := bundleKernels(mod)
-	if err != nil {
-		return nil, err
-	}
-	if len(kernels) == 0 {
-		return nil, fmt.Errorf("the program has no kernels to put in a bundle")
-	}
-	ver, ok := bundle.PTXVersion(ptx)
-	if !ok {
-		return nil, fmt.Errorf("llc produced PTX without a .version directive")
-	}
-	target := opts.MCPU
-	if target == "" {
-		target = "sm_90a"
-	}
-	return bundle.Marshal(&bundle.Bundle{
-		Manifest: bundle.Manifest{
-			TmacVersion: Version,
-			Source:      filepath.Base(source),
-			Target:      target,
-			PTXVersion:  ver,
-			Kernels:     kernels,
-		},
-		PTX:    ptx,
-		LLVM:   llvmIR,
-		Module: ir.Print(mod, ir.PrintOptions{}),
-	})
-}
-
-// bundleKernels describes every kernel (gpu.func with the kernel
-// attribute, in gpu.module order, which is the PTX order) with the
-// parameter layout codegen gave it.
-func bundleKernels(mod *ir.Operation) ([]bundle.Kernel, error) {
-	var kernels []bundle.Kernel
-	var firstErr error
-	ir.Walk(mod, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() != "gpu.module" {
-			return ir.Advance
-		}
-		for _, fn := range op.Region(0).Entry().Ops() {
-			if fn.Name() != "gpu.func" || !fn.HasAttr("gpu.kernel") {
-				continue
-			}
-			ta, _ := fn.Attr("function_type").(*ir.TypeAttr)
-			ft, _ := ta.Value.(*ir.FunctionType)
-			params, err := codegen.Params(ft.Inputs, true)
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			k := bundle.Kernel{Name: fn.SymbolName(), Args: []string{}, Params: []bundle.Param{}}
-			for _, t := range ft.Inputs {
-				k.Args = append(k.Args, t.String())
-			}
-			for _, p := range params {
-				k.Params = append(k.Params, bundle.Param{Arg: p.Arg, Role: p.Role.String(), Dim: p.Dim, Type: p.Type.String()})
-			}
-			kernels = append(kernels, k)
-		}
-		return ir.Skip
-	})
-	return kernels, firstErr
 }

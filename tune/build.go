@@ -1,0 +1,177 @@
+package tune
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tmac-dev/tmac/dialects/tmac"
+	"github.com/tmac-dev/tmac/driver"
+	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/runner"
+	"github.com/tmac-dev/tmac/toolchain"
+)
+
+// BuildOptions says which variants Build compiles, and how.
+type BuildOptions struct {
+	Output      string   // the directory of the bundles and tune.json
+	Stages      []int64  // tmac.stages values to try (ParseStages)
+	StoreStages []int64  // tmac.store_stages values to try; nil: as written
+	Schedules   []string // pipelined, ws, pingpong (ParseSchedules)
+	// Loop picks the loop to tune when a program has several: its index
+	// in program order, its induction variable (%k) or its function
+	// (@name).
+	Loop        string
+	Pipeline    string // the pass pipeline
+	LLC         toolchain.LLCOptions
+	TmacVersion string    // recorded in tune.json and the bundles
+	Out         io.Writer // progress: the loops tuned, each variant compiled or skipped
+}
+
+// Build finds the tunable loop of each file (an scf.for loading tiles
+// with tmac.tma.load), compiles one bundle per combination of the
+// options' stages, store stages and schedules into opts.Output, and
+// writes the manifest there. A variant that fails to compile is skipped
+// with its reason. The directory must be missing, empty or an earlier
+// tune build, whose files are replaced. The error is a *runner.Error;
+// when no variant compiled it has exit status 1 and no message.
+func Build(files []string, opts BuildOptions) (*Manifest, error) {
+	out := opts.Out
+	if out == nil {
+		out = io.Discard
+	}
+	usage := func(format string, args ...any) error {
+		return &runner.Error{Status: runner.StatusUsage, Errs: []error{runner.Messagef(format, args...)}}
+	}
+	failed := func(err error) error {
+		return &runner.Error{Status: runner.StatusFailed, Errs: []error{runner.Messagef("%v", err)}}
+	}
+	steps, err := passes.ParsePipeline(opts.Pipeline)
+	if err != nil {
+		return nil, usage("%v", err)
+	}
+	bases := map[string]string{}
+	for _, in := range files {
+		if in == "-" {
+			return nil, usage("tune build reads files, not standard input")
+		}
+		base := strings.TrimSuffix(filepath.Base(in), filepath.Ext(in))
+		if prev, ok := bases[base]; ok {
+			return nil, usage("%s and %s have the same base name; the variants' names would clash", prev, in)
+		}
+		bases[base] = in
+	}
+	remove, err := checkDir(opts.Output)
+	if err != nil {
+		return nil, usage("%v", err)
+	}
+
+	// Parse every program and find its loop before compiling anything.
+	var inputs []*input
+	for _, in := range files {
+		file, text, sm, err := runner.ReadSource(in)
+		if err != nil {
+			return nil, err
+		}
+		mod, err := driver.ParseChunk(driver.Chunk{File: file, Text: text, FirstLine: 1}, false)
+		if err != nil {
+			return nil, &runner.Error{Status: runner.StatusFailed, Errs: []error{err}, Sources: sm}
+		}
+		loops := findTunableLoops(mod, text)
+		loop, err := selectLoop(loops, opts.Loop)
+		if err != nil {
+			if len(loops) > 0 {
+				return nil, usage("%s: %v", in, err) // --loop missing or wrong
+			}
+			return nil, failed(fmt.Errorf("%s: %v", in, err))
+		}
+		src := &Source{File: in, Loop: loop.index, Location: locString(loop.op.Loc), InductionVar: loop.iv,
+			Function: loop.fn, StoreLoop: loop.storeKind, WarpSpecialize: loop.op.HasAttr(tmac.WarpSpecializeAttr)}
+		src.Stages, _ = ir.AttrInt(loop.op.Attr(tmac.StagesAttr))
+		if loop.storeLoop != nil {
+			src.StoreStages, _ = ir.AttrInt(loop.storeLoop.Attr(tmac.StoreStagesAttr))
+		} else if opts.StoreStages != nil {
+			fmt.Fprintf(out, "note: %s stores no tiles (no tmac.tma.store); --store-stages does not apply to it\n", in)
+		}
+		inputs = append(inputs, &input{src: src, text: text, loop: loop})
+	}
+
+	for _, p := range remove {
+		if err := os.RemoveAll(p); err != nil {
+			return nil, failed(err)
+		}
+	}
+	if err := os.MkdirAll(opts.Output, 0o755); err != nil {
+		return nil, usage("-o %s: %v", opts.Output, err)
+	}
+	m := &Manifest{Format: ManifestFormat, TmacVersion: opts.TmacVersion, PassPipeline: opts.Pipeline, Sources: []*Source{}, Variants: []*Variant{}}
+	compiled := 0
+	for _, in := range inputs {
+		m.Sources = append(m.Sources, in.src)
+		fmt.Fprintf(out, "%s: tuning loop %s\n", in.src.File, in.loop.describe())
+		for _, v := range enumerate(in.src, &opts, in.loop.storeLoop != nil) {
+			m.Variants = append(m.Variants, v)
+			data, err := compileVariant(in.src.File, in.text, in.src.Loop, v, steps, &opts)
+			if err != nil {
+				v.Status, v.Reason = statusSkipped, skipReason(err)
+				fmt.Fprintf(out, "  skipped  %s: %s\n", v.Name, v.Reason)
+				continue
+			}
+			v.Bundle = v.Name + ".tmab"
+			if err := os.WriteFile(filepath.Join(opts.Output, v.Bundle), data, 0o644); err != nil {
+				return m, failed(err)
+			}
+			v.Status = statusCompiled
+			compiled++
+			fmt.Fprintf(out, "  compiled %s\n", v.Name)
+		}
+	}
+	if err := writeJSON(filepath.Join(opts.Output, ManifestName), m); err != nil {
+		return m, failed(err)
+	}
+	fmt.Fprintf(out, "%d of %d variants compiled; %s written; run them with: tmac tune run %s\n",
+		compiled, len(m.Variants), filepath.Join(opts.Output, ManifestName), opts.Output)
+	if compiled == 0 {
+		return m, &runner.Error{Status: runner.StatusFailed}
+	}
+	return m, nil
+}
+
+// input is one parsed source with its selected loop.
+type input struct {
+	src  *Source
+	text string
+	loop *tunableLoop
+}
+
+// compileVariant parses text, sets the variant's attributes on loop
+// number loopIdx and compiles it to a bundle.
+func compileVariant(file, text string, loopIdx int, v *Variant, steps []*passes.Step, opts *BuildOptions) ([]byte, error) {
+	mod, err := driver.ParseChunk(driver.Chunk{File: file, Text: text, FirstLine: 1}, false)
+	if err != nil {
+		return nil, err
+	}
+	loops := findTunableLoops(mod, text)
+	if loopIdx >= len(loops) {
+		return nil, fmt.Errorf("internal error: loop #%d not found again", loopIdx)
+	}
+	applyVariant(loops[loopIdx], v.Schedule, v.Stages, v.StoreStages)
+	p, err := runner.Compile(mod, file, runner.CompileOptions{Steps: steps, LLC: opts.LLC})
+	if err != nil {
+		return nil, err
+	}
+	return p.Bundle(opts.TmacVersion)
+}
+
+// skipReason is the first line of the first error of a failed variant.
+func skipReason(err error) string {
+	msg := err.Error()
+	if ds := ir.AsDiagnostics(err); len(ds) > 0 {
+		msg = ds[0].Error()
+	}
+	line, _, _ := strings.Cut(msg, "\n")
+	return line
+}
