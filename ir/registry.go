@@ -41,6 +41,9 @@ const (
 	RecursiveSideEffects
 	// GraphRegions ops have regions without dominance (module bodies).
 	GraphRegions
+	// NoMemoryEffect ops read and write no memory but are not Pure (they
+	// may not be speculated: an integer division by zero).
+	NoMemoryEffect
 )
 
 // ArgKind says how many values an operand or result spec matches.
@@ -169,6 +172,9 @@ type OpDef struct {
 	// Fold, if set, returns constant attributes or values for the results
 	// given constant operands (nil entries for non-constant operands).
 	Fold func(op *Operation, operands []Attribute) []any
+	// Effects are the op's memory effects (effects.go): which operands it
+	// reads or writes and through which proxy.
+	Effects []Effect
 	// Semantics, if set, says what an elementwise op computes lane by
 	// lane (semantics.go); folding, the interpreters and the emulator
 	// evaluate the op through it.

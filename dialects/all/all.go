@@ -1,6 +1,11 @@
 // Package all links every dialect tmac supports into the binary; importing
 // it registers their ops, types and attributes.
+//
+// go generate here writes each dialect's typed op accessors
+// (dialects/<d>/ops_gen.go) from the registry; see internal/opgen.
 package all
+
+//go:generate go run -tags opgen ../../internal/opgen/cmd/opgen ../..
 
 import (
 	_ "github.com/tmac-dev/tmac/dialects/arith"

@@ -367,7 +367,7 @@ func init() {
 	pure := ir.Pure
 	pureComm := ir.Pure | ir.Commutative
 	// Division is only conditionally speculatable upstream (not Pure).
-	var condSpec ir.Trait
+	condSpec := ir.NoMemoryEffect
 	defs := []*ir.OpDef{
 		constantDef(),
 		binary("arith.addi", signlessIntLike, overflowFlags, pureComm, addiSem),

@@ -116,6 +116,7 @@ func allocDef(name, hint string, verify func(*ir.Operation) error) *ir.OpDef {
 		Format:      "`(`$dynamicSizes`)` (`` `[` $symbolOperands^ `]`)? attr-dict `:` type($memref)",
 		ResultNames: named(hint),
 		Verify:      verify,
+		Effects:     []ir.Effect{{Kind: ir.Allocate}},
 	}
 }
 
@@ -132,6 +133,7 @@ func init() {
 		&ir.OpDef{
 			Name:     "memref.dealloc",
 			Operands: []ir.ArgSpec{{Name: "memref", Type: baseMemRefC}},
+			Effects:  []ir.Effect{{Kind: ir.Free, Operand: "memref"}},
 			Format:   "$memref attr-dict `:` type($memref)",
 		},
 		&ir.OpDef{
@@ -142,6 +144,7 @@ func init() {
 			TypeRules: []ir.TypeRule{{Target: "result", From: "memref", Fn: resultElemType}},
 			Format:    "$memref `[` $indices `]` attr-dict `:` type($memref)",
 			Verify:    verifyLoad,
+			Effects:   []ir.Effect{{Kind: ir.Read, Operand: "memref"}},
 		},
 		&ir.OpDef{
 			Name:      "memref.store",
@@ -150,6 +153,7 @@ func init() {
 			TypeRules: []ir.TypeRule{{Target: "value", From: "memref", Fn: resultElemType}},
 			Format:    "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref)",
 			Verify:    verifyStore,
+			Effects:   []ir.Effect{{Kind: ir.Write, Operand: "memref"}},
 		},
 		&ir.OpDef{
 			Name:   "memref.view",

@@ -99,7 +99,8 @@ func init() {
 			Format: "$tensorMapDescriptor `[` $coordinates `]` `,` $barriers `[` $mbarId `]` `to` $dst " +
 				"(`multicast_mask` `=` $multicastMask^)? " + predicate + " attr-dict `:` " +
 				ty("tensorMapDescriptor") + " `,` " + ty("barriers") + " `->` type($dst)",
-			Verify: verifyAsyncLoad,
+			Verify:  verifyAsyncLoad,
+			Effects: []ir.Effect{{Kind: ir.Write, Operand: "dst", Proxy: ir.AsyncProxy}},
 			Doc: "The descriptor follows the rules of `nvgpu.tma.create.descriptor`. `dst` has the descriptor's element type, rank and shape, " +
 				"is statically shaped and in shared memory, and its last dimension is a multiple of 16 bytes. One coordinate per dimension (at most 5), " +
 				"innermost first. The copy completes the transaction bytes on barrier `mbarId` of `barriers`; `multicastMask` also writes the tile " +
@@ -112,6 +113,7 @@ func init() {
 			Operands: []ir.ArgSpec{one("src", ir.AnyMemRef), one("tensorMapDescriptor", tensorMapC), many("coordinates", ir.IndexOnly), opt("predicate", i1C)},
 			Format:   "$src `to` $tensorMapDescriptor `[` $coordinates `]` " + predicate + " attr-dict `:` type($src) `->` " + ty("tensorMapDescriptor"),
 			Verify:   verifyAsyncStore,
+			Effects:  []ir.Effect{{Kind: ir.Read, Operand: "src", Proxy: ir.AsyncProxy}},
 			Doc: "The descriptor follows the rules of `nvgpu.tma.create.descriptor`. `src` has the descriptor's element type, rank and shape, " +
 				"is statically shaped and in shared memory, and its last dimension is a multiple of 16 bytes. One coordinate per dimension (at most 5), " +
 				"innermost first. Threads' writes to `src` must be made visible to the TMA unit first (`nvvm.fence.proxy` async.shared and a barrier).",
@@ -202,6 +204,8 @@ func init() {
 			Format: "$descriptorA `,` $descriptorB `,` $matrixC attr-dict `:` " + ty("descriptorA") + " `,` " + ty("descriptorB") +
 				" `,` " + ty("matrixC") + " `->` " + ty("matrixD"),
 			Verify: verifyWarpgroupMma,
+			// A and B are read from shared memory through their descriptors.
+			Effects: []ir.Effect{{Kind: ir.Read, Proxy: ir.AsyncProxy}},
 			Doc: "`transposeA` needs `transposeB`. `matrixC` and `matrixD` have the same type. A (M x K), B (K x N) and the accumulator (M x N) are 2-D " +
 				"with matching dimensions. Element types D += A * B: f32 or f16 += f16 * f16, bf16 * bf16 or f8 * f8 (f8E4M3FN, f8E5M2), " +
 				"f32 += tf32 * tf32 (an f16 accumulator only with f16 or bf16 inputs); N from 8 to 256 in steps of 8 for these types. " +
@@ -214,6 +218,7 @@ func init() {
 			Operands: []ir.ArgSpec{one("matrixD", wgAccC), one("dstMemref", ir.AnyMemRef)},
 			Format:   "$matrixD `,` $dstMemref attr-dict `:` " + ty("matrixD") + " `to` type($dstMemref)",
 			Verify:   verifyWarpgroupMmaStore,
+			Effects:  []ir.Effect{{Kind: ir.Write, Operand: "dstMemref"}},
 			Doc: "Only f32 accumulators; the destination's first two dimensions are the accumulator's M x N. The lowering waits for all " +
 				"pending wgmma groups before storing (`tmac.warpgroup.mma.store` stores to f16 or bf16).",
 		},

@@ -46,7 +46,8 @@ func init() {
 			Summary: "asynchronous TMA load of a tile into logical shared memory, completed by tmac.tma.wait",
 			Operands: []ir.ArgSpec{{Name: "dst", Type: ir.AnyMemRef}, {Name: "tensorMap", Type: tensorMapC},
 				{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}},
-			Format: "$tensorMap `[` $coordinates `]` `to` $dst attr-dict `:` type($tensorMap) `->` type($dst)",
+			Format:  "$tensorMap `[` $coordinates `]` `to` $dst attr-dict `:` type($tensorMap) `->` type($dst)",
+			Effects: []ir.Effect{{Kind: ir.Write, Operand: "dst", Proxy: ir.AsyncProxy}},
 			Doc: "`tensorMap` follows the rules of `nvgpu.tma.create.descriptor`; its box has rank 1 to 5 and a last dimension of a multiple of 16 bytes. " +
 				"The tile is a statically shaped shared-memory memref with the identity layout and the box's element type and rank, shaped like the box " +
 				"except in the innermost dimension, which may be a multiple of the box's: the tile is then copied box after box, each box contiguous " +
@@ -62,7 +63,8 @@ func init() {
 			Summary: "asynchronous TMA store of a shared-memory tile to global memory",
 			Operands: []ir.ArgSpec{{Name: "src", Type: ir.AnyMemRef}, {Name: "tensorMap", Type: tensorMapC},
 				{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}},
-			Format: "$src `to` $tensorMap `[` $coordinates `]` attr-dict `:` type($src) `->` type($tensorMap)",
+			Format:  "$src `to` $tensorMap `[` $coordinates `]` attr-dict `:` type($src) `->` type($tensorMap)",
+			Effects: []ir.Effect{{Kind: ir.Read, Operand: "src", Proxy: ir.AsyncProxy}},
 			Doc: "`tensorMap` follows the rules of `nvgpu.tma.create.descriptor`; its box has rank 1 to 5 and a last dimension of a multiple of 16 bytes. " +
 				"The tile is a statically shaped shared-memory memref with the identity layout and the box's element type and rank, shaped like the box " +
 				"except in the innermost dimension, which may be a multiple of the box's: the tile is then copied box after box, each box contiguous " +
@@ -105,6 +107,7 @@ func init() {
 			Operands: []ir.ArgSpec{{Name: "matrixD", Type: wgAccC}, {Name: "dstMemref", Type: ir.AnyMemRef}},
 			Format:   "$matrixD `,` $dstMemref attr-dict `:` type($matrixD) `to` type($dstMemref)",
 			Verify:   verifyConvertStore,
+			Effects:  []ir.Effect{{Kind: ir.Write, Operand: "dstMemref"}},
 			Doc: "The accumulator is 2-D and holds f32; the destination is a 2-D memref of the accumulator's shape, of f32, f16 or bf16, " +
 				"in global or shared memory, with a strided layout whose innermost stride is 1.",
 		},

@@ -43,6 +43,7 @@ func init() {
 			Results: []ir.ArgSpec{{Name: "result", Type: ir.AnyVector}},
 			Attrs:   memAttrs(),
 			Format:  "$base `[` $indices `]` attr-dict `:` type($base) `,` type($result)",
+			Effects: []ir.Effect{{Kind: ir.Read, Operand: "base"}},
 			Verify: func(op *ir.Operation) error {
 				mt := op.Operand(0).Type().(*ir.MemRefType)
 				vt := op.Result(0).Type().(*ir.VectorType)
@@ -60,8 +61,9 @@ func init() {
 				{Name: "base", Type: ir.AnyMemRef},
 				{Name: "indices", Kind: ir.Variadic, Type: indexVariadic},
 			},
-			Attrs:  memAttrs(),
-			Format: "$valueToStore `,` $base `[` $indices `]` attr-dict `:` type($base) `,` type($valueToStore)",
+			Attrs:   memAttrs(),
+			Format:  "$valueToStore `,` $base `[` $indices `]` attr-dict `:` type($base) `,` type($valueToStore)",
+			Effects: []ir.Effect{{Kind: ir.Write, Operand: "base"}},
 			Verify: func(op *ir.Operation) error {
 				vt := op.Operand(0).Type().(*ir.VectorType)
 				mt := op.Operand(1).Type().(*ir.MemRefType)

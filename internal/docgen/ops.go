@@ -28,6 +28,7 @@ var traitNames = []struct {
 	{ir.SameOperandsAndResultType, "SameOperandsAndResultType", "all operands and results have the same type"},
 	{ir.RecursiveSideEffects, "RecursiveSideEffects", "has the side effects of the ops in its regions"},
 	{ir.GraphRegions, "GraphRegions", "its regions are graph regions (no dominance order)"},
+	{ir.NoMemoryEffect, "NoMemoryEffect", "reads and writes no memory, but is not speculatable"},
 }
 
 // dialectPages adds dialects/README.md and dialects/<dialect>.md.
@@ -189,6 +190,30 @@ func opSection(sb *strings.Builder, d *ir.OpDef, examples []*opExample) {
 	}
 	if d.Doc != "" {
 		sb.WriteString(strings.TrimSpace(d.Doc) + "\n\n")
+	}
+	if len(d.Effects) > 0 {
+		var es []string
+		for _, e := range d.Effects {
+			on := "memory no operand names"
+			switch {
+			case e.Kind == ir.Allocate && e.Operand == "":
+				on = "its result"
+			case e.Operand != "":
+				on = "`" + e.Operand + "`"
+			}
+			es = append(es, fmt.Sprintf("%s %s (%s)", e.Kind, on, e.Proxy))
+		}
+		sb.WriteString("**Memory effects.** " + strings.Join(es, "; ") + ".\n\n")
+	}
+	if s := d.Semantics; s != nil {
+		sb.WriteString("**Evaluation.** Computed lane by lane from its definition when folding, in the reference interpreter, the emulator and host code")
+		if s.Undefined != "" {
+			sb.WriteString("; the result is undefined (an error when evaluated) on " + s.Undefined)
+		}
+		if s.GPU != nil {
+			sb.WriteString(". The GPU computes it differently (see above); the emulator models what the GPU computes")
+		}
+		sb.WriteString(".\n\n")
 	}
 	if d.Fold != nil {
 		sb.WriteString("**Folding.** Has a folder: `canonicalize` replaces it when its operands are constants (or it simplifies to an operand).\n\n")
