@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
 # Builds everything the GPU check needs, here (where llc is), into build/gpu:
-# the launcher (CGO_ENABLED=0, stripped), the PTX of every GPU test, every
-# example that compiles today, and every code generation lit test input;
-# one `tmac run` bundle per example (build/gpu/bundles); the .tma sources
-# travel along (the launcher reads kernel signatures from
-# them). The GPU tests are outlined programs (gpu.module + gpu.func kernel),
-# compiled with lower-nvgpu,canonicalize,cse. A GPU test that does not
-# compile is reported and skipped (its launcher cases then say the PTX is
-# missing); GPU_BUILD_STRICT=1 makes that an error. build/gpu stays small
-# (< 20 MB); the total is printed.
+# the PTX of every GPU test, every example that compiles today and every
+# code generation lit test input (for ptxas); one `tmac run` bundle per
+# example and per GPU test program (build/gpu/bundles). The GPU tests are
+# outlined programs (gpu.module + gpu.func kernels, the host function that
+# launches them and @reference), compiled with the --pass-pipeline of their
+# `// tmac-run-flags:` lines (lower-nvgpu,canonicalize,cse): one bundle
+# test-NAME.tmab per program, or test-NAME-N.tmab per flags line when there
+# are several, with the line's other flags in test-NAME[-N].flags. A
+# program that does not compile is reported and skipped;
+# GPU_BUILD_STRICT=1 makes that an error. build/gpu travels to the GPU
+# machine (about 30 MB, most of it the bundles' LLVM IR); the total is
+# printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CGO_ENABLED=0
 go build -o build/tmac ./cmd/tmac
-rm -rf build/gpu && mkdir -p build/gpu/ptx build/gpu/src
-go build -trimpath -ldflags='-s -w' -o build/gpu/launcher ./gpu-tests/launcher
-cp gpu-tests/*.tma build/gpu/src/
+rm -rf build/gpu && mkdir -p build/gpu/ptx build/gpu/bundles
 failed=()
 for f in gpu-tests/*.tma; do
+	# deadlock.tma is a gpu.launch program (lower-nvgpu needs outline-kernels
+	# first); its bundle is built below.
+	[ "$f" = gpu-tests/deadlock.tma ] && continue
 	if ! build/tmac compile "$f" --pass-pipeline='builtin.module(lower-nvgpu,canonicalize,cse)' \
 		-o "build/gpu/ptx/$(basename "$f" .tma).ptx" 2>build/gpu/compile.err; then
 		failed+=("$f")
@@ -28,16 +32,10 @@ done
 rm -f build/gpu/compile.err
 for f in examples/*.tma; do
 	n=example-$(basename "$f" .tma)
-	if build/tmac compile "$f" -o "build/gpu/ptx/$n.ptx" 2>/dev/null; then
-		# The launcher reads the outlined kernel's signature from here.
-		build/tmac compile "$f" --emit=mlir -o "build/gpu/src/$n.tma"
-	else
-		echo "skip example $f (does not compile yet)"
-	fi
+	build/tmac compile "$f" -o "build/gpu/ptx/$n.ptx" 2>/dev/null || echo "skip example $f (does not compile yet)"
 done
 # One bundle per example (PTX + host plan) for `tmac run` on the GPU
 # machine, which has no llc: scripts/gpu-run-examples.sh runs them all.
-mkdir -p build/gpu/bundles
 for f in examples/*.tma examples/variants/*.tma; do
 	n=$(basename "$f" .tma)
 	case "$f" in examples/variants/*) n=variant-$n;; esac
@@ -52,7 +50,31 @@ for f in examples/*.tma examples/variants/*.tma; do
 	fi
 done
 rm -f build/gpu/compile.err
-ls build/gpu/bundles | wc -l | xargs echo "bundles:"
+# The GPU test programs: one bundle per `// tmac-run-flags:` line.
+for f in gpu-tests/*.tma; do
+	n=test-$(basename "$f" .tma)
+	lines=$(grep -c '^// tmac-run-flags: ' "$f" || true)
+	[ "$lines" -gt 0 ] || continue
+	i=0
+	while IFS= read -r flags; do
+		i=$((i + 1))
+		b=$n
+		[ "$lines" -gt 1 ] && b=$n-$i
+		pipeline=$(printf '%s\n' "$flags" | grep -oE -- '--pass-pipeline=[^ ]+' || true)
+		printf '%s\n' "$flags" | sed -E 's/ *--pass-pipeline=[^ ]+//; s/^ *//; /^$/d' >"build/gpu/bundles/$b.flags"
+		[ -s "build/gpu/bundles/$b.flags" ] || rm -f "build/gpu/bundles/$b.flags"
+		[ "$i" -gt 1 ] && { cp "build/gpu/bundles/$n-1.tmab" "build/gpu/bundles/$b.tmab"; continue; }
+		# shellcheck disable=SC2086 # pipeline is one flag or none
+		if ! build/tmac compile "$f" $pipeline --emit=bundle -o "build/gpu/bundles/$b.tmab" 2>build/gpu/compile.err; then
+			failed+=("$f")
+			echo "GPU test $f does not compile to a bundle:"
+			head -5 build/gpu/compile.err
+			break
+		fi
+	done < <(sed -n 's|^// tmac-run-flags: ||p' "$f")
+done
+rm -f build/gpu/compile.err
+ls build/gpu/bundles/*.tmab | wc -l | xargs echo "bundles:"
 for f in lit-tests/codegen/*.tma; do
 	case "$f" in *errors*) continue;; esac
 	build/tmac compile "$f" --pass-pipeline='builtin.module()' -o "build/gpu/ptx/lit-$(basename "$f" .tma).ptx" 2>/dev/null || true

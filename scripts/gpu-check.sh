@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (after scripts/gpu-build.sh here, with build/gpu
-# carried along): ptxas on every PTX file, the launcher's correctness and
-# timing checks, and the same operations through PyTorch for comparison.
-# Prints a short table last.
+# carried along): ptxas on every PTX file, the GPU test programs through
+# tmac run (checked against their @reference, timed with --bench), and the
+# same operations through PyTorch for comparison. Prints a short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
@@ -17,9 +17,9 @@ for f in build/gpu/ptx/*.ptx; do
 	fi
 done
 echo "ptxas: $ok accepted, $bad rejected"
-echo "== launcher"
-timeout 300 build/gpu/launcher -src build/gpu/src -ptx build/gpu/ptx
-launcher=$?
+echo "== GPU test programs (gpu-tests/*.tma) through tmac run"
+EXAMPLE_TIMEOUT=300 scripts/gpu-run-examples.sh test-
+tests=$?
 echo "== PyTorch on the same shapes"
 timeout 300 python3 - <<'PY'
 import torch
@@ -56,5 +56,5 @@ unmarked=$?
 echo "== launch overhead"
 timeout 120 build/gpu/overhead -bundle build/gpu/overhead.tmab
 overhead=$?
-echo "== summary: ptxas $ok ok / $bad failed; launcher exit $launcher; watchdog $watchdog; unmarked outputs exit $unmarked; overhead exit $overhead"
-[ "$bad" = 0 ] && [ "$launcher" = 0 ] && [ "$watchdog" = ok ] && [ "$unmarked" = 0 ] && [ "$overhead" = 0 ]
+echo "== summary: ptxas $ok ok / $bad failed; GPU tests exit $tests; watchdog $watchdog; unmarked outputs exit $unmarked; overhead exit $overhead"
+[ "$bad" = 0 ] && [ "$tests" = 0 ] && [ "$watchdog" = ok ] && [ "$unmarked" = 0 ] && [ "$overhead" = 0 ]

@@ -24,8 +24,8 @@ echo "   (also: build/tmac compile $example --emit=llvm -o -   for the LLVM IR,"
 echo "          build/tmac compile $example --emit=bundle -o build/saxpy.tmab   for a bundle)"
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 	echo "== GPU found: $(nvidia-smi -L | head -1)"
-	# tmac run launches the example; the GPU check then runs every test
-	# kernel with the minimal launcher against CPU references.
+	# tmac run launches the example; the GPU check then runs every GPU
+	# test program with tmac run against its @reference.
 	echo "== build/tmac run $example --bench"
 	build/tmac run "$example" --bench
 	scripts/gpu-build.sh

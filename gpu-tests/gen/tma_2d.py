@@ -9,14 +9,92 @@ HEADER = """// 2D TMA round trips (f32, 32-row boxes), one kernel per swizzle mo
 // try_wait.parity), copies the shared tile *as laid out in shared memory*
 // (row-major box, swizzled 16-byte chunks) to %raw with ordinary loads and
 // stores, and stores the box back with a TMA store (commit + wait_group).
-// The launcher checks %out == %in (round trip) and %raw against the
-// swizzle pattern computed on the host: within each 128-byte row group,
-// 16-byte chunk bits [4, 4+b) are XORed with address bits [7, 7+b), b = 1,
-// 2, 3 for 32B, 64B, 128B (the tile is 1024-byte aligned). The box's inner
-// dimension is as wide as the swizzle span (32 columns = 128 B without one).
+// @main runs every kernel over the same 256x256 input; @reference checks
+// %out == %in (round trip) and %raw against the swizzle pattern: within
+// each 128-byte row group, 16-byte chunk bits [4, 4+b) are XORed with
+// address bits [7, 7+b), b = 1, 2, 3 for 32B, 64B, 128B (the tile is
+// 1024-byte aligned). The box's inner dimension is as wide as the swizzle
+// span (32 columns = 128 B without one).
+// tmac-run-flags: --pass-pipeline=builtin.module(lower-nvgpu,canonicalize,cse)
 module attributes {gpu.container_module} {
-  gpu.module @kernels {
 """
+
+MODES = [("none", "none", 32, 0), ("sw32", "swizzle_32b", 8, 1), ("sw64", "swizzle_64b", 16, 3), ("sw128", "swizzle_128b", 32, 7)]
+
+
+def desc(sw, c):
+    return f"!nvgpu.tensormap.descriptor<tensor = memref<32x{c}xf32, #gpu.address_space<workgroup>>, swizzle = {sw}, l2promo = none, oob = zero, interleave = none>"
+
+
+def main():
+    """The host function: one launch per swizzle mode, each with its own
+    %out and %raw."""
+    args = ["%src: memref<256x256xf32>"]
+    for name, _, _, _ in MODES:
+        args += [f"%out_{name}: memref<256x256xf32> {{tmac.output}}", f"%raw_{name}: memref<65536xf32> {{tmac.output}}"]
+    lines = [f"  func.func @main({', '.join(args)}) {{",
+             "    %c1 = arith.constant 1 : index",
+             "    %c8 = arith.constant 8 : index",
+             "    %c32 = arith.constant 32 : index",
+             "    %c128 = arith.constant 128 : index",
+             "    %src_any = memref.cast %src : memref<256x256xf32> to memref<*xf32>"]
+    for name, sw, c, _ in MODES:
+        d = desc(sw, c)
+        lines += [f"    %cols_{name} = arith.constant {c} : index",
+                  f"    %gx_{name} = arith.constant {256 // c} : index",
+                  f"    %in_{name} = nvgpu.tma.create.descriptor %src_any box[%c32, %cols_{name}] : memref<*xf32> -> {d}",
+                  f"    %out_{name}_any = memref.cast %out_{name} : memref<256x256xf32> to memref<*xf32>",
+                  f"    %out_{name}_map = nvgpu.tma.create.descriptor %out_{name}_any box[%c32, %cols_{name}] : memref<*xf32> -> {d}",
+                  f"    %raw_{name}_dyn = memref.cast %raw_{name} : memref<65536xf32> to memref<?xf32>",
+                  f"    gpu.launch_func @kernels::@copy2d_{name} blocks in (%gx_{name}, %c8, %c1) threads in (%c128, %c1, %c1) "
+                  f"args(%in_{name} : {d}, %out_{name}_map : {d}, %raw_{name}_dyn : memref<?xf32>)"]
+    lines += ["    return", "  }"]
+    return "\n".join(lines) + "\n"
+
+
+def reference():
+    """The reference: %out = %src, and %raw the boxes as laid out in shared
+    memory, box (bx, by) at (by * gx + bx) * 32 * cols."""
+    args = ["%src: memref<256x256xf32>"]
+    for name, _, _, _ in MODES:
+        args += [f"%out_{name}: memref<256x256xf32>", f"%raw_{name}: memref<65536xf32>"]
+    lines = [f"  func.func @reference({', '.join(args)}) {{",
+             "    %c0 = arith.constant 0 : index",
+             "    %c1 = arith.constant 1 : index",
+             "    %c4 = arith.constant 4 : index",
+             "    %c7 = arith.constant 7 : index",
+             "    %c32 = arith.constant 32 : index",
+             "    %c256 = arith.constant 256 : index",
+             "    scf.for %i = %c0 to %c256 step %c1 {",
+             "      scf.for %j = %c0 to %c256 step %c1 {",
+             "        %v = memref.load %src[%i, %j] : memref<256x256xf32>",
+             "        %by = arith.divui %i, %c32 : index",
+             "        %rr = arith.remui %i, %c32 : index"]
+    for name, _, c, mask in MODES:
+        lines += [f"        memref.store %v, %out_{name}[%i, %j] : memref<256x256xf32>",
+                  f"        %cols_{name} = arith.constant {c} : index",
+                  f"        %gx_{name} = arith.constant {256 // c} : index",
+                  f"        %elems_{name} = arith.constant {32 * c} : index",
+                  f"        %bx_{name} = arith.divui %j, %cols_{name} : index",
+                  f"        %cc_{name} = arith.remui %j, %cols_{name} : index",
+                  f"        %bt0_{name} = arith.muli %by, %gx_{name} : index",
+                  f"        %bt_{name} = arith.addi %bt0_{name}, %bx_{name} : index",
+                  f"        %base_{name} = arith.muli %bt_{name}, %elems_{name} : index",
+                  f"        %e0_{name} = arith.muli %rr, %cols_{name} : index",
+                  f"        %e_{name} = arith.addi %e0_{name}, %cc_{name} : index",
+                  # Byte offset in the unswizzled box, then the swizzled one.
+                  f"        %o_{name} = arith.muli %e_{name}, %c4 : index",
+                  f"        %mask_{name} = arith.constant {mask} : index",
+                  f"        %o7_{name} = arith.shrui %o_{name}, %c7 : index",
+                  f"        %om_{name} = arith.andi %o7_{name}, %mask_{name} : index",
+                  f"        %ox_{name} = arith.shli %om_{name}, %c4 : index",
+                  f"        %so_{name} = arith.xori %o_{name}, %ox_{name} : index",
+                  f"        %se_{name} = arith.divui %so_{name}, %c4 : index",
+                  f"        %g_{name} = arith.addi %base_{name}, %se_{name} : index",
+                  f"        memref.store %v, %raw_{name}[%g_{name}] : memref<65536xf32>"]
+    lines += ["      }", "    }", "    return", "  }"]
+    return "\n".join(lines) + "\n"
+
 
 KERNEL = """    gpu.func @copy2d_{name}(%in: !nvgpu.tensormap.descriptor<tensor = memref<32x{c}xf32, #gpu.address_space<workgroup>>, swizzle = {sw}, l2promo = none, oob = zero, interleave = none>, %out: !nvgpu.tensormap.descriptor<tensor = memref<32x{c}xf32, #gpu.address_space<workgroup>>, swizzle = {sw}, l2promo = none, oob = zero, interleave = none>, %raw: memref<?xf32>) kernel attributes {{known_block_size = array<i32: 128, 1, 1>}} {{
       %c0 = arith.constant 0 : index
@@ -66,8 +144,8 @@ KERNEL = """    gpu.func @copy2d_{name}(%in: !nvgpu.tensormap.descriptor<tensor 
     }}
 """
 
-out = [HEADER]
-for name, sw, c in [("none", "none", 32), ("sw32", "swizzle_32b", 8), ("sw64", "swizzle_64b", 16), ("sw128", "swizzle_128b", 32)]:
+out = [HEADER, main(), reference(), "  gpu.module @kernels {\n"]
+for name, sw, c, _ in MODES:
     out.append(KERNEL.format(name=name, sw=sw, c=c, elems=32 * c, bytes=32 * c * 4))
 out.append("  }\n}\n")
 open("gpu-tests/tma_2d_swizzle.tma", "w").write("".join(out))

@@ -25,7 +25,11 @@ HEADER = """// Single-tile warpgroup MMA, {name} inputs, f32 accumulator: one wa
 // an N-contiguous B):
 //   @wgmma_{name}_nN:      no transposeB; B is stored NxK (K contiguous), one
 //                         Nx{k} TMA box.
-{mn_doc}"""
+{mn_doc}//
+// @main runs every kernel with the same A; @reference computes each D in
+// f32 from the inputs.
+// tmac-run-flags: --pass-pipeline=builtin.module(lower-nvgpu,canonicalize,cse)
+"""
 
 MN_DOC = """//   @wgmma_{name}_nN_tB:   transposeB; B is stored KxN (N contiguous), N/64
 //                         TMA boxes of {k}x64 side by side (as in chapter 4).
@@ -73,6 +77,76 @@ BLOAD = """        %bv{j} = memref.view %smem[%boff{j}][] : memref<?xi8, #gpu.ad
         nvgpu.tma.async.load %bmap[%bx{j}, %c0], %bar[%c0] to %bv{j} : !nvgpu.tensormap.descriptor<tensor = {btmap}, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>> -> {btmap}"""
 
 
+def variants(mn):
+    """The kernels of a file: (N, transposeB)."""
+    return [(n, tb) for n in (64, 128, 256) for tb in ((False, True) if mn else (False,))]
+
+
+def suffix(n, tb):
+    return "n%d%s" % (n, "_tB" if tb else "")
+
+
+def bshape(n, k, tb):
+    """B in global memory: KxN (N contiguous) with transposeB, else NxK."""
+    return "%dx%d" % ((k, n) if tb else (n, k))
+
+
+def host(name, elt, k, mn):
+    """@main: one launch per kernel, each with its own B and D, and
+    @reference, which computes every D from A and that B."""
+    vs = variants(mn)
+    a = "memref<64x%dx%s>" % (k, elt)
+    args = ["%%a: %s" % a] + ["%%b_%s: memref<%sx%s>" % (suffix(n, tb), bshape(n, k, tb), elt) for n, tb in vs] \
+        + ["%%d_%s: memref<64x%dxf32> {tmac.output}" % (suffix(n, tb), n) for n, tb in vs]
+    tmap = lambda t: "!nvgpu.tensormap.descriptor<tensor = %s, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>" % ws(t)
+    atile = "64x%dx%s" % (k, elt)
+    out = ["  func.func @main(%s) {" % ", ".join(args),
+           "    %c1 = arith.constant 1 : index",
+           "    %c64 = arith.constant 64 : index",
+           "    %c128 = arith.constant 128 : index",
+           "    %%ck = arith.constant %d : index" % k,
+           "    %%a_any = memref.cast %%a : %s to memref<*x%s>" % (a, elt),
+           "    %%amap = nvgpu.tma.create.descriptor %%a_any box[%%c64, %%ck] : memref<*x%s> -> %s" % (elt, tmap(atile))]
+    for n, tb in vs:
+        sx = suffix(n, tb)
+        btile = "%dx64x%s" % (k, elt) if tb else "%dx%dx%s" % (n, k, elt)
+        box = "%ck, %c64" if tb else "%%cn_%s, %%ck" % sx
+        out += ["    %%cn_%s = arith.constant %d : index" % (sx, n),
+                "    %%smem_%s = arith.constant %d : i32" % (sx, 8192 + 128 * n),
+                "    %%b_%s_any = memref.cast %%b_%s : memref<%sx%s> to memref<*x%s>" % (sx, sx, bshape(n, k, tb), elt, elt),
+                "    %%bmap_%s = nvgpu.tma.create.descriptor %%b_%s_any box[%s] : memref<*x%s> -> %s" % (sx, sx, box, elt, tmap(btile)),
+                "    gpu.launch_func @kernels::@wgmma_%s_%s blocks in (%%c1, %%c1, %%c1) threads in (%%c128, %%c1, %%c1) "
+                "dynamic_shared_memory_size %%smem_%s args(%%amap : %s, %%bmap_%s : %s, %%d_%s : memref<64x%dxf32>)"
+                % (name, sx, sx, tmap(atile), sx, tmap(btile), sx, n)]
+    out += ["    return", "  }"]
+    out += ["  func.func @reference(%s) {" % ", ".join(x.replace(" {tmac.output}", "") for x in args),
+            "    %c0 = arith.constant 0 : index",
+            "    %c1 = arith.constant 1 : index",
+            "    %c64 = arith.constant 64 : index",
+            "    %%ck = arith.constant %d : index" % k,
+            "    %zero = arith.constant 0.000000e+00 : f32"]
+    for n, tb in vs:
+        sx = suffix(n, tb)
+        bidx = "%%kk, %%j_%s" % sx if tb else "%%j_%s, %%kk" % sx
+        out += ["    %%cn_%s = arith.constant %d : index" % (sx, n),
+                "    scf.for %%i_%s = %%c0 to %%c64 step %%c1 {" % sx,
+                "      scf.for %%j_%s = %%c0 to %%cn_%s step %%c1 {" % (sx, sx),
+                "        %%acc_%s = scf.for %%kk = %%c0 to %%ck step %%c1 iter_args(%%s = %%zero) -> (f32) {" % sx,
+                "          %%x = memref.load %%a[%%i_%s, %%kk] : %s" % (sx, a),
+                "          %%y = memref.load %%b_%s[%s] : memref<%sx%s>" % (sx, bidx, bshape(n, k, tb), elt),
+                "          %%xf = arith.extf %%x : %s to f32" % elt,
+                "          %%yf = arith.extf %%y : %s to f32" % elt,
+                "          %p = arith.mulf %xf, %yf : f32",
+                "          %s1 = arith.addf %s, %p : f32",
+                "          scf.yield %s1 : f32",
+                "        }",
+                "        memref.store %%acc_%s, %%d_%s[%%i_%s, %%j_%s] : memref<64x%dxf32>" % (sx, sx, sx, sx, n),
+                "      }",
+                "    }"]
+    out += ["    return", "  }"]
+    return "\n".join(out) + "\n"
+
+
 def ws(t):
     return "memref<%s, #gpu.address_space<workgroup>>" % t
 
@@ -80,7 +154,9 @@ def ws(t):
 for name, (elt, es, k) in TYPES.items():
     mn = es == 2
     out = [HEADER.format(name=name, k=k, elt=elt, mn_doc=(MN_DOC if mn else NO_MN_DOC).format(name=name, k=k))]
-    out.append("module attributes {gpu.container_module} {\n  gpu.module @kernels {\n")
+    out.append("module attributes {gpu.container_module} {\n")
+    out.append(host(name, elt, k, mn))
+    out.append("  gpu.module @kernels {\n")
     for n in (64, 128, 256):
         atile = ws("64x%dx%s" % (k, elt))
         blogical = ws("%dx%dx%s" % (k, n, elt))

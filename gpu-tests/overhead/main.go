@@ -1,4 +1,6 @@
-// Command overhead measures what tmac's host path adds to a kernel launch:
+// Command overhead measures what tmac's host path adds to a kernel launch
+// (tmac run --bench times kernels and whole runs, not the host's cost per
+// launch against a bare driver call, so this stays a program of its own):
 // the host time per launch of an empty kernel through the runtime's host
 // plan (evaluating gpu.launch_func in a host loop, laying out parameters,
 // cuLaunchKernel) against bare cuLaunchKernel calls with prepared
@@ -17,9 +19,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tmac-dev/tmac/bundle"
-	_ "github.com/tmac-dev/tmac/dialects/all"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/runner"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 	"github.com/tmac-dev/tmac/runtime/cuda"
 	"github.com/tmac-dev/tmac/runtime/plan"
@@ -43,23 +44,22 @@ func median(xs []float64) float64 {
 }
 
 func run(path string, batches int) error {
-	b, err := bundle.ReadFile(path)
+	prog, err := runner.ReadBundle(path)
 	if err != nil {
 		return err
 	}
 	if _, err := cuda.Init(0); err != nil {
 		return err
 	}
-	mod, err := ir.Parse("module.tma", b.Module, ir.ParseOptions{})
+	entry, err := plan.SelectEntry(prog.Module, "main")
 	if err != nil {
 		return err
 	}
-	entry := ir.LookupSymbol(mod, "main")
-	p, err := plan.Build(mod, entry)
+	p, err := plan.Build(prog.Module, entry)
 	if err != nil {
 		return err
 	}
-	gpu, err := plan.NewCUDA(b.PTX)
+	gpu, err := plan.NewCUDA(prog.PTX)
 	if err != nil {
 		return err
 	}
