@@ -9,6 +9,7 @@ import (
 	"github.com/tmac-dev/tmac/bundle"
 	"github.com/tmac-dev/tmac/codegen"
 	_ "github.com/tmac-dev/tmac/dialects/all" // the ops of programs and bundles
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/driver"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
@@ -173,11 +174,11 @@ func bundleKernels(mod *ir.Operation) ([]bundle.Kernel, error) {
 	var kernels []bundle.Kernel
 	var firstErr error
 	ir.Walk(mod, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() != "gpu.module" {
+		if op.Name() != gpu.Module {
 			return ir.Advance
 		}
 		for _, fn := range op.Region(0).Entry().Ops() {
-			if fn.Name() != "gpu.func" || !fn.HasAttr("gpu.kernel") {
+			if fn.Name() != gpu.Func || !fn.HasAttr("gpu.kernel") {
 				continue
 			}
 			ta, _ := fn.Attr("function_type").(*ir.TypeAttr)

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -70,7 +73,7 @@ func findTunableLoops(mod *ir.Operation, text string) []*tunableLoop {
 		lines = strings.Split(text, "\n")
 	}
 	ir.Walk(mod, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() != "scf.for" || seen[op] {
+		if op.Name() != scf.For || seen[op] {
 			return ir.Advance
 		}
 		if !loadsTiles(op) {
@@ -79,7 +82,7 @@ func findTunableLoops(mod *ir.Operation, text string) []*tunableLoop {
 		seen[op] = true
 		l := &tunableLoop{op: op, index: len(loops), iv: inductionName(op, lines)}
 		for p := op.ParentOp(); p != nil; p = p.ParentOp() {
-			if p.Name() == "func.func" || p.Name() == "gpu.func" {
+			if p.Name() == funcdialect.Func || p.Name() == gpu.Func {
 				l.fn = p.SymbolName()
 				break
 			}
@@ -87,7 +90,7 @@ func findTunableLoops(mod *ir.Operation, text string) []*tunableLoop {
 		switch {
 		case storesTiles(op):
 			l.storeLoop, l.storeKind = op, "loop"
-		case op.ParentOp() != nil && op.ParentOp().Name() == "scf.for" && storesTiles(op.ParentOp()):
+		case op.ParentOp() != nil && op.ParentOp().Name() == scf.For && storesTiles(op.ParentOp()):
 			l.storeLoop, l.storeKind = op.ParentOp(), "tile loop"
 		}
 		loops = append(loops, l)
@@ -98,11 +101,11 @@ func findTunableLoops(mod *ir.Operation, text string) []*tunableLoop {
 
 // loadsTiles reports whether loop is the nearest scf.for around a
 // tmac.tma.load.
-func loadsTiles(loop *ir.Operation) bool { return hasTileOp(loop, "tmac.tma.load") }
+func loadsTiles(loop *ir.Operation) bool { return hasTileOp(loop, tmac.TmaLoad) }
 
 // storesTiles reports whether loop is the nearest scf.for around a
 // tmac.tma.store.
-func storesTiles(loop *ir.Operation) bool { return hasTileOp(loop, "tmac.tma.store") }
+func storesTiles(loop *ir.Operation) bool { return hasTileOp(loop, tmac.TmaStore) }
 
 func hasTileOp(loop *ir.Operation, name string) bool {
 	found := false
@@ -110,7 +113,7 @@ func hasTileOp(loop *ir.Operation, name string) bool {
 		if found {
 			return ir.Skip
 		}
-		if op != loop && op.Name() == "scf.for" {
+		if op != loop && op.Name() == scf.For {
 			return ir.Skip
 		}
 		if op.Name() == name {
