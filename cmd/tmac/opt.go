@@ -17,6 +17,7 @@ import (
 	"github.com/tmac-dev/tmac/driver"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/runner"
 )
 
 type optFlags struct {
@@ -323,18 +324,8 @@ func refuseOverwrite(stderr io.Writer, cmd, in, out string) error {
 // readSource reads the input ("-" is stdin) and records it for diagnostics;
 // file is the name diagnostics use.
 func readSource(stderr io.Writer, in string) (file, text string, sm *ir.SourceMgr, err error) {
-	text, err = driver.ReadInput(in)
-	if err != nil {
-		fmt.Fprintln(stderr, "tmac: error:", err)
-		return "", "", nil, &exitError{1}
-	}
-	file = in
-	if in == "-" {
-		file = "<stdin>"
-	}
-	sm = ir.NewSourceMgr()
-	sm.Add(file, text)
-	return file, text, sm, nil
+	file, text, sm, err = runner.ReadSource(in)
+	return file, text, sm, reportRunError(stderr, "tmac", err)
 }
 
 // readModule reads the input ("-" is stdin) and parses and verifies it as

@@ -26,13 +26,20 @@ def desc(sw, c):
     return f"!nvgpu.tensormap.descriptor<tensor = memref<32x{c}xf32, #gpu.address_space<workgroup>>, swizzle = {sw}, l2promo = none, oob = zero, interleave = none>"
 
 
+def signature(output):
+    """The arguments of @main and @reference: the input, then each mode's
+    %out and %raw (marked as outputs in @main)."""
+    mark = " {tmac.output}" if output else ""
+    args = ["%src: memref<256x256xf32>"]
+    for name, _, _, _ in MODES:
+        args += [f"%out_{name}: memref<256x256xf32>{mark}", f"%raw_{name}: memref<65536xf32>{mark}"]
+    return ", ".join(args)
+
+
 def main():
     """The host function: one launch per swizzle mode, each with its own
     %out and %raw."""
-    args = ["%src: memref<256x256xf32>"]
-    for name, _, _, _ in MODES:
-        args += [f"%out_{name}: memref<256x256xf32> {{tmac.output}}", f"%raw_{name}: memref<65536xf32> {{tmac.output}}"]
-    lines = [f"  func.func @main({', '.join(args)}) {{",
+    lines = [f"  func.func @main({signature(True)}) {{",
              "    %c1 = arith.constant 1 : index",
              "    %c8 = arith.constant 8 : index",
              "    %c32 = arith.constant 32 : index",
@@ -55,10 +62,7 @@ def main():
 def reference():
     """The reference: %out = %src, and %raw the boxes as laid out in shared
     memory, box (bx, by) at (by * gx + bx) * 32 * cols."""
-    args = ["%src: memref<256x256xf32>"]
-    for name, _, _, _ in MODES:
-        args += [f"%out_{name}: memref<256x256xf32>", f"%raw_{name}: memref<65536xf32>"]
-    lines = [f"  func.func @reference({', '.join(args)}) {{",
+    lines = [f"  func.func @reference({signature(False)}) {{",
              "    %c0 = arith.constant 0 : index",
              "    %c1 = arith.constant 1 : index",
              "    %c4 = arith.constant 4 : index",
