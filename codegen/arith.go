@@ -39,27 +39,27 @@ import (
 // example) are rejected.
 
 func init() {
-	Register(lowerConstant, "arith.constant")
+	Register(lowerConstant, arith.Constant)
 	Register(lowerIntBinary,
-		"arith.addi", "arith.subi", "arith.muli", "arith.shli",
-		"arith.divui", "arith.divsi", "arith.shrui", "arith.shrsi",
-		"arith.ceildivui", "arith.remui", "arith.remsi",
-		"arith.andi", "arith.ori", "arith.xori",
-		"arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui")
+		arith.Addi, arith.Subi, arith.Muli, arith.Shli,
+		arith.Divui, arith.Divsi, arith.Shrui, arith.Shrsi,
+		arith.Ceildivui, arith.Remui, arith.Remsi,
+		arith.Andi, arith.Ori, arith.Xori,
+		arith.Maxsi, arith.Minsi, arith.Maxui, arith.Minui)
 	Register(lowerFloatBinary,
-		"arith.addf", "arith.subf", "arith.mulf", "arith.divf",
-		"arith.maximumf", "arith.minimumf")
-	Register(lowerNegf, "arith.negf")
-	Register(lowerCmpi, "arith.cmpi")
-	Register(lowerCmpf, "arith.cmpf")
-	Register(lowerSelect, "arith.select")
-	Register(lowerIntCast, "arith.extui", "arith.extsi", "arith.trunci",
-		"arith.index_cast", "arith.index_castui")
-	Register(lowerExtf, "arith.extf")
-	Register(lowerTruncf, "arith.truncf")
-	Register(lowerIntToFloat, "arith.sitofp", "arith.uitofp")
-	Register(lowerFloatToInt, "arith.fptosi", "arith.fptoui")
-	Register(lowerBitcast, "arith.bitcast")
+		arith.Addf, arith.Subf, arith.Mulf, arith.Divf,
+		arith.Maximumf, arith.Minimumf)
+	Register(lowerNegf, arith.Negf)
+	Register(lowerCmpi, arith.Cmpi)
+	Register(lowerCmpf, arith.Cmpf)
+	Register(lowerSelect, arith.Select)
+	Register(lowerIntCast, arith.Extui, arith.Extsi, arith.Trunci,
+		arith.IndexCast, arith.IndexCastui)
+	Register(lowerExtf, arith.Extf)
+	Register(lowerTruncf, arith.Truncf)
+	Register(lowerIntToFloat, arith.Sitofp, arith.Uitofp)
+	Register(lowerFloatToInt, arith.Fptosi, arith.Fptoui)
+	Register(lowerBitcast, arith.Bitcast)
 }
 
 // ---------------------------------------------------------------------------
@@ -223,8 +223,9 @@ func intConst(t *types.IntType, a *ir.IntegerAttr) constant.Constant {
 }
 
 func lowerConstant(fe *FuncEmitter, op *ir.Operation) {
-	t := fe.Type(op, op.Result(0).Type())
-	fe.Set(op.Result(0), constantValue(op, op.Attr("value"), op.Result(0).Type(), t))
+	c := arith.ConstantOp{Op: op}
+	rt := c.Result().Type()
+	fe.Set(c.Result(), constantValue(op, c.Value(), rt, fe.Type(op, rt)))
 }
 
 func constantValue(op *ir.Operation, a ir.Attribute, irT ir.Type, t types.Type) constant.Constant {
@@ -269,11 +270,14 @@ func constantValue(op *ir.Operation, a ir.Attribute, irT ir.Type, t types.Type) 
 // ---------------------------------------------------------------------------
 // Integer arithmetic
 
+// lowerIntBinary and lowerFloatBinary lower every binary op of their kind:
+// each declares its operands lhs and rhs (operands 0 and 1), so they read
+// them by position rather than through eighteen views.
 func lowerIntBinary(fe *FuncEmitter, op *ir.Operation) {
 	x, y := fe.Val(op.Operand(0)), fe.Val(op.Operand(1))
 	if it, ok := elemType(op.Result(0).Type()).(*ir.IntegerType); ok && it.Width > 64 {
 		switch op.Name() {
-		case "arith.divui", "arith.divsi", "arith.ceildivui", "arith.remui", "arith.remsi":
+		case arith.Divui, arith.Divsi, arith.Ceildivui, arith.Remui, arith.Remsi:
 			// NVPTX has no i128 division (it would be a library call).
 			Fail(op, "'%s' on integers wider than 64 bits cannot be compiled for the GPU", op.Name())
 		}
@@ -281,61 +285,61 @@ func lowerIntBinary(fe *FuncEmitter, op *ir.Operation) {
 	b := fe.B()
 	var r value.Value
 	switch op.Name() {
-	case "arith.addi":
+	case arith.Addi:
 		i := b.NewAdd(x, y)
 		i.OverflowFlags = overflow(op)
 		r = i
-	case "arith.subi":
+	case arith.Subi:
 		i := b.NewSub(x, y)
 		i.OverflowFlags = overflow(op)
 		r = i
-	case "arith.muli":
+	case arith.Muli:
 		i := b.NewMul(x, y)
 		i.OverflowFlags = overflow(op)
 		r = i
-	case "arith.shli":
+	case arith.Shli:
 		i := b.NewShl(x, y)
 		i.OverflowFlags = overflow(op)
 		r = i
-	case "arith.divui":
+	case arith.Divui:
 		i := b.NewUDiv(x, y)
 		i.Exact = op.HasAttr("isExact")
 		r = i
-	case "arith.divsi":
+	case arith.Divsi:
 		i := b.NewSDiv(x, y)
 		i.Exact = op.HasAttr("isExact")
 		r = i
-	case "arith.shrui":
+	case arith.Shrui:
 		i := b.NewLShr(x, y)
 		i.Exact = op.HasAttr("isExact")
 		r = i
-	case "arith.shrsi":
+	case arith.Shrsi:
 		i := b.NewAShr(x, y)
 		i.Exact = op.HasAttr("isExact")
 		r = i
-	case "arith.ceildivui":
+	case arith.Ceildivui:
 		// ceil(x/y) = x == 0 ? 0 : (x-1)/y + 1, which cannot overflow.
 		zero := zero(x.Type())
 		one := oneOf(x.Type())
 		q := b.NewUDiv(b.NewSub(x, one), y)
 		r = b.NewSelect(b.NewICmp(enum.IPredEQ, x, zero), zero, b.NewAdd(q, one))
-	case "arith.remui":
+	case arith.Remui:
 		r = b.NewURem(x, y)
-	case "arith.remsi":
+	case arith.Remsi:
 		r = b.NewSRem(x, y)
-	case "arith.andi":
+	case arith.Andi:
 		r = b.NewAnd(x, y)
-	case "arith.ori":
+	case arith.Ori:
 		r = b.NewOr(x, y)
-	case "arith.xori":
+	case arith.Xori:
 		r = b.NewXor(x, y)
-	case "arith.maxsi":
+	case arith.Maxsi:
 		r = fe.callOverloaded("llvm.smax", nil, x, y)
-	case "arith.minsi":
+	case arith.Minsi:
 		r = fe.callOverloaded("llvm.smin", nil, x, y)
-	case "arith.maxui":
+	case arith.Maxui:
 		r = fe.callOverloaded("llvm.umax", nil, x, y)
-	case "arith.minui":
+	case arith.Minui:
 		r = fe.callOverloaded("llvm.umin", nil, x, y)
 	}
 	fe.Set(op.Result(0), r)
@@ -394,26 +398,26 @@ func lowerFloatBinary(fe *FuncEmitter, op *ir.Operation) {
 	b := fe.B()
 	var r value.Value
 	switch op.Name() {
-	case "arith.addf":
+	case arith.Addf:
 		i := b.NewFAdd(x, y)
 		i.FastMathFlags = fm
 		r = i
-	case "arith.subf":
+	case arith.Subf:
 		i := b.NewFSub(x, y)
 		i.FastMathFlags = fm
 		r = i
-	case "arith.mulf":
+	case arith.Mulf:
 		i := b.NewFMul(x, y)
 		i.FastMathFlags = fm
 		r = i
-	case "arith.divf":
+	case arith.Divf:
 		i := b.NewFDiv(x, y)
 		i.FastMathFlags = fm
 		r = i
-	case "arith.maximumf":
+	case arith.Maximumf:
 		// NaN-propagating maximum, -0 < +0: max.NaN on sm_80+.
 		r = fe.callOverloaded("llvm.maximum", fm, x, y)
-	case "arith.minimumf":
+	case arith.Minimumf:
 		r = fe.callOverloaded("llvm.minimum", fm, x, y)
 	}
 	if !native(k) {
@@ -423,16 +427,17 @@ func lowerFloatBinary(fe *FuncEmitter, op *ir.Operation) {
 }
 
 func lowerNegf(fe *FuncEmitter, op *ir.Operation) {
-	k, _ := floatKind(op.Result(0).Type())
-	x := fe.Val(op.Operand(0))
+	n := arith.NegfOp{Op: op}
+	k, _ := floatKind(n.Result().Type())
+	x := fe.Val(n.Operand())
 	if isFP8(k) {
 		// Flip the sign bit of the byte (exact for every value).
-		fe.Set(op.Result(0), fe.B().NewXor(x, splatInt(x.Type(), -128)))
+		fe.Set(n.Result(), fe.B().NewXor(x, splatInt(x.Type(), -128)))
 		return
 	}
 	i := fe.B().NewFNeg(x)
 	i.FastMathFlags = fastMath(op)
-	fe.Set(op.Result(0), i)
+	fe.Set(n.Result(), i)
 }
 
 var iPreds = []enum.IPred{
@@ -459,46 +464,52 @@ func (fe *FuncEmitter) fcmp(p enum.FPred, x, y value.Value) *lir.InstFCmp {
 	return i
 }
 
-func predicate(op *ir.Operation, n int) int {
-	a, ok := op.Attr("predicate").(*ir.IntegerAttr)
-	if !ok || a.Int() < 0 || a.Int() >= int64(n) {
+// predicate returns the index of a comparison's predicate attribute a
+// among n predicates.
+func predicate(op *ir.Operation, a ir.Attribute, n int) int {
+	ia, ok := a.(*ir.IntegerAttr)
+	if !ok || ia.Int() < 0 || ia.Int() >= int64(n) {
 		Fail(op, "invalid predicate")
 	}
-	return int(a.Int())
+	return int(ia.Int())
 }
 
 func lowerCmpi(fe *FuncEmitter, op *ir.Operation) {
-	p := iPreds[predicate(op, len(iPreds))]
-	fe.Set(op.Result(0), fe.B().NewICmp(p, fe.Val(op.Operand(0)), fe.Val(op.Operand(1))))
+	c := arith.CmpiOp{Op: op}
+	p := iPreds[predicate(op, c.Predicate(), len(iPreds))]
+	fe.Set(c.Result(), fe.B().NewICmp(p, fe.Val(c.Lhs()), fe.Val(c.Rhs())))
 }
 
 func lowerCmpf(fe *FuncEmitter, op *ir.Operation) {
-	p := fPreds[predicate(op, len(fPreds))]
-	k, _ := floatKind(op.Operand(0).Type())
-	x, y := fe.Val(op.Operand(0)), fe.Val(op.Operand(1))
+	c := arith.CmpfOp{Op: op}
+	p := fPreds[predicate(op, c.Predicate(), len(fPreds))]
+	k, _ := floatKind(c.Lhs().Type())
+	x, y := fe.Val(c.Lhs()), fe.Val(c.Rhs())
 	if isFP8(k) {
 		x, y = fe.toF32(x, k), fe.toF32(y, k)
 	}
 	i := fe.fcmp(p, x, y)
 	i.FastMathFlags = fastMath(op)
-	fe.Set(op.Result(0), i)
+	fe.Set(c.Result(), i)
 }
 
 func lowerSelect(fe *FuncEmitter, op *ir.Operation) {
-	for _, v := range op.Operands()[1:] {
+	s := arith.SelectOp{Op: op}
+	for _, v := range []ir.Value{s.TrueValue(), s.FalseValue()} {
 		if _, isMem := v.Type().(*ir.MemRefType); isMem {
 			Fail(op, "'arith.select' of memrefs cannot be compiled (select the indices instead)")
 		}
 	}
-	c, t, f := fe.Val(op.Operand(0)), fe.Val(op.Operand(1)), fe.Val(op.Operand(2))
-	fe.Set(op.Result(0), fe.B().NewSelect(c, t, f))
+	c, t, f := fe.Val(s.Condition()), fe.Val(s.TrueValue()), fe.Val(s.FalseValue())
+	fe.Set(s.Result(), fe.B().NewSelect(c, t, f))
 }
 
 // ---------------------------------------------------------------------------
 // Casts
 
-func failOnMemRef(op *ir.Operation) {
-	if _, isMem := op.Operand(0).Type().(*ir.MemRefType); isMem {
+// failOnMemRef rejects a cast whose operand in is a memref.
+func failOnMemRef(op *ir.Operation, in ir.Value) {
+	if _, isMem := in.Type().(*ir.MemRefType); isMem {
 		Fail(op, "'%s' on memrefs cannot be compiled", op.Name())
 	}
 }
@@ -510,9 +521,12 @@ func intBits(t types.Type) uint64 {
 	return t.(*types.IntType).BitSize
 }
 
+// lowerIntCast lowers the five integer casts; each declares one operand
+// (in) and one result (out), read by position.
 func lowerIntCast(fe *FuncEmitter, op *ir.Operation) {
-	failOnMemRef(op)
-	x := fe.Val(op.Operand(0))
+	in := op.Operand(0)
+	failOnMemRef(op, in)
+	x := fe.Val(in)
 	to := fe.Type(op, op.Result(0).Type())
 	from, want := intBits(x.Type()), intBits(to)
 	b := fe.B()
@@ -524,7 +538,7 @@ func lowerIntCast(fe *FuncEmitter, op *ir.Operation) {
 		// trunci's overflow flags only allow LLVM to assume more; dropping
 		// them is correct (llir has no flags on trunc).
 		r = b.NewTrunc(x, to)
-	case op.Name() == "arith.extui" || op.Name() == "arith.index_castui":
+	case op.Name() == arith.Extui || op.Name() == arith.IndexCastui:
 		r = b.NewZExt(x, to)
 	default:
 		r = b.NewSExt(x, to)
@@ -533,26 +547,27 @@ func lowerIntCast(fe *FuncEmitter, op *ir.Operation) {
 }
 
 // checkRounding rejects truncf rounding modes other than the default.
-func checkRounding(op *ir.Operation) {
-	if a, ok := op.Attr("roundingmode").(*ir.IntegerAttr); ok && a.Int() != 0 {
-		Fail(op, "'arith.truncf' with a rounding mode other than to_nearest_even cannot be compiled")
+func checkRounding(t arith.TruncfOp) {
+	if a, ok := t.Roundingmode().(*ir.IntegerAttr); ok && a.Int() != 0 {
+		Fail(t.Op, "'arith.truncf' with a rounding mode other than to_nearest_even cannot be compiled")
 	}
 }
 
 func lowerExtf(fe *FuncEmitter, op *ir.Operation) {
-	sk, _ := floatKind(op.Operand(0).Type())
-	x := fe.Val(op.Operand(0))
-	to := fe.Type(op, op.Result(0).Type())
+	e := arith.ExtfOp{Op: op}
+	sk, _ := floatKind(e.In().Type())
+	x := fe.Val(e.In())
+	to := fe.Type(op, e.Out().Type())
 	// Every extension is exact. fp8 goes through f32 (exact); tf32 values
 	// are f32 values.
 	if isFP8(sk) {
-		if dk, _ := floatKind(op.Result(0).Type()); dk == ir.F16 {
-			fe.Set(op.Result(0), fe.fp8ToHalf(x, sk))
+		if dk, _ := floatKind(e.Out().Type()); dk == ir.F16 {
+			fe.Set(e.Out(), fe.fp8ToHalf(x, sk))
 			return
 		}
 		x = fe.toF32(x, sk)
 	}
-	fe.Set(op.Result(0), fe.exactFloatCast(x, to))
+	fe.Set(e.Out(), fe.exactFloatCast(x, to))
 }
 
 // exactFloatCast converts x to the float type to when the value is known to
@@ -588,11 +603,12 @@ func floatBitsOf(t types.Type) int {
 }
 
 func lowerTruncf(fe *FuncEmitter, op *ir.Operation) {
-	checkRounding(op)
-	sk, _ := floatKind(op.Operand(0).Type())
-	dk, _ := floatKind(op.Result(0).Type())
-	x := fe.Val(op.Operand(0))
-	to := fe.Type(op, op.Result(0).Type())
+	t := arith.TruncfOp{Op: op}
+	checkRounding(t)
+	sk, _ := floatKind(t.In().Type())
+	dk, _ := floatKind(t.Out().Type())
+	x := fe.Val(t.In())
+	to := fe.Type(op, t.Out().Type())
 	var r value.Value
 	switch {
 	case native(dk):
@@ -604,11 +620,13 @@ func lowerTruncf(fe *FuncEmitter, op *ir.Operation) {
 	default:
 		r = fe.fromF32(fe.toF32(x, sk), dk)
 	}
-	fe.Set(op.Result(0), r)
+	fe.Set(t.Out(), r)
 }
 
+// lowerIntToFloat (sitofp, uitofp) and lowerFloatToInt (fptosi, fptoui)
+// read the one operand (in) and result (out) of either op by position.
 func lowerIntToFloat(fe *FuncEmitter, op *ir.Operation) {
-	signed := op.Name() == "arith.sitofp"
+	signed := op.Name() == arith.Sitofp
 	dk, _ := floatKind(op.Result(0).Type())
 	x := fe.Val(op.Operand(0))
 	to := fe.Type(op, op.Result(0).Type())
@@ -640,8 +658,9 @@ func lowerIntToFloat(fe *FuncEmitter, op *ir.Operation) {
 }
 
 func lowerFloatToInt(fe *FuncEmitter, op *ir.Operation) {
-	sk, _ := floatKind(op.Operand(0).Type())
-	x := fe.Val(op.Operand(0))
+	in := op.Operand(0)
+	sk, _ := floatKind(in.Type())
+	x := fe.Val(in)
 	to := fe.Type(op, op.Result(0).Type())
 	if intBits(to) > 64 {
 		Fail(op, "'%s' to integers wider than 64 bits cannot be compiled for the GPU", op.Name())
@@ -649,7 +668,7 @@ func lowerFloatToInt(fe *FuncEmitter, op *ir.Operation) {
 	if isFP8(sk) {
 		x = fe.toF32(x, sk)
 	}
-	if op.Name() == "arith.fptosi" {
+	if op.Name() == arith.Fptosi {
 		fe.Set(op.Result(0), fe.B().NewFPToSI(x, to))
 	} else {
 		fe.Set(op.Result(0), fe.B().NewFPToUI(x, to))
@@ -657,21 +676,22 @@ func lowerFloatToInt(fe *FuncEmitter, op *ir.Operation) {
 }
 
 func lowerBitcast(fe *FuncEmitter, op *ir.Operation) {
-	failOnMemRef(op)
-	x := fe.Val(op.Operand(0))
-	to := fe.Type(op, op.Result(0).Type())
+	bc := arith.BitcastOp{Op: op}
+	failOnMemRef(op, bc.In())
+	x := fe.Val(bc.In())
+	to := fe.Type(op, bc.Out().Type())
 	var r value.Value = x // fp8 <-> i8, f8E4M3FN <-> f8E5M2: same byte
 	if !x.Type().Equal(to) {
 		r = fe.B().NewBitCast(x, to)
 	}
-	if k, ok := floatKind(op.Result(0).Type()); ok && k == ir.TF32 {
+	if k, ok := floatKind(bc.Out().Type()); ok && k == ir.TF32 {
 		// tf32 lives in a 32-bit container (as in MMA operands), whose low
 		// 13 bits are not part of the value: clear them, as the tensor
 		// cores ignore them.
 		it := withElem(to, types.I32)
 		r = fe.B().NewBitCast(fe.B().NewAnd(fe.B().NewBitCast(r, it), splatInt(it, -0x2000)), to)
 	}
-	fe.Set(op.Result(0), r)
+	fe.Set(bc.Out(), r)
 }
 
 // ---------------------------------------------------------------------------

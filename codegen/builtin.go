@@ -4,6 +4,7 @@ import (
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
+	"github.com/tmac-dev/tmac/dialects/builtin"
 	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
@@ -16,15 +17,17 @@ import (
 // (its aligned base plus offset).
 
 func init() {
-	Register(lowerUnrealizedCast, "builtin.unrealized_conversion_cast")
+	Register(lowerUnrealizedCast, builtin.UnrealizedConversionCast)
 }
 
 func lowerUnrealizedCast(fe *FuncEmitter, op *ir.Operation) {
-	if op.NumOperands() != op.NumResults() {
+	c := builtin.UnrealizedConversionCastOp{Op: op}
+	ins, outs := c.Inputs(), c.Outputs()
+	if len(ins) != len(outs) {
 		Fail(op, "only one-to-one unrealized_conversion_cast ops can be compiled")
 	}
-	for i, in := range op.Operands() {
-		out := op.Result(i)
+	for i, in := range ins {
+		out := outs[i]
 		switch {
 		case isTensorMap(in.Type()) && llvm.IsPtr(out.Type()):
 			as, _ := llvm.PtrAddrSpace(out.Type())

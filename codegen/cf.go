@@ -1,6 +1,9 @@
 package codegen
 
 import (
+	"github.com/tmac-dev/tmac/dialects/cf"
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -8,17 +11,18 @@ import (
 
 func init() {
 	Register(func(fe *FuncEmitter, op *ir.Operation) {
-		fe.Branch(op.Successors()[0], op.Operands())
-	}, "cf.br")
-	Register(lowerCondBr, "cf.cond_br")
-	Register(lowerReturn, "gpu.return", "func.return")
-	Register(lowerCall, "func.call")
+		fe.Branch(op.Successors()[0], cf.BrOp{Op: op}.DestOperands())
+	}, cf.Br)
+	Register(lowerCondBr, cf.CondBr)
+	Register(lowerReturn, gpu.Return, funcdialect.Return)
+	Register(lowerCall, funcdialect.Call)
 }
 
 func lowerCondBr(fe *FuncEmitter, op *ir.Operation) {
-	cond := fe.Val(op.Operand(0))
-	trueArgs := op.OperandGroup("trueDestOperands")
-	falseArgs := op.OperandGroup("falseDestOperands")
+	br := cf.CondBrOp{Op: op}
+	cond := fe.Val(br.Condition())
+	trueArgs := br.TrueDestOperands()
+	falseArgs := br.FalseDestOperands()
 	t, f := op.Successors()[0], op.Successors()[1]
 	if len(fe.phis[t]) != len(trueArgs) || len(fe.phis[f]) != len(falseArgs) {
 		Fail(op, "branch operands do not match the successor arguments")
@@ -29,30 +33,33 @@ func lowerCondBr(fe *FuncEmitter, op *ir.Operation) {
 	from.NewCondBr(cond, fe.Successor(t), fe.Successor(f))
 }
 
+// lowerReturn lowers gpu.return and func.return, whose operands are all
+// returned values.
 func lowerReturn(fe *FuncEmitter, op *ir.Operation) {
-	switch op.NumOperands() {
+	switch vals := op.Operands(); len(vals) {
 	case 0:
 		fe.cur.NewRet(nil)
 	case 1:
-		fe.cur.NewRet(fe.Val(op.Operand(0)))
+		fe.cur.NewRet(fe.Val(vals[0]))
 	default:
 		Fail(op, "returning several values is not supported")
 	}
 }
 
 func lowerCall(fe *FuncEmitter, op *ir.Operation) {
-	ref, _ := op.Attr("callee").(*ir.SymbolRefAttr)
+	c := funcdialect.CallOp{Op: op}
+	ref, _ := c.Callee().(*ir.SymbolRefAttr)
 	f, ok := fe.Mod.funcs[ref.Leaf()]
 	if !ok {
 		Fail(op, "callee @%s is not a function of this gpu.module", ref.Leaf())
 	}
-	for _, v := range op.Operands() {
+	for _, v := range c.Operands() {
 		if _, isMem := v.Type().(*ir.MemRefType); isMem {
 			Fail(op, "calls with memref arguments are not supported")
 		}
 	}
-	call := fe.Call(f, fe.Vals(op.Operands())...)
-	if op.NumResults() == 1 {
-		fe.Set(op.Result(0), call)
+	call := fe.Call(f, fe.Vals(c.Operands())...)
+	if res := c.Results(); len(res) == 1 {
+		fe.Set(res[0], call)
 	}
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/kernelabi"
@@ -116,7 +119,7 @@ func Emit(top *ir.Operation) (out *Output, err error) {
 	}()
 	var gpuModules []*ir.Operation
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() == "gpu.module" {
+		if op.Name() == gpu.Module {
 			gpuModules = append(gpuModules, op)
 			return ir.Skip
 		}
@@ -128,14 +131,14 @@ func Emit(top *ir.Operation) (out *Output, err error) {
 	// Declare every function first so calls can refer to later ones.
 	var bodies []*ir.Operation
 	for _, gm := range gpuModules {
-		for _, op := range gm.Region(0).Entry().Ops() {
+		for _, op := range (gpu.ModuleOp{Op: gm}).BodyRegion().Entry().Ops() {
 			switch op.Name() {
-			case "gpu.func", "func.func":
+			case gpu.Func, funcdialect.Func:
 				me.declareFunc(op)
 				bodies = append(bodies, op)
-			case "memref.global":
-				me.global(op)
-			case "gpu.module_end":
+			case memref.Global:
+				me.global(memref.GlobalOp{Op: op})
+			case "gpu.module_end": // not an op of MLIR 22's gpu dialect; tolerated as before
 			default:
 				if !op.HasTrait(ir.Terminator) {
 					Fail(op, "'%s' cannot be compiled inside a gpu.module", op.Name())
@@ -179,8 +182,8 @@ func checkSizes(gm *ir.Operation) {
 			}
 		}
 
-		if op.Name() == "memref.global" {
-			if ta, ok := op.Attr("type").(*ir.TypeAttr); ok {
+		if g, ok := memref.AsGlobal(op); ok {
+			if ta, ok := g.Type().(*ir.TypeAttr); ok {
 				if msg, bad := tooLarge(ta.Value); bad {
 					Fail(op, "%s", msg)
 				}
@@ -397,14 +400,32 @@ func (fe *FuncEmitter) Mul(a, b value.Value) value.Value {
 	return fe.cur.NewMul(a, b)
 }
 
+// funcOp is the view of gpu.func and func.func, which are lowered alike.
+type funcOp interface {
+	FunctionType() ir.Attribute
+	Body() *ir.Region
+}
+
+func asFuncOp(op *ir.Operation) funcOp {
+	if f, ok := gpu.AsFunc(op); ok {
+		return f
+	}
+	return funcdialect.FuncOp{Op: op}
+}
+
+// isKernel reports whether op is a gpu.func marked gpu.kernel.
+func isKernel(op *ir.Operation) bool {
+	return op.Name() == gpu.Func && op.HasAttr("gpu.kernel")
+}
+
 func (me *ModuleEmitter) declareFunc(op *ir.Operation) {
 	name := op.SymbolName()
 	if _, dup := me.funcs[name]; dup {
 		Fail(op, "function '%s' is defined in more than one gpu.module", name)
 	}
-	ft, _ := op.Attr("function_type").(*ir.TypeAttr)
+	ft, _ := asFuncOp(op).FunctionType().(*ir.TypeAttr)
 	fnType, _ := ft.Value.(*ir.FunctionType)
-	kernel := op.Name() == "gpu.func" && op.HasAttr("gpu.kernel")
+	kernel := isKernel(op)
 	checkSymbolName(op, name, kernel)
 	params, err := Params(fnType.Inputs, kernel)
 	if err != nil {
@@ -498,7 +519,8 @@ func addKernelAttrs(f *lir.Func, op *ir.Operation) {
 
 func (me *ModuleEmitter) defineFunc(op *ir.Operation) {
 	f := me.funcs[op.SymbolName()]
-	body := op.Region(0)
+	fn := asFuncOp(op)
+	body := fn.Body()
 	if body.Empty() {
 		return // a declaration
 	}
@@ -511,9 +533,8 @@ func (me *ModuleEmitter) defineFunc(op *ir.Operation) {
 	}
 	entry := f.NewBlock("entry")
 	fe.cur = entry
-	ft := op.Attr("function_type").(*ir.TypeAttr).Value.(*ir.FunctionType)
-	kernel := op.Name() == "gpu.func" && op.HasAttr("gpu.kernel")
-	params, _ := Params(ft.Inputs, kernel)
+	ft := fn.FunctionType().(*ir.TypeAttr).Value.(*ir.FunctionType)
+	params, _ := Params(ft.Inputs, isKernel(op))
 	fe.bindParams(body.Entry(), params)
 	// Workgroup attributions of gpu.func become static shared memory.
 	if n := op.IntAttrOf("workgroup_attributions", 0); n > 0 {

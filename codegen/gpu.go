@@ -19,13 +19,13 @@ import (
 // (through CUDA's vprintf).
 
 func init() {
-	Register(lowerGPUIndex, "gpu.thread_id", "gpu.block_id", "gpu.block_dim", "gpu.grid_dim",
-		"gpu.cluster_id", "gpu.cluster_dim", "gpu.cluster_block_id", "gpu.cluster_dim_blocks",
-		"gpu.global_id")
-	Register(lowerGPULaneID, "gpu.lane_id")
-	Register(lowerGPUSubgroup, "gpu.subgroup_id", "gpu.num_subgroups", "gpu.subgroup_size")
-	Register(func(fe *FuncEmitter, op *ir.Operation) { fe.gpuBarrier() }, "gpu.barrier")
-	Register(lowerGPUPrintf, "gpu.printf")
+	Register(lowerGPUIndex, gpu.ThreadId, gpu.BlockId, gpu.BlockDim, gpu.GridDim,
+		gpu.ClusterId, gpu.ClusterDim, gpu.ClusterBlockId, gpu.ClusterDimBlocks,
+		gpu.GlobalId)
+	Register(lowerGPULaneID, gpu.LaneId)
+	Register(lowerGPUSubgroup, gpu.SubgroupId, gpu.NumSubgroups, gpu.SubgroupSize)
+	Register(func(fe *FuncEmitter, op *ir.Operation) { fe.gpuBarrier() }, gpu.Barrier)
+	Register(lowerGPUPrintf, gpu.Printf)
 }
 
 // llRangeAttr is LLVM's `range(iN lo, hi)` return attribute (a half-open,
@@ -69,9 +69,9 @@ func (fe *FuncEmitter) gpuKnownSize(what string, d int) int64 {
 	return 0
 }
 
-// gpuUpperBound returns an op's upper_bound attribute, or 0.
-func gpuUpperBound(op *ir.Operation) int64 {
-	if a, ok := op.Attr("upper_bound").(*ir.IntegerAttr); ok && a.Int() > 0 {
+// gpuUpperBound returns the value of an op's upper_bound attribute ub, or 0.
+func gpuUpperBound(ub ir.Attribute) int64 {
+	if a, ok := ub.(*ir.IntegerAttr); ok && a.Int() > 0 {
 		return a.Int()
 	}
 	return 0
@@ -121,33 +121,35 @@ func (fe *FuncEmitter) gpuClustersPerGrid(d int) int64 {
 	return 0
 }
 
+// lowerGPUIndex lowers the nine index and size ops, which all declare a
+// `dimension` and an `upper_bound` attribute and one result.
 func lowerGPUIndex(fe *FuncEmitter, op *ir.Operation) {
 	dim := gpu.DimOf(op.Attr("dimension"))
 	d, ok := gpuDims[dim]
 	if !ok {
 		Fail(op, "'%s' needs a dimension x, y or z", op.Name())
 	}
-	ub := gpuUpperBound(op)
+	ub := gpuUpperBound(op.Attr("upper_bound"))
 	block, grid, cluster := fe.gpuKnownSize("block", d), fe.gpuKnownSize("grid", d), fe.gpuKnownSize("cluster", d)
 	var v value.Value
 	switch op.Name() {
-	case "gpu.thread_id":
+	case gpu.ThreadId:
 		v = fe.gpuID("tid."+dim, minPositive(block, ub))
-	case "gpu.block_dim":
+	case gpu.BlockDim:
 		v = fe.gpuDim("ntid."+dim, block, ub)
-	case "gpu.block_id":
+	case gpu.BlockId:
 		v = fe.gpuID("ctaid."+dim, minPositive(grid, ub))
-	case "gpu.grid_dim":
+	case gpu.GridDim:
 		v = fe.gpuDim("nctaid."+dim, grid, ub)
-	case "gpu.cluster_id":
+	case gpu.ClusterId:
 		v = fe.gpuID("clusterid."+dim, minPositive(fe.gpuClustersPerGrid(d), ub))
-	case "gpu.cluster_dim":
+	case gpu.ClusterDim:
 		v = fe.gpuDim("nclusterid."+dim, fe.gpuClustersPerGrid(d), ub)
-	case "gpu.cluster_block_id":
+	case gpu.ClusterBlockId:
 		v = fe.gpuID("cluster.ctaid."+dim, minPositive(cluster, ub))
-	case "gpu.cluster_dim_blocks":
+	case gpu.ClusterDimBlocks:
 		v = fe.gpuDim("cluster.nctaid."+dim, cluster, ub)
-	case "gpu.global_id":
+	case gpu.GlobalId:
 		// blockIdx * blockDim + threadIdx.
 		bid := fe.gpuID("ctaid."+dim, grid)
 		bdim := fe.gpuDim("ntid."+dim, block, 0)
@@ -158,7 +160,8 @@ func lowerGPUIndex(fe *FuncEmitter, op *ir.Operation) {
 }
 
 func lowerGPULaneID(fe *FuncEmitter, op *ir.Operation) {
-	fe.Set(op.Result(0), fe.gpuIndexSreg("laneid", 0, minPositive(32, gpuUpperBound(op))))
+	l := gpu.LaneIdOp{Op: op}
+	fe.Set(l.Result(), fe.gpuIndexSreg("laneid", 0, minPositive(32, gpuUpperBound(l.UpperBound()))))
 }
 
 // gpuWarpSize is the subgroup size of NVIDIA GPUs.
@@ -167,9 +170,9 @@ const gpuWarpSize = 32
 func lowerGPUSubgroup(fe *FuncEmitter, op *ir.Operation) {
 	var v value.Value
 	switch op.Name() {
-	case "gpu.subgroup_size":
+	case gpu.SubgroupSize:
 		v = I64(gpuWarpSize)
-	case "gpu.subgroup_id":
+	case gpu.SubgroupId:
 		// The linear thread index in the block divided by the warp size
 		// (%warpid is not stable over a thread's lifetime).
 		var lin value.Value = I64(0)
@@ -183,7 +186,7 @@ func lowerGPUSubgroup(fe *FuncEmitter, op *ir.Operation) {
 		} else {
 			v = fe.B().NewLShr(lin, I64(5))
 		}
-	case "gpu.num_subgroups":
+	case gpu.NumSubgroups:
 		// ceil(threads per block / warp size).
 		var n value.Value = I64(1)
 		for d := 0; d < 3; d++ {
@@ -234,7 +237,8 @@ func (me *ModuleEmitter) printfFormat(s string) *lir.Global {
 // a stack struct after C's default argument promotions (floats to double,
 // integers narrower than int to int).
 func lowerGPUPrintf(fe *FuncEmitter, op *ir.Operation) {
-	format, _ := op.Attr("format").(*ir.StringAttr)
+	p := gpu.PrintfOp{Op: op}
+	format, _ := p.Format().(*ir.StringAttr)
 	if format == nil {
 		Fail(op, "gpu.printf needs a format string")
 	}
@@ -243,7 +247,7 @@ func lowerGPUPrintf(fe *FuncEmitter, op *ir.Operation) {
 	fmtPtr := fe.B().NewAddrSpaceCast(fe.B().NewBitCast(g, PtrTo(types.I8, 4)), i8p)
 
 	var args []value.Value
-	for i, a := range op.Operands() {
+	for i, a := range p.Args() {
 		x := fe.Val(a)
 		switch t := a.Type().(type) {
 		case *ir.FloatType:

@@ -16,16 +16,17 @@ import (
 // pointer casts and unreachable.
 
 func init() {
-	Register(lowerLLVMUndefLike, "llvm.mlir.poison", "llvm.mlir.undef", "llvm.mlir.zero")
-	Register(lowerLLVMConstant, "llvm.mlir.constant")
-	Register(lowerLLVMExtractValue, "llvm.extractvalue")
-	Register(lowerLLVMInsertValue, "llvm.insertvalue")
-	Register(func(fe *FuncEmitter, op *ir.Operation) { fe.B().NewUnreachable() }, "llvm.unreachable")
-	Register(lowerLLVMPtrCast, "llvm.ptrtoint", "llvm.inttoptr", "llvm.addrspacecast")
+	Register(lowerLLVMUndefLike, llvm.MlirPoison, llvm.MlirUndef, llvm.MlirZero)
+	Register(lowerLLVMConstant, llvm.MlirConstant)
+	Register(lowerLLVMExtractValue, llvm.Extractvalue)
+	Register(lowerLLVMInsertValue, llvm.Insertvalue)
+	Register(func(fe *FuncEmitter, op *ir.Operation) { fe.B().NewUnreachable() }, llvm.Unreachable)
+	Register(lowerLLVMPtrCast, llvm.Ptrtoint, llvm.Inttoptr, llvm.Addrspacecast)
 }
 
 // lowerLLVMPtrCast lowers the scalar pointer casts (pointers are i8* of
-// their address space).
+// their address space). Each of the three declares one operand (arg) and
+// one result (res), read by position.
 func lowerLLVMPtrCast(fe *FuncEmitter, op *ir.Operation) {
 	in, out := op.Operand(0), op.Result(0)
 	if _, ok := in.Type().(*ir.VectorType); ok {
@@ -33,9 +34,9 @@ func lowerLLVMPtrCast(fe *FuncEmitter, op *ir.Operation) {
 	}
 	as, _ := llvm.PtrAddrSpace(out.Type())
 	switch op.Name() {
-	case "llvm.ptrtoint":
+	case llvm.Ptrtoint:
 		fe.Set(out, fe.B().NewPtrToInt(fe.Val(in), fe.Type(op, out.Type())))
-	case "llvm.inttoptr":
+	case llvm.Inttoptr:
 		fe.Set(out, fe.B().NewIntToPtr(fe.Val(in), PtrTo(types.I8, types.AddrSpace(as))))
 	default:
 		fe.Set(out, fe.castPointer(op, fe.Val(in), types.AddrSpace(as)))
@@ -49,9 +50,9 @@ func lowerLLVMUndefLike(fe *FuncEmitter, op *ir.Operation) {
 	}
 	var v value.Value
 	switch op.Name() {
-	case "llvm.mlir.poison":
+	case llvm.MlirPoison:
 		v = constant.NewPoison(t)
-	case "llvm.mlir.undef":
+	case llvm.MlirUndef:
 		v = constant.NewUndef(t)
 	default:
 		v = zero(t)
@@ -59,9 +60,10 @@ func lowerLLVMUndefLike(fe *FuncEmitter, op *ir.Operation) {
 	fe.Set(op.Result(0), v)
 }
 
-// llvmPosition returns the position attribute of extract/insertvalue.
-func llvmPosition(op *ir.Operation) []uint64 {
-	da, ok := op.Attr("position").(*ir.DenseArrayAttr)
+// llvmPosition returns the indices of extract/insertvalue's position
+// attribute pos.
+func llvmPosition(op *ir.Operation, pos ir.Attribute) []uint64 {
+	da, ok := pos.(*ir.DenseArrayAttr)
 	if !ok || len(da.Ints) == 0 {
 		Fail(op, "'%s' needs a non-empty position", op.Name())
 	}
@@ -76,20 +78,23 @@ func llvmPosition(op *ir.Operation) []uint64 {
 }
 
 func lowerLLVMExtractValue(fe *FuncEmitter, op *ir.Operation) {
-	fe.Set(op.Result(0), fe.B().NewExtractValue(fe.Val(op.Operand(0)), llvmPosition(op)...))
+	e := llvm.ExtractvalueOp{Op: op}
+	fe.Set(e.Res(), fe.B().NewExtractValue(fe.Val(e.Container()), llvmPosition(op, e.Position())...))
 }
 
 func lowerLLVMInsertValue(fe *FuncEmitter, op *ir.Operation) {
-	fe.Set(op.Result(0), fe.B().NewInsertValue(fe.Val(op.Operand(0)), fe.Val(op.Operand(1)), llvmPosition(op)...))
+	i := llvm.InsertvalueOp{Op: op}
+	fe.Set(i.Res(), fe.B().NewInsertValue(fe.Val(i.Container()), fe.Val(i.Value()), llvmPosition(op, i.Position())...))
 }
 
 func lowerLLVMConstant(fe *FuncEmitter, op *ir.Operation) {
-	rt := op.Result(0).Type()
+	c := llvm.MlirConstantOp{Op: op}
+	rt := c.Res().Type()
 	var elem ir.Type = rt
 	if vt, ok := rt.(*ir.VectorType); ok {
 		elem = vt.Elem
 	}
-	fe.Set(op.Result(0), llvmConstant(op, op.Attr("value"), fe.Type(op, rt), elem))
+	fe.Set(c.Res(), llvmConstant(op, c.Value(), fe.Type(op, rt), elem))
 }
 
 // llvmConstant converts a constant attribute to an LLVM constant of type t

@@ -9,6 +9,7 @@ import (
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
+	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -136,8 +137,9 @@ func (fe *FuncEmitter) pointerCast(p value.Value, elem types.Type) value.Value {
 // global lowers a memref.global inside a gpu.module: shared-memory globals
 // become addrspace(3) globals (undefined initial contents, as shared memory
 // has none); others become globals with their initial value.
-func (me *ModuleEmitter) global(op *ir.Operation) {
-	t, ok := op.Attr("type").(*ir.TypeAttr)
+func (me *ModuleEmitter) global(gl memref.GlobalOp) {
+	op := gl.Op
+	t, ok := gl.Type().(*ir.TypeAttr)
 	if !ok {
 		Fail(op, "memref.global without a type")
 	}
@@ -157,7 +159,7 @@ func (me *ModuleEmitter) global(op *ir.Operation) {
 	var init constant.Constant = constant.NewUndef(arr)
 	if as != 3 {
 		init = constant.NewZeroInitializer(arr)
-		if d, ok := op.Attr("initial_value").(*ir.DenseAttr); ok {
+		if d, ok := gl.InitialValue().(*ir.DenseAttr); ok {
 			init = denseConstant(op, d, arr, elem)
 		}
 	}
@@ -167,10 +169,10 @@ func (me *ModuleEmitter) global(op *ir.Operation) {
 	g.Linkage = enum.LinkageInternal
 	g.AddrSpace = as
 	g.Typ.AddrSpace = as
-	if op.HasAttr("constant") {
+	if gl.Constant() != nil {
 		g.Immutable = true
 	}
-	align := op.IntAttrOf("alignment", 16)
+	align := attrIntOr(gl.Alignment(), 16)
 	g.Align = lir.Align(align)
 	me.globals[name] = g
 }

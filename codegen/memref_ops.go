@@ -8,6 +8,7 @@ import (
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
@@ -19,18 +20,18 @@ import (
 // reads/writes memory through one. Index arithmetic is i64 throughout.
 
 func init() {
-	Register(lowerMemLoad, "memref.load")
-	Register(lowerMemStore, "memref.store")
-	Register(lowerAlloc, "memref.alloc", "memref.alloca")
-	Register(lowerDealloc, "memref.dealloc")
-	Register(lowerView, "memref.view")
-	Register(lowerSubView, "memref.subview")
-	Register(lowerMemCast, "memref.cast")
-	Register(lowerReinterpretCast, "memref.reinterpret_cast")
-	Register(lowerGetGlobal, "memref.get_global")
-	Register(lowerDim, "memref.dim")
-	Register(lowerAssumeAlignment, "memref.assume_alignment")
-	Register(lowerDynamicSharedMemory, "gpu.dynamic_shared_memory")
+	Register(lowerMemLoad, memref.Load)
+	Register(lowerMemStore, memref.Store)
+	Register(lowerAlloc, memref.Alloc, memref.Alloca)
+	Register(lowerDealloc, memref.Dealloc)
+	Register(lowerView, memref.View)
+	Register(lowerSubView, memref.Subview)
+	Register(lowerMemCast, memref.Cast)
+	Register(lowerReinterpretCast, memref.ReinterpretCast)
+	Register(lowerGetGlobal, memref.GetGlobal)
+	Register(lowerDim, memref.Dim)
+	Register(lowerAssumeAlignment, memref.AssumeAlignment)
+	Register(lowerDynamicSharedMemory, gpu.DynamicSharedMemory)
 }
 
 // Address spaces of the NVPTX target.
@@ -99,15 +100,12 @@ func describe(op *ir.Operation, t *ir.MemRefType, base, offset value.Value, size
 }
 
 // mixed returns the values of an offsets/sizes/strides list: the static
-// entries of the dense array attribute attr, with each dynamic entry taken
-// in order from dyn.
-func mixed(fe *FuncEmitter, op *ir.Operation, attr string, dyn []ir.Value) []value.Value {
-	a, ok := op.Attr(attr).(*ir.DenseArrayAttr)
-	if !ok {
-		Fail(op, "missing '%s'", attr)
-	}
-	out := make([]value.Value, len(a.Ints))
-	for i, s := range a.Ints {
+// entries of the dense array attribute static (named attr), with each
+// dynamic entry taken in order from dyn.
+func mixed(fe *FuncEmitter, op *ir.Operation, attr string, static ir.Attribute, dyn []ir.Value) []value.Value {
+	a := staticInts(op, attr, static)
+	out := make([]value.Value, len(a))
+	for i, s := range a {
 		if s != ir.Dynamic {
 			out[i] = I64(s)
 			continue
@@ -120,9 +118,10 @@ func mixed(fe *FuncEmitter, op *ir.Operation, attr string, dyn []ir.Value) []val
 	return out
 }
 
-// staticInts returns the static entries of a dense i64 array attribute.
-func staticInts(op *ir.Operation, attr string) []int64 {
-	a, ok := op.Attr(attr).(*ir.DenseArrayAttr)
+// staticInts returns the static entries of a dense i64 array attribute
+// (static, named attr).
+func staticInts(op *ir.Operation, attr string, static ir.Attribute) []int64 {
+	a, ok := static.(*ir.DenseArrayAttr)
 	if !ok {
 		Fail(op, "missing '%s'", attr)
 	}
@@ -143,32 +142,59 @@ func (fe *FuncEmitter) nontemporalNode() *metadata.Tuple {
 	return t
 }
 
+// attrIntOr returns the value of an integer attribute, or def when a is
+// absent or not an integer.
+func attrIntOr(a ir.Attribute, def int64) int64 {
+	if v, ok := ir.AttrInt(a); ok {
+		return v
+	}
+	return def
+}
+
 // memAccessAttrs applies the `alignment` and `nontemporal` attributes of a
 // load/store op to an LLVM access. defAlign is used without an explicit
 // alignment (0: the ABI alignment of the accessed type).
-func (fe *FuncEmitter) memAccessAttrs(op *ir.Operation, align *lir.Align, md *lir.Metadata, defAlign int64) {
-	if a := op.IntAttrOf("alignment", defAlign); a > 0 {
+func (fe *FuncEmitter) memAccessAttrs(alignment, nontemporal ir.Attribute, align *lir.Align, md *lir.Metadata, defAlign int64) {
+	if a := attrIntOr(alignment, defAlign); a > 0 {
 		*align = lir.Align(a)
 	}
-	if op.IntAttrOf("nontemporal", 0) != 0 {
+	if attrIntOr(nontemporal, 0) != 0 {
 		*md = append(*md, &metadata.Attachment{Name: "nontemporal", Node: fe.nontemporalNode()})
 	}
 }
 
 func lowerMemLoad(fe *FuncEmitter, op *ir.Operation) {
-	m := fe.Mem(op.Operand(0))
-	p := fe.ElemPtr(op, m, fe.Vals(op.Operands()[1:]))
+	l := memref.LoadOp{Op: op}
+	m := fe.Mem(l.Memref())
+	p := fe.ElemPtr(op, m, fe.Vals(l.Indices()))
 	ld := fe.B().NewLoad(fe.ElemType(op, m), p)
-	fe.memAccessAttrs(op, &ld.Align, &ld.Metadata, 0)
-	fe.Set(op.Result(0), ld)
+	fe.memAccessAttrs(l.Alignment(), l.Nontemporal(), &ld.Align, &ld.Metadata, 0)
+	fe.Set(l.Result(), ld)
 }
 
 func lowerMemStore(fe *FuncEmitter, op *ir.Operation) {
-	v := fe.Val(op.Operand(0))
-	m := fe.Mem(op.Operand(1))
-	p := fe.ElemPtr(op, m, fe.Vals(op.Operands()[2:]))
+	s := memref.StoreOp{Op: op}
+	v := fe.Val(s.Value())
+	m := fe.Mem(s.Memref())
+	p := fe.ElemPtr(op, m, fe.Vals(s.Indices()))
 	st := fe.B().NewStore(v, p)
-	fe.memAccessAttrs(op, &st.Align, &st.Metadata, 0)
+	fe.memAccessAttrs(s.Alignment(), s.Nontemporal(), &st.Align, &st.Metadata, 0)
+}
+
+// allocOp is the view of memref.alloc and memref.alloca, which declare the
+// same operands, result and attributes.
+type allocOp interface {
+	DynamicSizes() []ir.Value
+	SymbolOperands() []ir.Value
+	Memref() ir.Value
+	Alignment() ir.Attribute
+}
+
+func asAllocOp(op *ir.Operation) allocOp {
+	if a, ok := memref.AsAlloca(op); ok {
+		return a
+	}
+	return memref.AllocOp{Op: op}
 }
 
 // lowerAlloc lowers memref.alloc and memref.alloca by memory space:
@@ -177,7 +203,8 @@ func lowerMemStore(fe *FuncEmitter, op *ir.Operation) {
 // (static ones in the entry block); global-memory allocations cannot be
 // made by a kernel.
 func lowerAlloc(fe *FuncEmitter, op *ir.Operation) {
-	t := op.Result(0).Type().(*ir.MemRefType)
+	a := asAllocOp(op)
+	t := a.Memref().Type().(*ir.MemRefType)
 	if t.Layout != nil {
 		if st, off, ok := memref.StridesAndOffset(t); !ok || off != 0 || !equalInts(st, ir.IdentityStrides(t.Shape())) {
 			Fail(op, "allocations with a non-identity layout cannot be compiled ('%s')", t)
@@ -186,12 +213,12 @@ func lowerAlloc(fe *FuncEmitter, op *ir.Operation) {
 	as := memSpace(op, t)
 	switch {
 	case as == asShared:
-		fe.SetMem(op.Result(0), fe.staticAlloc(op, t, asShared, int(op.IntAttrOf("alignment", defaultSharedAlign))))
-	case as == asLocal || (as == asGeneric && op.Name() == "memref.alloca"):
+		fe.SetMem(a.Memref(), fe.staticAlloc(op, t, asShared, int(attrIntOr(a.Alignment(), defaultSharedAlign))))
+	case as == asLocal || (as == asGeneric && op.Name() == memref.Alloca):
 		if b, ok := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem)); ok && b > sm90.MaxLocalBytesPerThread {
 			Fail(op, "a private buffer of %d bytes in each thread ('%s'), more than the %d KB of local memory a thread can have", b, t, sm90.MaxLocalBytesPerThread>>10)
 		}
-		fe.SetMem(op.Result(0), fe.stackAlloc(op, t, as))
+		fe.SetMem(a.Memref(), fe.stackAlloc(a, op, t, as))
 	default:
 		Fail(op, "'%s' of '%s' cannot be compiled in a kernel: only shared (#gpu.address_space<workgroup>) and private memory can be allocated on the device; allocate global memory on the host and pass it as an argument", op.Name(), t)
 	}
@@ -215,10 +242,10 @@ func equalInts(a, b []int64) bool {
 // Statically shaped allocas go to the start of the entry block, so an
 // allocation inside a loop does not grow the stack; dynamic ones are
 // emitted in place (PTX `alloca`, sm_52+ with PTX 7.3+).
-func (fe *FuncEmitter) stackAlloc(op *ir.Operation, t *ir.MemRefType, as types.AddrSpace) *MemRef {
+func (fe *FuncEmitter) stackAlloc(alloc allocOp, op *ir.Operation, t *ir.MemRefType, as types.AddrSpace) *MemRef {
 	elem := fe.Type(op, t.Elem)
-	dyn := fe.Vals(op.OperandGroup("dynamicSizes"))
-	if len(op.OperandGroup("symbolOperands")) != 0 {
+	dyn := fe.Vals(alloc.DynamicSizes())
+	if len(alloc.SymbolOperands()) != 0 {
 		Fail(op, "allocations with layout symbols cannot be compiled")
 	}
 	var sizes []value.Value
@@ -251,7 +278,7 @@ func (fe *FuncEmitter) stackAlloc(op *ir.Operation, t *ir.MemRefType, as types.A
 	if c, ok := constInt(count); ok && c == 1 {
 		a.NElems = nil
 	}
-	if al := op.IntAttrOf("alignment", 0); al > 0 {
+	if al := attrIntOr(alloc.Alignment(), 0); al > 0 {
 		a.Align = lir.Align(al)
 	}
 	var base value.Value = a
@@ -299,7 +326,7 @@ func mulConst(a, b value.Value) int64 {
 // lowerDealloc accepts deallocations of shared and private memory (static
 // globals and allocas, which need no freeing) and rejects the others.
 func lowerDealloc(fe *FuncEmitter, op *ir.Operation) {
-	t := rankedMemRef(op, op.Operand(0))
+	t := rankedMemRef(op, memref.DeallocOp{Op: op}.Memref())
 	switch memSpace(op, t) {
 	case asShared, asLocal:
 		return
@@ -311,10 +338,11 @@ func lowerDealloc(fe *FuncEmitter, op *ir.Operation) {
 // source offset + byte_shift, cast to the element type; the layout is the
 // row-major one over the static and dynamic sizes, with offset 0.
 func lowerView(fe *FuncEmitter, op *ir.Operation) {
-	src := fe.Mem(op.Operand(0))
-	t := op.Result(0).Type().(*ir.MemRefType)
+	v := memref.ViewOp{Op: op}
+	src := fe.Mem(v.Source())
+	t := v.Result().Type().(*ir.MemRefType)
 	elem := fe.Type(op, t.Elem)
-	shift := fe.Add(src.Offset, fe.Val(op.Operand(1)))
+	shift := fe.Add(src.Offset, fe.Val(v.ByteShift()))
 	bytes := fe.pointerCast(src.Base, types.I8)
 	if c, ok := constInt(shift); !ok || c != 0 {
 		gep := fe.B().NewGetElementPtr(types.I8, bytes, shift)
@@ -322,7 +350,7 @@ func lowerView(fe *FuncEmitter, op *ir.Operation) {
 		bytes = gep
 	}
 	base := fe.pointerCast(bytes, elem)
-	dyn := fe.Vals(op.OperandGroup("sizes"))
+	dyn := fe.Vals(v.Sizes())
 	sizes := make([]value.Value, t.Rank())
 	for i, s := range t.Shape() {
 		if s == ir.Dynamic {
@@ -339,26 +367,27 @@ func lowerView(fe *FuncEmitter, op *ir.Operation) {
 			run = fe.Mul(run, sizes[i])
 		}
 	}
-	fe.SetMem(op.Result(0), describe(op, t, base, I64(0), sizes, strides))
+	fe.SetMem(v.Result(), describe(op, t, base, I64(0), sizes, strides))
 }
 
 // lowerSubView: offset' = offset + Σ off_i·stride_i, size'_i = size_i,
 // stride'_i = stride_i·step_i, then the dims the result type drops (static
 // size 1, chosen as the verifier does) are removed.
 func lowerSubView(fe *FuncEmitter, op *ir.Operation) {
-	srcT := rankedMemRef(op, op.Operand(0))
-	src := fe.Mem(op.Operand(0))
-	resT := op.Result(0).Type().(*ir.MemRefType)
-	offs := mixed(fe, op, "static_offsets", op.OperandGroup("offsets"))
-	sizes := mixed(fe, op, "static_sizes", op.OperandGroup("sizes"))
-	steps := mixed(fe, op, "static_strides", op.OperandGroup("strides"))
+	sv := memref.SubviewOp{Op: op}
+	srcT := rankedMemRef(op, sv.Source())
+	src := fe.Mem(sv.Source())
+	resT := sv.Result().Type().(*ir.MemRefType)
+	offs := mixed(fe, op, "static_offsets", sv.StaticOffsets(), sv.Offsets())
+	sizes := mixed(fe, op, "static_sizes", sv.StaticSizes(), sv.Sizes())
+	steps := mixed(fe, op, "static_strides", sv.StaticStrides(), sv.Strides())
 	off := src.Offset
 	strides := make([]value.Value, len(steps))
 	for i := range offs {
 		off = fe.Add(off, fe.Mul(offs[i], src.Strides[i]))
 		strides[i] = fe.Mul(src.Strides[i], steps[i])
 	}
-	dropped := subviewDroppedDims(op, srcT, resT)
+	dropped := subviewDroppedDims(sv, srcT, resT)
 	var keptSizes, keptStrides []value.Value
 	for i := range sizes {
 		if !dropped[i] {
@@ -366,16 +395,18 @@ func lowerSubView(fe *FuncEmitter, op *ir.Operation) {
 			keptStrides = append(keptStrides, strides[i])
 		}
 	}
-	fe.SetMem(op.Result(0), describe(op, resT, src.Base, off, keptSizes, keptStrides))
+	fe.SetMem(sv.Result(), describe(op, resT, src.Base, off, keptSizes, keptStrides))
 }
 
 // subviewDroppedDims tells which source dims a rank-reducing subview drops.
-func subviewDroppedDims(op *ir.Operation, srcT, resT *ir.MemRefType) []bool {
+func subviewDroppedDims(sv memref.SubviewOp, srcT, resT *ir.MemRefType) []bool {
+	op := sv.Op
 	n := srcT.Rank()
 	if resT.Rank() == n {
 		return make([]bool, n)
 	}
-	full, ok := memref.InferSubViewResultType(srcT, staticInts(op, "static_offsets"), staticInts(op, "static_sizes"), staticInts(op, "static_strides"))
+	full, ok := memref.InferSubViewResultType(srcT, staticInts(op, "static_offsets", sv.StaticOffsets()),
+		staticInts(op, "static_sizes", sv.StaticSizes()), staticInts(op, "static_strides", sv.StaticStrides()))
 	if !ok {
 		Fail(op, "cannot infer the layout of this subview")
 	}
@@ -392,31 +423,34 @@ func subviewDroppedDims(op *ir.Operation, srcT, resT *ir.MemRefType) []bool {
 // lowerMemCast keeps the descriptor; the result type may make dynamic
 // parts static (they are then taken as constants) or static parts dynamic.
 func lowerMemCast(fe *FuncEmitter, op *ir.Operation) {
-	rankedMemRef(op, op.Operand(0))
-	resT := rankedMemRef(op, op.Result(0))
-	src := fe.Mem(op.Operand(0))
-	fe.SetMem(op.Result(0), describe(op, resT, src.Base, src.Offset, src.Sizes, src.Strides))
+	c := memref.CastOp{Op: op}
+	rankedMemRef(op, c.Source())
+	resT := rankedMemRef(op, c.Dest())
+	src := fe.Mem(c.Source())
+	fe.SetMem(c.Dest(), describe(op, resT, src.Base, src.Offset, src.Sizes, src.Strides))
 }
 
 // lowerReinterpretCast keeps the source base pointer (the aligned pointer;
 // the source offset is replaced, not added to) and takes offset, sizes and
 // strides from the op.
 func lowerReinterpretCast(fe *FuncEmitter, op *ir.Operation) {
-	rankedMemRef(op, op.Operand(0))
-	src := fe.Mem(op.Operand(0))
-	resT := op.Result(0).Type().(*ir.MemRefType)
-	offs := mixed(fe, op, "static_offsets", op.OperandGroup("offsets"))
-	sizes := mixed(fe, op, "static_sizes", op.OperandGroup("sizes"))
-	strides := mixed(fe, op, "static_strides", op.OperandGroup("strides"))
+	rc := memref.ReinterpretCastOp{Op: op}
+	rankedMemRef(op, rc.Source())
+	src := fe.Mem(rc.Source())
+	resT := rc.Result().Type().(*ir.MemRefType)
+	offs := mixed(fe, op, "static_offsets", rc.StaticOffsets(), rc.Offsets())
+	sizes := mixed(fe, op, "static_sizes", rc.StaticSizes(), rc.Sizes())
+	strides := mixed(fe, op, "static_strides", rc.StaticStrides(), rc.Strides())
 	if len(offs) != 1 {
 		Fail(op, "expected one offset")
 	}
-	fe.SetMem(op.Result(0), describe(op, resT, src.Base, offs[0], sizes, strides))
+	fe.SetMem(rc.Result(), describe(op, resT, src.Base, offs[0], sizes, strides))
 }
 
 func lowerGetGlobal(fe *FuncEmitter, op *ir.Operation) {
-	t := op.Result(0).Type().(*ir.MemRefType)
-	ref, _ := op.Attr("name").(*ir.SymbolRefAttr)
+	g := memref.GetGlobalOp{Op: op}
+	t := g.Result().Type().(*ir.MemRefType)
+	ref, _ := g.Name().(*ir.SymbolRefAttr)
 	if ref == nil {
 		Fail(op, "memref.get_global without a symbol")
 	}
@@ -424,20 +458,21 @@ func lowerGetGlobal(fe *FuncEmitter, op *ir.Operation) {
 	if want := memSpace(op, t); p.Type().(*types.PointerType).AddrSpace != want {
 		Fail(op, "memref.get_global @%s: the global lives in another memory space than '%s'", ref.Leaf(), t)
 	}
-	fe.SetMem(op.Result(0), describe(op, t, p, I64(0), nil, nil))
+	fe.SetMem(g.Result(), describe(op, t, p, I64(0), nil, nil))
 }
 
 // lowerDim returns a size of the descriptor; a non-constant dim index
 // selects among the sizes.
 func lowerDim(fe *FuncEmitter, op *ir.Operation) {
-	rankedMemRef(op, op.Operand(0))
-	m := fe.Mem(op.Operand(0))
-	idx := fe.Val(op.Operand(1))
+	d := memref.DimOp{Op: op}
+	rankedMemRef(op, d.Source())
+	m := fe.Mem(d.Source())
+	idx := fe.Val(d.Index())
 	if k, ok := constInt(idx); ok {
 		if k < 0 || int(k) >= len(m.Sizes) {
 			Fail(op, "dim index %d is out of range for '%s'", k, m.Type)
 		}
-		fe.Set(op.Result(0), m.Sizes[k])
+		fe.Set(d.Result(), m.Sizes[k])
 		return
 	}
 	res := m.Sizes[0]
@@ -445,20 +480,21 @@ func lowerDim(fe *FuncEmitter, op *ir.Operation) {
 		is := fe.B().NewICmp(enum.IPredEQ, idx, I64(int64(k)))
 		res = fe.B().NewSelect(is, m.Sizes[k], res)
 	}
-	fe.Set(op.Result(0), res)
+	fe.Set(d.Result(), res)
 }
 
 // lowerAssumeAlignment forwards the descriptor and tells LLVM that the
 // buffer pointer (base + offset) is aligned: llvm.assume with an "align"
 // operand bundle, as upstream MLIR does.
 func lowerAssumeAlignment(fe *FuncEmitter, op *ir.Operation) {
-	m := fe.Mem(op.Operand(0))
-	align := op.IntAttrOf("alignment", 1)
+	a := memref.AssumeAlignmentOp{Op: op}
+	m := fe.Mem(a.Memref())
+	align := attrIntOr(a.Alignment(), 1)
 	p := fe.ElemPtr(op, m, nil)
 	assume := fe.Mod.Intrinsic("llvm.assume", types.Void, types.I1)
 	call := fe.B().NewCall(assume, constant.True)
 	call.OperandBundles = append(call.OperandBundles, lir.NewOperandBundle("align", p, I64(align)))
-	fe.SetMem(op.Result(0), m)
+	fe.SetMem(a.Result(), m)
 }
 
 // lowerDynamicSharedMemory views the kernel's dynamic shared memory (the
@@ -466,7 +502,8 @@ func lowerAssumeAlignment(fe *FuncEmitter, op *ir.Operation) {
 // size is the %dynamic_smem_size special register (bytes requested at
 // launch).
 func lowerDynamicSharedMemory(fe *FuncEmitter, op *ir.Operation) {
-	t := op.Result(0).Type().(*ir.MemRefType)
+	d := gpu.DynamicSharedMemoryOp{Op: op}
+	t := d.ResultMemref().Type().(*ir.MemRefType)
 	if memSpace(op, t) != asShared {
 		Fail(op, "dynamic shared memory must be in #gpu.address_space<workgroup>")
 	}
@@ -474,5 +511,5 @@ func lowerDynamicSharedMemory(fe *FuncEmitter, op *ir.Operation) {
 	base := fe.B().NewBitCast(g, PtrTo(types.I8, asShared))
 	n := fe.CallIntrinsic("llvm.nvvm.read.ptx.sreg.dynamic_smem_size", types.I32)
 	size := fe.B().NewZExt(n, types.I64)
-	fe.SetMem(op.Result(0), describe(op, t, base, I64(0), []value.Value{size}, []value.Value{I64(1)}))
+	fe.SetMem(d.ResultMemref(), describe(op, t, base, I64(0), []value.Value{size}, []value.Value{I64(1)}))
 }

@@ -31,45 +31,46 @@ import (
 
 func init() {
 	Register(lowerNVVMSreg, nvvmSregOps()...)
-	Register(func(fe *FuncEmitter, op *ir.Operation) { fe.gpuBarrier() }, "nvvm.barrier0")
-	Register(lowerNVVMBarrier, "nvvm.barrier")
-	Register(lowerNVVMBarrierArrive, "nvvm.barrier.arrive")
-	Register(lowerNVVMCluster, "nvvm.cluster.arrive", "nvvm.cluster.arrive.relaxed", "nvvm.cluster.wait")
-	Register(lowerNVVMFenceProxy, "nvvm.fence.proxy")
-	Register(lowerNVVMFenceTensormap, "nvvm.fence.proxy.acquire", "nvvm.fence.proxy.release")
-	Register(nvvmSimple("llvm.nvvm.fence.mbarrier_init.release.cluster"), "nvvm.fence.mbarrier.init")
-	Register(nvvmSimple("llvm.nvvm.fence.sc.cluster"), "nvvm.fence.sc.cluster")
-	Register(lowerNVVMMbarrierInitInval, "nvvm.mbarrier.init", "nvvm.mbarrier.inval")
-	Register(lowerNVVMMbarrierArrive, "nvvm.mbarrier.arrive")
-	Register(lowerNVVMMbarrierNoComplete, "nvvm.mbarrier.arrive.nocomplete")
-	Register(lowerNVVMMbarrierExpectTx, "nvvm.mbarrier.arrive.expect_tx")
-	Register(lowerNVVMMbarrierWait, "nvvm.mbarrier.test.wait", "nvvm.mbarrier.try_wait")
-	Register(lowerNVVMMbarrierTryWaitParity, "nvvm.mbarrier.try_wait.parity")
-	Register(lowerNVVMTMALoad, "nvvm.cp.async.bulk.tensor.shared.cluster.global")
-	Register(lowerNVVMTMAStore, "nvvm.cp.async.bulk.tensor.global.shared.cta")
-	Register(lowerNVVMTMAPrefetch, "nvvm.cp.async.bulk.tensor.prefetch")
-	Register(nvvmSimple("llvm.nvvm.cp.async.bulk.commit.group"), "nvvm.cp.async.bulk.commit.group")
-	Register(lowerNVVMBulkWaitGroup, "nvvm.cp.async.bulk.wait_group")
-	Register(lowerNVVMCpAsync, "nvvm.cp.async.shared.global")
-	Register(nvvmSimple("llvm.nvvm.cp.async.commit.group"), "nvvm.cp.async.commit.group")
+	Register(func(fe *FuncEmitter, op *ir.Operation) { fe.gpuBarrier() }, nvvm.Barrier0)
+	Register(lowerNVVMBarrier, nvvm.Barrier)
+	Register(lowerNVVMBarrierArrive, nvvm.BarrierArrive)
+	Register(lowerNVVMCluster, nvvm.ClusterArrive, nvvm.ClusterArriveRelaxed, nvvm.ClusterWait)
+	Register(lowerNVVMFenceProxy, nvvm.FenceProxy)
+	Register(lowerNVVMFenceTensormap, nvvm.FenceProxyAcquire, nvvm.FenceProxyRelease)
+	Register(nvvmSimple("llvm.nvvm.fence.mbarrier_init.release.cluster"), nvvm.FenceMbarrierInit)
+	Register(nvvmSimple("llvm.nvvm.fence.sc.cluster"), nvvm.FenceScCluster)
+	Register(lowerNVVMMbarrierInit, nvvm.MbarrierInit)
+	Register(lowerNVVMMbarrierInval, nvvm.MbarrierInval)
+	Register(lowerNVVMMbarrierArrive, nvvm.MbarrierArrive)
+	Register(lowerNVVMMbarrierNoComplete, nvvm.MbarrierArriveNocomplete)
+	Register(lowerNVVMMbarrierExpectTx, nvvm.MbarrierArriveExpectTx)
+	Register(lowerNVVMMbarrierWait, nvvm.MbarrierTestWait, nvvm.MbarrierTryWait)
+	Register(lowerNVVMMbarrierTryWaitParity, nvvm.MbarrierTryWaitParity)
+	Register(lowerNVVMTMALoad, nvvm.CpAsyncBulkTensorSharedClusterGlobal)
+	Register(lowerNVVMTMAStore, nvvm.CpAsyncBulkTensorGlobalSharedCta)
+	Register(lowerNVVMTMAPrefetch, nvvm.CpAsyncBulkTensorPrefetch)
+	Register(nvvmSimple("llvm.nvvm.cp.async.bulk.commit.group"), nvvm.CpAsyncBulkCommitGroup)
+	Register(lowerNVVMBulkWaitGroup, nvvm.CpAsyncBulkWaitGroup)
+	Register(lowerNVVMCpAsync, nvvm.CpAsyncSharedGlobal)
+	Register(nvvmSimple("llvm.nvvm.cp.async.commit.group"), nvvm.CpAsyncCommitGroup)
 	Register(func(fe *FuncEmitter, op *ir.Operation) {
 		fe.CallIntrinsic("llvm.nvvm.cp.async.wait.group", types.Void, I32(nvvm.AttrInt(op, "n", 0)))
-	}, "nvvm.cp.async.wait.group")
-	Register(lowerNVVMCpAsyncMbarrierArrive, "nvvm.cp.async.mbarrier.arrive")
-	Register(lowerNVVMElectSync, "nvvm.elect.sync")
-	Register(lowerNVVMMapa, "nvvm.mapa")
-	Register(lowerNVVMShfl, "nvvm.shfl.sync")
-	Register(lowerNVVMVote, "nvvm.vote.sync")
-	Register(lowerNVVMSetMaxReg, "nvvm.setmaxregister")
-	Register(lowerNVVMPrefetch, "nvvm.prefetch")
-	Register(lowerNVVMLdMatrix, "nvvm.ldmatrix")
-	Register(lowerNVVMStMatrix, "nvvm.stmatrix")
-	Register(nvvmSimple("llvm.nvvm.wgmma.fence.sync.aligned"), "nvvm.wgmma.fence.aligned")
-	Register(nvvmSimple("llvm.nvvm.wgmma.commit_group.sync.aligned"), "nvvm.wgmma.commit.group.sync.aligned")
+	}, nvvm.CpAsyncWaitGroup)
+	Register(lowerNVVMCpAsyncMbarrierArrive, nvvm.CpAsyncMbarrierArrive)
+	Register(lowerNVVMElectSync, nvvm.ElectSync)
+	Register(lowerNVVMMapa, nvvm.Mapa)
+	Register(lowerNVVMShfl, nvvm.ShflSync)
+	Register(lowerNVVMVote, nvvm.VoteSync)
+	Register(lowerNVVMSetMaxReg, nvvm.Setmaxregister)
+	Register(lowerNVVMPrefetch, nvvm.Prefetch)
+	Register(lowerNVVMLdMatrix, nvvm.Ldmatrix)
+	Register(lowerNVVMStMatrix, nvvm.Stmatrix)
+	Register(nvvmSimple("llvm.nvvm.wgmma.fence.sync.aligned"), nvvm.WgmmaFenceAligned)
+	Register(nvvmSimple("llvm.nvvm.wgmma.commit_group.sync.aligned"), nvvm.WgmmaCommitGroupSyncAligned)
 	Register(func(fe *FuncEmitter, op *ir.Operation) {
 		fe.CallIntrinsic("llvm.nvvm.wgmma.wait_group.sync.aligned", types.Void, I64(nvvm.AttrInt(op, "group", 0)))
-	}, "nvvm.wgmma.wait.group.sync.aligned")
-	Register(lowerNVVMWgmma, "nvvm.wgmma.mma_async")
+	}, nvvm.WgmmaWaitGroupSyncAligned)
+	Register(lowerNVVMWgmma, nvvm.WgmmaMmaAsync)
 }
 
 // nvvmSimple lowers an op without operands or results to a call of a
@@ -78,18 +79,19 @@ func nvvmSimple(intrinsic string) LowerFunc {
 	return func(fe *FuncEmitter, op *ir.Operation) { fe.CallIntrinsic(intrinsic, types.Void) }
 }
 
-// nvvmOpt returns the value of an optional operand group, or nil.
-func (fe *FuncEmitter) nvvmOpt(op *ir.Operation, name string) value.Value {
-	if vs := op.OperandGroup(name); len(vs) == 1 {
-		return fe.Val(vs[0])
+// nvvmOpt returns the lowered value of an optional operand v (as a view
+// returns it), or nil when it is absent.
+func (fe *FuncEmitter) nvvmOpt(v ir.Value) value.Value {
+	if v == nil {
+		return nil
 	}
-	return nil
+	return fe.Val(v)
 }
 
-// nvvmPtr returns operand name of op as an i8 pointer in address space as
-// (bitcasting other pointee types, casting other address spaces).
-func (fe *FuncEmitter) nvvmPtr(op *ir.Operation, name string, as types.AddrSpace) value.Value {
-	return fe.nvvmPtrValue(op, fe.Val(op.OperandNamed(name)), as)
+// nvvmPtr returns the pointer operand v of op as an i8 pointer in address
+// space as (bitcasting other pointee types, casting other address spaces).
+func (fe *FuncEmitter) nvvmPtr(op *ir.Operation, v ir.Value, as types.AddrSpace) value.Value {
+	return fe.nvvmPtrValue(op, fe.Val(v), as)
 }
 
 func (fe *FuncEmitter) nvvmPtrValue(op *ir.Operation, v value.Value, as types.AddrSpace) value.Value {
@@ -107,8 +109,8 @@ func (fe *FuncEmitter) nvvmPtrValue(op *ir.Operation, v value.Value, as types.Ad
 }
 
 // nvvmPtrSpace returns the address space of an !llvm.ptr operand.
-func nvvmPtrSpace(op *ir.Operation, name string) types.AddrSpace {
-	as, _ := llvm.PtrAddrSpace(op.OperandNamed(name).Type())
+func nvvmPtrSpace(v ir.Value) types.AddrSpace {
+	as, _ := llvm.PtrAddrSpace(v.Type())
 	return types.AddrSpace(as)
 }
 
@@ -142,10 +144,14 @@ var nvvmSregs = func() []string {
 	return s
 }()
 
+// nvvmSregPrefix is the common prefix of the sreg ops' names
+// (nvvm.ReadPtxSregTidX and the others), followed by the register.
+const nvvmSregPrefix = "nvvm.read.ptx.sreg."
+
 func nvvmSregOps() []string {
 	var ops []string
 	for _, s := range nvvmSregs {
-		ops = append(ops, "nvvm.read.ptx.sreg."+s)
+		ops = append(ops, nvvmSregPrefix+s)
 	}
 	return ops
 }
@@ -160,7 +166,8 @@ func nvvmSregWidth(reg string) uint64 {
 }
 
 func lowerNVVMSreg(fe *FuncEmitter, op *ir.Operation) {
-	reg := strings.TrimPrefix(op.Name(), "nvvm.read.ptx.sreg.")
+	// Every sreg op declares a result res and an optional range attribute.
+	reg := strings.TrimPrefix(op.Name(), nvvmSregPrefix)
 	w := nvvmSregWidth(reg)
 	it := types.NewInt(w)
 	call := fe.CallIntrinsic("llvm.nvvm.read.ptx.sreg."+reg, it)
@@ -184,10 +191,11 @@ func lowerNVVMSreg(fe *FuncEmitter, op *ir.Operation) {
 // ------------------------------------------------------------- barriers
 
 func lowerNVVMBarrier(fe *FuncEmitter, op *ir.Operation) {
-	id := fe.nvvmOpt(op, "barrierId")
-	n := fe.nvvmOpt(op, "numberOfThreads")
-	red := nvvm.EnumOf(op, "reductionOp")
-	pred := fe.nvvmOpt(op, "reductionPredicate")
+	b := nvvm.BarrierOp{Op: op}
+	id := fe.nvvmOpt(b.BarrierId())
+	n := fe.nvvmOpt(b.NumberOfThreads())
+	red := nvvm.EnumValue(b.ReductionOp())
+	pred := fe.nvvmOpt(b.ReductionPredicate())
 	if red != "" || pred != nil {
 		if red == "" || pred == nil || id != nil || n != nil {
 			Fail(op, "a barrier reduction needs both the operation and the predicate, on barrier 0")
@@ -199,12 +207,12 @@ func lowerNVVMBarrier(fe *FuncEmitter, op *ir.Operation) {
 		} else {
 			r = fe.B().NewZExt(fe.CallIntrinsic("llvm.nvvm.barrier.cta.red."+red+".aligned.all", types.I1, I32(0), p), types.I32)
 		}
-		if op.NumResults() == 1 {
-			fe.Set(op.Result(0), r)
+		if res := b.Res(); res != nil {
+			fe.Set(res, r)
 		}
 		return
 	}
-	if op.NumResults() == 1 {
+	if b.Res() != nil {
 		Fail(op, "a barrier without a reduction has no result")
 	}
 	if id == nil {
@@ -218,13 +226,16 @@ func lowerNVVMBarrier(fe *FuncEmitter, op *ir.Operation) {
 }
 
 func lowerNVVMBarrierArrive(fe *FuncEmitter, op *ir.Operation) {
-	id := fe.nvvmOpt(op, "barrierId")
+	b := nvvm.BarrierArriveOp{Op: op}
+	id := fe.nvvmOpt(b.BarrierId())
 	if id == nil {
 		id = I32(0)
 	}
-	fe.CallIntrinsic("llvm.nvvm.barrier.cta.arrive.aligned.count", types.Void, id, fe.Val(op.OperandNamed("numberOfThreads")))
+	fe.CallIntrinsic("llvm.nvvm.barrier.cta.arrive.aligned.count", types.Void, id, fe.Val(b.NumberOfThreads()))
 }
 
+// lowerNVVMCluster lowers the cluster barrier ops, which all declare the
+// one attribute aligned.
 func lowerNVVMCluster(fe *FuncEmitter, op *ir.Operation) {
 	name := "llvm.nvvm.barrier." + strings.TrimPrefix(op.Name(), "nvvm.")
 	if nvvm.IsTrue(op, "aligned") {
@@ -236,8 +247,9 @@ func lowerNVVMCluster(fe *FuncEmitter, op *ir.Operation) {
 // --------------------------------------------------------------- fences
 
 func lowerNVVMFenceProxy(fe *FuncEmitter, op *ir.Operation) {
-	kind := nvvm.EnumOf(op, "kind")
-	space := nvvm.EnumOf(op, "space")
+	f := nvvm.FenceProxyOp{Op: op}
+	kind := nvvm.EnumValue(f.Kind())
+	space := nvvm.EnumValue(f.Space())
 	var name string
 	switch kind {
 	case "alias", "async", "async.global":
@@ -254,7 +266,8 @@ func lowerNVVMFenceProxy(fe *FuncEmitter, op *ir.Operation) {
 }
 
 // lowerNVVMFenceTensormap lowers the uni-directional generic->tensormap
-// proxy fences (PTX 8.3).
+// proxy fences (PTX 8.3), acquire and release, which declare the same
+// attributes.
 func lowerNVVMFenceTensormap(fe *FuncEmitter, op *ir.Operation) {
 	if from, to := nvvm.EnumOf(op, "fromProxy"), nvvm.EnumOf(op, "toProxy"); (from != "" && from != "generic") || (to != "" && to != "tensormap") {
 		Fail(op, "only generic to tensormap proxy fences can be compiled")
@@ -264,16 +277,17 @@ func lowerNVVMFenceTensormap(fe *FuncEmitter, op *ir.Operation) {
 		scope = "cta"
 	}
 	fe.Mod.RequirePTX(83, op)
-	if op.Name() == "nvvm.fence.proxy.release" {
+	acq, ok := nvvm.AsFenceProxyAcquire(op)
+	if !ok {
 		fe.CallIntrinsic("llvm.nvvm.fence.proxy.tensormap_generic.release."+scope, types.Void)
 		return
 	}
-	size := fe.Val(op.OperandNamed("size"))
+	size := fe.Val(acq.Size())
 	if n, ok := constInt(size); !ok || n != 128 {
 		Fail(op, "the size of a tensormap acquire fence must be the constant 128 (the size of a CUtensorMap)")
 	}
 	fe.CallIntrinsic("llvm.nvvm.fence.proxy.tensormap_generic.acquire."+scope, types.Void,
-		fe.nvvmPtr(op, "addr", 0), I32(128))
+		fe.nvvmPtr(op, acq.Addr(), 0), I32(128))
 }
 
 // ------------------------------------------------------------- mbarriers
@@ -291,10 +305,11 @@ func nvvmScope(op *ir.Operation) string {
 	return ""
 }
 
-// nvvmSharedSuffix returns ".shared" for an addrspace(3) operand and ""
-// for a generic one (the two forms of the older mbarrier intrinsics).
-func nvvmSharedSuffix(op *ir.Operation, name string) (string, types.AddrSpace) {
-	switch as := nvvmPtrSpace(op, name); as {
+// nvvmSharedSuffix returns ".shared" for an addrspace(3) mbarrier operand
+// and "" for a generic one (the two forms of the older mbarrier
+// intrinsics).
+func nvvmSharedSuffix(op *ir.Operation, mbar ir.Value) (string, types.AddrSpace) {
+	switch as := nvvmPtrSpace(mbar); as {
 	case 0:
 		return "", 0
 	case 3:
@@ -304,16 +319,19 @@ func nvvmSharedSuffix(op *ir.Operation, name string) (string, types.AddrSpace) {
 	return "", 0
 }
 
-func lowerNVVMMbarrierInitInval(fe *FuncEmitter, op *ir.Operation) {
-	sfx, as := nvvmSharedSuffix(op, "addr")
-	addr := fe.nvvmPtr(op, "addr", as)
-	if op.Name() == "nvvm.mbarrier.inval" {
-		fe.CallIntrinsic("llvm.nvvm.mbarrier.inval"+sfx, types.Void, addr)
-		return
-	}
-	count := fe.Val(op.OperandNamed("count"))
+func lowerNVVMMbarrierInval(fe *FuncEmitter, op *ir.Operation) {
+	inv := nvvm.MbarrierInvalOp{Op: op}
+	sfx, as := nvvmSharedSuffix(op, inv.Addr())
+	fe.CallIntrinsic("llvm.nvvm.mbarrier.inval"+sfx, types.Void, fe.nvvmPtr(op, inv.Addr(), as))
+}
+
+func lowerNVVMMbarrierInit(fe *FuncEmitter, op *ir.Operation) {
+	init := nvvm.MbarrierInitOp{Op: op}
+	sfx, as := nvvmSharedSuffix(op, init.Addr())
+	addr := fe.nvvmPtr(op, init.Addr(), as)
+	count := fe.Val(init.Count())
 	emit := func() { fe.CallIntrinsic("llvm.nvvm.mbarrier.init"+sfx, types.Void, addr, count) }
-	if p := fe.nvvmOpt(op, "predicate"); p != nil {
+	if p := fe.nvvmOpt(init.Predicate()); p != nil {
 		fe.nvvmGuard(p, emit)
 	} else {
 		emit()
@@ -335,54 +353,57 @@ func nvvmArriveName(base string, relaxed bool, scope string, cluster bool) strin
 }
 
 func lowerNVVMMbarrierArrive(fe *FuncEmitter, op *ir.Operation) {
+	a := nvvm.MbarrierArriveOp{Op: op}
 	scope := nvvmScope(op)
 	relaxed := nvvm.IsTrue(op, "relaxed")
 	if relaxed {
 		fe.Mod.RequirePTX(86, op)
 	}
-	count := fe.nvvmOpt(op, "count")
-	as := nvvmPtrSpace(op, "addr")
+	count := fe.nvvmOpt(a.Count())
+	as := nvvmPtrSpace(a.Addr())
 	if as == 7 {
-		if op.NumResults() > 0 {
+		if a.Res() != nil {
 			Fail(op, "mbarrier in shared_cluster space cannot return any value")
 		}
 		if count == nil {
 			count = I32(1)
 		}
-		fe.CallIntrinsic(nvvmArriveName("arrive", relaxed, scope, true), types.Void, fe.nvvmPtr(op, "addr", 7), count)
+		fe.CallIntrinsic(nvvmArriveName("arrive", relaxed, scope, true), types.Void, fe.nvvmPtr(op, a.Addr(), 7), count)
 		return
 	}
 	var r value.Value
 	if count == nil && scope == "cta" && !relaxed {
-		sfx, as := nvvmSharedSuffix(op, "addr")
-		r = fe.CallIntrinsic("llvm.nvvm.mbarrier.arrive"+sfx, types.I64, fe.nvvmPtr(op, "addr", as))
+		sfx, as := nvvmSharedSuffix(op, a.Addr())
+		r = fe.CallIntrinsic("llvm.nvvm.mbarrier.arrive"+sfx, types.I64, fe.nvvmPtr(op, a.Addr(), as))
 	} else {
 		if count == nil {
 			count = I32(1)
 		}
-		r = fe.CallIntrinsic(nvvmArriveName("arrive", relaxed, scope, false), types.I64, fe.nvvmPtr(op, "addr", 3), count)
+		r = fe.CallIntrinsic(nvvmArriveName("arrive", relaxed, scope, false), types.I64, fe.nvvmPtr(op, a.Addr(), 3), count)
 	}
-	if op.NumResults() > 0 {
-		fe.Set(op.Result(0), r)
+	if res := a.Res(); res != nil {
+		fe.Set(res, r)
 	}
 }
 
 func lowerNVVMMbarrierNoComplete(fe *FuncEmitter, op *ir.Operation) {
-	sfx, as := nvvmSharedSuffix(op, "addr")
+	a := nvvm.MbarrierArriveNocompleteOp{Op: op}
+	sfx, as := nvvmSharedSuffix(op, a.Addr())
 	r := fe.CallIntrinsic("llvm.nvvm.mbarrier.arrive.noComplete"+sfx, types.I64,
-		fe.nvvmPtr(op, "addr", as), fe.Val(op.OperandNamed("count")))
-	fe.Set(op.Result(0), r)
+		fe.nvvmPtr(op, a.Addr(), as), fe.Val(a.Count()))
+	fe.Set(a.Res(), r)
 }
 
 func lowerNVVMMbarrierExpectTx(fe *FuncEmitter, op *ir.Operation) {
+	a := nvvm.MbarrierArriveExpectTxOp{Op: op}
 	scope := nvvmScope(op)
 	relaxed := nvvm.IsTrue(op, "relaxed")
 	if relaxed {
 		fe.Mod.RequirePTX(86, op)
 	}
-	tx := fe.Val(op.OperandNamed("txcount"))
-	cluster := nvvmPtrSpace(op, "addr") == 7
-	if cluster && op.NumResults() > 0 {
+	tx := fe.Val(a.Txcount())
+	cluster := nvvmPtrSpace(a.Addr()) == 7
+	if cluster && a.Res() != nil {
 		Fail(op, "mbarrier in shared_cluster space cannot return any value")
 	}
 	var as types.AddrSpace = 3
@@ -390,39 +411,51 @@ func lowerNVVMMbarrierExpectTx(fe *FuncEmitter, op *ir.Operation) {
 	if cluster {
 		as, ret = 7, types.Void
 	}
-	addr := fe.nvvmPtr(op, "addr", as)
+	addr := fe.nvvmPtr(op, a.Addr(), as)
 	name := nvvmArriveName("arrive.expect.tx", relaxed, scope, cluster)
-	if p := fe.nvvmOpt(op, "predicate"); p != nil {
-		if op.NumResults() > 0 {
+	if p := fe.nvvmOpt(a.Predicate()); p != nil {
+		if a.Res() != nil {
 			Fail(op, "return-value is not supported when using predicate")
 		}
 		fe.nvvmGuard(p, func() { fe.CallIntrinsic(name, ret, addr, tx) })
 		return
 	}
 	r := fe.CallIntrinsic(name, ret, addr, tx)
-	if op.NumResults() > 0 {
-		fe.Set(op.Result(0), r)
+	if res := a.Res(); res != nil {
+		fe.Set(res, r)
 	}
+}
+
+// mbarrierWaitOp is the view of nvvm.mbarrier.test.wait and try_wait.
+type mbarrierWaitOp interface {
+	Addr() ir.Value
+	StateOrPhase() ir.Value
+	Res() ir.Value
 }
 
 // lowerNVVMMbarrierWait lowers the non-blocking test.wait and the single
 // try_wait (optionally with a time limit); both return whether the phase
 // completed.
 func lowerNVVMMbarrierWait(fe *FuncEmitter, op *ir.Operation) {
+	var w mbarrierWaitOp = nvvm.MbarrierTestWaitOp{Op: op}
+	tryWait, isTry := nvvm.AsMbarrierTryWait(op)
+	if isTry {
+		w = tryWait
+	}
 	scope := nvvmScope(op)
 	relaxed := nvvm.IsTrue(op, "relaxed")
 	if relaxed {
 		fe.Mod.RequirePTX(86, op)
 	}
-	state := fe.Val(op.OperandNamed("stateOrPhase"))
+	state := fe.Val(w.StateOrPhase())
 	parity := state.Type().Equal(types.I32)
-	test := op.Name() == "nvvm.mbarrier.test.wait"
+	test := !isTry
 	var r value.Value
 	if test && !parity && scope == "cta" && !relaxed {
-		sfx, as := nvvmSharedSuffix(op, "addr")
-		r = fe.CallIntrinsic("llvm.nvvm.mbarrier.test.wait"+sfx, types.I1, fe.nvvmPtr(op, "addr", as), state)
+		sfx, as := nvvmSharedSuffix(op, w.Addr())
+		r = fe.CallIntrinsic("llvm.nvvm.mbarrier.test.wait"+sfx, types.I1, fe.nvvmPtr(op, w.Addr(), as), state)
 	} else {
-		nvvmSharedSuffix(op, "addr") // checks the address space
+		nvvmSharedSuffix(op, w.Addr()) // checks the address space
 		name := "llvm.nvvm.mbarrier.try.wait"
 		if test {
 			name = "llvm.nvvm.mbarrier.test.wait"
@@ -430,9 +463,9 @@ func lowerNVVMMbarrierWait(fe *FuncEmitter, op *ir.Operation) {
 		if parity {
 			name += ".parity"
 		}
-		args := []value.Value{fe.nvvmPtr(op, "addr", 3), state}
-		if !test {
-			if t := fe.nvvmOpt(op, "ticks"); t != nil {
+		args := []value.Value{fe.nvvmPtr(op, w.Addr(), 3), state}
+		if isTry {
+			if t := fe.nvvmOpt(tryWait.Ticks()); t != nil {
 				name += ".tl"
 				args = append(args, t)
 			}
@@ -443,16 +476,17 @@ func lowerNVVMMbarrierWait(fe *FuncEmitter, op *ir.Operation) {
 		name += ".scope." + scope + ".space.cta"
 		r = fe.CallIntrinsic(name, types.I1, args...)
 	}
-	fe.Set(op.Result(0), r)
+	fe.Set(w.Res(), r)
 }
 
 // lowerNVVMMbarrierTryWaitParity waits until the phase with the given
 // parity has completed: a loop around try_wait.parity with the suspend
 // time hint.
 func lowerNVVMMbarrierTryWaitParity(fe *FuncEmitter, op *ir.Operation) {
-	nvvmSharedSuffix(op, "addr")
-	addr := fe.nvvmPtr(op, "addr", 3)
-	phase, ticks := fe.Val(op.OperandNamed("phase")), fe.Val(op.OperandNamed("ticks"))
+	w := nvvm.MbarrierTryWaitParityOp{Op: op}
+	nvvmSharedSuffix(op, w.Addr())
+	addr := fe.nvvmPtr(op, w.Addr(), 3)
+	phase, ticks := fe.Val(w.Phase()), fe.Val(w.Ticks())
 	loop, done := fe.NewBlock("mbar.wait"), fe.NewBlock("mbar.done")
 	fe.B().NewBr(loop)
 	fe.SetBlock(loop)
@@ -462,12 +496,13 @@ func lowerNVVMMbarrierTryWaitParity(fe *FuncEmitter, op *ir.Operation) {
 }
 
 func lowerNVVMCpAsyncMbarrierArrive(fe *FuncEmitter, op *ir.Operation) {
-	sfx, as := nvvmSharedSuffix(op, "addr")
+	a := nvvm.CpAsyncMbarrierArriveOp{Op: op}
+	sfx, as := nvvmSharedSuffix(op, a.Addr())
 	name := "llvm.nvvm.cp.async.mbarrier.arrive"
 	if nvvm.IsTrue(op, "noinc") {
 		name += ".noinc"
 	}
-	fe.CallIntrinsic(name+sfx, types.Void, fe.nvvmPtr(op, "addr", as))
+	fe.CallIntrinsic(name+sfx, types.Void, fe.nvvmPtr(op, a.Addr(), as))
 }
 
 // -------------------------------------------------------------------- TMA
@@ -534,29 +569,30 @@ func nvvmTMAMode(op *ir.Operation, mode string, dims, offsets int) string {
 }
 
 func lowerNVVMTMALoad(fe *FuncEmitter, op *ir.Operation) {
-	if op.HasAttr("group") {
+	ld := nvvm.CpAsyncBulkTensorSharedClusterGlobalOp{Op: op}
+	if ld.Group() != nil {
 		Fail(op, "TMA loads with a CTA group need sm_100; they cannot be compiled for sm_90a")
 	}
-	coords := fe.Vals(op.OperandGroup("coordinates"))
-	offsets := fe.Vals(op.OperandGroup("im2colOffsets"))
-	mode := nvvmTMAMode(op, nvvm.EnumOf(op, "mode"), len(coords), len(offsets))
+	coords := fe.Vals(ld.Coordinates())
+	offsets := fe.Vals(ld.Im2colOffsets())
+	mode := nvvmTMAMode(op, nvvm.EnumValue(ld.Mode()), len(coords), len(offsets))
 	ctaOnly := nvvm.IsTrue(op, "isCTAOnly")
 	if ctaOnly {
 		fe.Mod.RequirePTX(86, op)
 	}
-	tmap := fe.nvvmPtr(op, "tmaDescriptor", 0)
-	mbar := fe.nvvmPtr(op, "mbar", 3)
-	mask, hint := fe.nvvmOpt(op, "multicastMask"), fe.nvvmOpt(op, "l2CacheHint")
+	tmap := fe.nvvmPtr(op, ld.TmaDescriptor(), 0)
+	mbar := fe.nvvmPtr(op, ld.Mbar(), 3)
+	mask, hint := fe.nvvmOpt(ld.MulticastMask()), fe.nvvmOpt(ld.L2CacheHint())
 	dims := len(coords)
 
-	if pred := fe.nvvmOpt(op, "predicate"); pred != nil {
+	if pred := fe.nvvmOpt(ld.Predicate()); pred != nil {
 		if ctaOnly {
 			Fail(op, "Predicate is supported only for shared::cluster mode.")
 		}
 		// No intrinsic takes a predicate: inline PTX.
-		dstAS := nvvmPtrSpace(op, "dstMem")
+		dstAS := nvvmPtrSpace(ld.DstMem())
 		var a nvvmAsmOperands
-		dst := a.add(fe.nvvmPtr(op, "dstMem", dstAS), nvvmAsmPtrConstraint(dstAS))
+		dst := a.add(fe.nvvmPtr(op, ld.DstMem(), dstAS), nvvmAsmPtrConstraint(dstAS))
 		tm := a.add(tmap, "l")
 		cs := a.list(coords, "r")
 		mb := a.add(mbar, "r")
@@ -585,13 +621,13 @@ func lowerNVVMTMALoad(fe *FuncEmitter, op *ir.Operation) {
 	if hint == nil {
 		hint = I64(0)
 	}
-	hasHint := nvvmFlag(fe.nvvmOpt(op, "l2CacheHint") != nil)
+	hasHint := nvvmFlag(ld.L2CacheHint() != nil)
 	if ctaOnly {
 		if mask != nil {
 			Fail(op, "Multicast is not supported with shared::cta mode.")
 		}
 		name = fmt.Sprintf("llvm.nvvm.cp.async.bulk.tensor.g2s.cta.%s.%dd", mode, dims)
-		args = append(args, fe.nvvmPtr(op, "dstMem", 3), mbar, tmap)
+		args = append(args, fe.nvvmPtr(op, ld.DstMem(), 3), mbar, tmap)
 		args = append(append(args, coords...), offsets...)
 		args = append(args, hint, hasHint)
 	} else {
@@ -600,7 +636,7 @@ func lowerNVVMTMALoad(fe *FuncEmitter, op *ir.Operation) {
 			mask = constant.NewInt(types.I16, 0)
 		}
 		name = fmt.Sprintf("llvm.nvvm.cp.async.bulk.tensor.g2s.%s.%dd", mode, dims)
-		args = append(args, fe.nvvmPtr(op, "dstMem", 7), mbar, tmap)
+		args = append(args, fe.nvvmPtr(op, ld.DstMem(), 7), mbar, tmap)
 		args = append(append(args, coords...), offsets...)
 		args = append(args, mask, hint, hasMask, hasHint, I32(0))
 	}
@@ -608,9 +644,10 @@ func lowerNVVMTMALoad(fe *FuncEmitter, op *ir.Operation) {
 }
 
 func lowerNVVMTMAStore(fe *FuncEmitter, op *ir.Operation) {
-	coords := fe.Vals(op.OperandGroup("coordinates"))
+	st := nvvm.CpAsyncBulkTensorGlobalSharedCtaOp{Op: op}
+	coords := fe.Vals(st.Coordinates())
 	dims := len(coords)
-	mode := nvvm.EnumOf(op, "mode")
+	mode := nvvm.EnumValue(st.Mode())
 	switch mode {
 	case "", "tile":
 		mode = "tile"
@@ -626,10 +663,10 @@ func lowerNVVMTMAStore(fe *FuncEmitter, op *ir.Operation) {
 	if dims < 1 || dims > 5 {
 		Fail(op, "expects coordinates between 1 to 5 dimension")
 	}
-	tmap := fe.nvvmPtr(op, "tmaDescriptor", 0)
-	src := fe.nvvmPtr(op, "srcMem", 3)
-	hint := fe.nvvmOpt(op, "l2CacheHint")
-	if pred := fe.nvvmOpt(op, "predicate"); pred != nil {
+	tmap := fe.nvvmPtr(op, st.TmaDescriptor(), 0)
+	src := fe.nvvmPtr(op, st.SrcMem(), 3)
+	hint := fe.nvvmOpt(st.L2CacheHint())
+	if pred := fe.nvvmOpt(st.Predicate()); pred != nil {
 		if mode != "tile" || hint != nil {
 			Fail(op, "a predicated TMA store must be a tile-mode store without an L2 cache hint")
 		}
@@ -652,15 +689,16 @@ func lowerNVVMTMAStore(fe *FuncEmitter, op *ir.Operation) {
 }
 
 func lowerNVVMTMAPrefetch(fe *FuncEmitter, op *ir.Operation) {
-	coords := fe.Vals(op.OperandGroup("coordinates"))
-	offsets := fe.Vals(op.OperandGroup("im2colOffsets"))
-	mode := nvvmTMAMode(op, nvvm.EnumOf(op, "mode"), len(coords), len(offsets))
-	hint := fe.nvvmOpt(op, "l2CacheHint")
+	pf := nvvm.CpAsyncBulkTensorPrefetchOp{Op: op}
+	coords := fe.Vals(pf.Coordinates())
+	offsets := fe.Vals(pf.Im2colOffsets())
+	mode := nvvmTMAMode(op, nvvm.EnumValue(pf.Mode()), len(coords), len(offsets))
+	hint := fe.nvvmOpt(pf.L2CacheHint())
 	hasHint := nvvmFlag(hint != nil)
 	if hint == nil {
 		hint = I64(0)
 	}
-	args := append([]value.Value{fe.nvvmPtr(op, "tmaDescriptor", 0)}, coords...)
+	args := append([]value.Value{fe.nvvmPtr(op, pf.TmaDescriptor(), 0)}, coords...)
 	args = append(append(args, offsets...), hint, hasHint)
 	fe.CallIntrinsic(fmt.Sprintf("llvm.nvvm.cp.async.bulk.tensor.prefetch.%s.%dd", mode, len(coords)), types.Void, args...)
 }
@@ -679,8 +717,9 @@ func nvvmFlag(b bool) value.Value { return constant.NewBool(b) }
 // ---------------------------------------------------------- cp.async
 
 func lowerNVVMCpAsync(fe *FuncEmitter, op *ir.Operation) {
+	cp := nvvm.CpAsyncSharedGlobalOp{Op: op}
 	size := nvvm.AttrInt(op, "size", 0)
-	mod := nvvm.EnumOf(op, "modifier")
+	mod := nvvm.EnumValue(cp.Modifier())
 	switch {
 	case mod != "ca" && mod != "cg":
 		Fail(op, "Only CG and CA cache modifiers are supported.")
@@ -690,8 +729,8 @@ func lowerNVVMCpAsync(fe *FuncEmitter, op *ir.Operation) {
 		Fail(op, "CG cache modifier is only support for 16 bytes copy.")
 	}
 	name := fmt.Sprintf("llvm.nvvm.cp.async.%s.shared.global.%d", mod, size)
-	args := []value.Value{fe.nvvmPtr(op, "dst", 3), fe.nvvmPtr(op, "src", 1)}
-	if n := fe.nvvmOpt(op, "cpSize"); n != nil {
+	args := []value.Value{fe.nvvmPtr(op, cp.Dst(), 3), fe.nvvmPtr(op, cp.Src(), 1)}
+	if n := fe.nvvmOpt(cp.CpSize()); n != nil {
 		name += ".s"
 		args = append(args, n)
 	}
@@ -701,17 +740,19 @@ func lowerNVVMCpAsync(fe *FuncEmitter, op *ir.Operation) {
 // ------------------------------------------------------------ warp level
 
 func lowerNVVMElectSync(fe *FuncEmitter, op *ir.Operation) {
-	mask := fe.nvvmOpt(op, "membermask")
+	e := nvvm.ElectSyncOp{Op: op}
+	mask := fe.nvvmOpt(e.Membermask())
 	if mask == nil {
 		mask = I32(-1)
 	}
 	r := fe.CallIntrinsic("llvm.nvvm.elect.sync", types.NewStruct(types.I32, types.I1), mask)
-	fe.Set(op.Result(0), fe.B().NewExtractValue(r, 1))
+	fe.Set(e.Pred(), fe.B().NewExtractValue(r, 1))
 }
 
 func lowerNVVMShfl(fe *FuncEmitter, op *ir.Operation) {
-	kind := nvvm.EnumOf(op, "kind")
-	val := fe.Val(op.OperandNamed("val"))
+	sh := nvvm.ShflSyncOp{Op: op}
+	kind := nvvm.EnumValue(sh.Kind())
+	val := fe.Val(sh.Val())
 	suffix := "i32"
 	if val.Type().Equal(types.Float) {
 		suffix = "f32"
@@ -719,20 +760,21 @@ func lowerNVVMShfl(fe *FuncEmitter, op *ir.Operation) {
 	if nvvm.IsTrue(op, "return_value_and_is_valid") {
 		suffix += "p"
 	}
-	rt := fe.Type(op, op.Result(0).Type())
+	rt := fe.Type(op, sh.Res().Type())
 	r := fe.CallIntrinsic("llvm.nvvm.shfl.sync."+kind+"."+suffix, rt,
-		fe.Val(op.OperandNamed("thread_mask")), val, fe.Val(op.OperandNamed("offset")), fe.Val(op.OperandNamed("mask_and_clamp")))
-	fe.Set(op.Result(0), r)
+		fe.Val(sh.ThreadMask()), val, fe.Val(sh.Offset()), fe.Val(sh.MaskAndClamp()))
+	fe.Set(sh.Res(), r)
 }
 
 func lowerNVVMVote(fe *FuncEmitter, op *ir.Operation) {
-	kind := nvvm.EnumOf(op, "kind")
+	v := nvvm.VoteSyncOp{Op: op}
+	kind := nvvm.EnumValue(v.Kind())
 	var rt types.Type = types.I1
 	if kind == "ballot" {
 		rt = types.I32
 	}
-	r := fe.CallIntrinsic("llvm.nvvm.vote."+kind+".sync", rt, fe.Val(op.OperandNamed("mask")), fe.Val(op.OperandNamed("pred")))
-	fe.Set(op.Result(0), r)
+	r := fe.CallIntrinsic("llvm.nvvm.vote."+kind+".sync", rt, fe.Val(v.Mask()), fe.Val(v.Pred()))
+	fe.Set(v.Res(), r)
 }
 
 func lowerNVVMSetMaxReg(fe *FuncEmitter, op *ir.Operation) {
@@ -748,10 +790,11 @@ func lowerNVVMSetMaxReg(fe *FuncEmitter, op *ir.Operation) {
 }
 
 func lowerNVVMPrefetch(fe *FuncEmitter, op *ir.Operation) {
-	as := nvvmPtrSpace(op, "addr")
-	pred := fe.nvvmOpt(op, "predicate")
+	pf := nvvm.PrefetchOp{Op: op}
+	as := nvvmPtrSpace(pf.Addr())
+	pred := fe.nvvmOpt(pf.Predicate())
 	if nvvm.IsTrue(op, "tensormap") {
-		addr := fe.nvvmPtr(op, "addr", as)
+		addr := fe.nvvmPtr(op, pf.Addr(), as)
 		suffix := ".p0"
 		switch {
 		case as == 4:
@@ -802,22 +845,23 @@ func lowerNVVMPrefetch(fe *FuncEmitter, op *ir.Operation) {
 			Fail(op, "prefetch to cache level requires a generic, global, or local pointer")
 		}
 	}
-	fe.CallIntrinsic(name, types.Void, fe.nvvmPtr(op, "addr", as))
+	fe.CallIntrinsic(name, types.Void, fe.nvvmPtr(op, pf.Addr(), as))
 }
 
 // -------------------------------------------------------- ld/st matrix
 
 // nvvmMatrixShape returns the m and n of an ld/stmatrix shape attribute.
-func nvvmMatrixShape(op *ir.Operation) (int64, int64) {
-	if d := nvvm.ShapeOf(op.Attr("shape")); d != nil {
+func nvvmMatrixShape(shape ir.Attribute) (int64, int64) {
+	if d := nvvm.ShapeOf(shape); d != nil {
 		return d.M, d.N
 	}
 	return 0, 0
 }
 
 func lowerNVVMLdMatrix(fe *FuncEmitter, op *ir.Operation) {
-	m, n := nvvmMatrixShape(op)
-	elt := nvvm.EnumOf(op, "eltType")
+	ld := nvvm.LdmatrixOp{Op: op}
+	m, n := nvvmMatrixShape(ld.Shape())
+	elt := nvvm.EnumValue(ld.EltType())
 	num := nvvm.AttrInt(op, "num", 0)
 	if m != 8 || n != 8 || elt != "b16" {
 		Fail(op, "ldmatrix of %dx%d %s matrices needs sm_100; only 8x8 b16 matrices can be compiled for sm_90a", m, n, elt)
@@ -826,7 +870,7 @@ func lowerNVVMLdMatrix(fe *FuncEmitter, op *ir.Operation) {
 		Fail(op, "expected num attribute to be 1, 2 or 4 for 8x8 matrix")
 	}
 	trans := ""
-	if nvvm.EnumOf(op, "layout") == "col" {
+	if nvvm.EnumValue(ld.Layout()) == "col" {
 		trans = ".trans"
 	}
 	var rt types.Type = types.I32
@@ -837,29 +881,30 @@ func lowerNVVMLdMatrix(fe *FuncEmitter, op *ir.Operation) {
 		}
 		rt = types.NewStruct(fields...)
 	}
-	if want := fe.Type(op, op.Result(0).Type()); !want.Equal(rt) {
+	if want := fe.Type(op, ld.Res().Type()); !want.Equal(rt) {
 		Fail(op, "the result of an ldmatrix of %d matrices must be '%s'", num, rt)
 	}
 	name := fmt.Sprintf("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16.p3", num, trans)
-	fe.Set(op.Result(0), fe.CallIntrinsic(name, rt, fe.nvvmPtr(op, "ptr", 3)))
+	fe.Set(ld.Res(), fe.CallIntrinsic(name, rt, fe.nvvmPtr(op, ld.Ptr(), 3)))
 }
 
 func lowerNVVMStMatrix(fe *FuncEmitter, op *ir.Operation) {
-	m, n := nvvmMatrixShape(op)
-	elt := nvvm.EnumOf(op, "eltType")
+	st := nvvm.StmatrixOp{Op: op}
+	m, n := nvvmMatrixShape(st.Shape())
+	elt := nvvm.EnumValue(st.EltType())
 	if m != 8 || n != 8 || elt != "b16" {
 		Fail(op, "stmatrix of %dx%d %s matrices needs sm_100; only 8x8 b16 matrices can be compiled for sm_90a", m, n, elt)
 	}
-	srcs := fe.Vals(op.OperandGroup("sources"))
+	srcs := fe.Vals(st.Sources())
 	if k := len(srcs); k != 1 && k != 2 && k != 4 {
 		Fail(op, "expected num attribute to be 1, 2 or 4")
 	}
 	trans := ""
-	if nvvm.EnumOf(op, "layout") == "col" {
+	if nvvm.EnumValue(st.Layout()) == "col" {
 		trans = ".trans"
 	}
 	name := fmt.Sprintf("llvm.nvvm.stmatrix.sync.aligned.m8n8.x%d%s.b16.p3", len(srcs), trans)
-	fe.CallIntrinsic(name, types.Void, append([]value.Value{fe.nvvmPtr(op, "ptr", 3)}, srcs...)...)
+	fe.CallIntrinsic(name, types.Void, append([]value.Value{fe.nvvmPtr(op, st.Ptr(), 3)}, srcs...)...)
 }
 
 // ----------------------------------------------------------------- wgmma
@@ -910,11 +955,12 @@ func nvvmWgmmaAsm(m, n, k int64, a, b, d string, satfinite bool, scaleA, scaleB,
 }
 
 func lowerNVVMWgmma(fe *FuncEmitter, op *ir.Operation) {
+	w := nvvm.WgmmaMmaAsyncOp{Op: op}
 	m, n, k := nvvm.WGMMAShape(op)
 	ta, tb, td := nvvm.WGMMATypes(op)
 	sa, sb, sd := nvvm.WGMMAScales(op)
 	la, lb := nvvm.WGMMALayouts(op)
-	st, ok := fe.Type(op, op.Result(0).Type()).(*types.StructType)
+	st, ok := fe.Type(op, w.Results().Type()).(*types.StructType)
 	if !ok {
 		Fail(op, "the accumulator of wgmma.mma_async must be an LLVM struct")
 	}
@@ -944,7 +990,7 @@ func lowerNVVMWgmma(fe *FuncEmitter, op *ir.Operation) {
 			Fail(op, "the accumulator elements must be '%s', not '%s'", reg, f)
 		}
 	}
-	acc := fe.Val(op.OperandNamed("inouts"))
+	acc := fe.Val(w.Inouts())
 	var args []value.Value
 	var constraints []string
 	for i := 0; i < nacc; i++ {
@@ -962,9 +1008,9 @@ func lowerNVVMWgmma(fe *FuncEmitter, op *ir.Operation) {
 	if sd == "zero" {
 		scaleD = 0
 	}
-	args = append(args, fe.Val(op.OperandNamed("descriptorA")), fe.Val(op.OperandNamed("descriptorB")), I32(scaleD))
+	args = append(args, fe.Val(w.DescriptorA()), fe.Val(w.DescriptorB()), I32(scaleD))
 	constraints = append(constraints, "l", "l", "n")
-	satfinite := nvvm.EnumOf(op, "satfinite") == "satfinite"
+	satfinite := nvvm.EnumValue(w.Satfinite()) == "satfinite"
 	asm := nvvmWgmmaAsm(m, n, k, ta, tb, td, satfinite, sa, sb, la, lb, nacc)
 	regFields := make([]types.Type, nacc)
 	for i := range regFields {
@@ -984,17 +1030,18 @@ func lowerNVVMWgmma(fe *FuncEmitter, op *ir.Operation) {
 		}
 		res = out
 	}
-	fe.Set(op.Result(0), res)
+	fe.Set(w.Results(), res)
 }
 
 // lowerNVVMMapa maps a shared memory address (space 3, to the cluster's
 // shared window, space 7) or a generic one to the same variable in the
 // cluster's CTA b.
 func lowerNVVMMapa(fe *FuncEmitter, op *ir.Operation) {
-	cta := fe.Val(op.Operand(1))
-	if nvvmPtrSpace(op, "a") == 3 {
-		fe.Set(op.Result(0), fe.CallIntrinsic("llvm.nvvm.mapa.shared.cluster", PtrTo(types.I8, 7), fe.nvvmPtr(op, "a", 3), cta))
+	m := nvvm.MapaOp{Op: op}
+	cta := fe.Val(m.B())
+	if nvvmPtrSpace(m.A()) == 3 {
+		fe.Set(m.Res(), fe.CallIntrinsic("llvm.nvvm.mapa.shared.cluster", PtrTo(types.I8, 7), fe.nvvmPtr(op, m.A(), 3), cta))
 		return
 	}
-	fe.Set(op.Result(0), fe.CallIntrinsic("llvm.nvvm.mapa", PtrTo(types.I8, 0), fe.nvvmPtr(op, "a", 0), cta))
+	fe.Set(m.Res(), fe.CallIntrinsic("llvm.nvvm.mapa", PtrTo(types.I8, 0), fe.nvvmPtr(op, m.A(), 0), cta))
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -13,12 +14,12 @@ import (
 // values and if/while results are phis at the join points.
 
 func init() {
-	Register(lowerFor, "scf.for")
-	Register(lowerIf, "scf.if")
-	Register(lowerWhile, "scf.while")
+	Register(lowerFor, scf.For)
+	Register(lowerIf, scf.If)
+	Register(lowerWhile, scf.While)
 	Register(func(fe *FuncEmitter, op *ir.Operation) {
 		Fail(op, "'scf.yield' outside of a structured op")
-	}, "scf.yield", "scf.condition")
+	}, scf.Yield, scf.Condition)
 }
 
 // emitNested lowers the single block of a structured op's region and returns
@@ -57,9 +58,10 @@ func (fe *FuncEmitter) carried(op *ir.Operation, v ir.Value) bool {
 }
 
 func lowerFor(fe *FuncEmitter, op *ir.Operation) {
-	lb, ub, step := fe.Val(op.Operand(0)), fe.Val(op.Operand(1)), fe.Val(op.Operand(2))
-	inits := op.Operands()[3:]
-	body := op.Region(0).Entry()
+	f := scf.ForOp{Op: op}
+	lb, ub, step := fe.Val(f.LowerBound()), fe.Val(f.UpperBound()), fe.Val(f.Step())
+	inits := f.InitArgs()
+	body := f.Region().Entry()
 	pre := fe.cur
 	header := fe.NewBlock("for.header")
 	bodyB := fe.NewBlock("for.body")
@@ -75,7 +77,7 @@ func lowerFor(fe *FuncEmitter, op *ir.Operation) {
 		iters = append(iters, newPhi(header, x.Type(), lir.NewIncoming(x, pre)))
 	}
 	pred := enum.IPredSLT
-	if op.HasAttr("unsignedCmp") {
+	if f.UnsignedCmp() != nil {
 		pred = enum.IPredULT
 	}
 	cond := header.NewICmp(pred, iv, ub)
@@ -95,20 +97,22 @@ func lowerFor(fe *FuncEmitter, op *ir.Operation) {
 		phi.Incs = append(phi.Incs, lir.NewIncoming(yielded[i], latch))
 	}
 	fe.cur = exit
-	for i, phi := range iters {
-		fe.Set(op.Result(i), phi)
+	for i, r := range f.Results() {
+		fe.Set(r, iters[i])
 	}
 }
 
 func lowerIf(fe *FuncEmitter, op *ir.Operation) {
-	cond := fe.Val(op.Operand(0))
-	for _, r := range op.Results() {
+	s := scf.IfOp{Op: op}
+	cond := fe.Val(s.Condition())
+	results := s.Results()
+	for _, r := range results {
 		fe.carried(op, r)
 	}
 	thenB := fe.NewBlock("if.then")
 	merge := fe.NewBlock("if.end")
 	elseB := merge
-	hasElse := !op.Region(1).Empty()
+	hasElse := !s.ElseRegion().Empty()
 	if hasElse {
 		elseB = fe.NewBlock("if.else")
 	}
@@ -120,29 +124,30 @@ func lowerIf(fe *FuncEmitter, op *ir.Operation) {
 	}
 	var arms []arm
 	fe.cur = thenB
-	vals := fe.Vals(fe.emitNested(op.Region(0).Entry()))
+	vals := fe.Vals(fe.emitNested(s.ThenRegion().Entry()))
 	fe.cur.NewBr(merge)
 	arms = append(arms, arm{vals, fe.cur})
 	if hasElse {
 		fe.cur = elseB
-		vals := fe.Vals(fe.emitNested(op.Region(1).Entry()))
+		vals := fe.Vals(fe.emitNested(s.ElseRegion().Entry()))
 		fe.cur.NewBr(merge)
 		arms = append(arms, arm{vals, fe.cur})
 	}
 	fe.cur = merge
-	for i := range op.Results() {
+	for i, r := range results {
 		var incs []*lir.Incoming
 		for _, a := range arms {
 			incs = append(incs, lir.NewIncoming(a.vals[i], a.from))
 		}
 		phi := newPhi(merge, arms[0].vals[i].Type(), incs...)
-		fe.Set(op.Result(i), phi)
+		fe.Set(r, phi)
 	}
 }
 
 func lowerWhile(fe *FuncEmitter, op *ir.Operation) {
-	before := op.Region(0).Entry()
-	after := op.Region(1).Entry()
+	w := scf.WhileOp{Op: op}
+	before := w.Before().Entry()
+	after := w.After().Entry()
 	pre := fe.cur
 	beforeB := fe.NewBlock("while.cond")
 	afterB := fe.NewBlock("while.body")
@@ -150,7 +155,7 @@ func lowerWhile(fe *FuncEmitter, op *ir.Operation) {
 	pre.NewBr(beforeB)
 
 	var args []*lir.InstPhi
-	for i, v := range op.Operands() {
+	for i, v := range w.Inits() {
 		fe.carried(op, v)
 		x := fe.Val(v)
 		phi := newPhi(beforeB, x.Type(), lir.NewIncoming(x, pre))
@@ -173,7 +178,7 @@ func lowerWhile(fe *FuncEmitter, op *ir.Operation) {
 		phi.Incs = append(phi.Incs, lir.NewIncoming(yielded[i], fe.cur))
 	}
 	fe.cur = exit
-	for i := range op.Results() {
-		fe.Set(op.Result(i), forwarded[i])
+	for i, r := range w.Results() {
+		fe.Set(r, forwarded[i])
 	}
 }

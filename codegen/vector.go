@@ -7,6 +7,7 @@ import (
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
+	"github.com/tmac-dev/tmac/dialects/vector"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -14,9 +15,9 @@ import (
 // vectors).
 
 func init() {
-	Register(lowerVectorLoad, "vector.load")
-	Register(lowerVectorStore, "vector.store")
-	Register(lowerBroadcast, "vector.broadcast")
+	Register(lowerVectorLoad, vector.Load)
+	Register(lowerVectorStore, vector.Store)
+	Register(lowerBroadcast, vector.Broadcast)
 }
 
 // vectorAlign is the alignment a vector memory access assumes without an
@@ -71,41 +72,44 @@ func (fe *FuncEmitter) vectorPtr(op *ir.Operation, m *MemRef, indices []ir.Value
 }
 
 func lowerVectorLoad(fe *FuncEmitter, op *ir.Operation) {
-	vt := fe.Type(op, op.Result(0).Type())
-	m := fe.Mem(op.Operand(0))
-	p := fe.vectorPtr(op, m, op.Operands()[1:], vt)
+	l := vector.LoadOp{Op: op}
+	vt := fe.Type(op, l.Result().Type())
+	m := fe.Mem(l.Base())
+	p := fe.vectorPtr(op, m, l.Indices(), vt)
 	ld := fe.B().NewLoad(vt, p)
-	fe.memAccessAttrs(op, &ld.Align, &ld.Metadata, vectorAlign(op, vt))
-	fe.Set(op.Result(0), ld)
+	fe.memAccessAttrs(l.Alignment(), l.Nontemporal(), &ld.Align, &ld.Metadata, vectorAlign(op, vt))
+	fe.Set(l.Result(), ld)
 }
 
 func lowerVectorStore(fe *FuncEmitter, op *ir.Operation) {
-	vt := fe.Type(op, op.Operand(0).Type())
-	v := fe.Val(op.Operand(0))
-	m := fe.Mem(op.Operand(1))
-	p := fe.vectorPtr(op, m, op.Operands()[2:], vt)
+	s := vector.StoreOp{Op: op}
+	vt := fe.Type(op, s.ValueToStore().Type())
+	v := fe.Val(s.ValueToStore())
+	m := fe.Mem(s.Base())
+	p := fe.vectorPtr(op, m, s.Indices(), vt)
 	st := fe.B().NewStore(v, p)
-	fe.memAccessAttrs(op, &st.Align, &st.Metadata, vectorAlign(op, vt))
+	fe.memAccessAttrs(s.Alignment(), s.Nontemporal(), &st.Align, &st.Metadata, vectorAlign(op, vt))
 }
 
 // lowerBroadcast: a scalar is inserted into lane 0 and splat with a
 // zero-mask shufflevector; a one-element vector is splat the same way; a
 // vector of the result type is the result itself.
 func lowerBroadcast(fe *FuncEmitter, op *ir.Operation) {
-	rt := fe.Type(op, op.Result(0).Type())
+	b := vector.BroadcastOp{Op: op}
+	rt := fe.Type(op, b.Vector().Type())
 	vt, ok := rt.(*types.VectorType)
 	if !ok {
-		Fail(op, "vector.broadcast to '%s' cannot be lowered", op.Result(0).Type())
+		Fail(op, "vector.broadcast to '%s' cannot be lowered", b.Vector().Type())
 	}
-	src := fe.Val(op.Operand(0))
+	src := fe.Val(b.Source())
 	st := src.Type()
 	if st.Equal(rt) {
-		fe.Set(op.Result(0), src)
+		fe.Set(b.Vector(), src)
 		return
 	}
 	if sv, ok := st.(*types.VectorType); ok {
 		if sv.Len != 1 {
-			Fail(op, "vector.broadcast from '%s' to '%s' cannot be lowered", op.Operand(0).Type(), op.Result(0).Type())
+			Fail(op, "vector.broadcast from '%s' to '%s' cannot be lowered", b.Source().Type(), b.Vector().Type())
 		}
 	} else {
 		src = fe.B().NewInsertElement(constant.NewUndef(vt), src, I32(0))
@@ -115,5 +119,5 @@ func lowerBroadcast(fe *FuncEmitter, op *ir.Operation) {
 		mask[i] = I32(0)
 	}
 	sh := fe.B().NewShuffleVector(src, constant.NewUndef(src.Type()), constant.NewVector(types.NewVector(vt.Len, types.I32), mask...))
-	fe.Set(op.Result(0), sh)
+	fe.Set(b.Vector(), sh)
 }
