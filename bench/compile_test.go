@@ -15,9 +15,6 @@ import (
 	"github.com/tmac-dev/tmac/passes"
 )
 
-// defaultPipeline is the pipeline `tmac compile` runs by default.
-const defaultPipeline = driver.DefaultPipeline
-
 func example(tb testing.TB, name string) string {
 	tb.Helper()
 	_, self, _, _ := runtime.Caller(0)
@@ -36,7 +33,7 @@ func frontEnd(tb testing.TB, file, text string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	steps, err := passes.ParsePipeline(defaultPipeline)
+	steps, err := passes.ParsePipeline(driver.DefaultPipeline)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -70,6 +70,12 @@ type Info struct {
 	Options     []Option
 	// New builds the pass with the given option values (defaults filled in).
 	New func(opts Options) (Pass, error)
+	// Needs lists the passes that must run before this one (needs.go).
+	Needs []Need
+	// Rewrites, for a pass others need, reports whether op is one it
+	// rewrites away: an op of its input form that the passes needing it
+	// do not accept.
+	Rewrites func(op *ir.Operation) bool
 }
 
 // Options are a pass's option values by name.
@@ -171,8 +177,15 @@ type Instrumentation struct {
 	After  func(step *Step, op *ir.Operation)
 }
 
-// RunPipeline runs steps on op, verifying the IR after each pass.
+// RunPipeline runs steps on op, verifying the IR after each pass. Before
+// a pass runs, its needs that no earlier step met are checked on the IR
+// (needs.go).
 func RunPipeline(op *ir.Operation, steps []*Step, ctx *Context, instr *Instrumentation) error {
+	return runSteps(op, steps, ctx, instr, map[string]bool{})
+}
+
+// runSteps runs steps on op; ran holds the passes run so far.
+func runSteps(op *ir.Operation, steps []*Step, ctx *Context, instr *Instrumentation, ran map[string]bool) error {
 	for _, s := range steps {
 		if s.Anchor != "" {
 			var anchors []*ir.Operation
@@ -187,12 +200,18 @@ func RunPipeline(op *ir.Operation, steps []*Step, ctx *Context, instr *Instrumen
 				anchors = []*ir.Operation{op}
 			}
 			for _, a := range anchors {
-				if err := RunPipeline(a, s.Nested, ctx, instr); err != nil {
+				if err := runSteps(a, s.Nested, ctx, instr, ran); err != nil {
 					return err
 				}
 			}
 			continue
 		}
+		if info := Lookup(s.PassName); info != nil {
+			if err := checkNeeds(op, info, ran); err != nil {
+				return err
+			}
+		}
+		ran[s.PassName] = true
 		if instr != nil && instr.Before != nil {
 			instr.Before(s, op)
 		}

@@ -43,8 +43,9 @@ var pipelineParser = participle.MustBuild[pipelineAST](
 	participle.Unquote("String"),
 )
 
-// ParsePipeline parses a textual pipeline into steps. A top-level
-// builtin.module(...) wrapper is accepted and removed.
+// ParsePipeline parses a textual pipeline into steps and checks their
+// order (CheckOrder). A top-level builtin.module(...) wrapper is accepted
+// and removed.
 func ParsePipeline(text string) ([]*Step, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
@@ -61,7 +62,14 @@ func ParsePipeline(text string) ([]*Step, error) {
 		}
 		elems = elems[0].Nested.Elems
 	}
-	return buildSteps(elems)
+	steps, err := buildSteps(elems)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckOrder(steps); err != nil {
+		return nil, err
+	}
+	return steps, nil
 }
 
 func buildSteps(elems []*elemAST) ([]*Step, error) {

@@ -27,7 +27,7 @@ type compileFlags struct {
 }
 
 // defaultPipeline is what `tmac compile` runs before code generation.
-const defaultPipeline = driver.DefaultPipeline
+var defaultPipeline = driver.DefaultPipeline
 
 func newCompileCmd() *cobra.Command {
 	f := &compileFlags{}
@@ -35,7 +35,7 @@ func newCompileCmd() *cobra.Command {
 		Use:   "compile FILE",
 		Short: "Compile a tile program to PTX (or LLVM IR, or the IR after passes)",
 		Long: `compile parses and verifies FILE, runs the compilation pipeline
-(` + defaultPipeline + ` by default), lowers every kernel to LLVM IR
+(below; --pass-pipeline replaces it), lowers every kernel to LLVM IR
 and runs llc (LLVM 22 NVPTX) to produce PTX for sm_90a.
 
 --emit selects the output: mlir (IR after the passes), llvm (LLVM IR),
@@ -43,7 +43,11 @@ ptx (default) or bundle (a .tmab file: a tar of module.tma, kernels.ptx,
 kernels.ll and manifest.json with each kernel's parameter layout, which
 tmac run loads on a machine without llc). The output goes to -o, or next
 to FILE with the matching extension; nothing is written if compilation
-fails.`,
+fails.
+
+The default pipeline, pass by pass:
+
+` + driver.DefaultPipelineTable("  "),
 		Example: `  tmac compile saxpy.tma                 # writes saxpy.ptx
   tmac compile saxpy.tma --emit=llvm -o -
   tmac compile saxpy.tma --emit=bundle      # writes saxpy.tmab

@@ -23,11 +23,11 @@ func newExplainCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain FILE",
 		Short: "Print the pipeline schedule tmac chose for each kernel (timeline, shared memory, mbarriers)",
-		Long: `explain parses and verifies FILE, runs the passes of tmac compile
-(` + defaultPipeline + `)
-and prints, for each kernel, what they decided: the launch, the schedule
-(pipelined, warp-specialised cooperative or ping-pong, persistent) and its
-stage count; a timeline of the main loop — the prologue, the first
+		Long: `explain parses and verifies FILE, runs the default pipeline of
+tmac compile (tmac compile --help lists it) and prints, for each kernel,
+what the passes decided: the launch, the schedule (pipelined,
+warp-specialised cooperative or ping-pong, persistent) and its stage
+count; a timeline of the main loop — the prologue, the first
 iterations and the drain: which slot each iteration waits for (and the
 mbarrier parity), which slot it releases, which TMA loads it issues and
 which are in flight; the tiles and their rings; the shared-memory map

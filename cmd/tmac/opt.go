@@ -133,6 +133,9 @@ func buildSteps(f *optFlags) ([]*passes.Step, error) {
 		}
 		steps = append(steps, &passes.Step{PassName: pf.name, Pass: p})
 	}
+	if err := passes.CheckOrder(steps); err != nil {
+		return nil, err
+	}
 	return steps, nil
 }
 

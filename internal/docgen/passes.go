@@ -34,15 +34,59 @@ func passPages(files map[string]string) error {
 	idx.WriteString("# Passes\n\n")
 	idx.WriteString("The passes tmac registers. Run one with `tmac opt FILE --NAME` (options as\n" +
 		"`--NAME=\"key=value ...\"`) or in a textual pipeline, `tmac opt FILE --pass-pipeline='builtin.module(NAME{key=value})'`.\n" +
-		"`tmac compile` runs a pipeline of them (`tmac compile --help` shows it). Each page's example is\n" +
+		"`tmac compile` runs [the default pipeline](#the-default-pipeline). Each page's example is\n" +
 		"produced by running the pass when the pages are generated.\n\n")
 	idx.WriteString("| Pass | Summary |\n|---|---|\n")
 	for _, info := range passes.All() {
 		fmt.Fprintf(&idx, "| [`%s`](%s.md) | %s |\n", info.Name, info.Name, cell(info.Summary))
 		files["passes/"+info.Name+".md"] = passPage(info, exs[info.Name])
 	}
+	idx.WriteString("\n## Order\n\n" +
+		"A pass lists the passes it needs before it (each page's *Prerequisites*). A pipeline that runs a\n" +
+		"needed pass only after the pass needing it is rejected when it is built (`--pass-pipeline`, the\n" +
+		"pass flags of `tmac opt`). A pipeline that leaves a needed pass out fails only on input that still\n" +
+		"holds ops the needed pass rewrites, at the first such op, just before the pass needing it runs: a\n" +
+		"pass may run alone on IR already past its prerequisites (`lower-nvgpu` on hand-written `nvgpu`\n" +
+		"with explicit parities). Needs marked *order only* never look at the IR.\n")
+	idx.WriteString("\n## The default pipeline\n\n" +
+		"What `tmac compile` (and `tmac run`, `tmac tune`, `tmac explain` on `.tma` input) runs before code generation:\n" +
+		"`" + driver.DefaultPipeline + "`.\n\n" +
+		"| # | Pass | Why there |\n|---|---|---|\n")
+	for i, st := range driver.DefaultSteps {
+		fmt.Fprintf(&idx, "| %d | [`%s`](%s.md) | %s |\n", i+1, st.Pass, st.Pass, cell(st.Reason))
+	}
 	files["passes/README.md"] = idx.String()
 	return nil
+}
+
+// prerequisites writes a pass's needs and the passes that need it.
+func prerequisites(sb *strings.Builder, info *passes.Info) {
+	sb.WriteString("## Prerequisites\n\n")
+	if len(info.Needs) == 0 {
+		sb.WriteString("None.\n")
+	} else {
+		fmt.Fprintf(sb, "Passes that must run before `%s` (see [Order](README.md#order)):\n\n", info.Name)
+		sb.WriteString("| Pass | Why | Checked |\n|---|---|---|\n")
+		for _, n := range info.Needs {
+			when := "when the input holds ops it rewrites"
+			if n.OrderOnly {
+				when = "order only"
+			}
+			fmt.Fprintf(sb, "| [`%s`](%s.md) | %s | %s |\n", n.Pass, n.Pass, cell(n.Why), when)
+		}
+	}
+	var by []string
+	for _, other := range passes.All() {
+		for _, n := range other.Needs {
+			if n.Pass == info.Name {
+				by = append(by, fmt.Sprintf("[`%s`](%s.md)", other.Name, other.Name))
+			}
+		}
+	}
+	if len(by) > 0 {
+		fmt.Fprintf(sb, "\nNeeded before: %s.\n", strings.Join(by, ", "))
+	}
+	sb.WriteString("\n")
 }
 
 func passPage(info *passes.Info, ex *passExample) string {
@@ -64,6 +108,7 @@ func passPage(info *passes.Info, ex *passExample) string {
 		}
 		sb.WriteString("\n")
 	}
+	prerequisites(&sb, info)
 	sb.WriteString("## Usage\n\n")
 	usage := fmt.Sprintf("tmac opt input.tma --%s\n", info.Name)
 	if len(info.Options) > 0 {

@@ -1,3 +1,5 @@
+// Package lowernvgpu is the lower-nvgpu pass: the nvgpu ops of kernels
+// become nvvm, llvm, arith and memref ops, after static checks.
 package lowernvgpu
 
 import (
@@ -11,7 +13,8 @@ import (
 
 // lower-nvgpu rewrites the nvgpu ops inside kernels (gpu.func) into nvvm,
 // llvm, arith and memref ops that codegen lowers to LLVM IR. The rules live
-// in one file per op family (lower_nvgpu_*.go), registered by op name.
+// in one file per op family (tma.go, mbarrier.go, wgmma.go, ...), registered
+// by op name.
 //
 // Conventions of the lowered IR:
 //   - an !nvgpu.mbarrier.group becomes shared memory
@@ -33,9 +36,15 @@ func init() {
 			"- warpgroup MMA: `nvgpu.warpgroup.generate.descriptor` becomes the 64-bit shared-memory matrix descriptor, `nvgpu.warpgroup.mma.init.accumulator` a zero `!llvm.struct`, `nvgpu.warpgroup.mma` a fence, one `nvvm.wgmma.mma_async` per 64-row slice and K step, a commit and a wait with the op's `waitGroup`, and `nvgpu.warpgroup.mma.store` and `tmac.warpgroup.mma.store` a wait for all groups and stores of each thread's fragment (converted to f16 / bf16 for the latter);\n" +
 			"- `nvgpu.rcp` and the cp.async ops (`device_async_copy` and its groups) map to their nvvm forms; `nvgpu.ldmatrix`, `nvgpu.mma.sync` and `nvgpu.mma.sp.sync` are rejected (tmac does not compile their 2-D vector fragments; warpgroup MMA replaces them on sm_90a).\n" +
 			"\n" +
-			"Memrefs handed to nvvm ops become pointers through `builtin.unrealized_conversion_cast`. `tmac` tile ops left in a kernel are an error naming the pass that should have run (`tma-pipeline`, `mbarrier-phase`).",
+			"Memrefs handed to nvvm ops become pointers through `builtin.unrealized_conversion_cast`.",
 		New: func(passes.Options) (passes.Pass, error) {
 			return passes.PassFunc(runLowerNVGPU), nil
+		},
+		Needs: []passes.Need{
+			{Pass: "outline-kernels", Why: "to outline gpu.launch bodies into kernels: lower-nvgpu lowers gpu.func kernels only"},
+			{Pass: "warp-specialize", Why: "to rewrite the loops marked tmac.warp_specialize"},
+			{Pass: "tma-pipeline", Why: "to rewrite tmac.tma.load, tmac.tma.wait and tmac.tma.store"},
+			{Pass: "mbarrier-phase", Why: "to compute the parity of tmac.mbarrier.wait"},
 		},
 	})
 }
@@ -96,21 +105,6 @@ func runLowerNVGPU(top *ir.Operation, ctx *passes.Context) error {
 		return ir.Advance
 	})
 	for _, k := range kernels {
-		var left error
-		ir.Walk(k, func(op *ir.Operation) ir.WalkResult {
-			if op.Dialect() == "tmac" && nvgpuLowerings[op.Name()] == nil {
-				pass := "tma-pipeline"
-				if op.Name() == "tmac.mbarrier.wait" {
-					pass = "mbarrier-phase (it computes the wait's parity)"
-				}
-				left = op.EmitOpError("is not lowered by lower-nvgpu: run %s before it", pass)
-				return ir.Interrupt
-			}
-			return ir.Advance
-		})
-		if left != nil {
-			return left
-		}
 		rw := &NVGPURewriter{B: ir.NewBuilder(k.Loc), Replaced: map[ir.Value]ir.Value{}, Kernel: k, State: map[string]any{}}
 		for _, check := range nvgpuKernelChecks {
 			if err := check(rw); err != nil {

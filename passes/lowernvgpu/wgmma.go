@@ -28,7 +28,7 @@ import (
 //     reading accumulators of an mma in flight is undefined), then stores
 //     each thread's fragment with llvm.extractvalue + memref.store
 //     (wgmmaFragment, shared with tmac.warpgroup.mma.store, which converts
-//     to f16/bf16: lower_nvgpu_convert_store.go).
+//     to f16/bf16: convert_store.go).
 //
 // Accumulators (!nvgpu.warpgroup.accumulator<fragmented = vector<MxNxT>>)
 // become !llvm.struct values, one inner struct per 64-row slice (N/2 f32
@@ -745,7 +745,7 @@ func lowerWarpgroupMmaStore(rw *NVGPURewriter, op *ir.Operation) error {
 // wgmmaFragment is a thread's part of a lowered f32 accumulator, ready to
 // be read: newWgmmaFragment has waited for every wgmma group and computed
 // the thread's fragment origin. nvgpu.warpgroup.mma.store and
-// tmac.warpgroup.mma.store (lower_nvgpu_convert_store.go) share it.
+// tmac.warpgroup.mma.store (convert_store.go) share it.
 type wgmmaFragment struct {
 	rw         *NVGPURewriter
 	d          *ir.VectorType // the accumulator's fragmented vector type (MxNxf32)

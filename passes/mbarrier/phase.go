@@ -1,3 +1,5 @@
+// Package mbarrier is the mbarrier-phase pass: it computes the parities of
+// tmac.mbarrier.wait (parity.go) and checks the explicit ones (phase.go).
 package mbarrier
 
 import (
@@ -11,7 +13,7 @@ import (
 
 // mbarrier-phase: (a) computes the parities of the parity-less
 // tmac.mbarrier.wait ops and rewrites them into
-// nvgpu.mbarrier.try_wait.parity (mbarrier_phase_compute.go: in gpu.func
+// nvgpu.mbarrier.try_wait.parity (parity.go: in gpu.func
 // kernels and gpu.launch bodies), then (b) statically checks the explicit
 // parities of nvgpu.mbarrier.try_wait.parity in each gpu.func kernel, the
 // ones (a) produced included whenever it can evaluate them (this file).
@@ -82,6 +84,10 @@ func init() {
 				return outsideKernelWait(op)
 			}), nil
 		},
+		Needs: []passes.Need{
+			{Pass: "tma-pipeline", Why: "which writes the tmac.mbarrier.wait ops whose parities mbarrier-phase computes", OrderOnly: true},
+		},
+		Rewrites: func(op *ir.Operation) bool { return op.Name() == "tmac.mbarrier.wait" },
 	})
 }
 

@@ -1,3 +1,5 @@
+// Package outline is the outline-kernels pass: gpu.launch bodies become
+// gpu.func kernels in gpu.modules.
 package outline
 
 import (
@@ -53,6 +55,7 @@ func init() {
 		New: func(passes.Options) (passes.Pass, error) {
 			return passes.PassFunc(func(op *ir.Operation, _ *passes.Context) error { return outlineKernels(op) }), nil
 		},
+		Rewrites: func(op *ir.Operation) bool { return op.Name() == "gpu.launch" },
 	})
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/tmac-dev/tmac/passes/schedule"
 )
 
-// The recording side of tma-pipeline and warp-specialize (schedule.go):
+// The recording side of tma-pipeline and warp-specialize (passes/schedule):
 // each method does nothing when the loop is not recorded (p.rec == nil).
 
 // stageSource says where a loop's stage count comes from.

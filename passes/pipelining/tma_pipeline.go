@@ -1,3 +1,7 @@
+// Package pipelining turns tile loops into multistage TMA pipelines: the
+// tma-pipeline and warp-specialize passes, which share the construction of
+// rings, barriers and normalised loops, and the schedule record they fill
+// as they build (schedule_record.go).
 package pipelining
 
 import (
@@ -132,6 +136,10 @@ func init() {
 				return tmaPipeline(op, int64(n), int64(s), ctx.Record())
 			}), nil
 		},
+		Needs: []passes.Need{
+			{Pass: "warp-specialize", Why: "to rewrite the loops marked tmac.warp_specialize, which tma-pipeline would pipeline without warp specialization"},
+		},
+		Rewrites: isTileOp,
 	})
 }
 

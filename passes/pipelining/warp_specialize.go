@@ -127,17 +127,23 @@ func init() {
 			}
 			return passes.PassFunc(func(op *ir.Operation, ctx *passes.Context) error { return warpSpecialize(op, ws, ctx.Record()) }), nil
 		},
+		Rewrites: isWarpSpecializeLoop,
 	})
 }
 
 type wsOptions struct{ stages, prodRegs, consRegs int }
+
+// isWarpSpecializeLoop reports whether op is a loop this pass rewrites.
+func isWarpSpecializeLoop(op *ir.Operation) bool {
+	return op.Name() == "scf.for" && op.HasAttr(tmac.WarpSpecializeAttr)
+}
 
 func warpSpecialize(top *ir.Operation, o wsOptions, sched *schedule.Schedule) error {
 	for _, k := range tmaKernels(top) {
 		k.sched = sched
 		var loops []*ir.Operation
 		ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
-			if op.Name() == "scf.for" && op.HasAttr(tmac.WarpSpecializeAttr) {
+			if isWarpSpecializeLoop(op) {
 				loops = append(loops, op)
 			}
 			return ir.Advance

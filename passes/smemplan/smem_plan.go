@@ -1,3 +1,5 @@
+// Package smemplan is the smem-plan pass: a kernel's shared-memory buffers
+// placed in its dynamic shared memory.
 package smemplan
 
 import (
@@ -86,6 +88,10 @@ func init() {
 			"The launches of the kernel get `dynamic_shared_memory_size` (the maximum of the plan and any existing size). A kernel needing more than 227 KB per block is rejected, with a note per buffer.",
 		New: func(passes.Options) (passes.Pass, error) {
 			return passes.PassFunc(func(op *ir.Operation, ctx *passes.Context) error { return smemPlan(op, ctx.Record()) }), nil
+		},
+		Needs: []passes.Need{
+			{Pass: "warp-specialize", Why: "which turns tiles into rings of buffers for smem-plan to place", OrderOnly: true},
+			{Pass: "tma-pipeline", Why: "which turns tiles into rings of buffers for smem-plan to place", OrderOnly: true},
 		},
 	})
 }
@@ -692,7 +698,7 @@ func setDynamicSMem(l *ir.Operation, size int64) {
 	l.SetAttr("operandSegmentSizes", ir.DenseI32Array(ns...))
 }
 
-// recordSMem records a kernel's plan for tmac explain (schedule.go).
+// recordSMem records a kernel's plan for tmac explain (passes/schedule).
 func recordSMem(sched *schedule.Schedule, k *smemKernel, bufs []*smemBuffer, total, static, reserved int64, handPlaced bool, nops int) {
 	ks := sched.KernelFor(k.op)
 	if ks == nil {

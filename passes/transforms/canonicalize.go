@@ -1,3 +1,5 @@
+// Package transforms holds the generic cleanup passes, canonicalize and
+// cse.
 package transforms
 
 import (
