@@ -25,6 +25,9 @@ type Device struct {
 	kernels map[string]*kernel
 	// Workers is the number of blocks run at a time (default GOMAXPROCS).
 	Workers int
+	// Observe, when set, receives the run's synchronisation and
+	// shared-memory events (observe.go).
+	Observe func(*Event)
 }
 
 var _ plan.Device = (*Device)(nil)
@@ -101,7 +104,7 @@ func (d *Device) EncodeTensorMap(td *cuda.TiledDesc) ([]byte, error) {
 		return nil, fmt.Errorf("tensor map: interleaved layouts are not emulated")
 	}
 	d.mu.Lock()
-	d.maps = append(d.maps, &tensorMap{d: c, esize: td.DataType.Size()})
+	d.maps = append(d.maps, &tensorMap{d: c, esize: td.DataType.Size(), index: len(d.maps)})
 	idx := len(d.maps)
 	d.mu.Unlock()
 	b := make([]byte, 128)
@@ -286,6 +289,9 @@ func (d *Device) runCluster(k *kernel, l *plan.Launch, args []any, cid, cl [3]in
 		bdim:  [3]int64{int64(l.Block[0]), int64(l.Block[1]), int64(l.Block[2])},
 		rng:   rand.New(rand.NewSource(int64(h.Sum64()))),
 		yield: make(chan struct{}),
+
+		kernel:       l.Kernel,
+		clusterIndex: cid[0] + l.Grid[0]/cl[0]*(cid[1]+l.Grid[1]/cl[1]*cid[2]),
 	}
 	n := l.Block[0] * l.Block[1] * l.Block[2]
 	for r := 0; r < cl[0]*cl[1]*cl[2]; r++ {

@@ -324,6 +324,9 @@ func (t *thread) readShared(op *ir.Operation, space int, a uint64, n int) {
 	if space != spaceShared {
 		return
 	}
+	if t.b.observing() {
+		t.b.emit(t, nil, &Event{Kind: SharedRead, Op: op, Mem: []Span{{a, a + uint64(n)}}})
+	}
 	for _, c := range t.b.inflight {
 		if c.load && c.dst == t.c && a < c.hi && c.lo < a+uint64(n) {
 			t.fail(&Error{Op: op, Msg: fmt.Sprintf("race: thread %d reads shared bytes [%d, %d) that a TMA load in flight is still writing (missing a wait on the load's mbarrier?)", t.linear, a, a+uint64(n)),
@@ -335,6 +338,9 @@ func (t *thread) readShared(op *ir.Operation, space int, a uint64, n int) {
 func (t *thread) writeShared(op *ir.Operation, space int, a uint64, n int) {
 	if space != spaceShared {
 		return
+	}
+	if t.b.observing() {
+		t.b.emit(t, nil, &Event{Kind: SharedWrite, Op: op, Mem: []Span{{a, a + uint64(n)}}})
 	}
 	for _, c := range t.b.inflight {
 		if c.dst == t.c && a < c.hi && c.lo < a+uint64(n) {

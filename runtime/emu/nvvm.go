@@ -176,17 +176,20 @@ func (t *thread) barrierAt(op *ir.Operation, id int64, n int, arriveOnly bool) {
 	}
 	nb.arrived++
 	gen := nb.gen
+	if t.b.observing() {
+		t.b.emit(t, nil, &Event{Kind: Barrier, Op: op, ID: id, Count: int64(nb.expected), Gen: gen, Arrive: arriveOnly})
+	}
 	if nb.arrived >= nb.expected {
 		nb.arrived = 0
 		nb.gen++
-		return
+	} else if !arriveOnly {
+		t.block(op, func() bool { return nb.gen != gen }, func() string {
+			return fmt.Sprintf("barrier %d: %d of %d threads arrived", id, nb.arrived, nb.expected)
+		})
 	}
-	if arriveOnly {
-		return
+	if !arriveOnly && t.b.observing() {
+		t.b.emit(t, nil, &Event{Kind: BarrierPass, Op: op, ID: id, Gen: gen})
 	}
-	t.block(op, func() bool { return nb.gen != gen }, func() string {
-		return fmt.Sprintf("barrier %d: %d of %d threads arrived", id, nb.arrived, nb.expected)
-	})
 }
 
 // threadExited: an exited thread counts as arrived at the block barrier
@@ -225,6 +228,7 @@ func init() {
 // ------------------------------------------------------------ mbarriers
 
 type mbarrier struct {
+	cta     *cta // the block it lives in
 	addr    uint64
 	count   int64 // arrivals per phase
 	pending int64 // arrivals still expected in the current phase
@@ -244,13 +248,15 @@ func (m *mbarrier) String() string {
 		m.addr, m.phase, m.phase&1, m.pending, m.count, m.tx)
 }
 
-// see records that a wait saw the latest completed phase of parity p.
-func (m *mbarrier) see(p int64) {
+// see records that a wait saw the latest completed phase of parity p,
+// and returns that phase (-1 for parity 1 on a fresh barrier).
+func (m *mbarrier) see(p int64) int64 {
 	last := m.phase - 1
 	if last&1 != p {
 		last--
 	}
 	m.observed = max(m.observed, last)
+	return last
 }
 
 // complete ends the phase when nothing is pending.
@@ -292,12 +298,21 @@ func (t *thread) predicate(in *instr, name string) bool {
 	return true
 }
 
-func (t *thread) arrive(op *ir.Operation, m *mbarrier, count int64) {
+// arrive makes count arrivals on m, announcing tx transaction bytes first.
+func (t *thread) arrive(op *ir.Operation, m *mbarrier, count, tx int64) {
+	before := m.phase
+	if t.b.observing() {
+		t.b.emit(t, m.cta, &Event{Kind: MBarrierArrive, Op: op, Barrier: m.addr, Count: count, Tx: tx, Phase: before})
+	}
+	m.tx += tx
 	m.pending -= count
 	if m.pending < 0 {
 		t.failf(op, "more arrivals than the mbarrier's count %d in one phase: %v", m.count, m)
 	}
 	m.complete()
+	if t.b.observing() {
+		t.b.observePhases(t, op, m, before)
+	}
 }
 
 func init() {
@@ -313,8 +328,11 @@ func init() {
 			t.failf(in.op, "mbarrier at shared offset %d is misaligned or out of bounds", p.addr)
 		}
 		n := t.int(in, 1)
-		t.c.bars[p.addr] = &mbarrier{addr: p.addr, count: n, pending: n, initAt: in.op, lastLoadPhase: -1, observed: -1}
+		t.c.bars[p.addr] = &mbarrier{cta: t.c, addr: p.addr, count: n, pending: n, initAt: in.op, lastLoadPhase: -1, observed: -1}
 		delete(t.c.invalidated, p.addr)
+		if t.b.observing() {
+			t.b.emit(t, nil, &Event{Kind: MBarrierInit, Op: in.op, Barrier: p.addr, Count: n})
+		}
 	}, "nvvm.mbarrier.init")
 	register(func(t *thread, in *instr) {
 		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
@@ -334,6 +352,9 @@ func init() {
 			t.failf(in.op, "mbarrier.arrive.nocomplete completes the phase (undefined on the GPU): %v", m)
 		}
 		state := m.phase
+		if t.b.observing() {
+			t.b.emit(t, m.cta, &Event{Kind: MBarrierArrive, Op: in.op, Barrier: m.addr, Count: count, Phase: state})
+		}
 		m.pending -= count
 		if m.pending < 0 {
 			t.failf(in.op, "more arrivals than the mbarrier's count %d in one phase: %v", m.count, m)
@@ -356,10 +377,14 @@ func init() {
 		}
 		r := done()
 		if r {
+			seen, parity := v, int64(-1)
 			if ir.BitWidth(in.op.Operand(1).Type()) == 64 {
 				m.observed = max(m.observed, v)
 			} else {
-				m.see(v & 1)
+				seen, parity = m.see(v&1), v&1
+			}
+			if t.b.observing() {
+				t.b.emit(t, m.cta, &Event{Kind: MBarrierWait, Op: in.op, Barrier: m.addr, Parity: parity, Phase: seen})
 			}
 		}
 		if !r {
@@ -377,7 +402,7 @@ func init() {
 			count = t.vals[t.b.k.ids[v]].(int64)
 		}
 		state := m.phase
-		t.arrive(in.op, m, count)
+		t.arrive(in.op, m, count, 0)
 		if len(in.out) > 0 {
 			t.set(in, 0, state)
 		}
@@ -388,8 +413,7 @@ func init() {
 		}
 		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
 		state := m.phase
-		m.tx += t.int(in, 1)
-		t.arrive(in.op, m, 1)
+		t.arrive(in.op, m, 1, t.int(in, 1))
 		if len(in.out) > 0 {
 			t.set(in, 0, state)
 		}
@@ -402,7 +426,10 @@ func init() {
 		t.block(in.op, func() bool { return m.phase&1 != parity }, func() string {
 			return fmt.Sprintf("waits for parity %d of the %v", parity, m)
 		})
-		m.see(parity)
+		seen := m.see(parity)
+		if t.b.observing() {
+			t.b.emit(t, m.cta, &Event{Kind: MBarrierWait, Op: in.op, Barrier: m.addr, Parity: parity, Phase: seen})
+		}
 	}, "nvvm.mbarrier.try_wait.parity")
 }
 
@@ -436,6 +463,9 @@ func init() {
 	}, "nvvm.mapa")
 	register(func(t *thread, in *instr) {
 		t.clusterGen = t.b.cluster.gen
+		if t.b.observing() {
+			t.b.emit(t, nil, &Event{Kind: ClusterArrive, Op: in.op, Gen: t.clusterGen})
+		}
 		t.b.cluster.arrived++
 		t.b.clusterRelease()
 	}, "nvvm.cluster.arrive", "nvvm.cluster.arrive.relaxed")
@@ -448,6 +478,9 @@ func init() {
 		t.block(in.op, func() bool { return b.cluster.gen != gen }, func() string {
 			return fmt.Sprintf("barrier.cluster.wait: %d of the cluster's %d live threads arrived", b.cluster.arrived, b.clusterLive())
 		})
+		if b.observing() {
+			b.emit(t, nil, &Event{Kind: ClusterWait, Op: in.op, Gen: gen})
+		}
 		t.clusterGen = -1
 	}, "nvvm.cluster.wait")
 }

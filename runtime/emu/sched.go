@@ -43,6 +43,7 @@ type thread struct {
 	// since the last commit, and the committed groups still reading.
 	uncommitted []*asyncOp
 	groups      [][]*asyncOp
+	bulkCommits int // groups committed (for the observer)
 	// Shared-memory byte ranges written since this thread's last
 	// fence.proxy.async (the async proxy may not see them yet).
 	unfenced []span
@@ -90,6 +91,9 @@ type blockRun struct {
 	cluster  clusterBarrier
 	err      *Error
 	abort    bool
+	// kernel and clusterIndex name the run for the observer.
+	kernel       string
+	clusterIndex int
 }
 
 // clusterBarrier is barrier.cluster.arrive / wait over every thread of the

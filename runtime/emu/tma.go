@@ -16,6 +16,7 @@ const tensorMapMagic = 0x746d_6163_746d_6170 // "tmactmap"
 type tensorMap struct {
 	d     cuda.TiledDesc
 	esize int
+	index int // in the order the host plan encoded the maps
 }
 
 // asyncOp is a TMA copy in flight: a load into shared memory (completing
@@ -124,6 +125,10 @@ func init() {
 		if len(t.uncommitted) > 0 {
 			t.groups = append(t.groups, t.uncommitted)
 			t.uncommitted = nil
+			t.bulkCommits++
+			if t.b.observing() {
+				t.b.emit(t, nil, &Event{Kind: BulkCommit, Op: in.op, Group: t.bulkCommits - 1})
+			}
 		}
 	}, "nvvm.cp.async.bulk.commit.group")
 	register(func(t *thread, in *instr) {
@@ -145,6 +150,9 @@ func init() {
 		t.block(in.op, func() bool { return older() == 0 }, func() string {
 			return fmt.Sprintf("waits until all but the %d most recent bulk groups are complete (%d older ones are not)", keep, older())
 		})
+		if t.b.observing() {
+			t.b.emit(t, nil, &Event{Kind: BulkWait, Op: in.op, Group: t.bulkCommits, Keep: int(keep)})
+		}
 		// Drop the retired groups.
 		i := 0
 		for i < len(t.groups) {
@@ -217,6 +225,10 @@ func runTMALoad(t *thread, in *instr) {
 		if bar == nil {
 			t.failf(op, "no mbarrier initialised at shared offset %d of block rank %d", p.addr, c.rank)
 		}
+		cp := &asyncOp{load: true, dst: c, lo: dst.addr, hi: dst.addr + n, tm: tm, coords: cs, bar: bar, op: op, thread: t}
+		if t.b.observing() {
+			t.b.observeCopy(TMALoad, cp, 0)
+		}
 		for _, x := range t.b.inflight {
 			if x.dst == c && dst.addr < x.hi && x.lo < dst.addr+n {
 				t.fail(&Error{Op: op, Msg: "race: a TMA load into shared memory another copy in flight is using", Notes: []Note{x.note()}})
@@ -226,7 +238,7 @@ func runTMALoad(t *thread, in *instr) {
 			t.fail(&Error{Op: op, Msg: "race: a TMA load into shared memory that a wgmma in flight may still read (its group not yet retired by wgmma.wait_group: the slot was released too early)",
 				Notes: []Note{note(r.op.Loc, "the wgmma reading shared bytes [%d, %d)", r.lo, r.hi)}})
 		}
-		t.b.inflight = append(t.b.inflight, &asyncOp{load: true, dst: c, lo: dst.addr, hi: dst.addr + n, tm: tm, coords: cs, bar: bar, op: op, thread: t})
+		t.b.inflight = append(t.b.inflight, cp)
 	}
 }
 
@@ -248,6 +260,10 @@ func runTMAStore(t *thread, in *instr) {
 	if src.addr+n > uint64(len(t.c.smem)) {
 		t.failf(op, "the box of %d bytes at shared offset %d is out of bounds (the block has %d bytes)", n, src.addr, len(t.c.smem))
 	}
+	c := &asyncOp{dst: t.c, lo: src.addr, hi: src.addr + n, tm: tm, coords: cs, op: op, thread: t}
+	if t.b.observing() {
+		t.b.observeCopy(TMAStore, c, 0)
+	}
 	// The async proxy sees only writes fenced since (fence.proxy.async by
 	// the writing thread, ordered before this issue).
 	for _, o := range t.c.threads {
@@ -263,7 +279,6 @@ func runTMAStore(t *thread, in *instr) {
 			t.fail(&Error{Op: op, Msg: "race: a TMA store of shared memory that a TMA load in flight is still writing", Notes: []Note{x.note()}})
 		}
 	}
-	c := &asyncOp{dst: t.c, lo: src.addr, hi: src.addr + n, tm: tm, coords: cs, op: op, thread: t}
 	t.b.inflight = append(t.b.inflight, c)
 	t.uncommitted = append(t.uncommitted, c)
 }
@@ -342,9 +357,16 @@ func (b *blockRun) complete(c *asyncOp) *Error {
 		}
 	})
 	if err != nil || !c.load {
+		if err == nil && b.observing() {
+			b.observeCopy(TMAStoreDone, c, 0)
+		}
 		return err
 	}
 	m := c.bar
+	before := m.phase
+	if b.observing() {
+		b.observeCopy(TMALoadDone, c, before)
+	}
 	m.tx -= int64(c.hi - c.lo)
 	// Within one block a load's expect_tx precedes it, so the count never
 	// goes below zero unless expect_tx is too small; in a cluster another
@@ -357,5 +379,8 @@ func (b *blockRun) complete(c *asyncOp) *Error {
 	}
 	m.lastLoad, m.lastLoadPhase = c, m.phase
 	m.complete()
+	if b.observing() {
+		b.observePhases(nil, c.op, m, before)
+	}
 	return nil
 }

@@ -55,7 +55,12 @@ func (t *thread) warpgroupOf() (*warpgroup, int) {
 
 func init() {
 	register(func(t *thread, in *instr) {}, "nvvm.wgmma.fence.aligned")
-	register(func(t *thread, in *instr) { t.wgCommitted++ }, "nvvm.wgmma.commit.group.sync.aligned")
+	register(func(t *thread, in *instr) {
+		t.wgCommitted++
+		if t.b.observing() {
+			t.b.emit(t, nil, &Event{Kind: WGMMACommit, Op: in.op, Group: t.wgCommitted - 1})
+		}
+	}, "nvvm.wgmma.commit.group.sync.aligned")
 	register(func(t *thread, in *instr) {
 		n, _ := ir.AttrInt(in.op.Attr("group"))
 		if done := t.wgCommitted - int(n); done > t.wgRetired {
@@ -69,6 +74,9 @@ func init() {
 				}
 			}
 			wg.reads = keep
+		}
+		if t.b.observing() {
+			t.b.emit(t, nil, &Event{Kind: WGMMAWait, Op: in.op, Group: t.wgRetired, Keep: int(n)})
 		}
 	}, "nvvm.wgmma.wait.group.sync.aligned")
 	register(runWgmma, "nvvm.wgmma.mma_async")
@@ -102,8 +110,16 @@ func runWgmma(t *thread, in *instr) {
 	wg.arrived++
 	gen := wg.gen
 	if wg.arrived == 128 {
+		reads := len(wg.reads)
 		if err := t.b.mma(t.c, wg, op, t.wgCommitted); err != nil {
 			t.fail(err)
+		}
+		if t.b.observing() {
+			e := &Event{Kind: WGMMA, Op: op, Group: t.wgCommitted, Warpgroup: t.linear / 128}
+			for _, r := range wg.reads[reads:] {
+				e.Mem = append(e.Mem, Span{r.lo, r.hi})
+			}
+			t.b.emit(t, nil, e)
 		}
 		wg.arrived = 0
 		wg.gen++
