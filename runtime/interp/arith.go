@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 )
@@ -14,7 +15,7 @@ import (
 // others sign-extended), floats as float64 values of their type.
 
 func (fc *fcomp) arith(op *ir.Operation) (instr, error) {
-	if op.Name() == "arith.constant" {
+	if op.Name() == arith.Constant {
 		return fc.constant(op)
 	}
 	return fc.elementwise(op)
@@ -33,8 +34,8 @@ func (fc *fcomp) elementwise(op *ir.Operation) (instr, error) {
 		}
 		return nil, opErr(op, "operation not supported by the reference interpreter")
 	}
-	if k, err := kindOf(op.Result(0).Type()); err == nil && k == kMem && op.Name() == "arith.select" {
-		return fc.selectMemref(op), nil
+	if k, err := kindOf(op.Result(0).Type()); err == nil && k == kMem && op.Name() == arith.Select {
+		return fc.selectMemref(arith.SelectOp{Op: op}), nil
 	}
 	var kinds [4]kind // the operands', then the result's
 	var slots [4]int32
@@ -117,10 +118,11 @@ func (fc *fcomp) elementwise(op *ir.Operation) (instr, error) {
 	}, nil
 }
 
-func (fc *fcomp) selectMemref(op *ir.Operation) instr {
-	c := fc.sl(op, op.Operand(0))
-	a, b := fc.sl(op, op.Operand(1)), fc.sl(op, op.Operand(2))
-	d := fc.sl(op, op.Result(0))
+func (fc *fcomp) selectMemref(s arith.SelectOp) instr {
+	op := s.Op
+	c := fc.sl(op, s.Condition())
+	a, b := fc.sl(op, s.TrueValue()), fc.sl(op, s.FalseValue())
+	d := fc.sl(op, s.Result())
 	return func(fr *frame) {
 		if fr.i[c] != 0 {
 			fr.m[d] = fr.m[a]
@@ -131,12 +133,13 @@ func (fc *fcomp) selectMemref(op *ir.Operation) instr {
 }
 
 func (fc *fcomp) constant(op *ir.Operation) (instr, error) {
-	v := op.Result(0)
+	c := arith.ConstantOp{Op: op}
+	v := c.Result()
 	s, err := fc.slotOf(v)
 	if err != nil {
 		return nil, opErr(op, "%v", err)
 	}
-	switch a := op.Attr("value").(type) {
+	switch a := c.Value().(type) {
 	case *ir.IntegerAttr:
 		if s.k != kInt {
 			break
@@ -150,5 +153,5 @@ func (fc *fcomp) constant(op *ir.Operation) (instr, error) {
 		fc.constF[s.i] = ir.RoundToFloatKind(a.Value, v.Type().(*ir.FloatType).Kind)
 		return nil, nil
 	}
-	return nil, opErr(op, "constant %s is not supported by the reference interpreter", op.Attr("value"))
+	return nil, opErr(op, "constant %s is not supported by the reference interpreter", c.Value())
 }

@@ -3,6 +3,9 @@ package interp
 import (
 	"fmt"
 
+	cfdialect "github.com/tmac-dev/tmac/dialects/cf"
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 )
@@ -25,7 +28,8 @@ func (p *Program) compileFunc(op *ir.Operation) (*cfunc, error) {
 		return cf, nil
 	}
 	name := op.SymbolName()
-	ft, _ := op.Attr("function_type").(*ir.TypeAttr)
+	fn := funcdialect.FuncOp{Op: op}
+	ft, _ := fn.FunctionType().(*ir.TypeAttr)
 	if ft == nil {
 		return nil, opErr(op, "function @%s has no function_type", name)
 	}
@@ -33,13 +37,13 @@ func (p *Program) compileFunc(op *ir.Operation) (*cfunc, error) {
 	if !ok {
 		return nil, opErr(op, "function @%s has no function type", name)
 	}
-	if op.NumRegions() == 0 || op.Region(0).Empty() {
+	if op.NumRegions() == 0 || fn.Body().Empty() {
 		return nil, opErr(op, "function @%s is a declaration, it has no body to interpret", name)
 	}
 	cf := &cfunc{op: op, name: name, argTypes: fty.Inputs, resTypes: fty.Results}
 	p.funcs[op] = cf
 	fc := &fcomp{p: p, cf: cf, slots: map[ir.Value]slot{}, constI: map[int32]int64{}, constF: map[int32]float64{}}
-	entry := op.Region(0).Entry()
+	entry := fn.Body().Entry()
 	for _, a := range entry.Args() {
 		s, err := fc.slotOf(a)
 		if err != nil {
@@ -56,11 +60,12 @@ func (p *Program) compileFunc(op *ir.Operation) (*cfunc, error) {
 		}
 		cf.results = append(cf.results, fc.newSlot(k))
 	}
-	body, err := fc.region(op.Region(0), func(t *ir.Operation) (instr, error) {
-		if t.Name() != "func.return" {
+	body, err := fc.region(fn.Body(), func(t *ir.Operation) (instr, error) {
+		ret, ok := funcdialect.AsReturn(t)
+		if !ok {
 			return nil, opErr(t, "unexpected terminator in a function body")
 		}
-		return fc.moves(t.Operands(), cf.results)
+		return fc.moves(ret.Operands(), cf.results)
 	})
 	if err != nil {
 		delete(p.funcs, op)
@@ -208,9 +213,9 @@ func (fc *fcomp) blockArgSlots(op *ir.Operation, b *ir.Block) []slot {
 func (fc *fcomp) branch(op *ir.Operation, index map[*ir.Block]int, exit func(*ir.Operation) (instr, error)) (t func(fr *frame) int, err error) {
 	defer fc.catch(&err)
 	switch op.Name() {
-	case "cf.br":
+	case cfdialect.Br:
 		dst := op.Successors()[0]
-		mv, err := fc.moves(op.Operands(), fc.blockArgSlots(op, dst))
+		mv, err := fc.moves(cfdialect.BrOp{Op: op}.DestOperands(), fc.blockArgSlots(op, dst))
 		if err != nil {
 			return nil, err
 		}
@@ -219,14 +224,15 @@ func (fc *fcomp) branch(op *ir.Operation, index map[*ir.Block]int, exit func(*ir
 			return func(*frame) int { return n }, nil
 		}
 		return func(fr *frame) int { mv(fr); return n }, nil
-	case "cf.cond_br":
-		c := fc.sl(op, op.Operand(0))
+	case cfdialect.CondBr:
+		br := cfdialect.CondBrOp{Op: op}
+		c := fc.sl(op, br.Condition())
 		tb, fb := op.Successors()[0], op.Successors()[1]
-		tm, err := fc.moves(op.OperandGroup("trueDestOperands"), fc.blockArgSlots(op, tb))
+		tm, err := fc.moves(br.TrueDestOperands(), fc.blockArgSlots(op, tb))
 		if err != nil {
 			return nil, err
 		}
-		fm, err := fc.moves(op.OperandGroup("falseDestOperands"), fc.blockArgSlots(op, fb))
+		fm, err := fc.moves(br.FalseDestOperands(), fc.blockArgSlots(op, fb))
 		if err != nil {
 			return nil, err
 		}
@@ -376,17 +382,21 @@ func (fc *fcomp) compileOp(op *ir.Operation) (in instr, err error) {
 		return fc.memref(op)
 	}
 	switch name {
-	case "scf.for":
-		return fc.scfFor(op)
-	case "scf.if":
-		return fc.scfIf(op)
-	case "scf.while":
-		return fc.scfWhile(op)
-	case "func.call":
-		return fc.call(op)
-	case "cf.assert":
-		c := fc.sl(op, op.Operand(0))
-		msg := op.StrAttrOf("msg")
+	case scf.For:
+		return fc.scfFor(scf.ForOp{Op: op})
+	case scf.If:
+		return fc.scfIf(scf.IfOp{Op: op})
+	case scf.While:
+		return fc.scfWhile(scf.WhileOp{Op: op})
+	case funcdialect.Call:
+		return fc.call(funcdialect.CallOp{Op: op})
+	case cfdialect.Assert:
+		a := cfdialect.AssertOp{Op: op}
+		c := fc.sl(op, a.Arg())
+		msg := ""
+		if s, ok := a.Msg().(*ir.StringAttr); ok {
+			msg = s.Value
+		}
 		return func(fr *frame) {
 			if fr.i[c] == 0 {
 				fail(op, "assertion failed: %s", msg)
@@ -399,13 +409,14 @@ func (fc *fcomp) compileOp(op *ir.Operation) (in instr, err error) {
 	return nil, opErr(op, "operation not supported by the reference interpreter")
 }
 
-func (fc *fcomp) call(op *ir.Operation) (instr, error) {
-	ref, _ := op.Attr("callee").(*ir.SymbolRefAttr)
+func (fc *fcomp) call(c funcdialect.CallOp) (instr, error) {
+	op := c.Op
+	ref, _ := c.Callee().(*ir.SymbolRefAttr)
 	if ref == nil {
 		return nil, opErr(op, "no callee")
 	}
 	target := ir.LookupSymbol(fc.p.module, ref.Leaf())
-	if target == nil || target.Name() != "func.func" {
+	if target == nil || target.Name() != funcdialect.Func {
 		return nil, opErr(op, "callee @%s is not a func.func of the module", ref.Leaf())
 	}
 	callee, err := fc.p.compileFunc(target)
@@ -413,14 +424,14 @@ func (fc *fcomp) call(op *ir.Operation) (instr, error) {
 		return nil, err
 	}
 	var args, res []slot
-	for _, v := range op.Operands() {
+	for _, v := range c.Operands() {
 		s, err := fc.slotOf(v)
 		if err != nil {
 			return nil, opErr(op, "%v", err)
 		}
 		args = append(args, s)
 	}
-	for _, v := range op.Results() {
+	for _, v := range c.Results() {
 		s, err := fc.slotOf(v)
 		if err != nil {
 			return nil, opErr(op, "%v", err)
@@ -458,10 +469,11 @@ func (fc *fcomp) call(op *ir.Operation) (instr, error) {
 
 func (fc *fcomp) yieldTo(dsts []slot) func(*ir.Operation) (instr, error) {
 	return func(t *ir.Operation) (instr, error) {
-		if t.Name() != "scf.yield" {
+		y, ok := scf.AsYield(t)
+		if !ok {
 			return nil, opErr(t, "unexpected terminator")
 		}
-		return fc.moves(t.Operands(), dsts)
+		return fc.moves(y.Results(), dsts)
 	}
 }
 
@@ -474,16 +486,17 @@ func (fc *fcomp) resultSlots(op *ir.Operation) []slot {
 	return ss
 }
 
-func (fc *fcomp) scfIf(op *ir.Operation) (instr, error) {
-	c := fc.sl(op, op.Operand(0))
+func (fc *fcomp) scfIf(s scf.IfOp) (instr, error) {
+	op := s.Op
+	c := fc.sl(op, s.Condition())
 	res := fc.resultSlots(op)
-	then, err := fc.region(op.Region(0), fc.yieldTo(res))
+	then, err := fc.region(s.ThenRegion(), fc.yieldTo(res))
 	if err != nil {
 		return nil, err
 	}
 	var els []instr
-	if op.NumRegions() > 1 && !op.Region(1).Empty() {
-		if els, err = fc.region(op.Region(1), fc.yieldTo(res)); err != nil {
+	if op.NumRegions() > 1 && !s.ElseRegion().Empty() {
+		if els, err = fc.region(s.ElseRegion(), fc.yieldTo(res)); err != nil {
 			return nil, err
 		}
 	}
@@ -496,24 +509,26 @@ func (fc *fcomp) scfIf(op *ir.Operation) (instr, error) {
 	}, nil
 }
 
-func (fc *fcomp) scfWhile(op *ir.Operation) (instr, error) {
-	before, after := op.Region(0).Entry(), op.Region(1).Entry()
+func (fc *fcomp) scfWhile(w scf.WhileOp) (instr, error) {
+	op := w.Op
+	before, after := w.Before().Entry(), w.After().Entry()
 	bargs := fc.blockArgSlots(op, before)
 	aargs := fc.blockArgSlots(op, after)
 	res := fc.resultSlots(op)
-	init, err := fc.moves(op.Operands(), bargs)
+	init, err := fc.moves(w.Inits(), bargs)
 	if err != nil {
 		return nil, err
 	}
 	cond := fc.newSlot(kInt).i
 	fc.loopDepth++
 	defer func() { fc.loopDepth-- }()
-	bbody, err := fc.region(op.Region(0), func(t *ir.Operation) (instr, error) {
-		if t.Name() != "scf.condition" {
+	bbody, err := fc.region(w.Before(), func(t *ir.Operation) (instr, error) {
+		term, ok := scf.AsCondition(t)
+		if !ok {
 			return nil, opErr(t, "unexpected terminator")
 		}
-		c := fc.sl(t, t.Operand(0))
-		mv, err := fc.moves(t.Operands()[1:], aargs)
+		c := fc.sl(t, term.Condition())
+		mv, err := fc.moves(term.Args(), aargs)
 		if err != nil {
 			return nil, err
 		}
@@ -527,7 +542,7 @@ func (fc *fcomp) scfWhile(op *ir.Operation) (instr, error) {
 	if err != nil {
 		return nil, err
 	}
-	abody, err := fc.region(op.Region(1), fc.yieldTo(bargs))
+	abody, err := fc.region(w.After(), fc.yieldTo(bargs))
 	if err != nil {
 		return nil, err
 	}
@@ -556,15 +571,16 @@ func (fc *fcomp) scfWhile(op *ir.Operation) (instr, error) {
 	}, nil
 }
 
-func (fc *fcomp) scfFor(op *ir.Operation) (instr, error) {
-	body := op.Region(0).Entry()
-	lb, ub, st := fc.sl(op, op.Operand(0)), fc.sl(op, op.Operand(1)), fc.sl(op, op.Operand(2))
+func (fc *fcomp) scfFor(f scf.ForOp) (instr, error) {
+	op := f.Op
+	body := f.Region().Entry()
+	lb, ub, st := fc.sl(op, f.LowerBound()), fc.sl(op, f.UpperBound()), fc.sl(op, f.Step())
 	iv := fc.sl(op, body.Arg(0))
 	w := intWidth(body.Arg(0).Type())
-	unsigned := op.HasAttr("unsignedCmp")
+	unsigned := f.UnsignedCmp() != nil
 	iters := fc.blockArgSlots(op, body)[1:]
 	res := fc.resultSlots(op)
-	init, err := fc.moves(op.Operands()[3:], iters)
+	init, err := fc.moves(f.InitArgs(), iters)
 	if err != nil {
 		return nil, err
 	}
@@ -581,7 +597,7 @@ func (fc *fcomp) scfFor(op *ir.Operation) (instr, error) {
 		parallel = ParallelSafe(op)
 	}
 	fc.loopDepth++
-	bl, err := fc.region(op.Region(0), fc.yieldTo(iters))
+	bl, err := fc.region(f.Region(), fc.yieldTo(iters))
 	fc.loopDepth--
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/runtime/buffer"
@@ -127,7 +128,7 @@ func (p *Program) function(name string) (*cfunc, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	op := ir.LookupSymbol(p.module, name)
-	if op == nil || op.Name() != "func.func" {
+	if op == nil || op.Name() != funcdialect.Func {
 		return nil, fmt.Errorf("no func.func @%s in the module", name)
 	}
 	return p.compileFunc(op)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 
+	memrefdialect "github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/runtime/buffer"
@@ -159,17 +160,18 @@ func (fc *fcomp) memref(op *ir.Operation) (instr, error) {
 		}
 	}
 	switch op.Name() {
-	case "memref.load":
-		return fc.load(op)
-	case "memref.store":
-		return fc.store(op)
-	case "memref.alloc", "memref.alloca":
+	case memrefdialect.Load:
+		return fc.load(memrefdialect.LoadOp{Op: op})
+	case memrefdialect.Store:
+		return fc.store(memrefdialect.StoreOp{Op: op})
+	case memrefdialect.Alloc, memrefdialect.Alloca:
 		return fc.alloc(op)
-	case "memref.dealloc":
+	case memrefdialect.Dealloc:
 		return nil, nil
-	case "memref.dim":
-		s, ix := fc.sl(op, op.Operand(0)), fc.sl(op, op.Operand(1))
-		d := fc.sl(op, op.Result(0))
+	case memrefdialect.Dim:
+		dim := memrefdialect.DimOp{Op: op}
+		s, ix := fc.sl(op, dim.Source()), fc.sl(op, dim.Index())
+		d := fc.sl(op, dim.Result())
 		return func(fr *frame) {
 			m, i := fr.m[s], fr.i[ix]
 			if uint64(i) >= uint64(len(m.sizes)) {
@@ -177,9 +179,16 @@ func (fc *fcomp) memref(op *ir.Operation) (instr, error) {
 			}
 			fr.i[d] = m.sizes[i]
 		}, nil
-	case "memref.cast", "memref.assume_alignment":
-		s, d := fc.sl(op, op.Operand(0)), fc.sl(op, op.Result(0))
-		mt, _ := op.Result(0).Type().(*ir.MemRefType)
+	case memrefdialect.Cast, memrefdialect.AssumeAlignment:
+		var src, res ir.Value
+		if c, ok := memrefdialect.AsCast(op); ok {
+			src, res = c.Source(), c.Dest()
+		} else {
+			a := memrefdialect.AssumeAlignmentOp{Op: op}
+			src, res = a.Memref(), a.Result()
+		}
+		s, d := fc.sl(op, src), fc.sl(op, res)
+		mt, _ := res.Type().(*ir.MemRefType)
 		if mt == nil {
 			return nil, opErr(op, "unranked memrefs are not supported by the reference interpreter")
 		}
@@ -205,21 +214,24 @@ func (fc *fcomp) memref(op *ir.Operation) (instr, error) {
 			}
 			fr.m[d] = m
 		}, nil
-	case "memref.subview", "memref.reinterpret_cast":
-		return fc.subview(op)
-	case "memref.view":
-		return fc.view(op)
-	case "memref.get_global":
-		return fc.getGlobal(op)
+	case memrefdialect.Subview:
+		return fc.subview(op, memrefdialect.SubviewOp{Op: op}, false)
+	case memrefdialect.ReinterpretCast:
+		return fc.subview(op, memrefdialect.ReinterpretCastOp{Op: op}, true)
+	case memrefdialect.View:
+		return fc.view(memrefdialect.ViewOp{Op: op})
+	case memrefdialect.GetGlobal:
+		return fc.getGlobal(memrefdialect.GetGlobalOp{Op: op})
 	}
 	return nil, opErr(op, "operation not supported by the reference interpreter")
 }
 
-func (fc *fcomp) load(op *ir.Operation) (instr, error) {
-	ms := fc.sl(op, op.Operand(0))
-	ix := fc.idxSlots(op, op.Operands()[1:])
-	d := fc.sl(op, op.Result(0))
-	et := op.Result(0).Type()
+func (fc *fcomp) load(l memrefdialect.LoadOp) (instr, error) {
+	op := l.Op
+	ms := fc.sl(op, l.Memref())
+	ix := fc.idxSlots(op, l.Indices())
+	d := fc.sl(op, l.Result())
+	et := l.Result().Type()
 	if ft, ok := et.(*ir.FloatType); ok {
 		if ft.Kind == ir.F32 && len(ix) == 2 {
 			i0, i1 := ix[0], ix[1]
@@ -269,11 +281,12 @@ func (fc *fcomp) load(op *ir.Operation) (instr, error) {
 	}, nil
 }
 
-func (fc *fcomp) store(op *ir.Operation) (instr, error) {
-	vs := fc.sl(op, op.Operand(0))
-	ms := fc.sl(op, op.Operand(1))
-	ix := fc.idxSlots(op, op.Operands()[2:])
-	et := op.Operand(0).Type()
+func (fc *fcomp) store(s memrefdialect.StoreOp) (instr, error) {
+	op := s.Op
+	vs := fc.sl(op, s.Value())
+	ms := fc.sl(op, s.Memref())
+	ix := fc.idxSlots(op, s.Indices())
+	et := s.Value().Type()
 	if ft, ok := et.(*ir.FloatType); ok {
 		if ft.Kind == ir.F32 && len(ix) == 2 {
 			i0, i1 := ix[0], ix[1]
@@ -357,26 +370,42 @@ func (fc *fcomp) alloc(op *ir.Operation) (instr, error) {
 	}, nil
 }
 
-// subview implements memref.subview (relative to the source) and
-// memref.reinterpret_cast (absolute on the source's storage).
-func (fc *fcomp) subview(op *ir.Operation) (instr, error) {
-	src := fc.sl(op, op.Operand(0))
-	d := fc.sl(op, op.Result(0))
-	rt := op.Result(0).Type().(*ir.MemRefType)
+// subviewOp is the view of memref.subview and memref.reinterpret_cast,
+// which declare the same operands, result and attributes.
+type subviewOp interface {
+	Source() ir.Value
+	Offsets() []ir.Value
+	Sizes() []ir.Value
+	Strides() []ir.Value
+	Result() ir.Value
+	StaticOffsets() ir.Attribute
+	StaticSizes() ir.Attribute
+	StaticStrides() ir.Attribute
+}
+
+// subview implements memref.subview (relative to the source) and, when
+// reinterpret, memref.reinterpret_cast (absolute on the source's storage);
+// sv views op.
+func (fc *fcomp) subview(op *ir.Operation, sv subviewOp, reinterpret bool) (instr, error) {
+	src := fc.sl(op, sv.Source())
+	d := fc.sl(op, sv.Result())
+	rt := sv.Result().Type().(*ir.MemRefType)
 	type list struct {
 		static []int64
 		dyn    []int32
 	}
-	get := func(attr, group string) list {
-		a, _ := op.Attr(attr).(*ir.DenseArrayAttr)
+	get := func(static ir.Attribute, dyn []ir.Value) list {
+		a, _ := static.(*ir.DenseArrayAttr)
 		var l list
 		if a != nil {
 			l.static = a.Ints
 		}
-		l.dyn = fc.idxSlots(op, op.OperandGroup(group))
+		l.dyn = fc.idxSlots(op, dyn)
 		return l
 	}
-	offs, sizes, strides := get("static_offsets", "offsets"), get("static_sizes", "sizes"), get("static_strides", "strides")
+	offs := get(sv.StaticOffsets(), sv.Offsets())
+	sizes := get(sv.StaticSizes(), sv.Sizes())
+	strides := get(sv.StaticStrides(), sv.Strides())
 	eval := func(fr *frame, l list) []int64 {
 		out := make([]int64, len(l.static))
 		k := 0
@@ -389,7 +418,6 @@ func (fc *fcomp) subview(op *ir.Operation) (instr, error) {
 		}
 		return out
 	}
-	reinterpret := op.Name() == "memref.reinterpret_cast"
 	// Dropped unit dimensions of a rank-reducing subview.
 	n := len(sizes.static)
 	drop := make([]bool, n)
@@ -444,12 +472,13 @@ func (fc *fcomp) subview(op *ir.Operation) (instr, error) {
 	}, nil
 }
 
-func (fc *fcomp) view(op *ir.Operation) (instr, error) {
-	src := fc.sl(op, op.Operand(0))
-	shift := fc.sl(op, op.Operand(1))
-	dyn := fc.idxSlots(op, op.Operands()[2:])
-	d := fc.sl(op, op.Result(0))
-	rt := op.Result(0).Type().(*ir.MemRefType)
+func (fc *fcomp) view(v memrefdialect.ViewOp) (instr, error) {
+	op := v.Op
+	src := fc.sl(op, v.Source())
+	shift := fc.sl(op, v.ByteShift())
+	dyn := fc.idxSlots(op, v.Sizes())
+	d := fc.sl(op, v.Result())
+	rt := v.Result().Type().(*ir.MemRefType)
 	es, err := buffer.ElemSize(rt.Elem)
 	if err != nil {
 		return nil, opErr(op, "%v", err)
@@ -479,21 +508,23 @@ func (fc *fcomp) view(op *ir.Operation) (instr, error) {
 	}, nil
 }
 
-func (fc *fcomp) getGlobal(op *ir.Operation) (instr, error) {
-	ref, _ := op.Attr("name").(*ir.SymbolRefAttr)
+func (fc *fcomp) getGlobal(gg memrefdialect.GetGlobalOp) (instr, error) {
+	op := gg.Op
+	ref, _ := gg.Name().(*ir.SymbolRefAttr)
 	if ref == nil {
 		return nil, opErr(op, "no global name")
 	}
-	g := ir.LookupSymbol(fc.p.module, ref.Leaf())
-	if g == nil || g.Name() != "memref.global" {
+	gop := ir.LookupSymbol(fc.p.module, ref.Leaf())
+	g, ok := memrefdialect.AsGlobal(gop)
+	if !ok {
 		return nil, opErr(op, "@%s is not a memref.global of the module", ref.Leaf())
 	}
-	if !g.HasAttr("constant") {
+	if g.Constant() == nil {
 		return nil, opErr(op, "global @%s is not constant; only constant globals are supported by the reference interpreter", ref.Leaf())
 	}
-	m, ok := fc.p.globals[g]
+	m, ok := fc.p.globals[gop]
 	if !ok {
-		ta, _ := g.Attr("type").(*ir.TypeAttr)
+		ta, _ := g.Type().(*ir.TypeAttr)
 		mt, _ := ta.Value.(*ir.MemRefType)
 		if mt == nil {
 			return nil, opErr(op, "global @%s has no memref type", ref.Leaf())
@@ -502,7 +533,7 @@ func (fc *fcomp) getGlobal(op *ir.Operation) (instr, error) {
 		if err != nil {
 			return nil, opErr(op, "%v", err)
 		}
-		dense, _ := g.Attr("initial_value").(*ir.DenseAttr)
+		dense, _ := g.InitialValue().(*ir.DenseAttr)
 		if dense == nil {
 			return nil, opErr(op, "global @%s has no dense initial value", ref.Leaf())
 		}
@@ -519,8 +550,8 @@ func (fc *fcomp) getGlobal(op *ir.Operation) (instr, error) {
 		}
 		es, _ := buffer.ElemSize(mt.Elem)
 		m = &memref{data: b.Bytes, elem: mt.Elem, esize: int64(es), sizes: b.Shape, strides: ir.IdentityStrides(b.Shape), arg: -1}
-		fc.p.globals[g] = m
+		fc.p.globals[gop] = m
 	}
-	d := fc.sl(op, op.Result(0))
+	d := fc.sl(op, gg.Result())
 	return func(fr *frame) { fr.m[d] = m }, nil
 }

@@ -4,6 +4,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tmac-dev/tmac/dialects/arith"
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
+	memrefdialect "github.com/tmac-dev/tmac/dialects/memref"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -92,10 +96,11 @@ func parallelFor(fr *frame, op *ir.Operation, lo, hi, step int64, iv int32, body
 // plus or minus a loop-invariant value, times a nonzero constant). Then
 // different iterations touch disjoint elements of every stored memref.
 func ParallelSafe(op *ir.Operation) bool {
-	if op.Name() != "scf.for" || op.NumResults() != 0 {
+	loop, isFor := scf.AsFor(op)
+	if !isFor || op.NumResults() != 0 {
 		return false
 	}
-	iv := ir.Value(op.Region(0).Entry().Arg(0))
+	iv := ir.Value(loop.Region().Entry().Arg(0))
 	type access struct {
 		idx   []ir.Value
 		exact bool
@@ -111,29 +116,33 @@ func ParallelSafe(op *ir.Operation) bool {
 		b := v.ParentBlock()
 		return b != nil && b.ParentOp() != nil && op.IsAncestorOf(b.ParentOp())
 	}
+	// record notes an access to mem at idx.
+	record := func(mem ir.Value, idx []ir.Value, store bool) {
+		root, exact := memRoot(mem)
+		if root != nil && inside(root) {
+			return // private to the iteration
+		}
+		if root == nil {
+			if store {
+				unknownStores = true
+			} else {
+				unknownLoads = true
+			}
+			return
+		}
+		byRoot[root] = append(byRoot[root], access{idx, exact, store})
+	}
 	var walk func(o *ir.Operation)
 	walk = func(o *ir.Operation) {
-		switch o.Name() {
-		case "func.call", "memref.dealloc":
+		switch {
+		case o.Name() == funcdialect.Call || o.AccessesMemory(ir.Free):
 			ok = false
-		case "memref.load", "memref.store":
-			mi := 0
-			if o.Name() == "memref.store" {
-				mi = 1
-			}
-			root, exact := memRoot(o.Operand(mi))
-			if root != nil && inside(root) {
-				break // private to the iteration
-			}
-			if root == nil {
-				if mi == 1 {
-					unknownStores = true
-				} else {
-					unknownLoads = true
-				}
-				break
-			}
-			byRoot[root] = append(byRoot[root], access{o.Operands()[mi+1:], exact, mi == 1})
+		case o.Name() == memrefdialect.Load:
+			l := memrefdialect.LoadOp{Op: o}
+			record(l.Memref(), l.Indices(), false)
+		case o.Name() == memrefdialect.Store:
+			s := memrefdialect.StoreOp{Op: o}
+			record(s.Memref(), s.Indices(), true)
 		}
 		if o.Dialect() == "vector" {
 			ok = false
@@ -146,7 +155,7 @@ func ParallelSafe(op *ir.Operation) bool {
 			}
 		}
 	}
-	for _, b := range op.Region(0).Blocks() {
+	for _, b := range loop.Region().Blocks() {
 		for c := b.First(); c != nil; c = c.Next() {
 			walk(c)
 		}
@@ -198,21 +207,27 @@ func memRoot(v ir.Value) (root ir.Value, exact bool) {
 		d := v.DefiningOp()
 		if d == nil {
 			b := v.ParentBlock()
-			if b != nil && b.IsEntry() && b.ParentOp() != nil && b.ParentOp().Name() == "func.func" {
+			if b != nil && b.IsEntry() && b.ParentOp() != nil && b.ParentOp().Name() == funcdialect.Func {
 				return v, exact
 			}
 			return nil, false
 		}
 		switch d.Name() {
-		case "memref.alloc", "memref.alloca", "memref.get_global":
+		case memrefdialect.Alloc, memrefdialect.Alloca, memrefdialect.GetGlobal:
 			return v, exact
-		case "memref.cast", "memref.assume_alignment":
-		case "memref.subview", "memref.view", "memref.reinterpret_cast":
-			exact = false
+		case memrefdialect.Cast:
+			v = memrefdialect.CastOp{Op: d}.Source()
+		case memrefdialect.AssumeAlignment:
+			v = memrefdialect.AssumeAlignmentOp{Op: d}.Memref()
+		case memrefdialect.Subview:
+			v, exact = memrefdialect.SubviewOp{Op: d}.Source(), false
+		case memrefdialect.View:
+			v, exact = memrefdialect.ViewOp{Op: d}.Source(), false
+		case memrefdialect.ReinterpretCast:
+			v, exact = memrefdialect.ReinterpretCastOp{Op: d}.Source(), false
 		default:
 			return nil, false
 		}
-		v = d.Operand(0)
 	}
 }
 
@@ -225,27 +240,36 @@ func injective(v, iv ir.Value, loop *ir.Operation, inside func(ir.Value) bool) b
 		return false
 	}
 	switch d.Name() {
-	case "arith.addi":
-		a, b := d.Operand(0), d.Operand(1)
-		return injective(a, iv, loop, inside) && !inside(b) || injective(b, iv, loop, inside) && !inside(a)
-	case "arith.subi":
-		a, b := d.Operand(0), d.Operand(1)
-		return injective(a, iv, loop, inside) && !inside(b) || injective(b, iv, loop, inside) && !inside(a)
-	case "arith.muli":
-		a, b := d.Operand(0), d.Operand(1)
+	case arith.Addi:
+		a := arith.AddiOp{Op: d}
+		return injectiveOffset(a.Lhs(), a.Rhs(), iv, loop, inside)
+	case arith.Subi:
+		s := arith.SubiOp{Op: d}
+		return injectiveOffset(s.Lhs(), s.Rhs(), iv, loop, inside)
+	case arith.Muli:
+		m := arith.MuliOp{Op: d}
+		a, b := m.Lhs(), m.Rhs()
 		return injective(a, iv, loop, inside) && nonzeroConst(b) || injective(b, iv, loop, inside) && nonzeroConst(a)
-	case "arith.index_cast":
-		return ir.BitWidth(d.Operand(0).Type()) <= ir.BitWidth(d.Result(0).Type()) && injective(d.Operand(0), iv, loop, inside) ||
-			ir.IsIndex(d.Operand(0).Type()) && ir.IsIntegerOfWidth(d.Result(0).Type(), 64) && injective(d.Operand(0), iv, loop, inside)
+	case arith.IndexCast:
+		c := arith.IndexCastOp{Op: d}
+		in, out := c.In(), c.Out()
+		return ir.BitWidth(in.Type()) <= ir.BitWidth(out.Type()) && injective(in, iv, loop, inside) ||
+			ir.IsIndex(in.Type()) && ir.IsIntegerOfWidth(out.Type(), 64) && injective(in, iv, loop, inside)
 	}
 	return false
 }
 
+// injectiveOffset reports whether a ± b is injective in iv: one side is,
+// and the other is loop-invariant.
+func injectiveOffset(a, b, iv ir.Value, loop *ir.Operation, inside func(ir.Value) bool) bool {
+	return injective(a, iv, loop, inside) && !inside(b) || injective(b, iv, loop, inside) && !inside(a)
+}
+
 func nonzeroConst(v ir.Value) bool {
-	d := v.DefiningOp()
-	if d == nil || d.Name() != "arith.constant" {
+	c, isConst := arith.AsConstant(v.DefiningOp())
+	if !isConst {
 		return false
 	}
-	c, ok := ir.AttrInt(d.Attr("value"))
-	return ok && c != 0
+	n, ok := ir.AttrInt(c.Value())
+	return ok && n != 0
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"runtime"
 
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -125,12 +127,13 @@ func SampleLoop(fn *ir.Operation) (*ir.Operation, error) {
 	if fn.NumRegions() == 0 || fn.Region(0).Entry() == nil {
 		return nil, fn.EmitError("%s has no body to sample", name)
 	}
-	if n := len(fn.Region(0).Blocks()); n != 1 {
+	body := funcdialect.FuncOp{Op: fn}.Body()
+	if n := len(body.Blocks()); n != 1 {
 		return nil, fn.EmitError("%s has %d blocks; a sampled reference must be a single block around one outermost scf.for", name, n)
 	}
 	var loops []*ir.Operation
-	for o := fn.Region(0).Entry().First(); o != nil; o = o.Next() {
-		if o.Name() == "scf.for" {
+	for o := body.Entry().First(); o != nil; o = o.Next() {
+		if o.Name() == scf.For {
 			loops = append(loops, o)
 		}
 	}
@@ -142,7 +145,7 @@ func SampleLoop(fn *ir.Operation) (*ir.Operation, error) {
 		return nil, loops[1].EmitError("%s has %d scf.for loops at the top level of its body; sampling needs exactly one outermost loop", name, len(loops))
 	}
 	loop := loops[0]
-	if loop.HasAttr("unsignedCmp") {
+	if (scf.ForOp{Op: loop}).UnsignedCmp() != nil {
 		return nil, loop.EmitError("the outermost loop of %s compares unsigned; it cannot be sampled", name)
 	}
 	if !ParallelSafe(loop) {
@@ -153,7 +156,7 @@ func SampleLoop(fn *ir.Operation) (*ir.Operation, error) {
 		ir.Walk(o, func(c *ir.Operation) ir.WalkResult {
 			switch {
 			case bad != nil:
-			case c.Name() == "memref.load" || c.Name() == "memref.copy" || c.Name() == "func.call" || c.Dialect() == "vector":
+			case c.AccessesMemory(ir.Read) || c.Name() == funcdialect.Call || c.Dialect() == "vector":
 				bad = c
 			}
 			return ir.Advance
