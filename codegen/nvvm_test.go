@@ -8,6 +8,7 @@ import (
 	"github.com/llir/llvm/ir/types"
 
 	_ "github.com/tmac-dev/tmac/dialects/all"
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -46,10 +47,10 @@ func TestNVVMAndLLVMOpsAllLowered(t *testing.T) {
 	if n < 80 {
 		t.Errorf("only %d nvvm/llvm ops registered; is the registry loaded?", n)
 	}
-	for _, name := range []string{"gpu.thread_id", "gpu.block_id", "gpu.block_dim", "gpu.grid_dim",
-		"gpu.cluster_id", "gpu.cluster_dim", "gpu.cluster_block_id", "gpu.cluster_dim_blocks",
-		"gpu.global_id", "gpu.lane_id", "gpu.subgroup_id", "gpu.num_subgroups", "gpu.subgroup_size",
-		"gpu.barrier", "gpu.printf"} {
+	for _, name := range []string{gpu.ThreadId, gpu.BlockId, gpu.BlockDim, gpu.GridDim,
+		gpu.ClusterId, gpu.ClusterDim, gpu.ClusterBlockId, gpu.ClusterDimBlocks,
+		gpu.GlobalId, gpu.LaneId, gpu.SubgroupId, gpu.NumSubgroups, gpu.SubgroupSize,
+		gpu.Barrier, gpu.Printf} {
 		if !Supported(name) {
 			t.Errorf("%s has no lowering", name)
 		}

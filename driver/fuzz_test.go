@@ -15,6 +15,8 @@ import (
 
 	"github.com/tmac-dev/tmac/codegen"
 	_ "github.com/tmac-dev/tmac/dialects/all"
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/driver"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
@@ -590,7 +592,7 @@ func (e *editor) editType() {
 func (e *editor) addAttr() {
 	kind := e.byte()
 	op := e.pickOp(func(op *ir.Operation) bool {
-		return kind&0x80 != 0 || op.Name() == "scf.for" || op.Name() == "gpu.launch"
+		return kind&0x80 != 0 || op.Name() == scf.For || op.Name() == gpu.Launch
 	})
 	if op == nil {
 		return

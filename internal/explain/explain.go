@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes/schedule"
@@ -59,10 +61,10 @@ func kernelsOf(mod *ir.Operation) []*ir.Operation {
 	var ks []*ir.Operation
 	ir.Walk(mod, func(op *ir.Operation) ir.WalkResult {
 		switch {
-		case op.Name() == "gpu.func" && op.HasAttr("gpu.kernel"):
+		case op.Name() == gpu.Func && op.HasAttr("gpu.kernel"):
 			ks = append(ks, op)
 			return ir.Skip
-		case op.Name() == "gpu.launch":
+		case op.Name() == gpu.Launch:
 			ks = append(ks, op)
 			return ir.Skip
 		}
@@ -216,10 +218,10 @@ func dims(op *ir.Operation, name string) ([]int64, bool) {
 func dimText(d []int64) string { return fmt.Sprintf("%dx%dx%d", d[0], d[1], d[2]) }
 
 func kernelName(k *ir.Operation) string {
-	if k.Name() == "gpu.launch" {
-		return "gpu.launch at " + where(k.Loc)
+	if k.Name() == gpu.Launch {
+		return gpu.Launch + " at " + where(k.Loc)
 	}
-	if m := k.ParentOp(); m != nil && m.Name() == "gpu.module" {
+	if m := k.ParentOp(); m != nil && m.Name() == gpu.Module {
 		return fmt.Sprintf("@%s::@%s", m.SymbolName(), k.SymbolName())
 	}
 	return "@" + k.SymbolName()
@@ -228,7 +230,7 @@ func kernelName(k *ir.Operation) string {
 func (e *explainer) kernel(mod, k *ir.Operation) {
 	ks := e.sched.Kernel(k)
 	e.heading(1, "kernel "+kernelName(k))
-	if k.Name() == "gpu.func" {
+	if k.Name() == gpu.Func {
 		src := "from " + where(k.Loc)
 		if f := enclosingHostFunc(mod, k); f != "" {
 			src += ", launched by @" + f
@@ -261,7 +263,7 @@ func (e *explainer) kernel(mod, k *ir.Operation) {
 // enclosingHostFunc names the host function launching kernel k.
 func enclosingHostFunc(mod, k *ir.Operation) string {
 	m := k.ParentOp()
-	if m == nil || m.Name() != "gpu.module" {
+	if m == nil || m.Name() != gpu.Module {
 		return ""
 	}
 	name := ""
@@ -269,9 +271,9 @@ func enclosingHostFunc(mod, k *ir.Operation) string {
 		if name != "" {
 			return ir.Skip
 		}
-		if op.Name() == "gpu.launch_func" {
-			if ref, ok := op.Attr("kernel").(*ir.SymbolRefAttr); ok && ref.Root == m.SymbolName() && len(ref.Nested) == 1 && ref.Nested[0] == k.SymbolName() {
-				if f := op.ParentOfName("func.func"); f != nil {
+		if l, ok := gpu.AsLaunchFunc(op); ok {
+			if ref, ok := l.Kernel().(*ir.SymbolRefAttr); ok && ref.Root == m.SymbolName() && len(ref.Nested) == 1 && ref.Nested[0] == k.SymbolName() {
+				if f := op.ParentOfName(funcdialect.Func); f != nil {
 					name = f.SymbolName()
 				}
 			}
@@ -616,7 +618,7 @@ func (e *explainer) smem(ks *schedule.KernelSchedule) {
 	}
 	var es []entry
 	if ks.HandPlaced > 0 {
-		t.add("0", fmt.Sprint(ks.HandPlaced), fmt.Sprint(ks.HandPlaced), "-", "?", "gpu.dynamic_shared_memory", "the program's own buffers", "placed by hand (the launch's size)")
+		t.add("0", fmt.Sprint(ks.HandPlaced), fmt.Sprint(ks.HandPlaced), "-", "?", gpu.DynamicSharedMemory, "the program's own buffers", "placed by hand (the launch's size)")
 	}
 	for _, p := range ks.SMem {
 		name, holds, note := e.bufferName(ks, p)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	_ "github.com/tmac-dev/tmac/dialects/all"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 )
@@ -482,7 +483,7 @@ func outerLoop(t *testing.T, m *ir.Operation) *ir.Operation {
 	var loop *ir.Operation
 	f := ir.LookupSymbol(m, "f")
 	for o := f.Region(0).Entry().First(); o != nil; o = o.Next() {
-		if o.Name() == "scf.for" && loop == nil {
+		if o.Name() == scf.For && loop == nil {
 			loop = o
 		}
 	}

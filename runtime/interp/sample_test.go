@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 )
@@ -265,7 +266,7 @@ func TestSampleLoopRefusals(t *testing.T) {
 	if _, _, err := Compile(mod).CallWith("f", []Arg{a, a.Clone(), c}, CallOptions{SampleOuter: 1}); err == nil || !strings.Contains(err.Error(), "at least 2") {
 		t.Errorf("a sample of 1: err = %v", err)
 	}
-	if loop, err := SampleLoop(ir.LookupSymbol(mod, "f")); err != nil || loop.Name() != "scf.for" {
+	if loop, err := SampleLoop(ir.LookupSymbol(mod, "f")); err != nil || loop.Name() != scf.For {
 		t.Errorf("SampleLoop(gemm) = %v, %v", loop, err)
 	}
 }
