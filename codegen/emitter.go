@@ -138,7 +138,7 @@ func Emit(top *ir.Operation) (out *Output, err error) {
 				bodies = append(bodies, op)
 			case memref.Global:
 				me.global(memref.GlobalOp{Op: op})
-			case "gpu.module_end": // not an op of MLIR 22's gpu dialect; tolerated as before
+			case "gpu.module_end": // the terminator of older MLIR (unregistered here): skipped
 			default:
 				if !op.HasTrait(ir.Terminator) {
 					Fail(op, "'%s' cannot be compiled inside a gpu.module", op.Name())
