@@ -15,6 +15,10 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=0
 old=${1:-bce5777}
 work=build/identity
+mkdir -p build
+# One run at a time: concurrent runs would share the work directory.
+exec 9>build/identity.lock
+flock 9
 rm -rf "$work"
 mkdir -p "$work/old" "$work/new"
 

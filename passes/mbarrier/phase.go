@@ -8,6 +8,7 @@ import (
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/passes"
 )
 
@@ -336,11 +337,7 @@ func (a *mbarPhase) eval(op *ir.Operation) {
 		}
 		ops[i] = c
 	}
-	r, ok := EvalIntOp(op, ops)
-	if ok {
-		if ir.BitWidth(op.Result(0).Type()) == 1 {
-			r &= 1
-		}
+	if r, ok := EvalIntOp(op, ops); ok {
 		a.env[op.Result(0)] = r
 	}
 }
@@ -361,81 +358,15 @@ func (a *mbarPhase) threadCond(op *ir.Operation) (threadSet, bool) {
 	return threadSet{}, false
 }
 
-// EvalIntOp evaluates the integer arith ops the analysis needs (values as
-// signed 64-bit; results that would depend on the bit width are refused).
+// EvalIntOp evaluates an integer op on known operand values (held as
+// lanes are: sign-extended, i1 as 0 or 1): a constant, or an op evaluated
+// through its semantics (ir/eval). ok is false for other ops and undefined
+// results.
 func EvalIntOp(op *ir.Operation, x []int64) (int64, bool) {
-	switch op.Name() {
-	case "arith.constant":
+	if op.NumOperands() == 0 {
 		return arith.ConstantInt(op.Result(0))
-	case "arith.addi":
-		return x[0] + x[1], true
-	case "arith.subi":
-		return x[0] - x[1], true
-	case "arith.muli":
-		return x[0] * x[1], true
-	case "arith.divui", "arith.remui", "arith.divsi", "arith.remsi":
-		if x[1] == 0 || ((op.Name() == "arith.divui" || op.Name() == "arith.remui") && (x[0] < 0 || x[1] < 0)) {
-			return 0, false
-		}
-		if op.Name() == "arith.divui" || op.Name() == "arith.divsi" {
-			return x[0] / x[1], true // Go truncates, as divsi does
-		}
-		return x[0] % x[1], true
-	case "arith.andi":
-		return x[0] & x[1], true
-	case "arith.ori":
-		return x[0] | x[1], true
-	case "arith.xori":
-		return x[0] ^ x[1], true
-	case "arith.minsi":
-		return min(x[0], x[1]), true
-	case "arith.maxsi":
-		return max(x[0], x[1]), true
-	case "arith.select":
-		if x[0]&1 != 0 {
-			return x[1], true
-		}
-		return x[2], true
-	case "arith.index_cast", "arith.index_castui", "arith.extsi":
-		return x[0], true
-	case "arith.extui":
-		if ir.BitWidth(op.Operand(0).Type()) == 1 {
-			return x[0] & 1, true
-		}
-		if x[0] >= 0 {
-			return x[0], true
-		}
-	case "arith.cmpi":
-		p, ok := ir.AttrInt(op.Attr("predicate"))
-		if !ok {
-			return 0, false
-		}
-		var r bool
-		switch p {
-		case 0:
-			r = x[0] == x[1]
-		case 1:
-			r = x[0] != x[1]
-		case 2:
-			r = x[0] < x[1]
-		case 3:
-			r = x[0] <= x[1]
-		case 4:
-			r = x[0] > x[1]
-		case 5:
-			r = x[0] >= x[1]
-		default:
-			if x[0] < 0 || x[1] < 0 {
-				return 0, false
-			}
-			r = [...]bool{x[0] < x[1], x[0] <= x[1], x[0] > x[1], x[0] >= x[1]}[p-6]
-		}
-		if r {
-			return 1, true
-		}
-		return 0, true
 	}
-	return 0, false
+	return eval.Ints(op, x)
 }
 
 func (a *mbarPhase) stepIf(op *ir.Operation, ts threadSet) {

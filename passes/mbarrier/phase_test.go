@@ -1,6 +1,7 @@
 package mbarrier
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -143,6 +144,8 @@ func TestMBarrierPhase(t *testing.T) {
 	}
 }
 
+// TestEvalIntOpDivisions checks divisions on index values, which are
+// 64-bit: unsigned ones see negative values as 2^64 + x.
 func TestEvalIntOpDivisions(t *testing.T) {
 	m := passtest.Parse(t, `
 func.func @f(%a: index, %b: index) {
@@ -162,9 +165,10 @@ func.func @f(%a: index, %b: index) {
 		{0, []int64{-7, 2}, -3, true},
 		{1, []int64{-7, 2}, -1, true},
 		{2, []int64{7, 2}, 1, true},
-		{2, []int64{-7, 2}, 0, false},
+		{2, []int64{-7, 2}, 1, true}, // (2^64 - 7) mod 2
 		{3, []int64{7, 0}, 0, false},
-		{3, []int64{-7, 2}, 0, false},
+		{3, []int64{-7, 2}, 1<<63 - 4, true},      // (2^64 - 7) / 2
+		{0, []int64{math.MinInt64, -1}, 0, false}, // overflow: undefined
 	} {
 		got, ok := EvalIntOp(ops[c.op], c.x)
 		if ok != c.ok || (ok && got != c.want) {
