@@ -18,8 +18,9 @@ import (
 )
 
 // Program is a compiled program, what a bundle holds: the module after
-// tmac's passes (the host function, whose plan runtime/plan builds, and
-// the kernels), the LLVM IR and PTX of its kernels, and the target.
+// tmac's passes (the host functions and the kernels), the LLVM IR and PTX
+// of its kernels, and the target. An entry function's host plan is
+// plan.Build(p.Module, entry), with the entry from plan.SelectEntry.
 type Program struct {
 	Module  *ir.Operation
 	Source  string // file name the module was compiled from
@@ -105,7 +106,7 @@ func ReadBundle(path string) (*Program, error) {
 // Load compiles the .tma file at path in-process (opts.Pipeline, opts.LLC;
 // no llc for the emulator) or reads a .tmab bundle. Warnings of the
 // compilation are written to opts.Diag as they come.
-func Load(path string, opts *Options) (*Program, error) {
+func Load(path string, opts Options) (*Program, error) {
 	if strings.HasSuffix(path, bundle.Ext) {
 		return ReadBundle(path)
 	}

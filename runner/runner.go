@@ -97,7 +97,7 @@ func Run(path string, opts Options) (*Outcome, error) {
 			return o, usage("%v", err)
 		}
 	}
-	prog, err := Load(path, &opts)
+	prog, err := Load(path, opts)
 	if err != nil {
 		return o, err
 	}
