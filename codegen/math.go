@@ -2,7 +2,9 @@ package codegen
 
 import (
 	"math"
+	"slices"
 
+	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
@@ -10,7 +12,7 @@ import (
 	"github.com/tmac-dev/tmac/ir"
 )
 
-// The math dialect (absf, sqrt, fma, exp), scalar and 1-D vector forms.
+// The math dialect (absf, sqrt, fma, exp, log2), scalar and 1-D vector forms.
 // See arith.go for how tf32 and fp8 values are represented.
 
 func init() {
@@ -18,6 +20,7 @@ func init() {
 	Register(lowerSqrt, mathdialect.Sqrt)
 	Register(lowerFma, mathdialect.Fma)
 	Register(lowerExp, mathdialect.Exp)
+	Register(lowerLog2, mathdialect.Log2)
 }
 
 func lowerAbsf(fe *FuncEmitter, op *ir.Operation) {
@@ -60,17 +63,8 @@ func lowerFma(fe *FuncEmitter, op *ir.Operation) {
 }
 
 // lowerExp computes exp(x) as 2^(x·log2 e) with PTX's ex2.approx.f32
-// (llvm.nvvm.ex2.approx.f); llc has no lowering of llvm.exp for NVPTX.
-//
-// Accuracy: this is not correctly rounded. ex2.approx.f32 has a small
-// relative error, and rounding x·log2 e to f32 first adds a relative error
-// of about |x|·2^-24 to the result, so the error grows with |x|. Measured on
-// an H200 against exp rounded to f32: at most 2 ulp for |x| < 1, 7 ulp for
-// |x| < 10, 28 ulp for |x| < 40 and 62 ulp near the overflow bound
-// (|x| ≈ 88); mean about 1 ulp. f16 and bf16 (computed in f32) are well
-// within their precision. exp(+inf) = inf, exp(-inf) = 0, NaN stays NaN,
-// overflow gives +inf and underflow 0. f64 is rejected: there is no f64
-// exponential instruction, and no software exp is provided.
+// (llvm.nvvm.ex2.approx.f); llc has no lowering of llvm.exp for NVPTX. Its
+// accuracy is documented on math.exp's definition (dialects/math).
 func lowerExp(fe *FuncEmitter, op *ir.Operation) {
 	e := mathdialect.ExpOp{Op: op}
 	k, _ := floatKind(e.Result().Type())
@@ -83,4 +77,62 @@ func lowerExp(fe *FuncEmitter, op *ir.Operation) {
 		return fe.CallIntrinsic("llvm.nvvm.ex2.approx.f", types.Float, v)
 	})
 	fe.Set(e.Result(), fe.fromF32(r, k))
+}
+
+// lowerLog2 computes log2(x) as math.log2's definition documents: in f64
+// (log2F64) by default, PTX's lg2.approx.f32 with fastmath afn. llc has
+// no lowering of llvm.log2 for NVPTX.
+func lowerLog2(fe *FuncEmitter, op *ir.Operation) {
+	l := mathdialect.Log2Op{Op: op}
+	k, _ := floatKind(l.Result().Type())
+	if k == ir.F64 {
+		Fail(op, "'math.log2' on f64 cannot be compiled: only f32 and narrower formats have a GPU lowering")
+	}
+	x := fe.toF32(fe.Val(l.Operand()), k)
+	var r value.Value
+	if slices.Contains(fastMath(op), enum.FastMathFlagAFn) {
+		r = fe.mapScalar(x, types.Float, func(v value.Value) value.Value {
+			return fe.CallIntrinsic("llvm.nvvm.lg2.approx.f", types.Float, v)
+		})
+	} else {
+		r = fe.log2F64(x)
+	}
+	fe.Set(l.Result(), fe.fromF32(r, k))
+}
+
+// log2Terms is the number of terms of the atanh series log2F64 sums:
+// enough that the f32 result is correctly rounded but for rare near-ties.
+const log2Terms = 7
+
+// log2F64 returns log2 of x (f32 or a vector of f32), computed in f64: x
+// (normal in f64 even when subnormal in f32) = m·2^e with m in [√½, √2),
+// log2 x = e + ln(m)·log2 e with ln(m) = 2·atanh(s) = 2·Σ s^(2i+1)/(2i+1),
+// s = (m-1)/(m+1). Zero, infinity, negative numbers and NaN are selected
+// at the end.
+func (fe *FuncEmitter) log2F64(x value.Value) value.Value {
+	b := fe.B()
+	dt := withElem(x.Type(), types.Double)
+	it := withElem(x.Type(), types.I64)
+	d := b.NewFPExt(x, dt)
+	bits := b.NewBitCast(d, it)
+	e := b.NewSub(b.NewLShr(bits, splatInt(it, 52)), splatInt(it, 1023))
+	m := b.NewBitCast(b.NewOr(b.NewAnd(bits, splatInt(it, 1<<52-1)), splatInt(it, 1023<<52)), dt)
+	// m in [1, 2): halve it above √2 so that |s| stays small.
+	big := fe.fcmp(enum.FPredOGT, m, splatFloat(dt, math.Sqrt2))
+	mv := b.NewSelect(big, b.NewFMul(m, splatFloat(dt, 0.5)), m)
+	ev := b.NewSelect(big, b.NewAdd(e, splatInt(it, 1)), e)
+	s := b.NewFDiv(b.NewFSub(mv, splatFloat(dt, 1)), b.NewFAdd(mv, splatFloat(dt, 1)))
+	z := b.NewFMul(s, s)
+	var p value.Value = splatFloat(dt, 1/float64(2*log2Terms-1))
+	for i := log2Terms - 2; i >= 0; i-- {
+		p = fe.callOverloaded("llvm.fma", nil, p, z, splatFloat(dt, 1/float64(2*i+1)))
+	}
+	ln := b.NewFMul(b.NewFMul(s, p), splatFloat(dt, 2))
+	r64 := fe.callOverloaded("llvm.fma", nil, ln, splatFloat(dt, math.Log2E), b.NewSIToFP(ev, dt))
+	r := value.Value(b.NewFPTrunc(r64, x.Type()))
+	inf := splatFloat(x.Type(), math.Inf(1))
+	r = b.NewSelect(fe.fcmp(enum.FPredOEQ, x, inf), inf, r)
+	r = b.NewSelect(fe.fcmp(enum.FPredOEQ, x, splatFloat(x.Type(), 0)), splatFloat(x.Type(), math.Inf(-1)), r)
+	// Unordered or below zero: NaN and negative numbers (not -0).
+	return b.NewSelect(fe.fcmp(enum.FPredULT, x, splatFloat(x.Type(), 0)), splatFloat(x.Type(), math.NaN()), r)
 }

@@ -12,6 +12,7 @@ const (
 	Absf = "math.absf"
 	Exp  = "math.exp"
 	Fma  = "math.fma"
+	Log2 = "math.log2"
 	Sqrt = "math.sqrt"
 )
 
@@ -83,6 +84,27 @@ func (o FmaOp) Result() ir.Value { return o.Op.Result(0) }
 
 // Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
 func (o FmaOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
+
+// Log2Op views an op named math.log2: its operands, results, attributes and
+// regions by their declared names.
+type Log2Op struct{ Op *ir.Operation }
+
+// AsLog2 returns op as a Log2Op, and whether it is named math.log2.
+func AsLog2(op *ir.Operation) (Log2Op, bool) {
+	if op == nil || op.Name() != Log2 {
+		return Log2Op{}, false
+	}
+	return Log2Op{op}, true
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o Log2Op) Operand() ir.Value { return o.Op.Operand(0) }
+
+// Result returns the `result` result (floating-point-like).
+func (o Log2Op) Result() ir.Value { return o.Op.Result(0) }
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o Log2Op) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
 
 // SqrtOp views an op named math.sqrt: its operands, results, attributes and
 // regions by their declared names.

@@ -108,6 +108,8 @@ func TestLanes(t *testing.T) {
 		{"arith.bitcast %a : i32 to f32", "%a: i32", [3]ir.Lane{{I: 0x3f800000}}, ir.Lane{F: 1}, true},
 		{"math.fma %a, %b, %c : f32", "%a: f32, %b: f32, %c: f32", [3]ir.Lane{{F: 2}, {F: 3}, {F: 1}}, ir.Lane{F: 7}, true},
 		{"math.sqrt %a : f32", "%a: f32", [3]ir.Lane{{F: 2}}, ir.Lane{F: float64(float32(math.Sqrt2))}, true},
+		{"math.log2 %a : f32", "%a: f32", [3]ir.Lane{{F: 0x1p-140}}, ir.Lane{F: -140}, true},
+		{"math.log2 %a : bf16", "%a: bf16", [3]ir.Lane{{F: 3}}, ir.Lane{F: 1.5859375}, true},
 	}
 	for _, c := range cases {
 		src := "func.func @f(" + c.args + ") {\n  %r = " + c.src + "\n  return\n}\n"
