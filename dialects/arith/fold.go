@@ -183,8 +183,6 @@ func sameFloatIdent(op *ir.Operation, _ float64, _ bool) any {
 	return nil
 }
 
-func minInt(w int) int64 { return -1 << uint(w-1) }
-
 func divIdent(op *ir.Operation, x ir.Value, r int64, ok bool) any {
 	if ok && r == 1 {
 		return x

@@ -53,14 +53,6 @@ func (t *thread) int(in *instr, i int) int64 {
 	return v
 }
 
-func (t *thread) float(in *instr, i int) float64 {
-	v, ok := t.vals[in.in[i]].(float64)
-	if !ok {
-		t.failf(in.op, "operand %d is not a float value (%T)", i, t.vals[in.in[i]])
-	}
-	return v
-}
-
 func (t *thread) mem(in *instr, i int) *memref {
 	v, ok := t.vals[in.in[i]].(*memref)
 	if !ok {

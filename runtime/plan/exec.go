@@ -412,13 +412,6 @@ func arith(op *ir.Operation, in []Value) (Value, error) {
 	return r.I, nil
 }
 
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // Upload copies a host buffer into a newly allocated device memref.
 func Upload(dev Device, b *buffer.Buffer) (*Mem, error) {
 	m, err := NewMem(b.Elem, b.Shape)
