@@ -11,6 +11,7 @@
 #
 #   scripts/gpu-run-examples.sh [FILTER]      # FILTER: substring of the name
 #   TMAC_RUN_FLAGS='--seed 7' scripts/gpu-run-examples.sh
+#   EXCLUDE=test- scripts/gpu-run-examples.sh  # skip names containing test-
 #
 # Exit status: 0 when every example passed, 1 otherwise, 3 without a GPU.
 set -u -o pipefail
@@ -38,6 +39,7 @@ failed=0 total=0
 for b in "${bundles[@]}"; do
 	name=$(basename "$b" .tmab)
 	[ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
+	[ -n "${EXCLUDE:-}" ] && [[ "$name" == *"$EXCLUDE"* ]] && continue
 	total=$((total + 1))
 	log=$logs/$name.log
 	# shellcheck disable=SC2086 # TMAC_RUN_FLAGS is a list of flags
