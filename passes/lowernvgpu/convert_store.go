@@ -5,7 +5,9 @@ import (
 	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/dialects/tmac"
+	"github.com/tmac-dev/tmac/dialects/vector"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -37,7 +39,7 @@ import (
 // and llc folds the select of two splats into a two-element build_vector.
 
 func init() {
-	registerNVGPU(lowerConvertStore, "tmac.warpgroup.mma.store")
+	registerNVGPU(lowerConvertStore, tmac.WarpgroupMmaStore)
 }
 
 // convertStorePairs says how a destination's layout admits pair stores.
@@ -66,7 +68,8 @@ func convertStorePlan(t *ir.MemRefType) convertStorePairs {
 
 func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	st := wgmmaStateOf(rw)
-	acc, ok := nvgpu.AsWarpgroupAccumulator(st.nvgpuType(op.Operand(0)))
+	s := tmac.WarpgroupMmaStoreOp{Op: op}
+	acc, ok := nvgpu.AsWarpgroupAccumulator(st.nvgpuType(s.MatrixD()))
 	if !ok {
 		return rw.Errorf(op, "has an unexpected accumulator type")
 	}
@@ -74,7 +77,7 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	if msg := checkAccumulatorShape(d); msg != "" {
 		return rw.Errorf(op, "cannot store an accumulator that %s", msg)
 	}
-	dst := op.Operand(1)
+	dst := s.DstMemref()
 	mt, ok := dst.Type().(*ir.MemRefType)
 	if f, _ := d.Elem.(*ir.FloatType); f == nil || f.Kind != ir.F32 || !ok || mt.Rank() != 2 || !tmac.IsConvertStoreElem(mt.Elem) {
 		// The verifier rules these out.
@@ -85,15 +88,15 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	pairBytes := 2 * int64(ir.BitWidth(elem)) / 8
 	plan := convertStorePlan(mt)
 
-	frag := newWgmmaFragment(rw, d, rw.Lookup(op.Operand(0)))
+	frag := newWgmmaFragment(rw, d, rw.Lookup(s.MatrixD()))
 	elementWise := func() {
 		frag.pairs(func(p wgmmaPair) {
 			for k := int64(0); k < 2; k++ {
 				x := p.Value(k)
 				if convert {
-					x = rw.Create("arith.truncf", []ir.Value{x}, []ir.Type{elem}).Result(0)
+					x = rw.Create(arith.Truncf, []ir.Value{x}, []ir.Type{elem}).Result(0)
 				}
-				rw.Create("memref.store", []ir.Value{x, dst, p.Row(), p.Col(k)}, nil)
+				rw.Create(memref.Store, []ir.Value{x, dst, p.Row(), p.Col(k)}, nil)
 			}
 		})
 	}
@@ -109,7 +112,7 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 		as = 3
 	}
 	addr := func(p ir.Value) ir.Value {
-		return rw.Create("llvm.ptrtoint", []ir.Value{p}, []ir.Type{ir.I64}).Result(0)
+		return rw.Create(llvm.Ptrtoint, []ir.Value{p}, []ir.Type{ir.I64}).Result(0)
 	}
 	a := addr(rw.Cast(dst, llvm.Ptr(as)))
 	if plan == pairsIfAligned {
@@ -117,10 +120,10 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 		if err != nil {
 			return err
 		}
-		a = rw.binary("arith.ori", a, addr(p1))
+		a = rw.binary(arith.Ori, a, addr(p1))
 	}
-	low := rw.binary("arith.andi", a, rw.IntConst(pairBytes-1, ir.I64))
-	aligned := rw.Create("arith.cmpi", []ir.Value{low, rw.IntConst(0, ir.I64)}, []ir.Type{ir.I1},
+	low := rw.binary(arith.Andi, a, rw.IntConst(pairBytes-1, ir.I64))
+	aligned := rw.Create(arith.Cmpi, []ir.Value{low, rw.IntConst(0, ir.I64)}, []ir.Type{ir.I1},
 		ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIEq)}).Result(0)
 
 	pairs := func() {
@@ -131,15 +134,15 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 		frag.pairs(func(p wgmmaPair) {
 			if first == nil {
 				// One mask per branch, before the first pair.
-				first = rw.Create("arith.constant", nil, []ir.Type{v2i1}, ir.NamedAttr{Name: "value", Value: ir.DenseInts([]int64{1, 0}, v2i1)}).Result(0)
+				first = rw.Create(arith.Constant, nil, []ir.Type{v2i1}, ir.NamedAttr{Name: "value", Value: ir.DenseInts([]int64{1, 0}, v2i1)}).Result(0)
 			}
-			x0 := rw.Create("vector.broadcast", []ir.Value{p.Value(0)}, []ir.Type{v2f32}).Result(0)
-			x1 := rw.Create("vector.broadcast", []ir.Value{p.Value(1)}, []ir.Type{v2f32}).Result(0)
-			v := rw.Create("arith.select", []ir.Value{first, x0, x1}, []ir.Type{v2f32}).Result(0)
+			x0 := rw.Create(vector.Broadcast, []ir.Value{p.Value(0)}, []ir.Type{v2f32}).Result(0)
+			x1 := rw.Create(vector.Broadcast, []ir.Value{p.Value(1)}, []ir.Type{v2f32}).Result(0)
+			v := rw.Create(arith.Select, []ir.Value{first, x0, x1}, []ir.Type{v2f32}).Result(0)
 			if convert {
-				v = rw.Create("arith.truncf", []ir.Value{v}, []ir.Type{v2}).Result(0)
+				v = rw.Create(arith.Truncf, []ir.Value{v}, []ir.Type{v2}).Result(0)
 			}
-			rw.Create("vector.store", []ir.Value{v, dst, p.Row(), p.Col(0)}, nil,
+			rw.Create(vector.Store, []ir.Value{v, dst, p.Row(), p.Col(0)}, nil,
 				ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(pairBytes)})
 		})
 	}
@@ -155,10 +158,10 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 func (rw *NVGPURewriter) ifElse(cond ir.Value, then, els func()) {
 	regions := []*ir.Region{ir.NewRegion(), ir.NewRegion()}
 	blocks := []*ir.Block{regions[0].AddBlock(ir.NewBlock(nil, nil)), regions[1].AddBlock(ir.NewBlock(nil, nil))}
-	rw.B.Create(&ir.OperationState{Name: "scf.if", Operands: []ir.Value{cond}, Regions: regions})
+	rw.B.Create(&ir.OperationState{Name: scf.If, Operands: []ir.Value{cond}, Regions: regions})
 	for i, body := range []func(){then, els} {
 		rw.B.SetInsertionPointToEnd(blocks[i])
 		body()
-		rw.Create("scf.yield", nil, nil)
+		rw.Create(scf.Yield, nil, nil)
 	}
 }

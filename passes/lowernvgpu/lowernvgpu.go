@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tmac-dev/tmac/dialects/arith"
+	"github.com/tmac-dev/tmac/dialects/builtin"
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
@@ -98,7 +101,7 @@ func runLowerNVGPU(top *ir.Operation, ctx *passes.Context) error {
 	sched := ctx.Record()
 	var kernels []*ir.Operation
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() == "gpu.func" {
+		if op.Name() == gpu.Func {
 			kernels = append(kernels, op)
 			return ir.Skip
 		}
@@ -154,7 +157,7 @@ func (rw *NVGPURewriter) Create(name string, operands []ir.Value, results []ir.T
 
 // Cast inserts builtin.unrealized_conversion_cast v to t.
 func (rw *NVGPURewriter) Cast(v ir.Value, t ir.Type) ir.Value {
-	return rw.Create("builtin.unrealized_conversion_cast", []ir.Value{v}, []ir.Type{t}).Result(0)
+	return rw.Create(builtin.UnrealizedConversionCast, []ir.Value{v}, []ir.Type{t}).Result(0)
 }
 
 // Pointer returns an !llvm.ptr<space> to the first element of a memref (or
@@ -165,12 +168,12 @@ func (rw *NVGPURewriter) Pointer(v ir.Value, space int64) ir.Value {
 
 // IndexConst materialises an index constant.
 func (rw *NVGPURewriter) IndexConst(n int64) ir.Value {
-	return rw.Create("arith.constant", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "value", Value: ir.IndexAttr(n)}).Result(0)
+	return rw.Create(arith.Constant, nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "value", Value: ir.IndexAttr(n)}).Result(0)
 }
 
 // IntConst materialises an integer constant of type t.
 func (rw *NVGPURewriter) IntConst(n int64, t ir.Type) ir.Value {
-	return rw.Create("arith.constant", nil, []ir.Type{t}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(n, t)}).Result(0)
+	return rw.Create(arith.Constant, nil, []ir.Type{t}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(n, t)}).Result(0)
 }
 
 // Replace replaces op's results with vals and erases op.

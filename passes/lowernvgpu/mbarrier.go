@@ -46,13 +46,13 @@ import (
 // address of nvgpu.mbarrier.get converted with llvm.inttoptr to !llvm.ptr<3>.
 
 func init() {
-	registerNVGPU(lowerMBarrierCreate, "nvgpu.mbarrier.create")
-	registerNVGPU(lowerMBarrierGet, "nvgpu.mbarrier.get")
-	registerNVGPU(lowerMBarrierInit, "nvgpu.mbarrier.init")
-	registerNVGPU(lowerMBarrierArrive, "nvgpu.mbarrier.arrive", "nvgpu.mbarrier.arrive.nocomplete")
-	registerNVGPU(lowerMBarrierExpectTx, "nvgpu.mbarrier.arrive.expect_tx")
-	registerNVGPU(lowerMBarrierTestWait, "nvgpu.mbarrier.test.wait")
-	registerNVGPU(lowerMBarrierTryWait, "nvgpu.mbarrier.try_wait.parity")
+	registerNVGPU(lowerMBarrierCreate, nvgpu.MbarrierCreate)
+	registerNVGPU(lowerMBarrierGet, nvgpu.MbarrierGet)
+	registerNVGPU(lowerMBarrierInit, nvgpu.MbarrierInit)
+	registerNVGPU(lowerMBarrierArrive, nvgpu.MbarrierArrive, nvgpu.MbarrierArriveNocomplete)
+	registerNVGPU(lowerMBarrierExpectTx, nvgpu.MbarrierArriveExpectTx)
+	registerNVGPU(lowerMBarrierTestWait, nvgpu.MbarrierTestWait)
+	registerNVGPU(lowerMBarrierTryWait, nvgpu.MbarrierTryWaitParity)
 	registerNVGPUKernelCheck(findTMABarrierGroups)
 }
 
@@ -69,8 +69,8 @@ type initFences struct{ async, cluster bool }
 func findTMABarrierGroups(rw *NVGPURewriter) error {
 	groups := map[ir.Value]bool{}
 	ir.Walk(rw.Kernel, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() == "nvgpu.tma.async.load" {
-			groups[op.OperandNamed("barriers")] = true
+		if l, ok := nvgpu.AsTmaAsyncLoad(op); ok {
+			groups[l.Barriers()] = true
 		}
 		return ir.Advance
 	})
@@ -81,7 +81,7 @@ func findTMABarrierGroups(rw *NVGPURewriter) error {
 // kernelHasClusters reports whether the kernel is known to run in clusters
 // of more than one block.
 func kernelHasClusters(k *ir.Operation) bool {
-	a, ok := k.Attr("known_cluster_size").(*ir.DenseArrayAttr)
+	a, ok := gpu.FuncOp{Op: k}.KnownClusterSize().(*ir.DenseArrayAttr)
 	if !ok {
 		return false
 	}
@@ -98,7 +98,7 @@ func barrierMemRefType(n int64) *ir.MemRefType {
 }
 
 func lowerMBarrierCreate(rw *NVGPURewriter, op *ir.Operation) error {
-	res := op.Result(0)
+	res := nvgpu.MbarrierCreateOp{Op: op}.Barriers()
 	g, _ := nvgpu.AsMBarrierGroup(res.Type())
 	if !nvgpu.IsSharedMemory(g.MemorySpace) {
 		return rw.Errorf(op, "mbarrier groups must live in shared memory (memorySpace = #gpu.address_space<workgroup>), got %s", g.MemorySpace)
@@ -109,7 +109,7 @@ func lowerMBarrierCreate(rw *NVGPURewriter, op *ir.Operation) error {
 	if err := checkNVGPUOnlyUses(op, res, "an !nvgpu.mbarrier.group"); err != nil {
 		return err
 	}
-	alloca := rw.Create("memref.alloca", nil, []ir.Type{barrierMemRefType(int64(g.NumBarriers))},
+	alloca := rw.Create(memref.Alloca, nil, []ir.Type{barrierMemRefType(int64(g.NumBarriers))},
 		ir.NamedAttr{Name: "alignment", Value: ir.IntAttr(8, ir.I64)},
 		ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(0, 0)},
 		ir.NamedAttr{Name: tmac.MBarrierMemoryAttr, Value: ir.Unit})
@@ -154,17 +154,17 @@ func (rw *NVGPURewriter) toI32(v ir.Value) ir.Value {
 	}
 	switch t := v.Type().(type) {
 	case *ir.IndexType:
-		return rw.Create("arith.index_cast", []ir.Value{v}, []ir.Type{ir.I32}).Result(0)
+		return rw.Create(arith.IndexCast, []ir.Value{v}, []ir.Type{ir.I32}).Result(0)
 	case *ir.IntegerType:
 		switch {
 		case t.Width == 32:
 			return v
 		case t.Width == 1:
-			return rw.Create("arith.extui", []ir.Value{v}, []ir.Type{ir.I32}).Result(0)
+			return rw.Create(arith.Extui, []ir.Value{v}, []ir.Type{ir.I32}).Result(0)
 		case t.Width < 32:
-			return rw.Create("arith.extsi", []ir.Value{v}, []ir.Type{ir.I32}).Result(0)
+			return rw.Create(arith.Extsi, []ir.Value{v}, []ir.Type{ir.I32}).Result(0)
 		}
-		return rw.Create("arith.trunci", []ir.Value{v}, []ir.Type{ir.I32}).Result(0)
+		return rw.Create(arith.Trunci, []ir.Value{v}, []ir.Type{ir.I32}).Result(0)
 	}
 	panic(fmt.Sprintf("lower-nvgpu: toI32 of %s", v.Type()))
 }
@@ -204,7 +204,7 @@ func (rw *NVGPURewriter) barrierPtr(op *ir.Operation, group, id ir.Value) (ir.Va
 	if !ok {
 		return nil, rw.Errorf(op, "cannot address a barrier of '%s'", mt)
 	}
-	sv := rw.Create("memref.subview", append([]ir.Value{m}, dyn...), []ir.Type{rt},
+	sv := rw.Create(memref.Subview, append([]ir.Value{m}, dyn...), []ir.Type{rt},
 		ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, int64(len(dyn)), 0, 0)},
 		ir.NamedAttr{Name: "static_offsets", Value: ir.DenseI64Array(off)},
 		ir.NamedAttr{Name: "static_sizes", Value: ir.DenseI64Array(1)},
@@ -212,57 +212,90 @@ func (rw *NVGPURewriter) barrierPtr(op *ir.Operation, group, id ir.Value) (ir.Va
 	return rw.Cast(sv.Result(0), llvm.Ptr(3)), nil
 }
 
-// opBarrierPtr is barrierPtr for the usual `barriers`/`mbarId` operands.
-func (rw *NVGPURewriter) opBarrierPtr(op *ir.Operation) (ir.Value, error) {
-	return rw.barrierPtr(op, op.OperandNamed("barriers"), op.OperandNamed("mbarId"))
+// barrierOperands is what the views of the ops that address one barrier
+// of a group share: the group and the barrier's index.
+type barrierOperands interface {
+	Barriers() ir.Value
+	MbarId() ir.Value
 }
 
-// predicateOperand returns the optional predicate operand (nil if absent).
-func predicateOperand(op *ir.Operation) []ir.Value {
-	if p := op.OperandGroup("predicate"); len(p) == 1 {
-		return p
+// barrierOpOf returns the view of an op that addresses one barrier of a
+// group.
+func barrierOpOf(op *ir.Operation) (barrierOperands, bool) {
+	switch op.Name() {
+	case nvgpu.MbarrierGet:
+		return nvgpu.MbarrierGetOp{Op: op}, true
+	case nvgpu.MbarrierInit:
+		return nvgpu.MbarrierInitOp{Op: op}, true
+	case nvgpu.MbarrierArrive:
+		return nvgpu.MbarrierArriveOp{Op: op}, true
+	case nvgpu.MbarrierArriveNocomplete:
+		return nvgpu.MbarrierArriveNocompleteOp{Op: op}, true
+	case nvgpu.MbarrierArriveExpectTx:
+		return nvgpu.MbarrierArriveExpectTxOp{Op: op}, true
+	case nvgpu.MbarrierTestWait:
+		return nvgpu.MbarrierTestWaitOp{Op: op}, true
+	case nvgpu.MbarrierTryWaitParity:
+		return nvgpu.MbarrierTryWaitParityOp{Op: op}, true
+	case nvgpu.TmaAsyncLoad:
+		return nvgpu.TmaAsyncLoadOp{Op: op}, true
 	}
-	return nil
+	return nil, false
+}
+
+// opBarrierPtr is barrierPtr for the barrier op (of view b) addresses.
+func (rw *NVGPURewriter) opBarrierPtr(op *ir.Operation, b barrierOperands) (ir.Value, error) {
+	return rw.barrierPtr(op, b.Barriers(), b.MbarId())
+}
+
+// optional returns an optional operand v as a group: empty if v is nil.
+func optional(v ir.Value) []ir.Value {
+	if v == nil {
+		return nil
+	}
+	return []ir.Value{v}
 }
 
 func lowerMBarrierGet(rw *NVGPURewriter, op *ir.Operation) error {
-	p, err := rw.opBarrierPtr(op)
+	g := nvgpu.MbarrierGetOp{Op: op}
+	p, err := rw.opBarrierPtr(op, g)
 	if err != nil {
 		return err
 	}
 	// The shared-window address of the barrier, as upstream (ptrtoint of
 	// the addrspace(3) pointer, zero-extended for i64).
-	rw.Replace(op, rw.Create("llvm.ptrtoint", []ir.Value{p}, []ir.Type{op.Result(0).Type()}).Result(0))
+	rw.Replace(op, rw.Create(llvm.Ptrtoint, []ir.Value{p}, []ir.Type{g.MbarrierPointer().Type()}).Result(0))
 	return nil
 }
 
 func lowerMBarrierInit(rw *NVGPURewriter, op *ir.Operation) error {
-	p, err := rw.opBarrierPtr(op)
+	in := nvgpu.MbarrierInitOp{Op: op}
+	p, err := rw.opBarrierPtr(op, in)
 	if err != nil {
 		return err
 	}
-	operands := append([]ir.Value{p, rw.toI32(op.OperandNamed("count"))}, predicateOperand(op)...)
-	rw.Create("nvvm.mbarrier.init", operands, nil)
+	operands := append([]ir.Value{p, rw.toI32(in.Count())}, optional(in.Predicate())...)
+	rw.Create(nvvm.MbarrierInit, operands, nil)
 
 	need := initFences{
-		async:   rw.State[stateTMAGroups].(map[ir.Value]bool)[op.OperandNamed("barriers")],
+		async:   rw.State[stateTMAGroups].(map[ir.Value]bool)[in.Barriers()],
 		cluster: kernelHasClusters(rw.Kernel),
 	}
 	if pend, ok := rw.State[stateFencePending].(initFences); ok {
 		need.async = need.async || pend.async
 		need.cluster = need.cluster || pend.cluster
 	}
-	if next := op.Next(); next != nil && next.Name() == "nvgpu.mbarrier.init" {
+	if next := op.Next(); next != nil && next.Name() == nvgpu.MbarrierInit {
 		rw.State[stateFencePending] = need // the last init of the run fences
 	} else {
 		delete(rw.State, stateFencePending)
 		if need.async {
-			rw.Create("nvvm.fence.proxy", nil, nil,
+			rw.Create(nvvm.FenceProxy, nil, nil,
 				ir.NamedAttr{Name: "kind", Value: nvvm.ProxyKind.Attr("async.shared")},
 				ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
 		}
 		if need.cluster {
-			rw.Create("nvvm.fence.mbarrier.init", nil, nil)
+			rw.Create(nvvm.FenceMbarrierInit, nil, nil)
 		}
 	}
 	op.Erase()
@@ -270,28 +303,32 @@ func lowerMBarrierInit(rw *NVGPURewriter, op *ir.Operation) error {
 }
 
 func lowerMBarrierArrive(rw *NVGPURewriter, op *ir.Operation) error {
-	p, err := rw.opBarrierPtr(op)
+	b, _ := barrierOpOf(op)
+	p, err := rw.opBarrierPtr(op, b)
 	if err != nil {
 		return err
 	}
-	var a *ir.Operation
-	if op.Name() == "nvgpu.mbarrier.arrive.nocomplete" {
-		a = rw.Create("nvvm.mbarrier.arrive.nocomplete", []ir.Value{p, rw.toI32(op.OperandNamed("count"))}, []ir.Type{ir.I64})
+	var a, token ir.Value
+	if nc, ok := b.(nvgpu.MbarrierArriveNocompleteOp); ok {
+		a = rw.Create(nvvm.MbarrierArriveNocomplete, []ir.Value{p, rw.toI32(nc.Count())}, []ir.Type{ir.I64}).Result(0)
+		token = nc.Token()
 	} else {
-		a = rw.Create("nvvm.mbarrier.arrive", []ir.Value{p}, []ir.Type{ir.I64},
+		a = rw.Create(nvvm.MbarrierArrive, []ir.Value{p}, []ir.Type{ir.I64},
 			ir.NamedAttr{Name: "relaxed", Value: ir.Bool(false)},
-			ir.NamedAttr{Name: "scope", Value: nvvm.MemScope.Attr("cta")})
+			ir.NamedAttr{Name: "scope", Value: nvvm.MemScope.Attr("cta")}).Result(0)
+		token = nvgpu.MbarrierArriveOp{Op: op}.Token()
 	}
-	return rw.replaceNVGPUValue(op, op.Result(0), a.Result(0), "an !nvgpu.mbarrier.token")
+	return rw.replaceNVGPUValue(op, token, a, "an !nvgpu.mbarrier.token")
 }
 
 func lowerMBarrierExpectTx(rw *NVGPURewriter, op *ir.Operation) error {
-	p, err := rw.opBarrierPtr(op)
+	e := nvgpu.MbarrierArriveExpectTxOp{Op: op}
+	p, err := rw.opBarrierPtr(op, e)
 	if err != nil {
 		return err
 	}
-	operands := append([]ir.Value{p, rw.toI32(op.OperandNamed("txcount"))}, predicateOperand(op)...)
-	rw.Create("nvvm.mbarrier.arrive.expect_tx", operands, nil,
+	operands := append([]ir.Value{p, rw.toI32(e.Txcount())}, optional(e.Predicate())...)
+	rw.Create(nvvm.MbarrierArriveExpectTx, operands, nil,
 		ir.NamedAttr{Name: "relaxed", Value: ir.Bool(false)},
 		ir.NamedAttr{Name: "scope", Value: nvvm.MemScope.Attr("cta")})
 	op.Erase()
@@ -299,16 +336,16 @@ func lowerMBarrierExpectTx(rw *NVGPURewriter, op *ir.Operation) error {
 }
 
 func lowerMBarrierTestWait(rw *NVGPURewriter, op *ir.Operation) error {
-	p, err := rw.opBarrierPtr(op)
+	tw := nvgpu.MbarrierTestWaitOp{Op: op}
+	p, err := rw.opBarrierPtr(op, tw)
 	if err != nil {
 		return err
 	}
-	tok := op.OperandNamed("token")
-	state, ok := rw.Replaced[tok]
+	state, ok := rw.Replaced[tw.Token()]
 	if !ok {
 		return rw.Errorf(op, "the token must come from an nvgpu.mbarrier.arrive or arrive.nocomplete of this kernel")
 	}
-	w := rw.Create("nvvm.mbarrier.test.wait", []ir.Value{p, state}, []ir.Type{ir.I1},
+	w := rw.Create(nvvm.MbarrierTestWait, []ir.Value{p, state}, []ir.Type{ir.I1},
 		ir.NamedAttr{Name: "relaxed", Value: ir.Bool(false)},
 		ir.NamedAttr{Name: "scope", Value: nvvm.MemScope.Attr("cta")})
 	rw.Replace(op, w.Result(0))
@@ -316,12 +353,13 @@ func lowerMBarrierTestWait(rw *NVGPURewriter, op *ir.Operation) error {
 }
 
 func lowerMBarrierTryWait(rw *NVGPURewriter, op *ir.Operation) error {
-	p, err := rw.opBarrierPtr(op)
+	w := nvgpu.MbarrierTryWaitParityOp{Op: op}
+	p, err := rw.opBarrierPtr(op, w)
 	if err != nil {
 		return err
 	}
-	rw.Create("nvvm.mbarrier.try_wait.parity",
-		[]ir.Value{p, rw.toI32(op.OperandNamed("phaseParity")), rw.toI32(op.OperandNamed("ticks"))}, nil)
+	rw.Create(nvvm.MbarrierTryWaitParity,
+		[]ir.Value{p, rw.toI32(w.PhaseParity()), rw.toI32(w.Ticks())}, nil)
 	op.Erase()
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/dialects/memref"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -29,11 +30,11 @@ import (
 //     them.
 
 func init() {
-	registerNVGPU(lowerRcp, "nvgpu.rcp")
-	registerNVGPU(lowerDeviceAsyncCopy, "nvgpu.device_async_copy")
-	registerNVGPU(lowerDeviceAsyncCreateGroup, "nvgpu.device_async_create_group")
-	registerNVGPU(lowerDeviceAsyncWait, "nvgpu.device_async_wait")
-	registerNVGPU(rejectWarpMMA, "nvgpu.ldmatrix", "nvgpu.mma.sync", "nvgpu.mma.sp.sync")
+	registerNVGPU(lowerRcp, nvgpu.Rcp)
+	registerNVGPU(lowerDeviceAsyncCopy, nvgpu.DeviceAsyncCopy)
+	registerNVGPU(lowerDeviceAsyncCreateGroup, nvgpu.DeviceAsyncCreateGroup)
+	registerNVGPU(lowerDeviceAsyncWait, nvgpu.DeviceAsyncWait)
+	registerNVGPU(rejectWarpMMA, nvgpu.Ldmatrix, nvgpu.MmaSync, nvgpu.MmaSpSync)
 }
 
 const (
@@ -42,7 +43,8 @@ const (
 )
 
 func lowerRcp(rw *NVGPURewriter, op *ir.Operation) error {
-	vt := op.Result(0).Type().(*ir.VectorType)
+	r := nvgpu.RcpOp{Op: op}
+	vt := r.Out().Type().(*ir.VectorType)
 	scalable := false
 	for _, s := range vt.Scalable {
 		scalable = scalable || s
@@ -50,9 +52,9 @@ func lowerRcp(rw *NVGPURewriter, op *ir.Operation) error {
 	if len(vt.Shape()) != 1 || scalable {
 		return rw.Errorf(op, "on '%s' is not supported by tmac on sm_90a: only fixed 1-D vectors are", vt)
 	}
-	one := rw.Create("arith.constant", nil, []ir.Type{vt},
+	one := rw.Create(arith.Constant, nil, []ir.Type{vt},
 		ir.NamedAttr{Name: "value", Value: ir.DenseSplatFloat(1.0, vt)}).Result(0)
-	div := rw.Create("arith.divf", []ir.Value{one, op.Operand(0)}, []ir.Type{vt},
+	div := rw.Create(arith.Divf, []ir.Value{one, r.In()}, []ir.Type{vt},
 		ir.NamedAttr{Name: "fastmath", Value: arith.FastMath(fastMathARcp | fastMathAFn)})
 	rw.Replace(op, div.Result(0))
 	return nil
@@ -101,7 +103,7 @@ func (rw *NVGPURewriter) elementPtr(op *ir.Operation, mem ir.Value, indices []ir
 	if !ok {
 		return nil, rw.Errorf(op, "cannot address an element of '%s'", mt)
 	}
-	sv := rw.Create("memref.subview", append([]ir.Value{mem}, dyn...), []ir.Type{rt},
+	sv := rw.Create(memref.Subview, append([]ir.Value{mem}, dyn...), []ir.Type{rt},
 		ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, int64(len(dyn)), 0, 0)},
 		ir.NamedAttr{Name: "static_offsets", Value: ir.DenseI64Array(offs...)},
 		ir.NamedAttr{Name: "static_sizes", Value: ir.DenseI64Array(ones...)},
@@ -110,56 +112,59 @@ func (rw *NVGPURewriter) elementPtr(op *ir.Operation, mem ir.Value, indices []ir
 }
 
 func lowerDeviceAsyncCopy(rw *NVGPURewriter, op *ir.Operation) error {
-	dst, src := op.OperandNamed("dst"), op.OperandNamed("src")
+	cp := nvgpu.DeviceAsyncCopyOp{Op: op}
+	dst, src := cp.Dst(), cp.Src()
 	st := src.Type().(*ir.MemRefType)
 	if !isGlobalMemory(st.MemorySpace) {
 		return rw.Errorf(op, "copies from '%s': cp.async reads global memory only", st)
 	}
 	bits := int64(ir.BitWidth(st.Elem))
-	bytes := op.IntAttrOf("dstElements", 0) * bits / 8
-	dp, err := rw.elementPtr(op, dst, op.OperandGroup("dstIndices"), 3)
+	dstElements, _ := ir.AttrInt(cp.DstElements())
+	bytes := dstElements * bits / 8
+	dp, err := rw.elementPtr(op, dst, cp.DstIndices(), 3)
 	if err != nil {
 		return err
 	}
-	sp, err := rw.elementPtr(op, src, op.OperandGroup("srcIndices"), 1)
+	sp, err := rw.elementPtr(op, src, cp.SrcIndices(), 1)
 	if err != nil {
 		return err
 	}
 	operands := []ir.Value{dp, sp}
-	if n := op.OperandGroup("srcElements"); len(n) == 1 {
+	if n := cp.SrcElements(); n != nil {
 		// Bytes read from the source; the rest of the copy is zero-filled.
 		var srcBytes ir.Value
-		if c, ok := arith.ConstantInt(n[0]); ok {
+		if c, ok := arith.ConstantInt(n); ok {
 			srcBytes = rw.IntConst(c*bits/8, ir.I32)
 		} else {
-			e := rw.toI32(n[0])
+			e := rw.toI32(n)
 			if bits%8 == 0 {
-				srcBytes = rw.Create("arith.muli", []ir.Value{e, rw.IntConst(bits/8, ir.I32)}, []ir.Type{ir.I32}).Result(0)
+				srcBytes = rw.Create(arith.Muli, []ir.Value{e, rw.IntConst(bits/8, ir.I32)}, []ir.Type{ir.I32}).Result(0)
 			} else {
-				b := rw.Create("arith.muli", []ir.Value{e, rw.IntConst(bits, ir.I32)}, []ir.Type{ir.I32}).Result(0)
-				srcBytes = rw.Create("arith.shrui", []ir.Value{b, rw.IntConst(3, ir.I32)}, []ir.Type{ir.I32}).Result(0)
+				b := rw.Create(arith.Muli, []ir.Value{e, rw.IntConst(bits, ir.I32)}, []ir.Type{ir.I32}).Result(0)
+				srcBytes = rw.Create(arith.Shrui, []ir.Value{b, rw.IntConst(3, ir.I32)}, []ir.Type{ir.I32}).Result(0)
 			}
 		}
 		operands = append(operands, srcBytes)
 	}
 	cache := "ca"
-	if op.HasAttr("bypassL1") {
+	if cp.BypassL1() != nil {
 		cache = "cg"
 	}
-	rw.Create("nvvm.cp.async.shared.global", operands, nil,
+	rw.Create(nvvm.CpAsyncSharedGlobal, operands, nil,
 		ir.NamedAttr{Name: "modifier", Value: nvvm.LoadCacheMod.Attr(cache)},
 		ir.NamedAttr{Name: "size", Value: ir.IntAttr(bytes, ir.I32)})
-	return rw.replaceNVGPUValue(op, op.Result(0), nil, "an !nvgpu.device.async.token")
+	return rw.replaceNVGPUValue(op, cp.AsyncToken(), nil, "an !nvgpu.device.async.token")
 }
 
 func lowerDeviceAsyncCreateGroup(rw *NVGPURewriter, op *ir.Operation) error {
-	rw.Create("nvvm.cp.async.commit.group", nil, nil)
-	return rw.replaceNVGPUValue(op, op.Result(0), nil, "an !nvgpu.device.async.token")
+	rw.Create(nvvm.CpAsyncCommitGroup, nil, nil)
+	return rw.replaceNVGPUValue(op, nvgpu.DeviceAsyncCreateGroupOp{Op: op}.AsyncToken(), nil, "an !nvgpu.device.async.token")
 }
 
 func lowerDeviceAsyncWait(rw *NVGPURewriter, op *ir.Operation) error {
-	rw.Create("nvvm.cp.async.wait.group", nil, nil,
-		ir.NamedAttr{Name: "n", Value: ir.IntAttr(op.IntAttrOf("numGroups", 0), ir.I32)})
+	n, _ := ir.AttrInt(nvgpu.DeviceAsyncWaitOp{Op: op}.NumGroups())
+	rw.Create(nvvm.CpAsyncWaitGroup, nil, nil,
+		ir.NamedAttr{Name: "n", Value: ir.IntAttr(n, ir.I32)})
 	op.Erase()
 	return nil
 }

@@ -16,37 +16,36 @@ func observeBarrierOp(s *schedule.Schedule, kernel, op *ir.Operation) ir.Value {
 	if s == nil {
 		return nil
 	}
-	if op.Name() == "nvgpu.mbarrier.create" {
-		s.Group(kernel, op.Result(0))
-		return op.Result(0)
+	if c, ok := nvgpu.AsMbarrierCreate(op); ok {
+		s.Group(kernel, c.Barriers())
+		return c.Barriers()
 	}
-	var g *schedule.BarrierGroup
-	switch op.Name() {
-	case "nvgpu.mbarrier.init", "nvgpu.mbarrier.arrive.expect_tx", "nvgpu.mbarrier.arrive", "nvgpu.mbarrier.arrive.nocomplete",
-		"nvgpu.mbarrier.try_wait.parity", "nvgpu.tma.async.load":
-		g = s.ExistingGroup(op.OperandNamed("barriers"))
+	b, ok := barrierOpOf(op)
+	if !ok {
+		return nil
 	}
+	g := s.ExistingGroup(b.Barriers())
 	if g == nil {
 		return nil
 	}
-	switch op.Name() {
-	case "nvgpu.mbarrier.init":
-		if c, ok := arith.ConstantInt(op.OperandNamed("count")); ok {
+	switch o := b.(type) {
+	case nvgpu.MbarrierInitOp:
+		if c, ok := arith.ConstantInt(o.Count()); ok {
 			g.InitCounts = append(g.InitCounts, c)
 		}
-	case "nvgpu.mbarrier.arrive.expect_tx":
+	case nvgpu.MbarrierArriveExpectTxOp:
 		g.Arrives++
-		if c, ok := arith.ConstantInt(op.OperandNamed("txcount")); ok {
+		if c, ok := arith.ConstantInt(o.Txcount()); ok {
 			g.ExpectTx = append(g.ExpectTx, c)
 		}
-	case "nvgpu.mbarrier.arrive", "nvgpu.mbarrier.arrive.nocomplete":
+	case nvgpu.MbarrierArriveOp, nvgpu.MbarrierArriveNocompleteOp:
 		g.Arrives++
-	case "nvgpu.tma.async.load":
+	case nvgpu.TmaAsyncLoadOp:
 		g.TMALoads++
-		if d, ok := nvgpu.AsTensorMapDescriptor(op.OperandNamed("tensorMapDescriptor").Type()); ok {
+		if d, ok := nvgpu.AsTensorMapDescriptor(o.TensorMapDescriptor().Type()); ok {
 			g.TMABytes += d.BoxBytes()
 		}
-	case "nvgpu.mbarrier.try_wait.parity":
+	case nvgpu.MbarrierTryWaitParityOp:
 		if g.Role != "" {
 			return nil
 		}
@@ -56,7 +55,7 @@ func observeBarrierOp(s *schedule.Schedule, kernel, op *ir.Operation) ir.Value {
 			}
 		}
 		w := &schedule.BarrierWait{Loc: op.Loc, By: "program"}
-		if c, ok := arith.ConstantInt(op.OperandNamed("phaseParity")); ok {
+		if c, ok := arith.ConstantInt(o.PhaseParity()); ok {
 			w.Constant, w.Parity = true, c&1
 		}
 		g.Waits = append(g.Waits, w)

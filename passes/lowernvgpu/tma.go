@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tmac-dev/tmac/dialects/arith"
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
@@ -55,11 +56,11 @@ import (
 //     (same group and index value) is in another block.
 
 func init() {
-	registerNVGPU(lowerTMALoad, "nvgpu.tma.async.load")
-	registerNVGPU(lowerTMAStore, "nvgpu.tma.async.store")
-	registerNVGPU(lowerTMAPrefetch, "nvgpu.tma.prefetch.descriptor")
-	registerNVGPU(lowerTMAFence, "nvgpu.tma.fence.descriptor")
-	registerNVGPU(rejectTMACreate, "nvgpu.tma.create.descriptor")
+	registerNVGPU(lowerTMALoad, nvgpu.TmaAsyncLoad)
+	registerNVGPU(lowerTMAStore, nvgpu.TmaAsyncStore)
+	registerNVGPU(lowerTMAPrefetch, nvgpu.TmaPrefetchDescriptor)
+	registerNVGPU(lowerTMAFence, nvgpu.TmaFenceDescriptor)
+	registerNVGPU(rejectTMACreate, nvgpu.TmaCreateDescriptor)
 	registerNVGPUKernelCheck(checkExpectTx)
 }
 
@@ -91,6 +92,17 @@ func ensureTMAAlignment(rw *NVGPURewriter, op *ir.Operation, mem ir.Value, need 
 		_, o, ok := memref.StridesAndOffset(mt)
 		return o, ok && o != ir.Dynamic
 	}
+	// through accounts for the offset of res, a subview or cast, in src.
+	through := func(src, res ir.Value) ir.Value {
+		a, ok1 := layoutOffset(res.Type())
+		b, ok2 := layoutOffset(src.Type())
+		if ok1 && ok2 {
+			off += (a - b) * elemBytes(res.Type())
+		} else {
+			known = false
+		}
+		return src
+	}
 	for {
 		r, ok := v.(*ir.OpResult)
 		if !ok {
@@ -98,33 +110,32 @@ func ensureTMAAlignment(rw *NVGPURewriter, op *ir.Operation, mem ir.Value, need 
 		}
 		def := r.DefiningOp()
 		switch def.Name() {
-		case "memref.subview", "memref.cast":
-			a, ok1 := layoutOffset(def.Result(0).Type())
-			b, ok2 := layoutOffset(def.Operand(0).Type())
-			if ok1 && ok2 {
-				off += (a - b) * elemBytes(def.Result(0).Type())
-			} else {
-				known = false
-			}
-			v = def.Operand(0)
+		case memref.Subview:
+			sv := memref.SubviewOp{Op: def}
+			v = through(sv.Source(), sv.Result())
 			continue
-		case "memref.view":
-			if c, ok := arith.ConstantInt(def.Operand(1)); ok {
+		case memref.Cast:
+			c := memref.CastOp{Op: def}
+			v = through(c.Source(), c.Dest())
+			continue
+		case memref.View:
+			vw := memref.ViewOp{Op: def}
+			if c, ok := arith.ConstantInt(vw.ByteShift()); ok {
 				off += c
 			} else {
 				known = false
 			}
-			v = def.Operand(0)
+			v = vw.Source()
 			continue
-		case "gpu.dynamic_shared_memory":
+		case gpu.DynamicSharedMemory:
 			return checkTMAOffset(op, def, off, known, need, why) // 1024-byte aligned by codegen
-		case "memref.alloca", "memref.alloc":
+		case memref.Alloca, memref.Alloc:
 			if err := alignAllocation(rw, op, def, need, why); err != nil {
 				return err
 			}
 			return checkTMAOffset(op, def, off, known, need, why)
-		case "memref.get_global":
-			g := passutil.LookupGlobal(rw.Kernel, def.Attr("name"))
+		case memref.GetGlobal:
+			g := passutil.LookupGlobal(rw.Kernel, memref.GetGlobalOp{Op: def}.Name())
 			if g == nil {
 				return nil
 			}
@@ -168,9 +179,9 @@ func checkTMAOffset(op, alloc *ir.Operation, off int64, known bool, need int64, 
 }
 
 // tmaCoordinates converts the coordinates to i32 (same order).
-func tmaCoordinates(rw *NVGPURewriter, op *ir.Operation) []ir.Value {
+func tmaCoordinates(rw *NVGPURewriter, coords []ir.Value) []ir.Value {
 	var cs []ir.Value
-	for _, c := range op.OperandGroup("coordinates") {
+	for _, c := range coords {
 		cs = append(cs, rw.toI32(c))
 	}
 	return cs
@@ -184,27 +195,28 @@ func alignWhy(d *nvgpu.TensorMapDescriptor) string {
 }
 
 func lowerTMALoad(rw *NVGPURewriter, op *ir.Operation) error {
-	descV := op.OperandNamed("tensorMapDescriptor")
+	l := nvgpu.TmaAsyncLoadOp{Op: op}
+	descV := l.TensorMapDescriptor()
 	d, _ := nvgpu.AsTensorMapDescriptor(descV.Type())
 	if err := checkTMADescriptor(rw, op, d); err != nil {
 		return err
 	}
-	dst := op.OperandNamed("dst")
+	dst := l.Dst()
 	if err := ensureTMAAlignment(rw, op, dst, d.SharedAlign(), alignWhy(d)); err != nil {
 		return err
 	}
-	mbar, err := rw.opBarrierPtr(op)
+	mbar, err := rw.opBarrierPtr(op, l)
 	if err != nil {
 		return err
 	}
-	coords := tmaCoordinates(rw, op)
-	mask := op.OperandGroup("multicastMask")
-	pred := op.OperandGroup("predicate")
+	coords := tmaCoordinates(rw, l.Coordinates())
+	mask := optional(l.MulticastMask())
+	pred := optional(l.Predicate())
 	operands := []ir.Value{rw.Cast(dst, llvm.Ptr(7)), rw.Pointer(descV, 0)}
 	operands = append(operands, coords...)
 	operands = append(operands, mbar)
 	operands = append(append(operands, mask...), pred...)
-	rw.Create("nvvm.cp.async.bulk.tensor.shared.cluster.global", operands, nil,
+	rw.Create(nvvm.CpAsyncBulkTensorSharedClusterGlobal, operands, nil,
 		ir.NamedAttr{Name: "isCTAOnly", Value: ir.Bool(false)},
 		ir.NamedAttr{Name: "mode", Value: nvvm.TMALoadMode.Attr("tile")},
 		ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(coords)), 1, 0, int64(len(mask)), 0, int64(len(pred)))})
@@ -213,37 +225,39 @@ func lowerTMALoad(rw *NVGPURewriter, op *ir.Operation) error {
 }
 
 func lowerTMAStore(rw *NVGPURewriter, op *ir.Operation) error {
-	descV := op.OperandNamed("tensorMapDescriptor")
+	st := nvgpu.TmaAsyncStoreOp{Op: op}
+	descV := st.TensorMapDescriptor()
 	d, _ := nvgpu.AsTensorMapDescriptor(descV.Type())
 	if err := checkTMADescriptor(rw, op, d); err != nil {
 		return err
 	}
-	src := op.OperandNamed("src")
+	src := st.Src()
 	if err := ensureTMAAlignment(rw, op, src, d.SharedAlign(), alignWhy(d)); err != nil {
 		return err
 	}
-	coords := tmaCoordinates(rw, op)
-	pred := op.OperandGroup("predicate")
+	coords := tmaCoordinates(rw, st.Coordinates())
+	pred := optional(st.Predicate())
 	operands := []ir.Value{rw.Pointer(descV, 0), rw.Cast(src, llvm.Ptr(3))}
 	operands = append(append(operands, coords...), pred...)
-	rw.Create("nvvm.cp.async.bulk.tensor.global.shared.cta", operands, nil,
+	rw.Create(nvvm.CpAsyncBulkTensorGlobalSharedCta, operands, nil,
 		ir.NamedAttr{Name: "mode", Value: nvvm.TMAStoreMode.Attr("tile")},
 		ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(coords)), 0, int64(len(pred)))})
-	rw.Create("nvvm.cp.async.bulk.commit.group", nil, nil)
+	rw.Create(nvvm.CpAsyncBulkCommitGroup, nil, nil)
 	op.Erase()
 	return nil
 }
 
 func lowerTMAPrefetch(rw *NVGPURewriter, op *ir.Operation) error {
-	operands := append([]ir.Value{rw.Pointer(op.OperandNamed("tensorMapDescriptor"), 0)}, op.OperandGroup("predicate")...)
-	rw.Create("nvvm.prefetch", operands, nil, ir.NamedAttr{Name: "tensormap", Value: ir.Unit})
+	p := nvgpu.TmaPrefetchDescriptorOp{Op: op}
+	operands := append([]ir.Value{rw.Pointer(p.TensorMapDescriptor(), 0)}, optional(p.Predicate())...)
+	rw.Create(nvvm.Prefetch, operands, nil, ir.NamedAttr{Name: "tensormap", Value: ir.Unit})
 	op.Erase()
 	return nil
 }
 
 func lowerTMAFence(rw *NVGPURewriter, op *ir.Operation) error {
-	addr := rw.Pointer(op.OperandNamed("tensorMapDescriptor"), 0)
-	rw.Create("nvvm.fence.proxy.acquire", []ir.Value{addr, rw.IntConst(128, ir.I32)}, nil,
+	addr := rw.Pointer(nvgpu.TmaFenceDescriptorOp{Op: op}.TensorMapDescriptor(), 0)
+	rw.Create(nvvm.FenceProxyAcquire, []ir.Value{addr, rw.IntConst(128, ir.I32)}, nil,
 		ir.NamedAttr{Name: "fromProxy", Value: nvvm.ProxyKind.Attr("generic")},
 		ir.NamedAttr{Name: "scope", Value: nvvm.MemScope.Attr("sys")},
 		ir.NamedAttr{Name: "toProxy", Value: nvvm.ProxyKind.Attr("tensormap")})
@@ -264,26 +278,19 @@ type barrierKey struct {
 	id    any
 }
 
-func barrierKeyOf(op *ir.Operation) barrierKey {
-	id := op.OperandNamed("mbarId")
+func barrierKeyOf(b barrierOperands) barrierKey {
+	id := b.MbarId()
 	if c, ok := arith.ConstantInt(id); ok {
-		return barrierKey{op.OperandNamed("barriers"), c}
+		return barrierKey{b.Barriers(), c}
 	}
-	return barrierKey{op.OperandNamed("barriers"), id}
+	return barrierKey{b.Barriers(), id}
 }
 
 // barrierTraffic collects, per block and barrier, the expect_tx ops and the
 // TMA loads.
 type barrierTraffic struct {
-	expects []*ir.Operation
-	loads   []*ir.Operation
-}
-
-func optionalOperand(op *ir.Operation, name string) ir.Value {
-	if g := op.OperandGroup(name); len(g) == 1 {
-		return g[0]
-	}
-	return nil
+	expects []nvgpu.MbarrierArriveExpectTxOp
+	loads   []nvgpu.TmaAsyncLoadOp
 }
 
 // checkExpectTx compares the bytes announced by expect_tx with the bytes the
@@ -297,21 +304,28 @@ func checkExpectTx(rw *NVGPURewriter) error {
 	loadsOn := map[barrierKey]int{} // in any block
 	var order []blockKey
 	ir.Walk(rw.Kernel, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() != "nvgpu.mbarrier.arrive.expect_tx" && op.Name() != "nvgpu.tma.async.load" {
+		var b barrierOperands
+		switch op.Name() {
+		case nvgpu.MbarrierArriveExpectTx:
+			b = nvgpu.MbarrierArriveExpectTxOp{Op: op}
+		case nvgpu.TmaAsyncLoad:
+			b = nvgpu.TmaAsyncLoadOp{Op: op}
+		default:
 			return ir.Advance
 		}
-		k := blockKey{op.Block(), barrierKeyOf(op)}
+		k := blockKey{op.Block(), barrierKeyOf(b)}
 		t := traffic[k]
 		if t == nil {
 			t = &barrierTraffic{}
 			traffic[k] = t
 			order = append(order, k)
 		}
-		if op.Name() == "nvgpu.tma.async.load" {
-			t.loads = append(t.loads, op)
+		switch b := b.(type) {
+		case nvgpu.TmaAsyncLoadOp:
+			t.loads = append(t.loads, b)
 			loadsOn[k.k]++
-		} else {
-			t.expects = append(t.expects, op)
+		case nvgpu.MbarrierArriveExpectTxOp:
+			t.expects = append(t.expects, b)
 		}
 		return ir.Advance
 	})
@@ -320,11 +334,11 @@ func checkExpectTx(rw *NVGPURewriter) error {
 		if len(t.expects) == 0 || len(t.loads) == 0 {
 			continue
 		}
-		pred := optionalOperand(t.expects[0], "predicate")
+		pred := t.expects[0].Predicate()
 		want, ok := int64(0), true
 		for _, e := range t.expects {
-			n, static := arith.ConstantInt(e.OperandNamed("txcount"))
-			ok = ok && static && optionalOperand(e, "predicate") == pred
+			n, static := arith.ConstantInt(e.Txcount())
+			ok = ok && static && e.Predicate() == pred
 			want += n
 		}
 		// Loads on the barrier in other blocks (e.g. under a condition,
@@ -332,8 +346,8 @@ func checkExpectTx(rw *NVGPURewriter) error {
 		ok = ok && loadsOn[k.k] == len(t.loads)
 		got := int64(0)
 		for _, l := range t.loads {
-			d, _ := nvgpu.AsTensorMapDescriptor(l.OperandNamed("tensorMapDescriptor").Type())
-			ok = ok && optionalOperand(l, "multicastMask") == nil && optionalOperand(l, "predicate") == pred
+			d, _ := nvgpu.AsTensorMapDescriptor(l.TensorMapDescriptor().Type())
+			ok = ok && l.MulticastMask() == nil && l.Predicate() == pred
 			got += d.BoxBytes()
 		}
 		if !ok || want == got {
@@ -343,15 +357,15 @@ func checkExpectTx(rw *NVGPURewriter) error {
 		if c, isConst := k.k.id.(int64); isConst {
 			which = fmt.Sprintf("barrier %d", c)
 		}
-		e := t.expects[0]
+		e := t.expects[0].Op
 		diag := e.EmitError("expect_tx of %d bytes on %s but the TMA loads on it bring %d bytes", want, which, got)
 		for _, x := range t.expects[1:] {
-			n, _ := arith.ConstantInt(x.OperandNamed("txcount"))
-			diag.AttachNote(x.Loc, "expect_tx of %d more bytes here", n)
+			n, _ := arith.ConstantInt(x.Txcount())
+			diag.AttachNote(x.Op.Loc, "expect_tx of %d more bytes here", n)
 		}
 		for _, l := range t.loads {
-			d, _ := nvgpu.AsTensorMapDescriptor(l.OperandNamed("tensorMapDescriptor").Type())
-			diag.AttachNote(l.Loc, "this TMA load brings %d bytes (a %s box)", d.BoxBytes(), boxText(d.Tensor))
+			d, _ := nvgpu.AsTensorMapDescriptor(l.TensorMapDescriptor().Type())
+			diag.AttachNote(l.Op.Loc, "this TMA load brings %d bytes (a %s box)", d.BoxBytes(), boxText(d.Tensor))
 		}
 		return diag
 	}

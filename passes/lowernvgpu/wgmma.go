@@ -3,10 +3,14 @@ package lowernvgpu
 import (
 	"fmt"
 
+	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/llvm"
+	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -51,10 +55,10 @@ import (
 // inner dimension is S bytes, one box per chunk at consecutive addresses.
 
 func init() {
-	registerNVGPU(lowerWarpgroupGenerateDescriptor, "nvgpu.warpgroup.generate.descriptor")
-	registerNVGPU(lowerWarpgroupInitAccumulator, "nvgpu.warpgroup.mma.init.accumulator")
-	registerNVGPU(lowerWarpgroupMma, "nvgpu.warpgroup.mma")
-	registerNVGPU(lowerWarpgroupMmaStore, "nvgpu.warpgroup.mma.store")
+	registerNVGPU(lowerWarpgroupGenerateDescriptor, nvgpu.WarpgroupGenerateDescriptor)
+	registerNVGPU(lowerWarpgroupInitAccumulator, nvgpu.WarpgroupMmaInitAccumulator)
+	registerNVGPU(lowerWarpgroupMma, nvgpu.WarpgroupMma)
+	registerNVGPU(lowerWarpgroupMmaStore, nvgpu.WarpgroupMmaStore)
 	registerNVGPUKernelCheck(prepareWarpgroupValues)
 }
 
@@ -305,9 +309,9 @@ func wgmmaLoweredType(t ir.Type) (ir.Type, bool) {
 
 func isWarpgroupOp(op *ir.Operation) bool {
 	switch op.Name() {
-	case "nvgpu.warpgroup.generate.descriptor", "nvgpu.warpgroup.mma",
-		"nvgpu.warpgroup.mma.store", "nvgpu.warpgroup.mma.init.accumulator",
-		"tmac.warpgroup.mma.store":
+	case nvgpu.WarpgroupGenerateDescriptor, nvgpu.WarpgroupMma,
+		nvgpu.WarpgroupMmaStore, nvgpu.WarpgroupMmaInitAccumulator,
+		tmac.WarpgroupMmaStore:
 		return true
 	}
 	return false
@@ -422,12 +426,13 @@ func checkAccumulatorShape(v *ir.VectorType) string {
 
 func lowerWarpgroupGenerateDescriptor(rw *NVGPURewriter, op *ir.Operation) error {
 	st := wgmmaStateOf(rw)
-	mem, ok := op.Operand(0).Type().(*ir.MemRefType)
+	g := nvgpu.WarpgroupGenerateDescriptorOp{Op: op}
+	mem, ok := g.Tensor().Type().(*ir.MemRefType)
 	if !ok {
-		return rw.Errorf(op, "needs a memref tile, not '%s'", op.Operand(0).Type())
+		return rw.Errorf(op, "needs a memref tile, not '%s'", g.Tensor().Type())
 	}
-	tm, _ := nvgpu.AsTensorMapDescriptor(st.nvgpuType(op.Operand(1)))
-	desc, ok := nvgpu.AsWarpgroupDescriptor(op.Result(0).Type())
+	tm, _ := nvgpu.AsTensorMapDescriptor(st.nvgpuType(g.TensorMap()))
+	desc, ok := nvgpu.AsWarpgroupDescriptor(g.Descriptor().Type())
 	if tm == nil || !ok {
 		return rw.Errorf(op, "has unexpected operand or result types")
 	}
@@ -458,20 +463,22 @@ func lowerWarpgroupGenerateDescriptor(rw *NVGPURewriter, op *ir.Operation) error
 	// the descriptor directly.
 	lbo, sbo := int64(-1), int64(-1)
 	unknown := false
-	for _, u := range ir.Uses(op.Result(0)) {
-		user := u.Owner()
-		if user.Name() != "nvgpu.warpgroup.mma" || u.Index() > 1 {
+	for _, u := range ir.Uses(g.Descriptor()) {
+		// The use's index tells A (descriptorA, operand 0) from B
+		// (descriptorB, operand 1) where one descriptor serves both.
+		mma, ok := nvgpu.AsWarpgroupMma(u.Owner())
+		if !ok || u.Index() > 1 {
 			unknown = true
 			continue
 		}
-		if msg := checkUserMma(st, user); msg != "" {
+		if msg := checkUserMma(st, mma); msg != "" {
 			// Report what the mma cannot do there rather than a layout.
-			return user.EmitOpError("%s", msg)
+			return mma.Op.EmitOpError("%s", msg)
 		}
 		isA := u.Index() == 0
-		tr := user.HasAttr("transposeA")
+		tr := mma.TransposeA() != nil
 		if !isA {
-			tr = user.HasAttr("transposeB")
+			tr = mma.TransposeB() != nil
 		}
 		o := wgmmaOperandOf(t, tm.Swizzle, isA, tr)
 		if msg := o.check(); msg != "" {
@@ -509,12 +516,12 @@ func lowerWarpgroupGenerateDescriptor(rw *NVGPURewriter, op *ir.Operation) error
 	bits := wgmmaDescriptorBits(tm.Swizzle, lbo, sbo)
 
 	// start address: bits 4..17 of the 32-bit shared address.
-	ptr := rw.Pointer(op.Operand(0), 3)
-	var addr ir.Value = rw.Create("llvm.ptrtoint", []ir.Value{ptr}, []ir.Type{ir.I64}).Result(0)
-	addr = rw.binary("arith.andi", addr, rw.IntConst(0x3FFFF, ir.I64))
-	addr = rw.binary("arith.shrui", addr, rw.IntConst(4, ir.I64))
-	d := rw.binary("arith.ori", addr, rw.IntConst(int64(bits), ir.I64))
-	st.orig[d] = op.Result(0).Type()
+	ptr := rw.Pointer(g.Tensor(), 3)
+	var addr ir.Value = rw.Create(llvm.Ptrtoint, []ir.Value{ptr}, []ir.Type{ir.I64}).Result(0)
+	addr = rw.binary(arith.Andi, addr, rw.IntConst(0x3FFFF, ir.I64))
+	addr = rw.binary(arith.Shrui, addr, rw.IntConst(4, ir.I64))
+	d := rw.binary(arith.Ori, addr, rw.IntConst(int64(bits), ir.I64))
+	st.orig[d] = g.Descriptor().Type()
 	st.swizzle[d] = tm.Swizzle
 	rw.Replace(op, d)
 	return nil
@@ -528,12 +535,13 @@ func (rw *NVGPURewriter) binary(name string, a, b ir.Value) ir.Value {
 // ------------------------------------------------------------- accumulator
 
 func lowerWarpgroupInitAccumulator(rw *NVGPURewriter, op *ir.Operation) error {
-	acc, _ := nvgpu.AsWarpgroupAccumulator(op.Result(0).Type())
+	t := nvgpu.WarpgroupMmaInitAccumulatorOp{Op: op}.MatrixC().Type()
+	acc, _ := nvgpu.AsWarpgroupAccumulator(t)
 	if msg := checkAccumulatorShape(acc.Fragmented); msg != "" {
 		return rw.Errorf(op, "cannot hold a wgmma accumulator: it %s", msg)
 	}
-	z := rw.Create("llvm.mlir.zero", nil, []ir.Type{wgmmaAccumulatorStruct(acc.Fragmented)}).Result(0)
-	wgmmaStateOf(rw).orig[z] = op.Result(0).Type()
+	z := rw.Create(llvm.MlirZero, nil, []ir.Type{wgmmaAccumulatorStruct(acc.Fragmented)}).Result(0)
+	wgmmaStateOf(rw).orig[z] = t
 	rw.Replace(op, z)
 	return nil
 }
@@ -588,36 +596,37 @@ func checkWarpgroupMma(a, b *ir.MemRefType, d *ir.VectorType, transA, transB boo
 }
 
 // checkUserMma runs checkWarpgroupMma on a warpgroup.mma not lowered yet.
-func checkUserMma(st *wgmmaState, op *ir.Operation) string {
-	da, okA := nvgpu.AsWarpgroupDescriptor(st.nvgpuType(op.Operand(0)))
-	db, okB := nvgpu.AsWarpgroupDescriptor(st.nvgpuType(op.Operand(1)))
-	acc, okD := nvgpu.AsWarpgroupAccumulator(op.Result(0).Type())
+func checkUserMma(st *wgmmaState, mma nvgpu.WarpgroupMmaOp) string {
+	da, okA := nvgpu.AsWarpgroupDescriptor(st.nvgpuType(mma.DescriptorA()))
+	db, okB := nvgpu.AsWarpgroupDescriptor(st.nvgpuType(mma.DescriptorB()))
+	acc, okD := nvgpu.AsWarpgroupAccumulator(mma.MatrixD().Type())
 	if !okA || !okB || !okD {
 		return ""
 	}
-	return checkWarpgroupMma(da.Tensor, db.Tensor, acc.Fragmented, op.HasAttr("transposeA"), op.HasAttr("transposeB"))
+	return checkWarpgroupMma(da.Tensor, db.Tensor, acc.Fragmented, mma.TransposeA() != nil, mma.TransposeB() != nil)
 }
 
 func lowerWarpgroupMma(rw *NVGPURewriter, op *ir.Operation) error {
 	st := wgmmaStateOf(rw)
-	da, okA := nvgpu.AsWarpgroupDescriptor(st.nvgpuType(op.Operand(0)))
-	db, okB := nvgpu.AsWarpgroupDescriptor(st.nvgpuType(op.Operand(1)))
-	acc, okD := nvgpu.AsWarpgroupAccumulator(op.Result(0).Type())
+	mma := nvgpu.WarpgroupMmaOp{Op: op}
+	da, okA := nvgpu.AsWarpgroupDescriptor(st.nvgpuType(mma.DescriptorA()))
+	db, okB := nvgpu.AsWarpgroupDescriptor(st.nvgpuType(mma.DescriptorB()))
+	acc, okD := nvgpu.AsWarpgroupAccumulator(mma.MatrixD().Type())
 	if !okA || !okB || !okD {
 		return rw.Errorf(op, "has unexpected operand types")
 	}
-	transA, transB := op.HasAttr("transposeA"), op.HasAttr("transposeB")
+	transA, transB := mma.TransposeA() != nil, mma.TransposeB() != nil
 	a, b, d := da.Tensor, db.Tensor, acc.Fragmented
 	if msg := checkWarpgroupMma(a, b, d, transA, transB); msg != "" {
 		return rw.Errorf(op, "%s", msg)
 	}
 	// The swizzle is not part of the descriptor type; the K-step offsets
 	// need it, so find it where the descriptors are made.
-	swA, err := descriptorSwizzle(rw, op, op.Operand(0))
+	swA, err := descriptorSwizzle(rw, op, mma.DescriptorA())
 	if err != nil {
 		return err
 	}
-	swB, err := descriptorSwizzle(rw, op, op.Operand(1))
+	swB, err := descriptorSwizzle(rw, op, mma.DescriptorB())
 	if err != nil {
 		return err
 	}
@@ -654,33 +663,37 @@ func lowerWarpgroupMma(rw *NVGPURewriter, op *ir.Operation) error {
 		{Name: "typeB", Value: nvvm.WGMMAType.Attr(tb)},
 		{Name: "typeD", Value: nvvm.WGMMAType.Attr(td)},
 	}
-	descA, descB := rw.Lookup(op.Operand(0)), rw.Lookup(op.Operand(1))
-	c := rw.Lookup(op.Operand(2))
+	descA, descB := rw.Lookup(mma.DescriptorA()), rw.Lookup(mma.DescriptorB())
+	c := rw.Lookup(mma.MatrixC())
 	sliceT, accT := wgmmaSliceType(d), wgmmaAccumulatorStruct(d)
 	advance := func(desc ir.Value, bytes int64) ir.Value {
 		if bytes == 0 {
 			return desc
 		}
-		return rw.binary("arith.addi", desc, rw.IntConst(bytes>>4, ir.I64))
+		return rw.binary(arith.Addi, desc, rw.IntConst(bytes>>4, ir.I64))
 	}
 
-	rw.Create("nvvm.wgmma.fence.aligned", nil, nil)
-	var res ir.Value = rw.Create("llvm.mlir.undef", nil, []ir.Type{accT}).Result(0)
+	rw.Create(nvvm.WgmmaFenceAligned, nil, nil)
+	var res ir.Value = rw.Create(llvm.MlirUndef, nil, []ir.Type{accT}).Result(0)
 	bSteps := make([]ir.Value, k/kInst)
 	for i := int64(0); i < m/64; i++ {
-		var s ir.Value = rw.Create("llvm.extractvalue", []ir.Value{c}, []ir.Type{sliceT}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(i)}).Result(0)
+		var s ir.Value = rw.Create(llvm.Extractvalue, []ir.Value{c}, []ir.Type{sliceT}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(i)}).Result(0)
 		for kk := int64(0); kk < k/kInst; kk++ {
 			dA := advance(descA, oa.subTileOffset(64*i, kk*kInst))
 			if bSteps[kk] == nil {
 				bSteps[kk] = advance(descB, ob.subTileOffset(0, kk*kInst))
 			}
-			s = rw.Create("nvvm.wgmma.mma_async", []ir.Value{s, dA, bSteps[kk]}, []ir.Type{sliceT}, attrs...).Result(0)
+			s = rw.Create(nvvm.WgmmaMmaAsync, []ir.Value{s, dA, bSteps[kk]}, []ir.Type{sliceT}, attrs...).Result(0)
 		}
-		res = rw.Create("llvm.insertvalue", []ir.Value{res, s}, []ir.Type{accT}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(i)}).Result(0)
+		res = rw.Create(llvm.Insertvalue, []ir.Value{res, s}, []ir.Type{accT}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(i)}).Result(0)
 	}
-	rw.Create("nvvm.wgmma.commit.group.sync.aligned", nil, nil)
-	rw.Create("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(op.IntAttrOf("waitGroup", 1))})
-	st.orig[res] = op.Result(0).Type()
+	waitGroup, ok := ir.AttrInt(mma.WaitGroup())
+	if !ok {
+		waitGroup = 1
+	}
+	rw.Create(nvvm.WgmmaCommitGroupSyncAligned, nil, nil)
+	rw.Create(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(waitGroup)})
+	st.orig[res] = mma.MatrixD().Type()
 	rw.Replace(op, res)
 	return nil
 }
@@ -694,19 +707,19 @@ func descriptorSwizzle(rw *NVGPURewriter, op *ir.Operation, v ir.Value) (nvgpu.S
 		if sw, ok := st.swizzle[v]; ok {
 			return sw, nil
 		}
-		if def := v.DefiningOp(); def != nil && def.Name() == "nvgpu.warpgroup.generate.descriptor" {
-			tm, _ := nvgpu.AsTensorMapDescriptor(st.nvgpuType(def.Operand(1)))
+		if g, ok := nvgpu.AsWarpgroupGenerateDescriptor(v.DefiningOp()); ok {
+			tm, _ := nvgpu.AsTensorMapDescriptor(st.nvgpuType(g.TensorMap()))
 			return tm.Swizzle, nil
 		}
 		a, ok := v.(*ir.BlockArgument)
 		if !ok {
 			break
 		}
-		loop := a.Owner().ParentOp()
-		if loop == nil || loop.Name() != "scf.for" || a.Index() == 0 || a.Owner() != loop.Region(0).Entry() {
+		loop, ok := scf.AsFor(a.Owner().ParentOp())
+		if !ok || a.Index() == 0 || a.Owner() != loop.Region().Entry() {
 			break
 		}
-		v = loop.Operand(2 + a.Index())
+		v = loop.InitArgs()[a.Index()-1] // argument 0 is the induction variable
 	}
 	return 0, rw.Errorf(op, "needs to know how its descriptors were made: use descriptors of nvgpu.warpgroup.generate.descriptor, directly or through scf.for iter_args")
 }
@@ -715,7 +728,8 @@ func descriptorSwizzle(rw *NVGPURewriter, op *ir.Operation, v ir.Value) (nvgpu.S
 
 func lowerWarpgroupMmaStore(rw *NVGPURewriter, op *ir.Operation) error {
 	st := wgmmaStateOf(rw)
-	acc, ok := nvgpu.AsWarpgroupAccumulator(st.nvgpuType(op.Operand(0)))
+	s := nvgpu.WarpgroupMmaStoreOp{Op: op}
+	acc, ok := nvgpu.AsWarpgroupAccumulator(st.nvgpuType(s.MatrixD()))
 	if !ok {
 		return rw.Errorf(op, "has an unexpected accumulator type")
 	}
@@ -726,16 +740,16 @@ func lowerWarpgroupMmaStore(rw *NVGPURewriter, op *ir.Operation) error {
 	if f, _ := d.Elem.(*ir.FloatType); f == nil || f.Kind != ir.F32 {
 		return rw.Errorf(op, "stores only f32 accumulators")
 	}
-	dst := op.Operand(1)
+	dst := s.DstMemref()
 	mt, ok := dst.Type().(*ir.MemRefType)
 	if !ok || mt.Rank() != 2 || mt.Elem != d.Elem {
 		return rw.Errorf(op, "needs a 2-D memref of '%s', not '%s'", d.Elem, dst.Type())
 	}
-	frag := newWgmmaFragment(rw, d, rw.Lookup(op.Operand(0)))
+	frag := newWgmmaFragment(rw, d, rw.Lookup(s.MatrixD()))
 	frag.pairs(func(p wgmmaPair) {
 		for k := int64(0); k < 2; k++ {
 			x := p.Value(k)
-			rw.Create("memref.store", []ir.Value{x, dst, p.Row(), p.Col(k)}, nil)
+			rw.Create(memref.Store, []ir.Value{x, dst, p.Row(), p.Col(k)}, nil)
 		}
 	})
 	op.Erase()
@@ -758,14 +772,14 @@ type wgmmaFragment struct {
 // thread's fragment origin (wgmmaAccumulatorCoord's per-thread part) from
 // its index t in its warpgroup.
 func newWgmmaFragment(rw *NVGPURewriter, d *ir.VectorType, c ir.Value) *wgmmaFragment {
-	rw.Create("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+	rw.Create(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
 	// t: the thread's index in its warpgroup.
 	t := linearThreadID(rw)
-	t = rw.binary("arith.remui", t, rw.IndexConst(128))
-	w := rw.binary("arith.divui", t, rw.IndexConst(32))
-	l := rw.binary("arith.remui", t, rw.IndexConst(32))
-	row0 := rw.binary("arith.addi", rw.binary("arith.muli", w, rw.IndexConst(16)), rw.binary("arith.divui", l, rw.IndexConst(4)))
-	col0 := rw.binary("arith.muli", rw.binary("arith.remui", l, rw.IndexConst(4)), rw.IndexConst(2))
+	t = rw.binary(arith.Remui, t, rw.IndexConst(128))
+	w := rw.binary(arith.Divui, t, rw.IndexConst(32))
+	l := rw.binary(arith.Remui, t, rw.IndexConst(32))
+	row0 := rw.binary(arith.Addi, rw.binary(arith.Muli, w, rw.IndexConst(16)), rw.binary(arith.Divui, l, rw.IndexConst(4)))
+	col0 := rw.binary(arith.Muli, rw.binary(arith.Remui, l, rw.IndexConst(4)), rw.IndexConst(2))
 	return &wgmmaFragment{rw: rw, d: d, c: c, row0: row0, col0: col0}
 }
 
@@ -782,7 +796,7 @@ type wgmmaPair struct {
 
 // Value extracts register Reg+k (k = 0 or 1).
 func (p wgmmaPair) Value(k int64) ir.Value {
-	return p.f.rw.Create("llvm.extractvalue", []ir.Value{p.slice}, []ir.Type{p.f.d.Elem}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(p.Reg + k)}).Result(0)
+	return p.f.rw.Create(llvm.Extractvalue, []ir.Value{p.slice}, []ir.Type{p.f.d.Elem}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(p.Reg + k)}).Result(0)
 }
 
 // Row returns the pair's row index in the accumulator.
@@ -801,7 +815,7 @@ func (f *wgmmaFragment) offset(base ir.Value, by int64) ir.Value {
 	if by == 0 {
 		return base
 	}
-	return f.rw.binary("arith.addi", base, f.rw.IndexConst(by))
+	return f.rw.binary(arith.Addi, base, f.rw.IndexConst(by))
 }
 
 // pairs extracts each 64-row slice of the accumulator and calls visit for
@@ -811,7 +825,7 @@ func (f *wgmmaFragment) pairs(visit func(p wgmmaPair)) {
 	m, n := f.d.Shape()[0], f.d.Shape()[1]
 	sliceT := wgmmaSliceType(f.d)
 	for s := int64(0); s < m/64; s++ {
-		slice := f.rw.Create("llvm.extractvalue", []ir.Value{f.c}, []ir.Type{sliceT}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(s)}).Result(0)
+		slice := f.rw.Create(llvm.Extractvalue, []ir.Value{f.c}, []ir.Type{sliceT}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(s)}).Result(0)
 		for r := int64(0); r < n/2; r += 2 {
 			visit(wgmmaPair{f: f, slice: slice, Slice: s, Reg: r})
 		}
@@ -824,14 +838,14 @@ func linearThreadID(rw *NVGPURewriter) ir.Value {
 	tid := func(name, dim string) ir.Value {
 		return rw.Create(name, nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr(dim)}).Result(0)
 	}
-	x := tid("gpu.thread_id", "x")
+	x := tid(gpu.ThreadId, "x")
 	for _, name := range []string{"known_block_size", "gpu.known_block_size"} {
 		if a, ok := rw.Kernel.Attr(name).(*ir.DenseArrayAttr); ok && len(a.Ints) == 3 && a.Ints[1] == 1 && a.Ints[2] == 1 {
 			return x
 		}
 	}
-	y, z := tid("gpu.thread_id", "y"), tid("gpu.thread_id", "z")
-	bx, by := tid("gpu.block_dim", "x"), tid("gpu.block_dim", "y")
-	yz := rw.binary("arith.addi", y, rw.binary("arith.muli", z, by))
-	return rw.binary("arith.addi", x, rw.binary("arith.muli", yz, bx))
+	y, z := tid(gpu.ThreadId, "y"), tid(gpu.ThreadId, "z")
+	bx, by := tid(gpu.BlockDim, "x"), tid(gpu.BlockDim, "y")
+	yz := rw.binary(arith.Addi, y, rw.binary(arith.Muli, z, by))
+	return rw.binary(arith.Addi, x, rw.binary(arith.Muli, yz, bx))
 }
