@@ -11,6 +11,7 @@ import (
 	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/passes/internal/passutil"
 )
 
 // mbarrier lowering.
@@ -212,39 +213,8 @@ func (rw *NVGPURewriter) barrierPtr(op *ir.Operation, group, id ir.Value) (ir.Va
 	return rw.Cast(sv.Result(0), llvm.Ptr(3)), nil
 }
 
-// barrierOperands is what the views of the ops that address one barrier
-// of a group share: the group and the barrier's index.
-type barrierOperands interface {
-	Barriers() ir.Value
-	MbarId() ir.Value
-}
-
-// barrierOpOf returns the view of an op that addresses one barrier of a
-// group.
-func barrierOpOf(op *ir.Operation) (barrierOperands, bool) {
-	switch op.Name() {
-	case nvgpu.MbarrierGet:
-		return nvgpu.MbarrierGetOp{Op: op}, true
-	case nvgpu.MbarrierInit:
-		return nvgpu.MbarrierInitOp{Op: op}, true
-	case nvgpu.MbarrierArrive:
-		return nvgpu.MbarrierArriveOp{Op: op}, true
-	case nvgpu.MbarrierArriveNocomplete:
-		return nvgpu.MbarrierArriveNocompleteOp{Op: op}, true
-	case nvgpu.MbarrierArriveExpectTx:
-		return nvgpu.MbarrierArriveExpectTxOp{Op: op}, true
-	case nvgpu.MbarrierTestWait:
-		return nvgpu.MbarrierTestWaitOp{Op: op}, true
-	case nvgpu.MbarrierTryWaitParity:
-		return nvgpu.MbarrierTryWaitParityOp{Op: op}, true
-	case nvgpu.TmaAsyncLoad:
-		return nvgpu.TmaAsyncLoadOp{Op: op}, true
-	}
-	return nil, false
-}
-
 // opBarrierPtr is barrierPtr for the barrier op (of view b) addresses.
-func (rw *NVGPURewriter) opBarrierPtr(op *ir.Operation, b barrierOperands) (ir.Value, error) {
+func (rw *NVGPURewriter) opBarrierPtr(op *ir.Operation, b passutil.BarrierOperands) (ir.Value, error) {
 	return rw.barrierPtr(op, b.Barriers(), b.MbarId())
 }
 
@@ -303,7 +273,7 @@ func lowerMBarrierInit(rw *NVGPURewriter, op *ir.Operation) error {
 }
 
 func lowerMBarrierArrive(rw *NVGPURewriter, op *ir.Operation) error {
-	b, _ := barrierOpOf(op)
+	b, _ := passutil.BarrierOp(op)
 	p, err := rw.opBarrierPtr(op, b)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/passes/internal/passutil"
 	"github.com/tmac-dev/tmac/passes/schedule"
 )
 
@@ -20,7 +21,7 @@ func observeBarrierOp(s *schedule.Schedule, kernel, op *ir.Operation) ir.Value {
 		s.Group(kernel, c.Barriers())
 		return c.Barriers()
 	}
-	b, ok := barrierOpOf(op)
+	b, ok := passutil.BarrierOp(op)
 	if !ok {
 		return nil
 	}

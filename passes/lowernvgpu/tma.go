@@ -278,7 +278,7 @@ type barrierKey struct {
 	id    any
 }
 
-func barrierKeyOf(b barrierOperands) barrierKey {
+func barrierKeyOf(b passutil.BarrierOperands) barrierKey {
 	id := b.MbarId()
 	if c, ok := arith.ConstantInt(id); ok {
 		return barrierKey{b.Barriers(), c}
@@ -304,7 +304,7 @@ func checkExpectTx(rw *NVGPURewriter) error {
 	loadsOn := map[barrierKey]int{} // in any block
 	var order []blockKey
 	ir.Walk(rw.Kernel, func(op *ir.Operation) ir.WalkResult {
-		var b barrierOperands
+		var b passutil.BarrierOperands
 		switch op.Name() {
 		case nvgpu.MbarrierArriveExpectTx:
 			b = nvgpu.MbarrierArriveExpectTxOp{Op: op}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes/internal/passutil"
 	"github.com/tmac-dev/tmac/passes/schedule"
@@ -84,7 +86,7 @@ const mbarWaitTicks = 10000000
 
 // waitPlan is what the analysis decided for one wait.
 type waitPlan struct {
-	wait   *ir.Operation
+	wait   tmac.MbarrierWaitOp
 	parity int64         // straight-line: the constant parity
 	loop   *ir.Operation // nil for a straight-line wait
 	ring   ringForm
@@ -131,8 +133,8 @@ func computeMBarrierParities(kernel *ir.Operation, sched *schedule.Schedule) err
 	ir.Walk(kernel, func(op *ir.Operation) ir.WalkResult {
 		pc.pos[op] = n
 		n++
-		if op.Name() == "tmac.mbarrier.wait" {
-			g := op.Operand(0)
+		if w, ok := tmac.AsMbarrierWait(op); ok {
+			g := w.Barriers()
 			if pc.waits[g] == nil {
 				pc.groups = append(pc.groups, g)
 			}
@@ -196,15 +198,15 @@ func staticIntDepth(v ir.Value, depth int) (int64, bool) {
 // and that nothing but tmac.mbarrier.wait waits on it.
 func (pc *phaseCounter) checkGroup(g ir.Value) error {
 	w0 := pc.waits[g][0]
-	if d := g.DefiningOp(); d == nil || d.Name() != "nvgpu.mbarrier.create" || !pc.kernel.IsAncestorOf(d) {
+	if d := g.DefiningOp(); d == nil || d.Name() != nvgpu.MbarrierCreate || !pc.kernel.IsAncestorOf(d) {
 		return waitError(w0, "its barrier group is not created in this kernel (nvgpu.mbarrier.create), so the phase of its barriers is unknown")
 	}
 	for _, u := range ir.Uses(g) {
 		op := u.Owner()
 		switch op.Name() {
-		case "tmac.mbarrier.wait", "nvgpu.mbarrier.arrive", "nvgpu.mbarrier.arrive.expect_tx",
-			"nvgpu.mbarrier.arrive.nocomplete", "nvgpu.tma.async.load":
-		case "nvgpu.mbarrier.init":
+		case tmac.MbarrierWait, nvgpu.MbarrierArrive, nvgpu.MbarrierArriveExpectTx,
+			nvgpu.MbarrierArriveNocomplete, nvgpu.TmaAsyncLoad:
+		case nvgpu.MbarrierInit:
 			if pc.pos[op] > pc.pos[w0] {
 				return waitError(w0, "a barrier of its group is initialised again after this wait (a re-initialised barrier restarts at phase 0)").
 					AttachNote(op.Loc, "initialised here")
@@ -215,7 +217,7 @@ func (pc *phaseCounter) checkGroup(g ir.Value) error {
 						AttachNote(op.Loc, "initialised here")
 				}
 			}
-		case "nvgpu.mbarrier.try_wait.parity", "nvgpu.mbarrier.test.wait":
+		case nvgpu.MbarrierTryWaitParity, nvgpu.MbarrierTestWait:
 			return waitError(w0, "its barrier group is also waited on by '%s' (computed and explicit parities cannot be mixed on one group)", op.Name()).
 				AttachNote(op.Loc, "explicit wait here")
 		default:
@@ -243,11 +245,11 @@ func (pc *phaseCounter) block(b *ir.Block) error {
 		}
 		var err error
 		switch op.Name() {
-		case "tmac.mbarrier.wait":
-			err = pc.straightWait(op)
-		case "scf.for":
-			err = pc.loop(op)
-		case "scf.if":
+		case tmac.MbarrierWait:
+			err = pc.straightWait(tmac.MbarrierWaitOp{Op: op})
+		case scf.For:
+			err = pc.loop(scf.ForOp{Op: op})
+		case scf.If:
 			err = pc.ifOp(op)
 		default:
 			err = waitError(pc.firstWaitIn(op), "it is inside '%s' (only scf.for and scf.if are analysed)", op.Name())
@@ -262,7 +264,7 @@ func (pc *phaseCounter) block(b *ir.Block) error {
 func (pc *phaseCounter) firstWaitIn(op *ir.Operation) *ir.Operation {
 	var w *ir.Operation
 	ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
-		if o.Name() == "tmac.mbarrier.wait" {
+		if o.Name() == tmac.MbarrierWait {
 			w = o
 			return ir.Interrupt
 		}
@@ -276,8 +278,8 @@ func (pc *phaseCounter) waitsIn(op *ir.Operation) ([]ir.Value, map[ir.Value][]*i
 	var gs []ir.Value
 	m := map[ir.Value][]*ir.Operation{}
 	ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
-		if o.Name() == "tmac.mbarrier.wait" {
-			g := o.Operand(0)
+		if w, ok := tmac.AsMbarrierWait(o); ok {
+			g := w.Barriers()
 			if m[g] == nil {
 				gs = append(gs, g)
 			}
@@ -288,18 +290,18 @@ func (pc *phaseCounter) waitsIn(op *ir.Operation) ([]ir.Value, map[ir.Value][]*i
 	return gs, m
 }
 
-func (pc *phaseCounter) straightWait(w *ir.Operation) error {
-	g := w.Operand(0)
+func (pc *phaseCounter) straightWait(w tmac.MbarrierWaitOp) error {
+	g := w.Barriers()
 	if d := pc.unknown[g]; d != nil {
-		return d.at(w)
+		return d.at(w.Op)
 	}
-	idx, ok := staticInt(w.Operand(1))
+	idx, ok := staticInt(w.MbarId())
 	if !ok {
-		return waitError(w, "its barrier index is not a constant (outside a loop the index must be known statically)")
+		return waitError(w.Op, "its barrier index is not a constant (outside a loop the index must be known statically)")
 	}
 	n := nvgpu.MBarrierCount(g.Type())
 	if idx < 0 || idx >= n {
-		return waitError(w, "barrier index %d is out of range for a group of %d barrier(s)", idx, n)
+		return waitError(w.Op, "barrier index %d is out of range for a group of %d barrier(s)", idx, n)
 	}
 	c := pc.counts[g]
 	pc.plans = append(pc.plans, &waitPlan{wait: w, parity: c[idx] & 1})
@@ -345,16 +347,16 @@ func (pc *phaseCounter) ifOp(op *ir.Operation) error {
 }
 
 // loop handles an scf.for outside loops that contains waits.
-func (pc *phaseCounter) loop(l *ir.Operation) error {
-	gs, m := pc.waitsIn(l)
+func (pc *phaseCounter) loop(l scf.ForOp) error {
+	gs, m := pc.waitsIn(l.Op)
 	for _, g := range gs {
 		ws := m[g]
 		for _, w := range ws {
-			for o := w.ParentOp(); o != l; o = o.ParentOp() {
+			for o := w.ParentOp(); o != l.Op; o = o.ParentOp() {
 				switch {
 				case passutil.IsLoop(o):
-					return waitError(w, "the waiting loop is nested in another loop").AttachNote(l.Loc, "the outer loop")
-				case o.Name() == "scf.if":
+					return waitError(w, "the waiting loop is nested in another loop").AttachNote(l.Op.Loc, "the outer loop")
+				case o.Name() == scf.If:
 					return waitError(w, "it is under an scf.if in the loop body, so iterations may wait different numbers of times").
 						AttachNote(o.Loc, "the scf.if")
 				case o.NumRegions() > 0:
@@ -366,7 +368,7 @@ func (pc *phaseCounter) loop(l *ir.Operation) error {
 			return waitError(ws[1], "the loop waits on the same barrier group more than once per iteration (one tmac.mbarrier.wait per group and loop is supported)").
 				AttachNote(ws[0].Loc, "the other wait")
 		}
-		w := ws[0]
+		w := tmac.MbarrierWaitOp{Op: ws[0]}
 		plan, err := pc.loopWait(l, w, g)
 		if err != nil {
 			return err
@@ -378,49 +380,49 @@ func (pc *phaseCounter) loop(l *ir.Operation) error {
 
 // loopWait matches the ring form of a loop wait, computes B and adds the
 // loop's waits to the counts of the group.
-func (pc *phaseCounter) loopWait(l, w *ir.Operation, g ir.Value) (*waitPlan, error) {
-	lb, ok := staticInt(l.Operand(0))
+func (pc *phaseCounter) loopWait(l scf.ForOp, w tmac.MbarrierWaitOp, g ir.Value) (*waitPlan, error) {
+	lb, ok := staticInt(l.LowerBound())
 	if !ok {
-		return nil, waitError(w, "the loop's lower bound is not a constant")
+		return nil, waitError(w.Op, "the loop's lower bound is not a constant")
 	}
-	if st, ok := staticInt(l.Operand(2)); !ok || st != 1 {
-		return nil, waitError(w, "the loop's step is not the constant 1")
+	if st, ok := staticInt(l.Step()); !ok || st != 1 {
+		return nil, waitError(w.Op, "the loop's step is not the constant 1")
 	}
-	iv := l.Region(0).Entry().Arg(0)
+	iv := l.Region().Entry().Arg(0)
 	size := nvgpu.MBarrierCount(g.Type())
-	idx := w.Operand(1)
+	idx := w.MbarId()
 	var r ringForm
 	if c, ok := staticInt(idx); ok {
 		if c < 0 || c >= size {
-			return nil, waitError(w, "barrier index %d is out of range for a group of %d barrier(s)", c, size)
+			return nil, waitError(w.Op, "barrier index %d is out of range for a group of %d barrier(s)", c, size)
 		}
 		r = ringForm{first: c, n: 1, off: lb, x: iv}
 	} else {
-		d := idx.DefiningOp()
+		rem, ok := arith.AsRemui(idx.DefiningOp())
 		form := "its barrier index is not `arith.remui %x, %cN` with %x the loop's induction variable j, j + c or j - c (c and N constants), nor a constant"
-		if d == nil || d.Name() != "arith.remui" {
-			return nil, waitError(w, "%s", form)
+		if !ok {
+			return nil, waitError(w.Op, "%s", form)
 		}
-		n, ok := staticInt(d.Operand(1))
+		n, ok := staticInt(rem.Rhs())
 		if !ok || n <= 0 {
-			return nil, waitError(w, "%s", form)
+			return nil, waitError(w.Op, "%s", form)
 		}
 		if n > size {
-			return nil, waitError(w, "its ring of %d barriers (remui by %d) is larger than the group's %d barrier(s)", n, n, size)
+			return nil, waitError(w.Op, "its ring of %d barriers (remui by %d) is larger than the group's %d barrier(s)", n, n, size)
 		}
-		x := d.Operand(0)
+		x := rem.Lhs()
 		off, ok := ivOffset(x, iv)
 		if !ok {
-			return nil, waitError(w, "%s", form)
+			return nil, waitError(w.Op, "%s", form)
 		}
 		off += lb
 		if off < 0 && n > 1 {
-			return nil, waitError(w, "its ring index `arith.remui` is applied to a negative value (%d) in the first iteration", off)
+			return nil, waitError(w.Op, "its ring index `arith.remui` is applied to a negative value (%d) in the first iteration", off)
 		}
 		r = ringForm{first: 0, n: n, off: off, x: x, slot: idx}
 	}
 	if d := pc.unknown[g]; d != nil {
-		return nil, d.at(w)
+		return nil, d.at(w.Op)
 	}
 	c := pc.counts[g]
 	q, rem := passutil.FloorDiv(r.off, r.n), floorMod(r.off, r.n)
@@ -435,14 +437,14 @@ func (pc *phaseCounter) loopWait(l, w *ir.Operation, g ir.Value) (*waitPlan, err
 	for _, v := range bs[1:] {
 		// Only k mod 2 is emitted: B may differ by even amounts.
 		if (v-bs[0])&1 != 0 {
-			return nil, waitError(w, "the barriers of its ring have been waited on different numbers of times before the loop (%s), so their parities are out of step", pc.describeCounts(g, r))
+			return nil, waitError(w.Op, "the barriers of its ring have been waited on different numbers of times before the loop (%s), so their parities are out of step", pc.describeCounts(g, r))
 		}
 	}
-	plan := &waitPlan{wait: w, loop: l, ring: r, b: bs[0]}
+	plan := &waitPlan{wait: w, loop: l.Op, ring: r, b: bs[0]}
 	// The loop's own waits, for the waits after it.
-	ub, ok := staticInt(l.Operand(1))
-	if !ok || (l.HasAttr("unsignedCmp") && (lb < 0 || ub < 0)) {
-		pc.unknown[g] = &unknownCounts{msg: "an earlier loop that waits on its barrier group has a dynamic trip count", loop: l}
+	ub, ok := staticInt(l.UpperBound())
+	if !ok || (l.UnsignedCmp() != nil && (lb < 0 || ub < 0)) {
+		pc.unknown[g] = &unknownCounts{msg: "an earlier loop that waits on its barrier group has a dynamic trip count", loop: l.Op}
 		return plan, nil
 	}
 	trips := max(0, ub-lb)
@@ -474,17 +476,18 @@ func ivOffset(x ir.Value, iv ir.Value) (int64, bool) {
 		return 0, false
 	}
 	switch d.Name() {
-	case "arith.addi":
-		for i := 0; i < 2; i++ {
-			if d.Operand(i) == iv {
-				if c, ok := staticInt(d.Operand(1 - i)); ok {
+	case arith.Addi:
+		a := arith.AddiOp{Op: d}
+		for _, p := range [][2]ir.Value{{a.Lhs(), a.Rhs()}, {a.Rhs(), a.Lhs()}} {
+			if p[0] == iv {
+				if c, ok := staticInt(p[1]); ok {
 					return c, true
 				}
 			}
 		}
-	case "arith.subi":
-		if d.Operand(0) == iv {
-			if c, ok := staticInt(d.Operand(1)); ok {
+	case arith.Subi:
+		if s := (arith.SubiOp{Op: d}); s.Lhs() == iv {
+			if c, ok := staticInt(s.Rhs()); ok {
 				return -c, true
 			}
 		}
@@ -514,7 +517,7 @@ func (pc *phaseCounter) emit() {
 		if c, ok := consts[key]; ok {
 			return c
 		}
-		c := cb.CreateOp("arith.constant", nil, []ir.Type{t}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(v, t)}).Result(0)
+		c := cb.CreateOp(arith.Constant, nil, []ir.Type{t}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(v, t)}).Result(0)
 		consts[key] = c
 		return c
 	}
@@ -546,10 +549,10 @@ func (pc *phaseCounter) emit() {
 			p.iter = args[i]
 			// Per iteration: the round advances after the ring's last
 			// slot, one cmpi + one xori.
-			yb.Loc = p.wait.Loc
-			last := yb.CreateOp("arith.cmpi", []ir.Value{p.ring.slot, konst(p.ring.n-1, p.ring.slot.Type())}, []ir.Type{ir.I1},
+			yb.Loc = p.wait.Op.Loc
+			last := yb.CreateOp(arith.Cmpi, []ir.Value{p.ring.slot, konst(p.ring.n-1, p.ring.slot.Type())}, []ir.Type{ir.I1},
 				ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(0)}).Result(0)
-			next = append(next, yb.CreateOp("arith.xori", []ir.Value{args[i], last}, []ir.Type{ir.I1}).Result(0))
+			next = append(next, yb.CreateOp(arith.Xori, []ir.Value{args[i], last}, []ir.Type{ir.I1}).Result(0))
 		}
 		yield.SetOperands(next)
 	}
@@ -559,8 +562,8 @@ func (pc *phaseCounter) emit() {
 			ticks = konst(mbarWaitTicks, ir.Index)
 		}
 		w := p.wait
-		b := ir.NewBuilder(w.Loc)
-		b.SetInsertionPoint(w)
+		b := ir.NewBuilder(w.Op.Loc)
+		b.SetInsertionPoint(w.Op)
 		var parity ir.Value
 		switch {
 		case p.loop == nil:
@@ -573,25 +576,25 @@ func (pc *phaseCounter) emit() {
 			// an xori.
 			u := p.ring.x
 			t := u.Type() // index, or the integer type of the induction variable
-			bit := b.CreateOp("arith.andi", []ir.Value{u, konst(p.ring.n, t)}, []ir.Type{t}).Result(0)
+			bit := b.CreateOp(arith.Andi, []ir.Value{u, konst(p.ring.n, t)}, []ir.Type{t}).Result(0)
 			pred := int64(1) // ne
 			if p.b&1 != 0 {
 				pred = 0 // eq
 			}
-			parity = b.CreateOp("arith.cmpi", []ir.Value{bit, konst(0, t)}, []ir.Type{ir.I1},
+			parity = b.CreateOp(arith.Cmpi, []ir.Value{bit, konst(0, t)}, []ir.Type{ir.I1},
 				ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(pred)}).Result(0)
 		}
-		b.CreateOp("nvgpu.mbarrier.try_wait.parity", []ir.Value{w.Operand(0), parity, ticks, w.Operand(1)}, nil,
-			w.DiscardableAttrs()...)
+		b.CreateOp(nvgpu.MbarrierTryWaitParity, []ir.Value{w.Barriers(), parity, ticks, w.MbarId()}, nil,
+			w.Op.DiscardableAttrs()...)
 		if pc.sched != nil {
-			rec := &schedule.BarrierWait{Loc: w.Loc, By: "mbarrier-phase", Constant: p.loop == nil, Parity: p.parity, Carried: p.iter != nil}
+			rec := &schedule.BarrierWait{Loc: w.Op.Loc, By: "mbarrier-phase", Constant: p.loop == nil, Parity: p.parity, Carried: p.iter != nil}
 			if p.loop != nil {
 				r := p.parityRing()
 				rec.Ring = &r
 			}
-			pc.sched.AddWait(pc.kernel, w.Operand(0), rec)
+			pc.sched.AddWait(pc.kernel, w.Barriers(), rec)
 		}
-		w.Erase()
+		w.Op.Erase()
 	}
 }
 
@@ -599,7 +602,7 @@ func (pc *phaseCounter) emit() {
 // results) initialised to inits; the new body arguments are returned. The
 // caller extends the scf.yield.
 func addI1IterArgs(l *ir.Operation, inits []ir.Value) (*ir.Operation, []*ir.BlockArgument) {
-	st := &ir.OperationState{Name: "scf.for", Loc: l.Loc,
+	st := &ir.OperationState{Name: scf.For, Loc: l.Loc,
 		Operands:    append(append([]ir.Value{}, l.Operands()...), inits...),
 		ResultTypes: append([]ir.Type{}, l.ResultTypes()...),
 		Props:       append([]ir.NamedAttr{}, l.Props()...),
@@ -628,7 +631,7 @@ func addI1IterArgs(l *ir.Operation, inits []ir.Value) (*ir.Operation, []*ir.Bloc
 func outsideKernelWait(top *ir.Operation) error {
 	var err error
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() == "tmac.mbarrier.wait" {
+		if op.Name() == tmac.MbarrierWait {
 			err = waitError(op, "it is not in a kernel (a gpu.launch body or a gpu.func with gpu.kernel)")
 			return ir.Interrupt
 		}

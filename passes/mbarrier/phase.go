@@ -7,9 +7,13 @@ import (
 
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/passes/internal/passutil"
 )
 
 // mbarrier-phase: (a) computes the parities of the parity-less
@@ -66,7 +70,7 @@ func init() {
 			return passes.PassFunc(func(op *ir.Operation, ctx *passes.Context) error {
 				var kernels []*ir.Operation
 				ir.Walk(op, func(k *ir.Operation) ir.WalkResult {
-					if k.Name() == "gpu.launch" || (k.Name() == "gpu.func" && k.HasAttr("gpu.kernel")) {
+					if k.Name() == gpu.Launch || (k.Name() == gpu.Func && k.HasAttr("gpu.kernel")) {
 						kernels = append(kernels, k)
 						return ir.Skip
 					}
@@ -76,7 +80,7 @@ func init() {
 					if err := computeMBarrierParities(k, ctx.Record()); err != nil {
 						return err
 					}
-					if k.Name() == "gpu.func" {
+					if k.Name() == gpu.Func {
 						if err := checkMBarrierPhases(k); err != nil {
 							return err
 						}
@@ -88,7 +92,7 @@ func init() {
 		Needs: []passes.Need{
 			{Pass: "tma-pipeline", Why: "which writes the tmac.mbarrier.wait ops whose parities mbarrier-phase computes", OrderOnly: true},
 		},
-		Rewrites: func(op *ir.Operation) bool { return op.Name() == "tmac.mbarrier.wait" },
+		Rewrites: func(op *ir.Operation) bool { return op.Name() == tmac.MbarrierWait },
 	})
 }
 
@@ -134,10 +138,11 @@ func checkMBarrierPhases(kernel *ir.Operation) error {
 	a := &mbarPhase{kernel: kernel, env: map[ir.Value]int64{}, tidDim: map[ir.Value]string{},
 		cond: map[ir.Value]threadSet{}, groups: map[ir.Value]bool{}, arrSets: map[ir.Value][]threadSet{},
 		bars: map[mbarKey]*mbarState{}}
-	if c, ok := kernel.Attr("known_cluster_size").(*ir.DenseArrayAttr); ok && c.Ints[0]*c.Ints[1]*c.Ints[2] > 1 {
+	k := gpu.FuncOp{Op: kernel}
+	if c, ok := k.KnownClusterSize().(*ir.DenseArrayAttr); ok && c.Ints[0]*c.Ints[1]*c.Ints[2] > 1 {
 		return nil
 	}
-	if b, ok := kernel.Attr("known_block_size").(*ir.DenseArrayAttr); ok && len(b.Ints) == 3 {
+	if b, ok := k.KnownBlockSize().(*ir.DenseArrayAttr); ok && len(b.Ints) == 3 {
 		a.block = b.Ints
 	}
 	a.collectGroups()
@@ -148,34 +153,24 @@ func checkMBarrierPhases(kernel *ir.Operation) error {
 	return a.err
 }
 
-// isBarrierUser reports whether op uses an mbarrier group.
-func isBarrierUser(op *ir.Operation) bool {
-	switch op.Name() {
-	case "nvgpu.mbarrier.init", "nvgpu.mbarrier.arrive", "nvgpu.mbarrier.arrive.expect_tx",
-		"nvgpu.mbarrier.try_wait.parity", "nvgpu.mbarrier.arrive.nocomplete", "nvgpu.mbarrier.test.wait",
-		"nvgpu.mbarrier.get", "nvgpu.tma.async.load":
-		return true
-	}
-	return false
-}
-
 // collectGroups finds the groups created in the kernel whose every use is
 // an op the analysis models, and the thread sets of their arrives.
 func (a *mbarPhase) collectGroups() {
 	bad := map[ir.Value]bool{}
 	ir.Walk(a.kernel, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() == "nvgpu.mbarrier.create" {
-			a.groups[op.Result(0)] = true
+		if c, ok := nvgpu.AsMbarrierCreate(op); ok {
+			a.groups[c.Barriers()] = true
 		}
 		for _, v := range op.Operands() {
 			if v == nil {
 				continue
 			}
-			if d := v.DefiningOp(); d != nil && d.Name() == "nvgpu.mbarrier.create" {
+			if d := v.DefiningOp(); d != nil && d.Name() == nvgpu.MbarrierCreate {
 				switch op.Name() {
-				case "nvgpu.mbarrier.init", "nvgpu.mbarrier.try_wait.parity", "nvgpu.tma.async.load", "nvgpu.mbarrier.test.wait":
-				case "nvgpu.mbarrier.arrive", "nvgpu.mbarrier.arrive.expect_tx":
-					s, ok := staticThreadSet(op)
+				case nvgpu.MbarrierInit, nvgpu.MbarrierTryWaitParity, nvgpu.TmaAsyncLoad, nvgpu.MbarrierTestWait:
+				case nvgpu.MbarrierArrive, nvgpu.MbarrierArriveExpectTx:
+					b, _ := passutil.BarrierOp(op)
+					s, ok := staticThreadSet(op, passutil.BarrierPredicate(b))
 					if !ok {
 						bad[v] = true
 					}
@@ -195,29 +190,30 @@ func (a *mbarPhase) collectGroups() {
 // tidCompare recognises `arith.cmpi eq, thread_id d, const` (either order)
 // without an environment (constants only).
 func tidCompare(v ir.Value) (threadSet, bool) {
-	d := v.DefiningOp()
-	if d == nil || d.Name() != "arith.cmpi" {
+	c, ok := arith.AsCmpi(v.DefiningOp())
+	if !ok {
 		return threadSet{}, false
 	}
-	if p, ok := ir.AttrInt(d.Attr("predicate")); !ok || p != 0 {
+	if p, ok := ir.AttrInt(c.Predicate()); !ok || p != 0 {
 		return threadSet{}, false
 	}
-	for i := 0; i < 2; i++ {
-		t, c := d.Operand(i).DefiningOp(), d.Operand(1-i)
-		if t == nil || t.Name() != "gpu.thread_id" {
+	for _, p := range [][2]ir.Value{{c.Lhs(), c.Rhs()}, {c.Rhs(), c.Lhs()}} {
+		t, ok := gpu.AsThreadId(p[0].DefiningOp())
+		if !ok {
 			continue
 		}
-		if k, ok := arith.ConstantInt(c); ok {
-			return threadSet{dim: gpu.DimOf(t.Attr("dimension")), c: k}, true
+		if k, ok := arith.ConstantInt(p[1]); ok {
+			return threadSet{dim: gpu.DimOf(t.Dimension()), c: k}, true
 		}
 	}
 	return threadSet{}, false
 }
 
-// staticThreadSet is the thread set of an op from its predicate and the
-// enclosing scf.if then-branches on thread conditions; ok is false in an
-// else-branch of one or with two different conditions.
-func staticThreadSet(op *ir.Operation) (threadSet, bool) {
+// staticThreadSet is the thread set of an op with predicate pred (nil:
+// none) from the predicate and the enclosing scf.if then-branches on
+// thread conditions; ok is false in an else-branch of one or with two
+// different conditions.
+func staticThreadSet(op *ir.Operation, pred ir.Value) (threadSet, bool) {
 	var set threadSet
 	add := func(s threadSet) bool {
 		if set.dim != "" && set != s {
@@ -226,18 +222,18 @@ func staticThreadSet(op *ir.Operation) (threadSet, bool) {
 		set = s
 		return true
 	}
-	if p := op.OperandNamed("predicate"); p != nil {
-		if s, ok := tidCompare(p); ok && !add(s) {
+	if pred != nil {
+		if s, ok := tidCompare(pred); ok && !add(s) {
 			return set, false
 		}
 	}
 	for o := op; o.ParentOp() != nil; o = o.ParentOp() {
-		par := o.ParentOp()
-		if par.Name() != "scf.if" {
+		par, ok := scf.AsIf(o.ParentOp())
+		if !ok {
 			continue
 		}
-		if s, ok := tidCompare(par.Operand(0)); ok {
-			if o.ParentRegion() != par.Region(0) || !add(s) {
+		if s, ok := tidCompare(par.Condition()); ok {
+			if o.ParentRegion() != par.ThenRegion() || !add(s) {
 				return set, false
 			}
 		}
@@ -262,8 +258,8 @@ func (a *mbarPhase) val(v ir.Value) (int64, bool) {
 func (a *mbarPhase) touchedGroups(op *ir.Operation) []ir.Value {
 	var gs []ir.Value
 	ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
-		if isBarrierUser(o) {
-			g := o.OperandNamed("barriers")
+		if b, ok := passutil.BarrierOp(o); ok {
+			g := b.Barriers()
 			if a.groups[g] {
 				gs = append(gs, g)
 			}
@@ -296,18 +292,20 @@ func (a *mbarPhase) step(op *ir.Operation, ts threadSet) {
 		delete(a.env, r)
 	}
 	switch op.Name() {
-	case "gpu.thread_id":
-		a.tidDim[op.Result(0)] = gpu.DimOf(op.Attr("dimension"))
+	case gpu.ThreadId:
+		t := gpu.ThreadIdOp{Op: op}
+		a.tidDim[t.Result()] = gpu.DimOf(t.Dimension())
 		return
-	case "scf.if":
-		a.stepIf(op, ts)
+	case scf.If:
+		a.stepIf(scf.IfOp{Op: op}, ts)
 		return
-	case "scf.for":
-		a.stepFor(op, ts)
+	case scf.For:
+		a.stepFor(scf.ForOp{Op: op}, ts)
 		return
-	case "nvgpu.mbarrier.init", "nvgpu.mbarrier.arrive", "nvgpu.mbarrier.arrive.expect_tx",
-		"nvgpu.mbarrier.try_wait.parity", "nvgpu.mbarrier.arrive.nocomplete":
-		a.stepBarrier(op, ts)
+	case nvgpu.MbarrierInit, nvgpu.MbarrierArrive, nvgpu.MbarrierArriveExpectTx,
+		nvgpu.MbarrierTryWaitParity, nvgpu.MbarrierArriveNocomplete:
+		b, _ := passutil.BarrierOp(op)
+		a.stepBarrier(op, b, ts)
 		return
 	}
 	if op.NumRegions() > 0 {
@@ -322,8 +320,8 @@ func (a *mbarPhase) eval(op *ir.Operation) {
 	if op.NumResults() != 1 {
 		return
 	}
-	if op.Name() == "arith.cmpi" {
-		if s, ok := a.threadCond(op); ok {
+	if c, ok := arith.AsCmpi(op); ok {
+		if s, ok := a.threadCond(c); ok {
 			a.cond[op.Result(0)] = s
 		} else {
 			delete(a.cond, op.Result(0))
@@ -342,16 +340,16 @@ func (a *mbarPhase) eval(op *ir.Operation) {
 	}
 }
 
-func (a *mbarPhase) threadCond(op *ir.Operation) (threadSet, bool) {
-	if p, ok := ir.AttrInt(op.Attr("predicate")); !ok || p != 0 {
+func (a *mbarPhase) threadCond(cmp arith.CmpiOp) (threadSet, bool) {
+	if p, ok := ir.AttrInt(cmp.Predicate()); !ok || p != 0 {
 		return threadSet{}, false
 	}
-	for i := 0; i < 2; i++ {
-		d, ok := a.tidDim[op.Operand(i)]
+	for _, p := range [][2]ir.Value{{cmp.Lhs(), cmp.Rhs()}, {cmp.Rhs(), cmp.Lhs()}} {
+		d, ok := a.tidDim[p[0]]
 		if !ok {
 			continue
 		}
-		if c, ok := a.val(op.Operand(1 - i)); ok {
+		if c, ok := a.val(p[1]); ok {
 			return threadSet{dim: d, c: c}, true
 		}
 	}
@@ -369,24 +367,27 @@ func EvalIntOp(op *ir.Operation, x []int64) (int64, bool) {
 	return eval.Ints(op, x)
 }
 
-func (a *mbarPhase) stepIf(op *ir.Operation, ts threadSet) {
-	c := op.Operand(0)
+func (a *mbarPhase) stepIf(op scf.IfOp, ts threadSet) {
+	c := op.Condition()
 	var region *ir.Region
 	inner := ts
 	if k, ok := a.val(c); ok {
-		region = op.Region(1 - int(k&1))
+		region = op.ThenRegion()
+		if k&1 == 0 {
+			region = op.ElseRegion()
+		}
 	} else if s, ok := a.cond[c]; ok && (ts.dim == "" || ts == s) {
-		if op.NumRegions() > 1 {
+		if op.Op.NumRegions() > 1 {
 			// The else-branch runs on the other threads: unknown set.
-			for _, b := range op.Region(1).Blocks() {
+			for _, b := range op.ElseRegion().Blocks() {
 				for o := b.First(); o != nil; o = o.Next() {
 					a.giveUp(o)
 				}
 			}
 		}
-		region, inner = op.Region(0), s
+		region, inner = op.ThenRegion(), s
 	} else {
-		a.giveUp(op)
+		a.giveUp(op.Op)
 		return
 	}
 	if len(region.Blocks()) == 0 {
@@ -396,42 +397,52 @@ func (a *mbarPhase) stepIf(op *ir.Operation, ts threadSet) {
 	if inner == ts {
 		// On a thread condition the results differ between threads:
 		// they stay unknown.
-		a.bindYield(op, region.Entry())
+		a.bindYield(op.Op, region.Entry())
 	}
+}
+
+// yielded returns the values the scf.yield ending b gives (ok false
+// when b ends otherwise).
+func yielded(b *ir.Block) ([]ir.Value, bool) {
+	y, ok := scf.AsYield(b.Last())
+	if !ok {
+		return nil, false
+	}
+	return y.Results(), true
 }
 
 // bindYield binds op's results to the values its region's scf.yield gives.
 func (a *mbarPhase) bindYield(op *ir.Operation, b *ir.Block) {
-	y := b.Last()
-	if y == nil || y.Name() != "scf.yield" {
+	ys, ok := yielded(b)
+	if !ok {
 		return
 	}
 	for i, r := range op.Results() {
-		if i < y.NumOperands() {
-			if c, ok := a.val(y.Operand(i)); ok {
+		if i < len(ys) {
+			if c, ok := a.val(ys[i]); ok {
 				a.env[r] = c
 			}
 		}
 	}
 }
 
-func (a *mbarPhase) stepFor(op *ir.Operation, ts threadSet) {
-	if len(a.touchedGroups(op)) == 0 {
+func (a *mbarPhase) stepFor(op scf.ForOp, ts threadSet) {
+	if len(a.touchedGroups(op.Op)) == 0 {
 		return // results stay unknown
 	}
-	lb, ok1 := a.val(op.Operand(0))
-	ub, ok2 := a.val(op.Operand(1))
-	st, ok3 := a.val(op.Operand(2))
-	if !ok1 || !ok2 || !ok3 || st <= 0 || op.NumRegions() != 1 {
-		a.giveUp(op)
+	lb, ok1 := a.val(op.LowerBound())
+	ub, ok2 := a.val(op.UpperBound())
+	st, ok3 := a.val(op.Step())
+	if !ok1 || !ok2 || !ok3 || st <= 0 || op.Op.NumRegions() != 1 {
+		a.giveUp(op.Op)
 		return
 	}
-	body := op.Region(0).Entry()
+	body := op.Region().Entry()
 	args := body.ArgValues()
 	inits := make([]int64, len(args)-1)
 	known := make([]bool, len(args)-1)
-	for i := range inits {
-		inits[i], known[i] = a.val(op.Operand(3 + i))
+	for i, v := range op.InitArgs() {
+		inits[i], known[i] = a.val(v)
 	}
 	for iv := lb; iv < ub && !a.abort && a.err == nil; iv += st {
 		a.env[args[0]] = iv
@@ -443,9 +454,9 @@ func (a *mbarPhase) stepFor(op *ir.Operation, ts threadSet) {
 			}
 		}
 		a.runBlock(body, ts)
-		if y := body.Last(); y != nil && y.Name() == "scf.yield" {
+		if ys, ok := yielded(body); ok {
 			for i := range inits {
-				inits[i], known[i] = a.val(y.Operand(i))
+				inits[i], known[i] = a.val(ys[i])
 			}
 		}
 	}
@@ -476,12 +487,12 @@ func (a *mbarPhase) dropGroup(g ir.Value) {
 	delete(a.groups, g)
 }
 
-func (a *mbarPhase) stepBarrier(op *ir.Operation, ts threadSet) {
-	g := op.OperandNamed("barriers")
+func (a *mbarPhase) stepBarrier(op *ir.Operation, b passutil.BarrierOperands, ts threadSet) {
+	g := b.Barriers()
 	if !a.groups[g] {
 		return
 	}
-	if p := op.OperandNamed("predicate"); p != nil {
+	if p := passutil.BarrierPredicate(b); p != nil {
 		if k, ok := a.val(p); ok {
 			if k&1 == 0 {
 				return
@@ -493,32 +504,32 @@ func (a *mbarPhase) stepBarrier(op *ir.Operation, ts threadSet) {
 			return
 		}
 	}
-	idx, ok := a.val(op.OperandNamed("mbarId"))
+	idx, ok := a.val(b.MbarId())
 	if !ok {
 		a.dropGroup(g)
 		return
 	}
 	key := mbarKey{g, idx}
 	st := a.bars[key]
-	switch op.Name() {
-	case "nvgpu.mbarrier.init":
-		c, ok := a.val(op.OperandNamed("count"))
+	switch o := b.(type) {
+	case nvgpu.MbarrierInitOp:
+		c, ok := a.val(o.Count())
 		if !ok || c <= 0 {
 			a.dropGroup(g)
 			return
 		}
 		a.bars[key] = &mbarState{init: op, count: c, kBy: map[threadSet]int64{}}
-	case "nvgpu.mbarrier.arrive", "nvgpu.mbarrier.arrive.expect_tx":
+	case nvgpu.MbarrierArriveOp, nvgpu.MbarrierArriveExpectTxOp:
 		n := a.threads(ts)
 		if st == nil || n < 0 {
 			a.dropGroup(g)
 			return
 		}
 		st.arrive += n
-	case "nvgpu.mbarrier.arrive.nocomplete":
+	case nvgpu.MbarrierArriveNocompleteOp:
 		a.dropGroup(g)
-	case "nvgpu.mbarrier.try_wait.parity":
-		p, ok := a.val(op.OperandNamed("phaseParity"))
+	case nvgpu.MbarrierTryWaitParityOp:
+		p, ok := a.val(o.PhaseParity())
 		if st == nil || !ok {
 			return
 		}

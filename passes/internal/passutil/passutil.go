@@ -3,7 +3,14 @@
 // queries that cross dialects.
 package passutil
 
-import "github.com/tmac-dev/tmac/ir"
+import (
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/memref"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/ir"
+)
 
 // AlignUp rounds x up to a multiple of a (x itself when a <= 1).
 func AlignUp(x, a int64) int64 {
@@ -22,8 +29,9 @@ func FloorDiv(a, n int64) int64 {
 	return q
 }
 
-// loopOps are the ops whose body may run more than once.
-var loopOps = map[string]bool{"scf.for": true, "scf.while": true, "scf.parallel": true, "scf.forall": true, "affine.for": true}
+// loopOps are the ops whose body may run more than once; the unregistered
+// ones can appear with --allow-unregistered-dialect.
+var loopOps = map[string]bool{scf.For: true, scf.While: true, "scf.parallel": true, "scf.forall": true, "affine.for": true}
 
 // IsLoop reports whether op is a loop: its body may run more than once.
 func IsLoop(op *ir.Operation) bool { return loopOps[op.Name()] }
@@ -37,14 +45,54 @@ func LookupGlobal(kernel *ir.Operation, ref ir.Attribute) *ir.Operation {
 	}
 	var found *ir.Operation
 	ir.Walk(kernel.ParentOp(), func(o *ir.Operation) ir.WalkResult {
-		if o.Name() == "memref.global" && o.SymbolName() == sym.Root {
+		if o.Name() == memref.Global && o.SymbolName() == sym.Root {
 			found = o
 			return ir.Interrupt
 		}
-		if o.Name() == "gpu.func" || o.Name() == "func.func" {
+		if o.Name() == gpu.Func || o.Name() == funcdialect.Func {
 			return ir.Skip
 		}
 		return ir.Advance
 	})
 	return found
+}
+
+// BarrierOperands is what the views of the ops that address one barrier
+// of an mbarrier group share: the group and the barrier's index.
+type BarrierOperands interface {
+	Barriers() ir.Value
+	MbarId() ir.Value
+}
+
+// BarrierOp returns the view of an op that addresses one barrier of a
+// group (init, the arrives, the waits, get and TMA loads).
+func BarrierOp(op *ir.Operation) (BarrierOperands, bool) {
+	switch op.Name() {
+	case nvgpu.MbarrierGet:
+		return nvgpu.MbarrierGetOp{Op: op}, true
+	case nvgpu.MbarrierInit:
+		return nvgpu.MbarrierInitOp{Op: op}, true
+	case nvgpu.MbarrierArrive:
+		return nvgpu.MbarrierArriveOp{Op: op}, true
+	case nvgpu.MbarrierArriveNocomplete:
+		return nvgpu.MbarrierArriveNocompleteOp{Op: op}, true
+	case nvgpu.MbarrierArriveExpectTx:
+		return nvgpu.MbarrierArriveExpectTxOp{Op: op}, true
+	case nvgpu.MbarrierTestWait:
+		return nvgpu.MbarrierTestWaitOp{Op: op}, true
+	case nvgpu.MbarrierTryWaitParity:
+		return nvgpu.MbarrierTryWaitParityOp{Op: op}, true
+	case nvgpu.TmaAsyncLoad:
+		return nvgpu.TmaAsyncLoadOp{Op: op}, true
+	}
+	return nil, false
+}
+
+// BarrierPredicate returns the predicate operand of a barrier op that
+// declares one (nil if it has none).
+func BarrierPredicate(b BarrierOperands) ir.Value {
+	if p, ok := b.(interface{ Predicate() ir.Value }); ok {
+		return p.Predicate()
+	}
+	return nil
 }
