@@ -177,7 +177,11 @@ func (t *thread) barrierAt(op *ir.Operation, id int64, n int, arriveOnly bool) {
 	nb.arrived++
 	gen := nb.gen
 	if t.b.observing() {
-		t.b.emit(t, nil, &Event{Kind: Barrier, Op: op, ID: id, Count: int64(nb.expected), Gen: gen, Arrive: arriveOnly})
+		count := int64(nb.expected)
+		if all {
+			count = -1
+		}
+		t.b.emit(t, nil, &Event{Kind: Barrier, Op: op, ID: id, Count: count, Gen: gen, Arrive: arriveOnly})
 	}
 	if nb.arrived >= nb.expected {
 		nb.arrived = 0

@@ -174,8 +174,8 @@ func TestObserveTMAPipeline(t *testing.T) {
 				retired[e.Thread] = max(retired[e.Thread], e.Group-e.Keep)
 			case emu.Barrier:
 				barrierArrivals[[2]int64{e.ID, int64(e.Gen)}]++
-				if e.Count != 32 {
-					t.Errorf("barrier %d of %d threads", e.ID, e.Count)
+				if e.ID != 0 || e.Count != -1 {
+					t.Errorf("barrier %d of %d threads, want the block barrier (0 of every thread)", e.ID, e.Count)
 				}
 			case emu.BarrierPass:
 				barrierPasses[[2]int64{e.ID, int64(e.Gen)}]++
