@@ -77,6 +77,10 @@ func (op *Operation) Reads(v Value) bool { return op.affects(Read, v, nil) }
 // memref.store through the generic one).
 func (op *Operation) WritesThrough(v Value, p Proxy) bool { return op.affects(Write, v, &p) }
 
+// ReadsThrough reports whether op declares a read of the operand v through
+// proxy p (a TMA store reads its tile through the async proxy).
+func (op *Operation) ReadsThrough(v Value, p Proxy) bool { return op.affects(Read, v, &p) }
+
 func (op *Operation) affects(k EffectKind, v Value, p *Proxy) bool {
 	for _, e := range op.def.Effects {
 		if e.Kind != k || e.Operand == "" || p != nil && e.Proxy != *p {

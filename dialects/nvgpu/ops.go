@@ -225,6 +225,7 @@ func init() {
 		&ir.OpDef{
 			Name:    "nvgpu.warpgroup.mma.init.accumulator",
 			Summary: "Initializes the accumulator matrix",
+			Traits:  ir.NoMemoryEffect,
 			Results: []ir.ArgSpec{one("matrixC", wgAccC)},
 			Format:  "attr-dict `->` " + ty("matrixC"),
 			Verify:  verifyInitAccumulator,
@@ -266,8 +267,9 @@ func init() {
 				{Name: "transpose", Constraint: ir.BoolAttrC},
 				{Name: "numTiles", Constraint: ir.I32AttrC},
 			},
-			Format: "$srcMemref `[` $indices `]` attr-dict `:` type($srcMemref) `->` type($res)",
-			Verify: verifyLdMatrix,
+			Format:  "$srcMemref `[` $indices `]` attr-dict `:` type($srcMemref) `->` type($res)",
+			Verify:  verifyLdMatrix,
+			Effects: []ir.Effect{{Kind: ir.Read, Operand: "srcMemref"}},
 		},
 		&ir.OpDef{
 			Name:    "nvgpu.device_async_copy",

@@ -334,7 +334,8 @@ func init() {
 			},
 			Format: "$tmaDescriptor `,` $srcMem `,` `box` `[` $coordinates `]` (`l2_cache_hint` `=` $l2CacheHint^)? (`,` `predicate` `=` $predicate^)? " +
 				"attr-dict `:` custom<NVVMPtrType>(type($tmaDescriptor)) `,` custom<NVVMPtrType>(type($srcMem))",
-			Verify: verifyTMAStore,
+			Verify:  verifyTMAStore,
+			Effects: []ir.Effect{{Kind: ir.Read, Operand: "srcMem", Proxy: ir.AsyncProxy}},
 		},
 		&ir.OpDef{
 			Name:    "nvvm.cp.async.bulk.tensor.prefetch",
@@ -477,8 +478,9 @@ func init() {
 				i32Attr("num", false),
 				{Name: "shape", Constraint: ir.AttrConstraint{Desc: "Matrix shape for ldmatrix and stmatrix", OK: isLdStShape}},
 			},
-			Format: "$ptr attr-dict `:` functional-type($ptr, $res)",
-			Verify: verifyLdMatrix,
+			Format:  "$ptr attr-dict `:` functional-type($ptr, $res)",
+			Verify:  verifyLdMatrix,
+			Effects: []ir.Effect{{Kind: ir.Read, Operand: "ptr"}},
 		},
 		&ir.OpDef{
 			Name:     "nvvm.stmatrix",
