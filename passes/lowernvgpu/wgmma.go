@@ -12,6 +12,7 @@ import (
 	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/passes/internal/passutil"
 )
 
 // lower-nvgpu, warpgroup MMA (wgmma) family:
@@ -687,12 +688,8 @@ func lowerWarpgroupMma(rw *NVGPURewriter, op *ir.Operation) error {
 		}
 		res = rw.Create(llvm.Insertvalue, []ir.Value{res, s}, []ir.Type{accT}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(i)}).Result(0)
 	}
-	waitGroup, ok := ir.AttrInt(mma.WaitGroup())
-	if !ok {
-		waitGroup = 1
-	}
 	rw.Create(nvvm.WgmmaCommitGroupSyncAligned, nil, nil)
-	rw.Create(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(waitGroup)})
+	rw.Create(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(passutil.MmaWaitGroup(mma))})
 	st.orig[res] = mma.MatrixD().Type()
 	rw.Replace(op, res)
 	return nil

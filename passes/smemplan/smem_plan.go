@@ -12,8 +12,12 @@ import (
 	"github.com/tmac-dev/tmac/passes/internal/passutil"
 	"github.com/tmac-dev/tmac/passes/schedule"
 
+	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -172,7 +176,7 @@ func planSMem(bufs []*SMemInterval, base int64) int64 {
 
 // smemBuffer is one workgroup allocation of a kernel.
 type smemBuffer struct {
-	alloc *ir.Operation
+	alloc *ir.Operation // memref.alloc or memref.alloca
 	typ   *ir.MemRefType
 	iv    SMemInterval
 	why   string // where the alignment comes from
@@ -195,33 +199,33 @@ type smemKernel struct {
 func smemPlan(top *ir.Operation, sched *schedule.Schedule) error {
 	var kernels []*smemKernel
 	byName := map[string]*smemKernel{}
-	var launchFuncs []*ir.Operation
+	var launchFuncs []gpu.LaunchFuncOp
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
 		switch op.Name() {
-		case "gpu.func":
+		case gpu.Func:
 			if _, ok := op.Attr("gpu.kernel").(*ir.UnitAttr); ok && op.NumRegions() > 0 && !op.Region(0).Empty() {
-				k := &smemKernel{op: op, body: op.Region(0)}
+				k := &smemKernel{op: op, body: gpu.FuncOp{Op: op}.Body()}
 				kernels = append(kernels, k)
-				if m := op.ParentOp(); m != nil && m.Name() == "gpu.module" {
+				if m := op.ParentOp(); m != nil && m.Name() == gpu.Module {
 					byName[m.SymbolName()+"::"+op.SymbolName()] = k
 				}
 			}
 			return ir.Skip
-		case "gpu.launch":
-			kernels = append(kernels, &smemKernel{op: op, body: op.Region(0), launches: []*ir.Operation{op}})
+		case gpu.Launch:
+			kernels = append(kernels, &smemKernel{op: op, body: gpu.LaunchOp{Op: op}.Body(), launches: []*ir.Operation{op}})
 			return ir.Skip
-		case "gpu.launch_func":
-			launchFuncs = append(launchFuncs, op)
+		case gpu.LaunchFunc:
+			launchFuncs = append(launchFuncs, gpu.LaunchFuncOp{Op: op})
 		}
 		return ir.Advance
 	})
 	for _, l := range launchFuncs {
-		ref, ok := l.Attr("kernel").(*ir.SymbolRefAttr)
+		ref, ok := l.Kernel().(*ir.SymbolRefAttr)
 		if !ok || len(ref.Nested) != 1 {
 			continue
 		}
 		if k := byName[ref.Root+"::"+ref.Nested[0]]; k != nil {
-			k.launches = append(k.launches, l)
+			k.launches = append(k.launches, l.Op)
 		}
 	}
 	for _, k := range kernels {
@@ -274,12 +278,30 @@ func numberOps(body *ir.Region) *smemOrder {
 	return o
 }
 
-// smemLoads read a buffer into values that no longer refer to it; the
-// results of every other user of a buffer (views, casts, descriptors,
-// pointers and integers made from its address, wgmma accumulators, ...)
-// are followed as uses of the buffer.
-var smemLoads = map[string]bool{"memref.load": true, "affine.load": true, "vector.load": true, "vector.maskedload": true,
-	"vector.transfer_read": true, "nvgpu.ldmatrix": true, "llvm.load": true, "nvvm.ldmatrix": true}
+// allocView is what the views of memref.alloc and memref.alloca share.
+type allocView interface {
+	DynamicSizes() []ir.Value
+	SymbolOperands() []ir.Value
+	Memref() ir.Value
+	Alignment() ir.Attribute
+}
+
+// asAlloc returns the view of a memref.alloc or memref.alloca.
+func asAlloc(op *ir.Operation) allocView {
+	if op.Name() == memref.Alloca {
+		return memref.AllocaOp{Op: op}
+	}
+	return memref.AllocOp{Op: op}
+}
+
+// dynamicSMemSize returns the dynamic_shared_memory_size operand of a
+// gpu.launch or gpu.launch_func (nil if absent).
+func dynamicSMemSize(l *ir.Operation) ir.Value {
+	if l.Name() == gpu.Launch {
+		return gpu.LaunchOp{Op: l}.DynamicSharedMemorySize()
+	}
+	return gpu.LaunchFuncOp{Op: l}.DynamicSharedMemorySize()
+}
 
 // regionArgs are the block arguments of an op's regions and its results:
 // where a value given to a region op may reappear.
@@ -295,8 +317,7 @@ func regionArgs(op *ir.Operation) []ir.Value {
 
 // smemAliasRetype are the ops whose memref result is a view of their memref
 // operand, retyped with it when a space-3 buffer becomes a workgroup one.
-var smemAliasRetype = map[string]bool{"memref.subview": true, "memref.cast": true, "memref.reinterpret_cast": true,
-	"memref.expand_shape": true, "memref.collapse_shape": true, "memref.transpose": true, "memref.view": true}
+var smemAliasRetype = map[string]bool{memref.Subview: true, memref.Cast: true, memref.ReinterpretCast: true, memref.View: true}
 
 // liveRange computes a buffer's live range and alignment from its uses.
 func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
@@ -304,7 +325,8 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 	align, why := int64(16), "default"
 	escapes := whole
 	seen := map[ir.Value]bool{}
-	work := []ir.Value{b.alloc.Result(0)}
+	alloc := asAlloc(b.alloc)
+	work := []ir.Value{alloc.Memref()}
 	touch := func(op *ir.Operation) {
 		if i := ord.idx[op]; i < start {
 			start = i
@@ -339,7 +361,7 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 			user := u.Owner()
 			touch(user)
 			switch {
-			case user.Name() == "scf.yield" || user.Name() == "scf.condition":
+			case user.Name() == scf.Yield || user.Name() == scf.Condition:
 				// The value leaves through the parent's results or the
 				// loop's block arguments.
 				user = user.ParentOp()
@@ -349,26 +371,20 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 				work = append(work, regionArgs(user)...)
 			case user.HasTrait(ir.Terminator) || strings.HasSuffix(user.Name(), ".call"):
 				escapes = true
-			case user.Name() == "nvgpu.tma.async.store" || strings.HasPrefix(user.Name(), "nvvm.cp.async.bulk") && strings.Contains(user.Name(), "global.shared"):
-				// The copy reads the buffer asynchronously, until a
+			case user.ReadsThrough(v, ir.AsyncProxy):
+				// A TMA store reads the buffer asynchronously, until a
 				// wait_group.read this analysis does not track.
 				end = ord.n
 			}
+			var tensorMap ir.Value // of a TMA copy
 			switch user.Name() {
-			case "nvgpu.tma.async.load", "nvgpu.tma.async.store":
-				if d, ok := nvgpu.AsTensorMapDescriptor(user.OperandNamed("tensorMapDescriptor").Type()); ok {
-					w := "TMA copy"
-					if d.Swizzle != nvgpu.SwizzleNone {
-						w += fmt.Sprintf(" with %s", d.Swizzle)
-					}
-					need(d.SharedAlign(), w)
-					if d.Swizzle.Bytes() > 0 {
-						b.swizzle = schedule.SwizzleName(d.Swizzle)
-					}
-				}
-			case "nvgpu.warpgroup.generate.descriptor":
-				if u.Index() == 0 {
-					if d, ok := nvgpu.AsTensorMapDescriptor(user.Operand(1).Type()); ok {
+			case nvgpu.TmaAsyncLoad:
+				tensorMap = nvgpu.TmaAsyncLoadOp{Op: user}.TensorMapDescriptor()
+			case nvgpu.TmaAsyncStore:
+				tensorMap = nvgpu.TmaAsyncStoreOp{Op: user}.TensorMapDescriptor()
+			case nvgpu.WarpgroupGenerateDescriptor:
+				if g := (nvgpu.WarpgroupGenerateDescriptorOp{Op: user}); g.Tensor() == v {
+					if d, ok := nvgpu.AsTensorMapDescriptor(g.TensorMap().Type()); ok {
 						a := int64(128)
 						if s := d.Swizzle.Bytes(); s > 0 {
 							a = 8 * s
@@ -378,15 +394,31 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 					}
 				}
 			}
-			if user.Name() == "nvgpu.warpgroup.mma" {
+			if tensorMap != nil {
+				if d, ok := nvgpu.AsTensorMapDescriptor(tensorMap.Type()); ok {
+					w := "TMA copy"
+					if d.Swizzle != nvgpu.SwizzleNone {
+						w += fmt.Sprintf(" with %s", d.Swizzle)
+					}
+					need(d.SharedAlign(), w)
+					if d.Swizzle.Bytes() > 0 {
+						b.swizzle = schedule.SwizzleName(d.Swizzle)
+					}
+				}
+			}
+			if mma, ok := nvgpu.AsWarpgroupMma(user); ok {
 				// The accumulator holds no reference to the buffer, but the
 				// mma reads it asynchronously until a wait_group 0.
-				if e := wgmmaReadEnd(user, body, ord); e > end {
+				if e := wgmmaReadEnd(mma, body, ord); e > end {
 					end = e
 				}
 				continue
 			}
-			if !smemLoads[user.Name()] {
+			// A load (an op declaring a read of the buffer) gives values
+			// that no longer refer to it; the results of every other user
+			// (views, casts, descriptors, pointers and integers made from
+			// its address, ...) are followed as uses of the buffer.
+			if !user.Reads(v) {
 				work = append(work, user.Results()...)
 			}
 		}
@@ -394,7 +426,7 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 	if escapes {
 		start, end = 0, ord.n
 	}
-	if a := b.alloc.IntAttrOf("alignment", 0); a > 0 {
+	if a, _ := ir.AttrInt(alloc.Alignment()); a > 0 {
 		if a < align && why != "default" {
 			b.needs, b.needsWhy = align, why
 		}
@@ -409,21 +441,24 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 // 0` or nvgpu/tmac.warpgroup.mma.store (which wait for every group) following
 // the mma's outermost enclosing loop (or the mma) in the same block, else
 // the end of the kernel.
-func wgmmaReadEnd(mma *ir.Operation, body *ir.Region, ord *smemOrder) int {
-	anchor := mma
-	for p := mma.ParentOp(); p != nil && body.IsAncestorOf(p); p = p.ParentOp() {
+func wgmmaReadEnd(mma nvgpu.WarpgroupMmaOp, body *ir.Region, ord *smemOrder) int {
+	anchor := mma.Op
+	for p := anchor.ParentOp(); p != nil && body.IsAncestorOf(p); p = p.ParentOp() {
 		if passutil.IsLoop(p) {
 			anchor = p
 		}
 	}
-	if mma.IntAttrOf("waitGroup", 1) == 0 && anchor == mma {
-		return ord.idx[mma]
+	if passutil.MmaWaitGroup(mma) == 0 && anchor == mma.Op {
+		return ord.idx[mma.Op]
 	}
 	for op := anchor.Next(); op != nil; op = op.Next() {
-		switch {
-		case op.Name() == "nvgpu.warpgroup.mma.store", op.Name() == "tmac.warpgroup.mma.store",
-			op.Name() == "nvvm.wgmma.wait.group.sync.aligned" && op.IntAttrOf("group", -1) == 0:
+		switch op.Name() {
+		case nvgpu.WarpgroupMmaStore, tmac.WarpgroupMmaStore:
 			return ord.idx[op]
+		case nvvm.WgmmaWaitGroupSyncAligned:
+			if g, ok := ir.AttrInt(nvvm.WgmmaWaitGroupSyncAlignedOp{Op: op}.Group()); ok && g == 0 {
+				return ord.idx[op]
+			}
 		}
 	}
 	return ord.n
@@ -438,7 +473,7 @@ func constInt(v ir.Value) (int64, bool) {
 
 func planKernel(k *smemKernel, sched *schedule.Schedule) error {
 	var bufs []*smemBuffer
-	var static []*ir.Operation // mbarrier groups
+	var static []nvgpu.MbarrierCreateOp // mbarrier groups
 	var staticBytes int64
 	var handPlaced []*ir.Operation
 	var globals []*ir.Operation // workgroup memref.globals the kernel uses
@@ -454,12 +489,13 @@ func planKernel(k *smemKernel, sched *schedule.Schedule) error {
 				return ir.Skip
 			}
 			switch op.Name() {
-			case "memref.alloc", "memref.alloca":
-				t, ok := op.Result(0).Type().(*ir.MemRefType)
+			case memref.Alloc, memref.Alloca:
+				a := asAlloc(op)
+				t, ok := a.Memref().Type().(*ir.MemRefType)
 				if !ok || !isWorkgroupSpace(t.MemorySpace) {
 					return ir.Advance
 				}
-				if !ir.HasStaticShape(t.Shape()) || op.NumOperands() > 0 {
+				if !ir.HasStaticShape(t.Shape()) || len(a.DynamicSizes())+len(a.SymbolOperands()) > 0 {
 					err = op.EmitOpError("smem-plan: cannot place a dynamically sized shared-memory buffer ('%s') in dynamic shared memory", t)
 					return ir.Interrupt
 				}
@@ -479,20 +515,21 @@ func planKernel(k *smemKernel, sched *schedule.Schedule) error {
 					return ir.Interrupt
 				}
 				bufs = append(bufs, &smemBuffer{alloc: op, typ: t})
-			case "nvgpu.mbarrier.create":
-				if g, ok := nvgpu.AsMBarrierGroup(op.Result(0).Type()); ok {
-					static = append(static, op)
+			case nvgpu.MbarrierCreate:
+				c := nvgpu.MbarrierCreateOp{Op: op}
+				if g, ok := nvgpu.AsMBarrierGroup(c.Barriers().Type()); ok {
+					static = append(static, c)
 					staticBytes += 8 * int64(g.NumBarriers)
 				}
-			case "gpu.dynamic_shared_memory":
+			case gpu.DynamicSharedMemory:
 				handPlaced = append(handPlaced, op)
-			case "memref.get_global":
+			case memref.GetGlobal:
 				// A workgroup memref.global is static shared memory.
-				g := passutil.LookupGlobal(k.op, op.Attr("name"))
+				g := passutil.LookupGlobal(k.op, memref.GetGlobalOp{Op: op}.Name())
 				if g == nil || seenGlobal[g] {
 					return ir.Advance
 				}
-				ta, _ := g.Attr("type").(*ir.TypeAttr)
+				ta, _ := memref.GlobalOp{Op: g}.Type().(*ir.TypeAttr)
 				t, ok := ta.Value.(*ir.MemRefType)
 				if !ok || !isWorkgroupSpace(t.MemorySpace) {
 					return ir.Advance
@@ -514,7 +551,7 @@ func planKernel(k *smemKernel, sched *schedule.Schedule) error {
 	}
 	globalNotes := func(d *ir.Diagnostic) {
 		for _, g := range globals {
-			ta, _ := g.Attr("type").(*ir.TypeAttr)
+			ta, _ := memref.GlobalOp{Op: g}.Type().(*ir.TypeAttr)
 			t := ta.Value.(*ir.MemRefType)
 			b, _ := ir.ShapeBytes(t.Shape(), ir.BitWidth(t.Elem))
 			d.AttachNote(g.Loc, "memref.global @%s: %d bytes of static shared memory", g.SymbolName(), b)
@@ -531,7 +568,7 @@ func planKernel(k *smemKernel, sched *schedule.Schedule) error {
 	var reserved int64
 	reservedKnown := true
 	for _, l := range k.launches {
-		if v := l.OperandNamed("dynamicSharedMemorySize"); v != nil {
+		if v := dynamicSMemSize(l); v != nil {
 			c, ok := constInt(v)
 			if !ok {
 				reservedKnown = false
@@ -581,8 +618,8 @@ func planKernel(k *smemKernel, sched *schedule.Schedule) error {
 			d.AttachNote(b.alloc.Loc, "buffer %s: %d bytes at offset %d (alignment %d)", b.typ, b.iv.Size, b.iv.Offset, b.iv.Align)
 		}
 		for _, s := range static {
-			g, _ := nvgpu.AsMBarrierGroup(s.Result(0).Type())
-			d.AttachNote(s.Loc, "mbarrier group of %d: %d bytes of static shared memory", g.NumBarriers, 8*int64(g.NumBarriers))
+			g, _ := nvgpu.AsMBarrierGroup(s.Barriers().Type())
+			d.AttachNote(s.Op.Loc, "mbarrier group of %d: %d bytes of static shared memory", g.NumBarriers, 8*int64(g.NumBarriers))
 		}
 		globalNotes(d)
 		return d
@@ -596,23 +633,23 @@ func planKernel(k *smemKernel, sched *schedule.Schedule) error {
 	entry := k.body.Entry()
 	b := ir.NewBuilder(k.op.Loc)
 	b.SetInsertionPointToStart(entry)
-	dsm := b.CreateOp("gpu.dynamic_shared_memory", nil, []ir.Type{ir.MemRefTypeOf([]int64{ir.Dynamic}, ir.I8, nil, wg)}).Result(0)
+	dsm := b.CreateOp(gpu.DynamicSharedMemory, nil, []ir.Type{ir.MemRefTypeOf([]int64{ir.Dynamic}, ir.I8, nil, wg)}).Result(0)
 	for _, buf := range bufs {
-		a := buf.alloc
+		a, mem := buf.alloc, asAlloc(buf.alloc).Memref()
 		vt := ir.MemRefTypeOf(buf.typ.Shape(), buf.typ.Elem, nil, wg)
 		if buf.typ.MemorySpace != ir.Attribute(wg) {
-			retypeToWorkgroup(a.Result(0), wg)
+			retypeToWorkgroup(mem, wg)
 		}
 		bl := ir.NewBuilder(a.Loc)
 		bl.SetInsertionPoint(a)
-		off := bl.CreateOp("arith.constant", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "value", Value: ir.IndexAttr(buf.iv.Offset)}).Result(0)
-		view := bl.CreateOp("memref.view", []ir.Value{dsm, off}, []ir.Type{vt})
-		for _, u := range ir.Users(a.Result(0)) {
-			if u.Name() == "memref.dealloc" {
+		off := bl.CreateOp(arith.Constant, nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "value", Value: ir.IndexAttr(buf.iv.Offset)}).Result(0)
+		view := bl.CreateOp(memref.View, []ir.Value{dsm, off}, []ir.Type{vt})
+		for _, u := range ir.Users(mem) {
+			if u.Name() == memref.Dealloc {
 				u.Erase()
 			}
 		}
-		ir.ReplaceAllUsesWith(a.Result(0), view.Result(0))
+		ir.ReplaceAllUsesWith(mem, memref.ViewOp{Op: view}.Result())
 		a.Erase()
 	}
 
@@ -629,12 +666,14 @@ func planKernel(k *smemKernel, sched *schedule.Schedule) error {
 func viewsExtent(dsms []*ir.Operation) (int64, bool) {
 	var ext int64
 	for _, d := range dsms {
-		for _, u := range ir.Users(d.Result(0)) {
-			if u.Name() != "memref.view" || u.Operand(0) != d.Result(0) {
+		dsm := gpu.DynamicSharedMemoryOp{Op: d}.ResultMemref()
+		for _, u := range ir.Users(dsm) {
+			vw, ok := memref.AsView(u)
+			if !ok || vw.Source() != dsm {
 				return 0, false
 			}
-			off, ok := constInt(u.Operand(1))
-			t, tok := u.Result(0).Type().(*ir.MemRefType)
+			off, ok := constInt(vw.ByteShift())
+			t, tok := vw.Result().Type().(*ir.MemRefType)
 			if !ok || !tok || off < 0 {
 				return 0, false
 			}
@@ -670,15 +709,15 @@ func retypeToWorkgroup(v ir.Value, wg ir.Attribute) {
 func setDynamicSMem(l *ir.Operation, size int64) {
 	b := ir.NewBuilder(l.Loc)
 	b.SetInsertionPoint(l)
-	old := l.OperandNamed("dynamicSharedMemorySize")
+	old := dynamicSMemSize(l)
 	if c, ok := constInt(old); ok && c >= size {
 		return
 	} else if ok {
 		old = nil
 	}
-	var v ir.Value = b.CreateOp("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.I32Attr(size)}).Result(0)
+	var v ir.Value = b.CreateOp(arith.Constant, nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.I32Attr(size)}).Result(0)
 	if old != nil {
-		v = b.CreateOp("arith.maxui", []ir.Value{old, v}, []ir.Type{ir.I32}).Result(0)
+		v = b.CreateOp(arith.Maxui, []ir.Value{old, v}, []ir.Type{ir.I32}).Result(0)
 	}
 	lo, hi, _ := l.OperandGroupRange("dynamicSharedMemorySize")
 	if hi > lo {

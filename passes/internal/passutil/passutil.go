@@ -96,3 +96,12 @@ func BarrierPredicate(b BarrierOperands) ir.Value {
 	}
 	return nil
 }
+
+// MmaWaitGroup is the waitGroup of an nvgpu.warpgroup.mma: how many wgmma
+// groups may still be pending after it (1 when the attribute is absent).
+func MmaWaitGroup(mma nvgpu.WarpgroupMmaOp) int64 {
+	if n, ok := ir.AttrInt(mma.WaitGroup()); ok {
+		return n
+	}
+	return 1
+}
