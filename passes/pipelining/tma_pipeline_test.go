@@ -172,11 +172,12 @@ func (c pipeCase) source() string {
 }
 
 // program is the case with its inputs, the ring it must run and the
-// reference of its output (the argument index of the output).
-func (c pipeCase) program(seed int64) (p *pipecheck.Program, out int, want pipecheck.Matrix) {
+// reference of its output.
+func (c pipeCase) program(seed int64) (*pipecheck.Program, outputs) {
 	k := c.cols()
 	ivs := c.ivs()
-	p = &pipecheck.Program{Name: c.String(), Source: c.source()}
+	p := &pipecheck.Program{Name: c.String(), Source: c.source()}
+	var want pipecheck.Matrix
 	dyn := []any{c.L, c.T, c.threads}
 	switch c.kind {
 	case "gemm":
@@ -186,7 +187,6 @@ func (c pipeCase) program(seed int64) (p *pipecheck.Program, out int, want pipec
 		p.Args = append([]any{a.Buffer, b.Buffer, d.Buffer}, dyn...)
 		want = d.Clone()
 		gemmRef(want, a, b, 0, 128, 0, 0, 128, ivs)
-		out = 2
 	case "ew", "copy":
 		a := pipecheck.NewInput(ir.F32T, 32, k, seed)
 		b := pipecheck.NewInput(ir.F32T, 32, k, seed+1)
@@ -204,7 +204,6 @@ func (c pipeCase) program(seed int64) (p *pipecheck.Program, out int, want pipec
 				}
 			}
 		}
-		out = 2
 	}
 	all := make([]int64, len(ivs))
 	for j := range all {
@@ -222,28 +221,7 @@ func (c pipeCase) program(seed int64) (p *pipecheck.Program, out int, want pipec
 		},
 		Trip: int64(len(ivs)),
 	}
-	return p, out, want
-}
-
-// gemmRef sets the rows x cols block of d at (row0, dcol0) to the product
-// of A's rows from row0 and B's columns from bcol0 over the K steps at
-// the induction values ivs (64 columns of A, rows of B each).
-func gemmRef(d, a, b pipecheck.Matrix, row0, rows, dcol0, bcol0, cols int, ivs []int64) {
-	for m := row0; m < row0+rows; m++ {
-		acc := make([]float64, cols)
-		arow := a.Row(m)
-		for _, iv := range ivs {
-			for kk := int(iv) * 64; kk < int(iv+1)*64; kk++ {
-				x := arow[kk]
-				for n, y := range b.Row(kk)[bcol0 : bcol0+cols] {
-					acc[n] += x * y
-				}
-			}
-		}
-		for n, v := range acc {
-			d.Set(m, dcol0+n, v)
-		}
-	}
+	return p, outputs{2: want}
 }
 
 // loads are the boxes of the iteration with induction value iv.
@@ -268,22 +246,9 @@ func (c pipeCase) loads(iv int64) []pipecheck.Load {
 // output with the reference; the first problem is returned. mutate, if
 // set, breaks the kernel after the pass after.
 func runPipe(c pipeCase, after string, mutate func(k *ir.Operation), seeds ...int64) error {
-	p, out, want := c.program(int64(c.n*100 + c.T))
+	p, outs := c.program(int64(c.n*100 + c.T))
 	p.Mutate, p.MutateAfter = mutate, after
-	comp, err := pipecheck.Compile(p)
-	if err != nil {
-		return err
-	}
-	for _, seed := range seeds {
-		bufs, err := comp.Run(seed)
-		if err != nil {
-			return err
-		}
-		if err := pipecheck.Same(bufs[out], want); err != nil {
-			return fmt.Errorf("%s (seed %d): %v", c, seed, err)
-		}
-	}
-	return nil
+	return emulate(p, outs, seeds...)
 }
 
 // TestTMAPipelineEmulated: the three reader kinds, N 1..4 and 7, trip
@@ -399,59 +364,13 @@ func TestTMAPipelineCatches(t *testing.T) {
 		}, "exits without waiting for its TMA store"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := runPipe(tc.c, tc.after, tc.mutate, 1, 2, 3)
-			if err == nil {
-				t.Fatalf("the emulated run accepted the broken output")
-			}
-			t.Log(firstLine(err))
-			if !reports(err, tc.want) {
-				t.Fatalf("got %v, want %q", err, tc.want)
-			}
+			caught(t, tc.c.String(), runPipe(tc.c, tc.after, tc.mutate, 1, 2, 3), tc.want)
 		})
 	}
-}
-
-// find returns the ops named name under k (that keep holds for, if set).
-func find(k *ir.Operation, name string, keep func(*ir.Operation) bool) []*ir.Operation {
-	var out []*ir.Operation
-	ir.Walk(k, func(o *ir.Operation) ir.WalkResult {
-		if o.Name() == name && (keep == nil || keep(o)) {
-			out = append(out, o)
-		}
-		return ir.Advance
-	})
-	return out
 }
 
 // inLoopIf: an op under an scf.if directly in an scf.for body.
 func inLoopIf(o *ir.Operation) bool {
 	p := o.ParentOp()
 	return p.Name() == "scf.if" && p.ParentOp().Name() == "scf.for"
-}
-
-// konst is a constant of type ty made before at.
-func konst(at *ir.Operation, v int64, ty ir.Type) ir.Value {
-	b := ir.NewBuilder(at.Loc)
-	b.SetInsertionPoint(at)
-	return b.CreateOp("arith.constant", nil, []ir.Type{ty}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(v, ty)}).Result(0)
-}
-
-// reports tells whether err's message holds one of the |-separated
-// phrases of want.
-func reports(err error, want string) bool {
-	for _, w := range strings.Split(want, "|") {
-		if strings.Contains(err.Error(), w) {
-			return true
-		}
-	}
-	return false
-}
-
-// firstLine is the first line of err's message.
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -77,50 +77,25 @@ func (c clusterCase) rowTiles() int64 {
 func (c clusterCase) source() string {
 	var b strings.Builder
 	arows := 64 * c.c
+	threads := 128 * c.c
 	k := int64(kCols(c.ivs()))
-	fmt.Fprintf(&b, `!atile = memref<%dx64xf16, #gpu.address_space<workgroup>>
-!ahalf = memref<64x64xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
-!ahalfd = memref<64x64xf16, #gpu.address_space<workgroup>>
-!btile = memref<64x64xf16, #gpu.address_space<workgroup>>
-!bfull = memref<64x256xf16, #gpu.address_space<workgroup>>
-!adesc = !nvgpu.tensormap.descriptor<tensor = !atile, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
-!bdesc = !nvgpu.tensormap.descriptor<tensor = !btile, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
-!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x256xf32>>
-!ft = memref<32x64xf32, #gpu.address_space<workgroup>>
-!fb = memref<32x256xf32, #gpu.address_space<workgroup>>
-!fdesc = !nvgpu.tensormap.descriptor<tensor = !ft, swizzle = none, l2promo = none, oob = zero, interleave = none>
-`, arows)
+	b.WriteString(tileTypes(arows, 256, 256))
 	grid := c.grid()
 	switch c.kind {
 	case "gemm":
 		rows := c.rowTiles() * arows
-		fmt.Fprintf(&b, "func.func @main(%%a: memref<%[1]dx%[2]dxf16>, %%b: memref<%[2]dx768xf16>, %%d: memref<%[1]dx256xf32>, %%aux: memref<%[3]dx%[4]dxf32>, %%U: index) {\n", rows, k, c.rowTiles(), 128*c.c)
+		fmt.Fprintf(&b, "func.func @main(%%a: memref<%[1]dx%[2]dxf16>, %%b: memref<%[2]dx768xf16>, %%d: memref<%[1]dx256xf32>, %%aux: memref<%[3]dx%[4]dxf32>, %%U: index) {\n", rows, k, c.rowTiles(), threads)
 		hostMaps(&b, "gemm", arows, fmt.Sprintf("memref<%dx%dxf16>", rows, k), fmt.Sprintf("memref<%dx768xf16>", k))
 	case "ew":
-		fmt.Fprintf(&b, "func.func @main(%%a: memref<%[1]dx%[2]dxf32>, %%b: memref<%[2]dx768xf32>, %%out: memref<%[3]dx%[4]dxf32>, %%U: index) {\n", 32*grid, k, grid, 128*c.c)
+		fmt.Fprintf(&b, "func.func @main(%%a: memref<%[1]dx%[2]dxf32>, %%b: memref<%[2]dx768xf32>, %%out: memref<%[3]dx%[4]dxf32>, %%U: index) {\n", 32*grid, k, grid, threads)
 		hostMaps(&b, "ew", arows, fmt.Sprintf("memref<%dx%dxf32>", 32*grid, k), fmt.Sprintf("memref<%dx768xf32>", k))
 	}
-	fmt.Fprintf(&b, `  %%hnt = arith.constant %d : index
-  %%hgrid = arith.constant %d : index
-  %%hcs = arith.constant %d : index
-  gpu.launch clusters(%%lcx, %%lcy, %%lcz) in (%%lscx = %%hcs, %%lscy = %%h1, %%lscz = %%h1)
-             blocks(%%lbx, %%lby, %%lbz) in (%%gx = %%hgrid, %%gy = %%h1, %%gz = %%h1)
-             threads(%%ltx, %%lty, %%ltz) in (%%sx = %%hnt, %%sy = %%h1, %%sz = %%h1) {
-    %%c0 = arith.constant 0 : index
-    %%c1 = arith.constant 1 : index
-    %%c32 = arith.constant 32 : index
-    %%c64 = arith.constant 64 : index
-    %%c128 = arith.constant 128 : index
-    %%c512 = arith.constant 512 : index
-    %%bx = gpu.block_id x
-    %%tx = gpu.thread_id x
-`, 128*c.c, grid, c.cs)
-	ub := "%U"
+	launch(&b, threads, grid, c.cs)
+	l := kLoop{kind: c.kind, lb: "%c0", ub: "%U", step: "%c1", attrs: fmt.Sprintf("{tmac.stages = %d : i64, tmac.warp_specialize}", c.n), mixed: c.mixed, btype: "!fb"}
 	if c.form == 0 {
 		fmt.Fprintf(&b, "    %%ub = arith.constant %d : index\n", c.trip)
-		ub = "%ub"
+		l.ub = "%ub"
 	}
-	attrs := fmt.Sprintf("{tmac.stages = %d : i64, tmac.warp_specialize}", c.n)
 	order := func(own, mc string) string {
 		if c.bFirst {
 			return mc + own
@@ -135,52 +110,30 @@ func (c clusterCase) source() string {
 				"    scf.for %t = %bx to %ctiles step %cgrid {\n    %row0 = arith.muli %t, %arows : index\n"
 			close, tile = "    }\n", "%t"
 		}
-		mixed, iter, results, yield, res, acc, aux := "", "", "(!acc)", " : !acc", "%res", "%res", ""
+		l.loads = order("      tmac.tma.load %amap[%kk, %row0] to %as : !adesc -> !atile\n",
+			"      tmac.tma.load %bmap[%c512, %kk] to %bs {tmac.multicast} : !bdesc -> !bfull\n")
+		loop, acc, sum := l.text()
+		aux := ""
 		if c.mixed {
-			mixed = "      %e = memref.load %bs[%c0, %c0] : !bfull\n      %ef = arith.extf %e : f16 to f32\n      %es1 = arith.addf %es, %ef : f32\n"
-			iter, results, yield, res, acc = ", %es = %zero", "(!acc, f32)", ", %es1 : !acc, f32", "%res:2", "%res#0"
-			aux = fmt.Sprintf("    memref.store %%res#1, %%aux[%s, %%tx] : memref<%dx%dxf32>\n", tile, c.rowTiles(), 128*c.c)
+			aux = fmt.Sprintf("    memref.store %s, %%aux[%s, %%tx] : memref<%dx%dxf32>\n", sum, tile, c.rowTiles(), threads)
 		}
-		fmt.Fprintf(&b, `    %%zero = arith.constant 0.000000e+00 : f32
-    %%arows = arith.constant %d : index
+		fmt.Fprintf(&b, `    %%arows = arith.constant %d : index
     %%wg = arith.divui %%tx, %%c128 : index
     %%myrow = arith.muli %%wg, %%c64 : index
     %%as = memref.alloc() : !atile
     %%bs = memref.alloc() : !bfull
     %%acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc
-%s    %s = scf.for %%k = %%c0 to %s step %%c1 iter_args(%%acc = %%acc0%s) -> %s {
-      %%kk = arith.muli %%k, %%c64 : index
-%s      tmac.tma.wait %%as, %%bs : !atile, !bfull
-      %%ah = memref.subview %%as[%%myrow, 0] [64, 64] [1, 1] : !atile to !ahalf
-      %%da = nvgpu.warpgroup.generate.descriptor %%ah, %%amap : !ahalf, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !ahalfd>
-      %%db = nvgpu.warpgroup.generate.descriptor %%bs, %%bmap : !bfull, !bdesc -> !nvgpu.warpgroup.descriptor<tensor = !bfull>
-      %%nacc = nvgpu.warpgroup.mma %%da, %%db, %%acc {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !ahalfd>, !nvgpu.warpgroup.descriptor<tensor = !bfull>, !acc -> !acc
-%s      scf.yield %%nacc%s
-    } %s
-    %%grow = arith.addi %%row0, %%myrow : index
-    %%dsub = memref.subview %%d[%%grow, 0] [64, 256] [1, 1] : memref<%dx256xf32> to memref<64x256xf32, strided<[256, 1], offset: ?>>
-    nvgpu.warpgroup.mma.store %s, %%dsub : !acc to memref<64x256xf32, strided<[256, 1], offset: ?>>
-%s%s`, arows, open, res, ub, iter, results, order("      tmac.tma.load %amap[%kk, %row0] to %as : !adesc -> !atile\n",
-			"      tmac.tma.load %bmap[%c512, %kk] to %bs {tmac.multicast} : !bdesc -> !bfull\n"), mixed, yield, attrs, c.rowTiles()*arows, acc, aux, close)
+%s%s    %%grow = arith.addi %%row0, %%myrow : index
+%s%s%s`, arows, open, loop, storeTile(acc, "%c0", c.rowTiles()*arows, 256, 256), aux, close)
 	case "ew":
-		fmt.Fprintf(&b, `    %%zero = arith.constant 0.000000e+00 : f32
-    %%row0 = arith.muli %%bx, %%c32 : index
+		l.loads = order("      tmac.tma.load %amap[%kk, %row0] to %as : !fdesc -> !ft\n",
+			"      tmac.tma.load %bmap[%c512, %kk] to %bs {tmac.multicast} : !fdesc -> !fb\n")
+		loop, sum, _ := l.text()
+		fmt.Fprintf(&b, `    %%row0 = arith.muli %%bx, %%c32 : index
     %%as = memref.alloc() : !ft
     %%bs = memref.alloc() : !fb
-    %%res = scf.for %%t = %%c0 to %s step %%c1 iter_args(%%s = %%zero) -> (f32) {
-      %%x = arith.muli %%t, %%c64 : index
-%s      tmac.tma.wait %%as, %%bs : !ft, !fb
-      %%r = arith.divui %%tx, %%c64 : index
-      %%cc = arith.remui %%tx, %%c64 : index
-      %%va = memref.load %%as[%%r, %%cc] : !ft
-      %%vb = memref.load %%bs[%%r, %%cc] : !fb
-      %%p = arith.addf %%va, %%vb : f32
-      %%s1 = arith.addf %%s, %%p : f32
-      scf.yield %%s1 : f32
-    } %s
-    memref.store %%res, %%out[%%bx, %%tx] : memref<%dx%dxf32>
-`, ub, order("      tmac.tma.load %amap[%x, %row0] to %as : !fdesc -> !ft\n",
-			"      tmac.tma.load %bmap[%c512, %x] to %bs {tmac.multicast} : !fdesc -> !fb\n"), attrs, grid, 128*c.c)
+%s    memref.store %s, %%out[%%bx, %%tx] : memref<%dx%dxf32>
+`, loop, sum, grid, threads)
 	}
 	b.WriteString("    gpu.terminator\n  }\n  return\n}\n")
 	return b.String()
@@ -195,13 +148,13 @@ func (c clusterCase) ivs() []int64 {
 }
 
 // program is the case with its inputs, ring and references.
-func (c clusterCase) program(seed int64) (*pipecheck.Program, wsOutputs) {
+func (c clusterCase) program(seed int64) (*pipecheck.Program, outputs) {
 	ivs := c.ivs()
 	k := kCols(ivs)
 	grid := c.grid()
 	threads := int(128 * c.c)
 	p := &pipecheck.Program{Name: c.String(), Source: c.source()}
-	outs := wsOutputs{}
+	outs := outputs{}
 	arows := int(64 * c.c)
 	switch c.kind {
 	case "gemm":
@@ -211,23 +164,18 @@ func (c clusterCase) program(seed int64) (*pipecheck.Program, wsOutputs) {
 		d := pipecheck.NewOutput(ir.F32T, rows, 256)
 		aux := pipecheck.NewOutput(ir.F32T, int(c.rowTiles()), threads)
 		p.Args = []any{a.Buffer, b.Buffer, d.Buffer, aux.Buffer, c.trip}
-		want, wantAux := d.Clone(), aux.Clone()
-		s := 0.0
-		for _, iv := range ivs {
-			s += b.At(int(iv)*64, 512)
+		outs[2] = d.Clone()
+		if c.mixed {
+			outs[3] = aux.Clone()
 		}
 		for bx := int64(0); bx < grid; bx++ {
 			for _, t := range c.tilesOf(bx) {
 				// D's columns 0..255 are B's 512..767.
-				gemmRef(want, a, b, int(t)*arows, arows, 0, 512, 256, ivs)
-				for tx := 0; tx < threads; tx++ {
-					wantAux.Set(int(t), tx, s)
+				gemmRef(outs[2], a, b, int(t)*arows, arows, 0, 512, 256, ivs)
+				if c.mixed {
+					mixedRef(outs[3], b, int(t), 512, threads, ivs)
 				}
 			}
-		}
-		outs[2] = want
-		if c.mixed {
-			outs[3] = wantAux
 		}
 	case "ew":
 		a := pipecheck.NewInput(ir.F32T, 32*int(grid), k, seed)
@@ -455,14 +403,7 @@ func TestWarpSpecializeClusterCatches(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, c := range tc.cases {
-				err := runCluster(c, tc.mutate, 1, 2, 3)
-				if err == nil {
-					t.Fatalf("%s: no run reported the broken output", c)
-				}
-				t.Log(firstLine(err))
-				if !reports(err, tc.want) {
-					t.Fatalf("got %v, want %q", err, tc.want)
-				}
+				caught(t, c.String(), runCluster(c, tc.mutate, 1, 2, 3), tc.want)
 			}
 		})
 	}

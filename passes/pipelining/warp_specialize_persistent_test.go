@@ -119,40 +119,31 @@ func (c tileCase) origin(t int64) (row0, col0 int64) {
 func (c tileCase) source() string {
 	var b strings.Builder
 	arows := 64 * c.c // the A tile of the warpgroups as written
-	b.WriteString(tileTypes(arows))
+	b.WriteString(tileTypes(arows, 128, 64))
 	k := kCols(c.ivs())
 	tmax := c.maxTile()
 	wrote := 128 * c.c // threads as written
+	dcols := (tmax/3 + 1) * 128
 	switch c.kind {
 	case "gemm":
-		drows, dcols := 3*128, (tmax/3+1)*128
-		fmt.Fprintf(&b, "func.func @main(%%a: memref<%[1]dx%[2]dxf16>, %%b: memref<%[2]dx%[3]dxf16>, %%d: memref<%[1]dx%[3]dxf32>, %%aux: memref<%[4]dx%[5]dxf32>, %%U: index, %%TL: index, %%TU: index, %%TS: index) {\n",
-			drows, k, dcols, tmax+1, wrote)
-		hostMaps(&b, "gemm", arows, fmt.Sprintf("memref<%dx%dxf16>", drows, k), fmt.Sprintf("memref<%dx%dxf16>", k, dcols))
+		fmt.Fprintf(&b, "func.func @main(%%a: memref<384x%[1]dxf16>, %%b: memref<%[1]dx%[2]dxf16>, %%d: memref<384x%[2]dxf32>, %%aux: memref<%[3]dx%[4]dxf32>, %%U: index, %%TL: index, %%TU: index, %%TS: index) {\n",
+			k, dcols, tmax+1, wrote)
+		hostMaps(&b, "gemm", arows, fmt.Sprintf("memref<384x%dxf16>", k), fmt.Sprintf("memref<%dx%dxf16>", k, dcols))
 	case "ew":
-		fmt.Fprintf(&b, "func.func @main(%%a: memref<%[1]dx%[2]dxf32>, %%b: memref<%[3]dx320xf32>, %%out: memref<%[4]dx%[5]dxf32>, %%U: index, %%TL: index, %%TU: index, %%TS: index) {\n",
-			32*(tmax+1), k, k, tmax+1, wrote)
+		fmt.Fprintf(&b, "func.func @main(%%a: memref<%[1]dx%[2]dxf32>, %%b: memref<%[2]dx320xf32>, %%out: memref<%[3]dx%[4]dxf32>, %%U: index, %%TL: index, %%TU: index, %%TS: index) {\n",
+			32*(tmax+1), k, tmax+1, wrote)
 		hostMaps(&b, "ew", arows, fmt.Sprintf("memref<%dx%dxf32>", 32*(tmax+1), k), fmt.Sprintf("memref<%dx320xf32>", k))
 	}
-	fmt.Fprintf(&b, `  %%hnt = arith.constant %d : index
-  %%hgrid = arith.constant %d : index
-  gpu.launch blocks(%%lbx, %%lby, %%lbz) in (%%gx = %%hgrid, %%gy = %%h1, %%gz = %%h1)
-             threads(%%ltx, %%lty, %%ltz) in (%%sx = %%hnt, %%sy = %%h1, %%sz = %%h1) {
-    %%c0 = arith.constant 0 : index
-    %%c1 = arith.constant 1 : index
-    %%c2 = arith.constant 2 : index
-    %%c3 = arith.constant 3 : index
-    %%c5 = arith.constant 5 : index
-    %%c32 = arith.constant 32 : index
-    %%c64 = arith.constant 64 : index
-    %%c128 = arith.constant 128 : index
-    %%rows = arith.constant %d : index
-    %%bx = gpu.block_id x
-    %%tx = gpu.thread_id x
+	rows := 128
+	if c.pingpong {
+		rows = 64
+	}
+	launch(&b, wrote, c.blocks(), 1)
+	fmt.Fprintf(&b, `    %%rows = arith.constant %d : index
     %%ntiles = arith.constant %d : index
     %%grid = arith.constant %d : index
     %%tub = arith.constant %d : index
-`, wrote, c.blocks(), map[bool]int64{true: 64, false: 128}[c.pingpong], c.tiles, max(c.grid, 1), 2*c.tiles)
+`, rows, c.tiles, max(c.grid, 1), 2*c.tiles)
 	tlb, tub, tst := "%c0", "%ntiles", "%c1"
 	switch c.outer {
 	case 1:
@@ -162,92 +153,62 @@ func (c tileCase) source() string {
 	case 3:
 		tlb, tub, tst = "%c1", "%tub", "%c2"
 	}
-	klb, kub, kst := "%c0", "%kub", "%c1"
+	l := kLoop{kind: c.kind, lb: "%c0", ub: "%kub", step: "%c1", attrs: fmt.Sprintf("{tmac.stages = %d : i64, tmac.warp_specialize}", c.n), mixed: c.mixed, bar: c.kbar, btype: "!ft"}
+	if c.pingpong {
+		l.attrs = fmt.Sprintf(`{tmac.stages = %d : i64, tmac.warp_specialize = "pingpong"}`, c.n)
+	}
 	switch c.inner {
 	case 0:
 		fmt.Fprintf(&b, "    %%kub = arith.constant %d : index\n", c.trip)
 	case 1:
-		kub = "%U"
+		l.ub = "%U"
 	case 2:
 		fmt.Fprintf(&b, "    %%kub = arith.constant %d : index\n", 2+3*c.trip-1)
-		klb, kst = "%c2", "%c3"
+		l.lb, l.step = "%c2", "%c3"
 	}
-	attrs := fmt.Sprintf("{tmac.stages = %d : i64, tmac.warp_specialize}", c.n)
-	if c.pingpong {
-		attrs = fmt.Sprintf(`{tmac.stages = %d : i64, tmac.warp_specialize = "pingpong"}`, c.n)
-	}
-	ebar, after, kbar := "", "", ""
+	ebar := ""
 	if c.ebar {
-		ebar = "      gpu.barrier\n"
-	}
-	if c.after {
-		after = "    gpu.barrier\n"
-	}
-	if c.kbar {
-		kbar = "        gpu.barrier\n"
+		ebar = "    gpu.barrier\n"
 	}
 	switch c.kind {
 	case "gemm":
 		accTop, accIn := "    %acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc\n", ""
 		if c.accIn {
-			accTop, accIn = "", "      %acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc\n"
+			accTop, accIn = "", "    %acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc\n"
 		}
-		mixed, iter, results, yield, res, acc, aux := "", "", "(!acc)", " : !acc", "%res", "%res", ""
+		l.loads = "      tmac.tma.load %amap[%kk, %row0] to %as : !adesc -> !atile\n      tmac.tma.load %bmap[%col0, %kk] to %bs : !bdesc -> !bfull\n"
+		loop, acc, sum := l.text()
+		aux := ""
 		if c.mixed {
-			mixed = "        %e = memref.load %bs[%c0, %c0] : !bfull\n        %ef = arith.extf %e : f16 to f32\n        %es1 = arith.addf %es, %ef : f32\n"
-			iter, results, yield, res, acc = ", %es = %zero", "(!acc, f32)", ", %es1 : !acc, f32", "%res:2", "%res#0"
-			aux = fmt.Sprintf("      memref.store %%res#1, %%aux[%%t, %%tx] : memref<%dx%dxf32>\n", tmax+1, wrote)
+			aux = fmt.Sprintf("    memref.store %s, %%aux[%%t, %%tx] : memref<%dx%dxf32>\n", sum, tmax+1, wrote)
 		}
-		fmt.Fprintf(&b, `    %%zero = arith.constant 0.000000e+00 : f32
-    %%wg = arith.divui %%tx, %%c128 : index
+		fmt.Fprintf(&b, `    %%wg = arith.divui %%tx, %%c128 : index
     %%myrow = arith.muli %%wg, %%c64 : index
     %%as = memref.alloc() : !atile
     %%bs = memref.alloc() : !bfull
 %s    scf.for %%t = %s to %s step %s {
-%s      %%tm = arith.remui %%t, %%c3 : index
-      %%tn = arith.divui %%t, %%c3 : index
-      %%row0 = arith.muli %%tm, %%rows : index
-      %%col0 = arith.muli %%tn, %%c128 : index
-      %%grow = arith.addi %%row0, %%myrow : index
-      %s = scf.for %%k = %s to %s step %s iter_args(%%acc = %%acc0%s) -> %s {
-        %%kk = arith.muli %%k, %%c64 : index
-        tmac.tma.load %%amap[%%kk, %%row0] to %%as : !adesc -> !atile
-        tmac.tma.load %%bmap[%%col0, %%kk] to %%bs : !bdesc -> !bfull
-        tmac.tma.wait %%as, %%bs : !atile, !bfull
-        %%ah = memref.subview %%as[%%myrow, 0] [64, 64] [1, 1] : !atile to !ahalf
-        %%da = nvgpu.warpgroup.generate.descriptor %%ah, %%amap : !ahalf, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !ahalfd>
-        %%db = nvgpu.warpgroup.generate.descriptor %%bs, %%bmap : !bfull, !bdesc -> !nvgpu.warpgroup.descriptor<tensor = !bfull>
-        %%nacc = nvgpu.warpgroup.mma %%da, %%db, %%acc {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !ahalfd>, !nvgpu.warpgroup.descriptor<tensor = !bfull>, !acc -> !acc
-%s        scf.yield %%nacc%s
-      } %s
-%s      %%dsub = memref.subview %%d[%%grow, %%col0] [64, 128] [1, 1] : memref<%dx%dxf32> to memref<64x128xf32, strided<[%d, 1], offset: ?>>
-      nvgpu.warpgroup.mma.store %s, %%dsub : !acc to memref<64x128xf32, strided<[%d, 1], offset: ?>>
-%s    }
-%s`, accTop, tlb, tub, tst, accIn, res, klb, kub, kst, iter, results, mixed, yield, attrs, ebar, 3*128, (tmax/3+1)*128, (tmax/3+1)*128, acc, (tmax/3+1)*128, aux, after)
+%s    %%tm = arith.remui %%t, %%c3 : index
+    %%tn = arith.divui %%t, %%c3 : index
+    %%row0 = arith.muli %%tm, %%rows : index
+    %%col0 = arith.muli %%tn, %%c128 : index
+    %%grow = arith.addi %%row0, %%myrow : index
+%s%s%s%s    }
+`, accTop, tlb, tub, tst, accIn, loop, ebar, storeTile(acc, "%col0", 384, 128, dcols), aux)
 	case "ew":
-		fmt.Fprintf(&b, `    %%zero = arith.constant 0.000000e+00 : f32
-    %%as = memref.alloc() : !ft
+		l.loads = "      tmac.tma.load %amap[%kk, %row0] to %as : !fdesc -> !ft\n      tmac.tma.load %bmap[%col0, %kk] to %bs : !fdesc -> !ft\n"
+		loop, sum, _ := l.text()
+		fmt.Fprintf(&b, `    %%as = memref.alloc() : !ft
     %%bs = memref.alloc() : !ft
-    %%r = arith.divui %%tx, %%c64 : index
-    %%cc = arith.remui %%tx, %%c64 : index
     scf.for %%t = %s to %s step %s {
-      %%row0 = arith.muli %%t, %%c32 : index
-      %%tm = arith.remui %%t, %%c5 : index
-      %%col0 = arith.muli %%tm, %%c64 : index
-      %%res = scf.for %%k = %s to %s step %s iter_args(%%s = %%zero) -> (f32) {
-        %%x = arith.muli %%k, %%c64 : index
-        tmac.tma.load %%amap[%%x, %%row0] to %%as : !fdesc -> !ft
-        tmac.tma.load %%bmap[%%col0, %%x] to %%bs : !fdesc -> !ft
-        tmac.tma.wait %%as, %%bs : !ft, !ft
-        %%va = memref.load %%as[%%r, %%cc] : !ft
-%s        %%vb = memref.load %%bs[%%r, %%cc] : !ft
-        %%p = arith.addf %%va, %%vb : f32
-        %%s1 = arith.addf %%s, %%p : f32
-        scf.yield %%s1 : f32
-      } %s
-%s      memref.store %%res, %%out[%%t, %%tx] : memref<%dx%dxf32>
+    %%row0 = arith.muli %%t, %%c32 : index
+    %%tm = arith.remui %%t, %%c5 : index
+    %%col0 = arith.muli %%tm, %%c64 : index
+%s%s    memref.store %s, %%out[%%t, %%tx] : memref<%dx%dxf32>
     }
-%s`, tlb, tub, tst, klb, kub, kst, kbar, attrs, ebar, tmax+1, wrote, after)
+`, tlb, tub, tst, loop, ebar, sum, tmax+1, wrote)
+	}
+	if c.after {
+		b.WriteString("    gpu.barrier\n")
 	}
 	b.WriteString("    gpu.terminator\n  }\n  return\n}\n")
 	return b.String()
@@ -270,57 +231,51 @@ func (c tileCase) positions(b int64, w int) []int64 {
 }
 
 // program is the case with its inputs, ring and references.
-func (c tileCase) program(seed int64) (*pipecheck.Program, wsOutputs) {
+func (c tileCase) program(seed int64) (*pipecheck.Program, outputs) {
 	ivs := c.ivs()
 	k := kCols(ivs)
-	tmax := c.maxTile()
+	tmax := int(c.maxTile())
 	wrote := int(128 * c.c)
 	p := &pipecheck.Program{Name: c.String(), Source: c.source()}
-	outs := wsOutputs{}
+	outs := outputs{}
 	dyn := []any{c.trip, c.tl, c.tu, c.ts}
-	arows := int(64 * c.c)
+	var tiles []int64 // of every block
+	for bl := int64(0); bl < c.blocks(); bl++ {
+		tiles = append(tiles, c.tilesOf(bl)...)
+	}
 	switch c.kind {
 	case "gemm":
-		dcols := int(tmax/3+1) * 128
-		a := pipecheck.NewInput(ir.F16T, 3*128, k, seed)
+		dcols := (tmax/3 + 1) * 128
+		a := pipecheck.NewInput(ir.F16T, 384, k, seed)
 		b := pipecheck.NewInput(ir.F16T, k, dcols, seed+1)
-		d := pipecheck.NewOutput(ir.F32T, 3*128, dcols)
-		aux := pipecheck.NewOutput(ir.F32T, int(tmax+1), wrote)
+		d := pipecheck.NewOutput(ir.F32T, 384, dcols)
+		aux := pipecheck.NewOutput(ir.F32T, tmax+1, wrote)
 		p.Args = append([]any{a.Buffer, b.Buffer, d.Buffer, aux.Buffer}, dyn...)
-		want, wantAux := d.Clone(), aux.Clone()
-		for bl := int64(0); bl < c.blocks(); bl++ {
-			for _, t := range c.tilesOf(bl) {
-				row0, col0 := c.origin(t)
-				gemmRef(want, a, b, int(row0), arows, int(col0), int(col0), 128, ivs)
-				s := 0.0
-				for _, iv := range ivs {
-					s += b.At(int(iv)*64, int(col0))
-				}
-				for tx := 0; tx < wrote; tx++ {
-					wantAux.Set(int(t), tx, s)
-				}
+		outs[2] = d.Clone()
+		if c.mixed {
+			outs[3] = aux.Clone()
+		}
+		for _, t := range tiles {
+			row0, col0 := c.origin(t)
+			gemmRef(outs[2], a, b, int(row0), int(64*c.c), int(col0), int(col0), 128, ivs)
+			if c.mixed {
+				mixedRef(outs[3], b, int(t), int(col0), wrote, ivs)
 			}
 		}
-		outs[2] = want
-		if c.mixed {
-			outs[3] = wantAux
-		}
 	case "ew":
-		a := pipecheck.NewInput(ir.F32T, 32*int(tmax+1), k, seed)
+		a := pipecheck.NewInput(ir.F32T, 32*(tmax+1), k, seed)
 		b := pipecheck.NewInput(ir.F32T, k, 320, seed+1)
-		out := pipecheck.NewOutput(ir.F32T, int(tmax+1), wrote)
+		out := pipecheck.NewOutput(ir.F32T, tmax+1, wrote)
 		p.Args = append([]any{a.Buffer, b.Buffer, out.Buffer}, dyn...)
 		want := out.Clone()
-		for bl := int64(0); bl < c.blocks(); bl++ {
-			for _, t := range c.tilesOf(bl) {
-				row0, col0 := c.origin(t)
-				for tx := 0; tx < wrote; tx++ {
-					s := 0.0
-					for _, iv := range ivs {
-						s += a.At(int(row0)+tx/64, int(iv)*64+tx%64) + b.At(int(iv)*64+tx/64, int(col0)+tx%64)
-					}
-					want.Set(int(t), tx, s)
+		for _, t := range tiles {
+			row0, col0 := c.origin(t)
+			for tx := 0; tx < wrote; tx++ {
+				s := 0.0
+				for _, iv := range ivs {
+					s += a.At(int(row0)+tx/64, int(iv)*64+tx%64) + b.At(int(iv)*64+tx/64, int(col0)+tx%64)
 				}
+				want.Set(int(t), tx, s)
 			}
 		}
 		outs[2] = want
@@ -333,11 +288,10 @@ func (c tileCase) program(seed int64) (*pipecheck.Program, wsOutputs) {
 		Blocks:    blocks,
 		Positions: func(bl [3]int64) int64 { return int64(len(c.tilesOf(bl[0]))) * c.trip },
 		Loads: func(bl [3]int64, g int64) []pipecheck.Load {
-			t := c.tilesOf(bl[0])[g/c.trip]
-			row0, col0 := c.origin(t)
+			row0, col0 := c.origin(c.tilesOf(bl[0])[g/c.trip])
 			iv := ivs[g%c.trip]
 			if c.kind == "gemm" {
-				return wsLoads("gemm", iv, row0, col0)
+				return gemmLoads(iv, row0, col0)
 			}
 			return []pipecheck.Load{
 				{Tile: 0, Map: 0, Coords: []int64{iv * 64, row0}, Issuer: -1},
@@ -346,7 +300,7 @@ func (c tileCase) program(seed int64) (*pipecheck.Program, wsOutputs) {
 		},
 		Waits: func(bl [3]int64, thread int) []int64 {
 			if thread < 128 {
-				return nil
+				return nil // the producer
 			}
 			return c.positions(bl[0], thread/128-1)
 		},
@@ -511,14 +465,7 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, c := range tc.cs {
-				err := runTiles(c, tc.mutate, 1, 2, 3)
-				if err == nil {
-					t.Fatalf("%s: no run reported the broken output", c)
-				}
-				t.Log(firstLine(err))
-				if !reports(err, tc.want) {
-					t.Fatalf("got %v, want %q", err, tc.want)
-				}
+				caught(t, c.String(), runTiles(c, tc.mutate, 1, 2, 3), tc.want)
 			}
 		})
 	}

@@ -164,14 +164,7 @@ func TestWarpSpecializePingpongCatches(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, c := range tc.cs {
-				err := runTiles(c, func(k *ir.Operation) { tc.mutate(t, k) }, 1, 2, 3)
-				if err == nil {
-					t.Fatalf("%s: no run reported the broken output", c)
-				}
-				t.Log(firstLine(err))
-				if !reports(err, tc.want) {
-					t.Fatalf("got %v, want %q", err, tc.want)
-				}
+				caught(t, c.String(), runTiles(c, func(k *ir.Operation) { tc.mutate(t, k) }, 1, 2, 3), tc.want)
 			}
 		})
 	}
