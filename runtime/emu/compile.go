@@ -153,3 +153,14 @@ func register(f func(t *thread, in *instr), names ...string) {
 		impls[n] = f
 	}
 }
+
+// Emulated reports whether the emulator runs ops named name: those it
+// implements, and the elementwise ops whose definitions say what they
+// compute (ir.Semantics). A kernel holding any other op is rejected.
+func Emulated(name string) bool {
+	if _, ok := impls[name]; ok {
+		return true
+	}
+	def := ir.LookupOp(name)
+	return def != nil && def.Semantics != nil
+}
