@@ -56,6 +56,12 @@
 // deadlock; arrive.nocomplete completing a phase and a barrier used after
 // mbarrier.inval are errors.
 //
+// Device.Observe lets a caller follow a run event by event (observe.go):
+// mbarrier arrivals, phases and waits, TMA copies, commit groups, wgmma,
+// named and cluster barriers and shared-memory accesses, with the op, the
+// thread and the data; the pipelining passes' tests check their protocol
+// over it (passes/internal/pipecheck).
+//
 // Not modelled (a kernel using them is rejected with the op named):
 // ldmatrix/stmatrix, Ampere cp.async, and any op outside the set tmac's
 // pipelines produce. Not

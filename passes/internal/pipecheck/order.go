@@ -71,8 +71,8 @@ func (s *syncObj) copy() *syncObj {
 	return &syncObj{ev: append(clock(nil), s.ev...), mem: append(clock(nil), s.mem...)}
 }
 
-// epoch is one thread's clock value at an access (or a barrier's phase
-// count at a landing).
+// epoch is a thread's own clock value at an event: what a later release
+// of it publishes.
 type epoch struct {
 	comp  int
 	clock uint32
@@ -322,12 +322,16 @@ func (r *run) checkFill(who func() string, rank int, s emu.Span, at clock) {
 func (r *run) checkOverwrite(who func() string, rank int, s emu.Span, ev, mem clock) {
 	cs, _ := r.distinct(rank, s)
 	for _, c := range cs {
-		for comp, e := range c.reads {
-			if mem.get(comp) >= e {
-				continue
+		// The first reader (in thread order) the fill is not ordered after.
+		comp := -1
+		for x, e := range c.reads {
+			if mem.get(x) < e && (comp < 0 || x < comp) {
+				comp = x
 			}
+		}
+		if comp >= 0 {
 			note := ""
-			if ev.get(comp) >= e {
+			if ev.get(comp) >= c.reads[comp] {
 				note = " (it is ordered only through an arrival at CTA scope on another block's mbarrier, which does not order ordinary loads of the releasing thread: the release needs cluster scope)"
 			}
 			r.errorf("%s overwrites shared bytes [%d, %d) before every reader released it: %s's read of %s (%s) is not ordered before it%s",
