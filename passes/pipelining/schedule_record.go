@@ -26,11 +26,11 @@ func stageSource(loop *ir.Operation, option string, def int64) string {
 func (p *pipelinedLoop) newRecord(kind string, requested int64, from string) *schedule.LoopSchedule {
 	r := &schedule.LoopSchedule{Kind: kind, Loc: p.loop.Loc, Stages: p.n, RequestedStages: requested, StagesFrom: from,
 		Trip: p.tripC, WGMMAWait: -1, ClusterSize: 1, StageBytes: p.stageBytes()}
-	lb, okl := arith.ConstantInt(p.loop.Operand(0))
-	st, oks := arith.ConstantInt(p.loop.Operand(2))
+	lb, okl := arith.ConstantInt(p.forOp().LowerBound())
+	st, oks := arith.ConstantInt(p.forOp().Step())
 	r.LB, r.Step, r.IVKnown = lb, st, okl && oks
 	for _, l := range p.loads {
-		r.StageBoxes += tmac.BoxesPerTile(p.tiles[l.Operand(0)].tile, l.Operand(1).Type())
+		r.StageBoxes += tmac.BoxesPerTile(p.tiles[l.Dst()].tile, l.TensorMap().Type())
 	}
 	return r
 }

@@ -9,10 +9,13 @@ import (
 
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/passes"
 	"github.com/tmac-dev/tmac/passes/internal/passutil"
 	"github.com/tmac-dev/tmac/passes/schedule"
@@ -179,9 +182,9 @@ func tmaKernels(top *ir.Operation) []*tmaKernel {
 	var kernels []*tmaKernel
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
 		switch op.Name() {
-		case "gpu.func":
+		case gpu.Func:
 			if _, ok := op.Attr("gpu.kernel").(*ir.UnitAttr); ok && op.NumRegions() > 0 && !op.Region(0).Empty() {
-				k := &tmaKernel{op: op, body: op.Region(0)}
+				k := &tmaKernel{op: op, body: gpu.FuncOp{Op: op}.Body()}
 				for _, name := range []string{"known_block_size", "gpu.known_block_size"} {
 					if a, ok := op.Attr(name).(*ir.DenseArrayAttr); ok && len(a.Ints) == 3 {
 						k.threads = a.Ints[0] * a.Ints[1] * a.Ints[2]
@@ -191,11 +194,12 @@ func tmaKernels(top *ir.Operation) []*tmaKernel {
 				kernels = append(kernels, k)
 			}
 			return ir.Skip
-		case "gpu.launch":
-			k := &tmaKernel{op: op, body: op.Region(0)}
-			x, okx := arith.ConstantInt(op.OperandNamed("blockSizeX"))
-			y, oky := arith.ConstantInt(op.OperandNamed("blockSizeY"))
-			z, okz := arith.ConstantInt(op.OperandNamed("blockSizeZ"))
+		case gpu.Launch:
+			l := gpu.LaunchOp{Op: op}
+			k := &tmaKernel{op: op, body: l.Body()}
+			x, okx := arith.ConstantInt(l.BlockSizeX())
+			y, oky := arith.ConstantInt(l.BlockSizeY())
+			z, okz := arith.ConstantInt(l.BlockSizeZ())
 			if okx && oky && okz {
 				k.threads = x * y * z
 				k.yzOne = y == 1 && z == 1
@@ -211,7 +215,7 @@ func tmaKernels(top *ir.Operation) []*tmaKernel {
 // isTileOp reports whether op is one of the ops this pass rewrites.
 func isTileOp(op *ir.Operation) bool {
 	switch op.Name() {
-	case "tmac.tma.load", "tmac.tma.wait", "tmac.tma.store":
+	case tmac.TmaLoad, tmac.TmaWait, tmac.TmaStore:
 		return true
 	}
 	return false
@@ -225,14 +229,14 @@ func (k *tmaKernel) run(stages, storeStages int64) error {
 		if err != nil || !isTileOp(op) {
 			return ir.Advance
 		}
-		loop := op.ParentOp()
-		if loop == nil || loop.Name() != "scf.for" || op.Block() != loop.Region(0).Entry() {
+		loop, ok := scf.AsFor(op.ParentOp())
+		if !ok || op.Block() != loop.Region().Entry() {
 			err = op.EmitError("'%s' must be at the top level of the body of an scf.for (the loop that tma-pipeline pipelines)", op.Name())
 			return ir.Advance
 		}
-		if !seen[loop] {
-			seen[loop] = true
-			loops = append(loops, loop)
+		if !seen[loop.Op] {
+			seen[loop.Op] = true
+			loops = append(loops, loop.Op)
 		}
 		return ir.Advance
 	})
@@ -269,6 +273,9 @@ type tileRing struct {
 	passThrough bool
 }
 
+// allocOp is the view of the tile's allocation.
+func (r *tileRing) allocOp() memref.AllocOp { return memref.AllocOp{Op: r.alloc} }
+
 // pipelinedLoop holds the analysis of one loop.
 type pipelinedLoop struct {
 	k        *tmaKernel
@@ -277,8 +284,8 @@ type pipelinedLoop struct {
 	iv       ir.Value      // the original induction variable
 	ivVal    ir.Value      // what replaced it in the normalised loop
 	firstOp  *ir.Operation // the first original op of the normalised body
-	loads    []*ir.Operation
-	stores   []*ir.Operation
+	loads    []tmac.TmaLoadOp
+	stores   []tmac.TmaStoreOp
 	waits    []*ir.Operation
 	tiles    map[ir.Value]*tileRing
 	order    []ir.Value // tiles in first-seen order (deterministic output)
@@ -327,8 +334,7 @@ func stageAttr(loop *ir.Operation, name string, def int64) (int64, error) {
 }
 
 func (k *tmaKernel) pipelineLoop(loop *ir.Operation, stages, storeStages int64) error {
-	p := &pipelinedLoop{k: k, loop: loop, body: loop.Region(0).Entry(), tiles: map[ir.Value]*tileRing{}, slice: map[*ir.Operation]bool{}, tripC: -1}
-	p.iv = p.body.Arg(0)
+	p := newPipelinedLoop(k, loop)
 	var err error
 	if p.n, err = stageAttr(loop, tmac.StagesAttr, stages); err != nil {
 		return err
@@ -351,11 +357,22 @@ func (k *tmaKernel) pipelineLoop(loop *ir.Operation, stages, storeStages int64) 
 	return nil
 }
 
+// newPipelinedLoop starts the analysis of the scf.for loop.
+func newPipelinedLoop(k *tmaKernel, loop *ir.Operation) *pipelinedLoop {
+	p := &pipelinedLoop{k: k, loop: loop, body: scf.ForOp{Op: loop}.Region().Entry(), tiles: map[ir.Value]*tileRing{}, slice: map[*ir.Operation]bool{}, tripC: -1}
+	p.iv = p.body.Arg(0)
+	return p
+}
+
+// forOp is the view of the loop.
+func (p *pipelinedLoop) forOp() scf.ForOp { return scf.ForOp{Op: p.loop} }
+
 // analyse collects the loop's tile ops and checks the rules of the form.
 func (p *pipelinedLoop) analyse() error {
-	lb, okl := arith.ConstantInt(p.loop.Operand(0))
-	ub, oku := arith.ConstantInt(p.loop.Operand(1))
-	st, oks := arith.ConstantInt(p.loop.Operand(2))
+	loop := p.forOp()
+	lb, okl := arith.ConstantInt(loop.LowerBound())
+	ub, oku := arith.ConstantInt(loop.UpperBound())
+	st, oks := arith.ConstantInt(loop.Step())
 	if oks && st <= 0 {
 		return p.loop.EmitError("tma-pipeline needs a positive loop step")
 	}
@@ -365,14 +382,14 @@ func (p *pipelinedLoop) analyse() error {
 			p.tripC = (ub - lb + st - 1) / st
 		}
 	}
-	if p.loop.Operand(0).Type() != ir.Type(ir.Index) {
+	if loop.LowerBound().Type() != ir.Type(ir.Index) {
 		return p.loop.EmitError("tma-pipeline needs an index-typed loop")
 	}
 	for _, op := range p.body.Ops() {
 		switch op.Name() {
-		case "tmac.tma.load", "tmac.tma.store":
-			t := op.Operand(0)
-			r, err := p.tileOf(op, t)
+		case tmac.TmaLoad, tmac.TmaStore:
+			t, tensorMap, _ := tileCopy(op)
+			r, err := p.tileOf(op, t, tensorMap)
 			if err != nil {
 				return err
 			}
@@ -381,7 +398,7 @@ func (p *pipelinedLoop) analyse() error {
 					return op.EmitError("tile is copied twice in one iteration (first copy at %s)", c.Loc)
 				}
 			}
-			store := op.Name() == "tmac.tma.store"
+			store := op.Name() == tmac.TmaStore
 			switch {
 			case len(r.copies) == 0:
 				r.isStore = store
@@ -390,21 +407,21 @@ func (p *pipelinedLoop) analyse() error {
 			default:
 				// Loaded, then stored: a pass-through tile. Its store uses the
 				// load's slots box by box, so the boxes must match.
-				if d, _ := nvgpu.AsTensorMapDescriptor(op.Operand(1).Type()); d == nil || d.Tensor != r.desc.Tensor {
-					return op.EmitError("a tile stored straight from its TMA load needs the same box for both (%s loaded, %s stored)", r.desc.Tensor, op.Operand(1).Type())
+				if d, _ := nvgpu.AsTensorMapDescriptor(tensorMap.Type()); d == nil || d.Tensor != r.desc.Tensor {
+					return op.EmitError("a tile stored straight from its TMA load needs the same box for both (%s loaded, %s stored)", r.desc.Tensor, tensorMap.Type())
 				}
 				r.passThrough = true
 			}
 			r.copies = append(r.copies, op)
 			if store {
-				p.stores = append(p.stores, op)
+				p.stores = append(p.stores, tmac.TmaStoreOp{Op: op})
 			} else {
-				p.loads = append(p.loads, op)
+				p.loads = append(p.loads, tmac.TmaLoadOp{Op: op})
 			}
-		case "tmac.tma.wait":
+		case tmac.TmaWait:
 			p.waits = append(p.waits, op)
-			for _, t := range op.Operands() {
-				r, err := p.tileOf(op, t)
+			for _, t := range (tmac.TmaWaitOp{Op: op}).Tiles() {
+				r, err := p.tileOf(op, t, nil)
 				if err != nil {
 					return err
 				}
@@ -415,7 +432,7 @@ func (p *pipelinedLoop) analyse() error {
 		}
 	}
 	for _, w := range p.waits {
-		for _, t := range w.Operands() {
+		for _, t := range (tmac.TmaWaitOp{Op: w}).Tiles() {
 			r := p.tiles[t]
 			if len(r.copies) == 0 {
 				return w.EmitError("tmac.tma.wait names a tile that is not loaded in this loop")
@@ -426,7 +443,7 @@ func (p *pipelinedLoop) analyse() error {
 		}
 	}
 	if len(p.loads) > 0 && len(p.waits) == 0 {
-		return p.loads[0].EmitError("tile loaded but never waited for: add a tmac.tma.wait before its first use")
+		return p.loads[0].Op.EmitError("tile loaded but never waited for: add a tmac.tma.wait before its first use")
 	}
 	if len(p.loads) == 0 && len(p.waits) > 0 {
 		return p.waits[0].EmitError("tmac.tma.wait without a tmac.tma.load in the loop")
@@ -443,20 +460,20 @@ func (p *pipelinedLoop) analyse() error {
 	}
 	var pass, out *ir.Operation // a pass-through store, an output tile's store
 	for _, st := range p.stores {
-		if p.tiles[st.Operand(0)].passThrough {
-			pass = st
-			if len(p.waits) > 0 && !before(p.waits[0], st) {
-				return st.EmitError("tile stored before the tmac.tma.wait of its loads")
+		if p.tiles[st.Src()].passThrough {
+			pass = st.Op
+			if len(p.waits) > 0 && !before(p.waits[0], st.Op) {
+				return st.Op.EmitError("tile stored before the tmac.tma.wait of its loads")
 			}
 		} else {
-			out = st
+			out = st.Op
 		}
 	}
 	if pass != nil && out != nil {
 		return out.EmitError("a loop either stores its loaded tiles by TMA or separate output tiles, not both, for now (copy the loaded tile into an output tile too)")
 	}
 	for _, st := range p.stores {
-		p.bulkGroups += tmac.BoxesPerTile(p.tiles[st.Operand(0)].tile, st.Operand(1).Type())
+		p.bulkGroups += tmac.BoxesPerTile(p.tiles[st.Src()].tile, st.TensorMap().Type())
 	}
 	p.fullDepth = p.freeingBarrier() != nil && pass == nil
 	for _, t := range p.order {
@@ -464,9 +481,16 @@ func (p *pipelinedLoop) analyse() error {
 			p.fullDepth = false
 		}
 	}
-	for _, op := range append(append([]*ir.Operation{}, p.loads...), p.stores...) {
-		for _, c := range op.Operands()[2:] {
-			if err := p.addToSlice(op, c); err != nil {
+	for _, l := range p.loads {
+		for _, c := range l.Coordinates() {
+			if err := p.addToSlice(l.Op, c); err != nil {
+				return err
+			}
+		}
+	}
+	for _, st := range p.stores {
+		for _, c := range st.Coordinates() {
+			if err := p.addToSlice(st.Op, c); err != nil {
 				return err
 			}
 		}
@@ -476,7 +500,7 @@ func (p *pipelinedLoop) analyse() error {
 			p.sliceOps = append(p.sliceOps, op)
 		}
 		ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
-			if o.Name() == "nvgpu.warpgroup.mma" {
+			if o.Name() == nvgpu.WarpgroupMma {
 				p.mmas = append(p.mmas, o)
 			}
 			return ir.Advance
@@ -485,23 +509,34 @@ func (p *pipelinedLoop) analyse() error {
 	return nil
 }
 
-// tileOf returns (creating) the ring record of tile t used by op.
-func (p *pipelinedLoop) tileOf(op *ir.Operation, t ir.Value) (*tileRing, error) {
+// tileCopy returns the tile, tensor map and coordinates of a tmac.tma.load
+// (its destination) or tmac.tma.store (its source).
+func tileCopy(op *ir.Operation) (tile, tensorMap ir.Value, coords []ir.Value) {
+	if l, ok := tmac.AsTmaLoad(op); ok {
+		return l.Dst(), l.TensorMap(), l.Coordinates()
+	}
+	st := tmac.TmaStoreOp{Op: op}
+	return st.Src(), st.TensorMap(), st.Coordinates()
+}
+
+// tileOf returns (creating) the ring record of tile t used by op, a copy
+// through tensorMap or (tensorMap nil) a wait.
+func (p *pipelinedLoop) tileOf(op *ir.Operation, t, tensorMap ir.Value) (*tileRing, error) {
 	r := p.tiles[t]
 	if r == nil {
-		a := t.DefiningOp()
-		if a == nil || a.Name() != "memref.alloc" || a.NumOperands() != 0 {
+		a, ok := memref.AsAlloc(t.DefiningOp())
+		if !ok || len(a.DynamicSizes())+len(a.SymbolOperands()) != 0 {
 			return nil, op.EmitError("the tile must be a statically shaped memref.alloc in workgroup memory defined before the loop")
 		}
-		if p.loop.IsAncestorOf(a) {
+		if p.loop.IsAncestorOf(a.Op) {
 			return nil, op.EmitError("the tile must be allocated outside the loop")
 		}
-		r = &tileRing{alloc: a, tile: t.Type().(*ir.MemRefType), align: 128}
+		r = &tileRing{alloc: a.Op, tile: t.Type().(*ir.MemRefType), align: 128}
 		p.tiles[t] = r
 		p.order = append(p.order, t)
 	}
-	if op.Name() != "tmac.tma.wait" && r.desc == nil {
-		d, _ := nvgpu.AsTensorMapDescriptor(op.Operand(1).Type())
+	if tensorMap != nil && r.desc == nil {
+		d, _ := nvgpu.AsTensorMapDescriptor(tensorMap.Type())
 		r.desc = d
 		switch d.Swizzle {
 		case nvgpu.Swizzle128B:
@@ -512,7 +547,7 @@ func (p *pipelinedLoop) tileOf(op *ir.Operation, t ir.Value) (*tileRing, error) 
 			r.align = 256
 		}
 	}
-	if al, ok := ir.AttrInt(r.alloc.Attr("alignment")); ok && al > r.align {
+	if al, ok := ir.AttrInt(r.allocOp().Alignment()); ok && al > r.align {
 		r.align = al
 	}
 	r.slot = passutil.AlignUp(tmac.TileBytes(r.tile), r.align)
@@ -551,7 +586,7 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 	walk = func(v ir.Value) error {
 		for _, u := range ir.Uses(v) {
 			user := u.Owner()
-			if user.Name() == "memref.dealloc" {
+			if user.Name() == memref.Dealloc {
 				continue
 			}
 			top := p.topLevel(user)
@@ -567,13 +602,15 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 			if !r.isStore && (p.lastRead == nil || before(p.lastRead, top)) {
 				p.lastRead = top
 			}
-			if r.passThrough && writesMemref(user, v) {
+			// An ordinary store (generic proxy): not the tile's own TMA
+			// load, which is a tile op.
+			if r.passThrough && user.WritesThrough(v, ir.GenericProxy) {
 				return user.EmitError("this tile is stored by TMA straight from its load: the threads may read it but not write it (write a separate output tile)")
 			}
 			switch user.Name() {
-			case "nvgpu.warpgroup.generate.descriptor":
+			case nvgpu.WarpgroupGenerateDescriptor:
 				r.asyncUse = true
-			case "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape", "memref.expand_shape":
+			case memref.Subview, memref.Cast, memref.ReinterpretCast:
 				// Aliases read nothing: their users do.
 				for _, res := range user.Results() {
 					if err := walk(res); err != nil {
@@ -586,21 +623,7 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 		}
 		return nil
 	}
-	return walk(r.alloc.Result(0))
-}
-
-// writesMemref reports whether op writes the memref v (one of its operands).
-func writesMemref(op *ir.Operation, v ir.Value) bool {
-	switch op.Name() {
-	case "memref.store", "vector.store", "vector.transfer_write", "memref.copy":
-		// The stored-to memref is operand 1 (memref.copy: the target).
-		return op.NumOperands() > 1 && op.Operand(1) == v
-	case "vector.maskedstore", "vector.scatter":
-		return op.Operand(0) == v
-	case "nvgpu.warpgroup.mma.store", "tmac.warpgroup.mma.store":
-		return op.NumOperands() > 1 && op.Operand(1) == v
-	}
-	return false
+	return walk(r.allocOp().Memref())
 }
 
 // addToSlice adds the body ops computing coordinate c of op to the slice
@@ -622,7 +645,7 @@ func (p *pipelinedLoop) addToSlice(op *ir.Operation, c ir.Value) error {
 	if p.slice[d] {
 		return nil
 	}
-	if !(d.HasTrait(ir.Pure) || noMemoryEffects(d)) || d.NumRegions() > 0 {
+	if !d.HasNoMemoryEffect() || d.NumRegions() > 0 {
 		return op.EmitError("coordinate computed by '%s', which is not a pure op: tma-pipeline must recompute it for iterations ahead", d.Name())
 	}
 	p.slice[d] = true
@@ -632,13 +655,6 @@ func (p *pipelinedLoop) addToSlice(op *ir.Operation, c ir.Value) error {
 		}
 	}
 	return nil
-}
-
-// noMemoryEffects reports ops that read and write no memory although they
-// are not marked Pure: arith and math ops (division is only conditionally
-// speculatable upstream, which is why it lacks the trait).
-func noMemoryEffects(op *ir.Operation) bool {
-	return op.NumRegions() == 0 && (op.Dialect() == "arith" || op.Dialect() == "math")
 }
 
 // --------------------------------------------------------------- rewrite
@@ -660,7 +676,7 @@ func (b tb) idx(n int64) ir.Value {
 	if v, ok := b.consts[n]; ok {
 		return v
 	}
-	v := b.op("arith.constant", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "value", Value: ir.IndexAttr(n)}).Result(0)
+	v := b.op(arith.Constant, nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "value", Value: ir.IndexAttr(n)}).Result(0)
 	b.consts[n] = v
 	return v
 }
@@ -669,26 +685,29 @@ func (b tb) bin(name string, x, y ir.Value) ir.Value {
 	cx, okx := arith.ConstantInt(x)
 	cy, oky := arith.ConstantInt(y)
 	switch name {
-	case "arith.addi":
+	case arith.Addi, arith.Subi, arith.Muli, arith.Remui:
+		// Constant operands fold through the op's semantics (ir/eval);
+		// divisions and remainders of negative values stay ops.
+		if okx && oky && (name != arith.Remui || cx >= 0) {
+			if c, ok := evalIndexOp(name, x, y, cx, cy); ok {
+				return b.idx(c)
+			}
+		}
+	}
+	switch name {
+	case arith.Addi:
 		switch {
-		case okx && oky:
-			return b.idx(cx + cy)
 		case oky && cy == 0:
 			return x
 		case okx && cx == 0:
 			return y
 		}
-	case "arith.subi":
-		if okx && oky {
-			return b.idx(cx - cy)
-		}
+	case arith.Subi:
 		if oky && cy == 0 {
 			return x
 		}
-	case "arith.muli":
+	case arith.Muli:
 		switch {
-		case okx && oky:
-			return b.idx(cx * cy)
 		case oky && cy == 1:
 			return x
 		case okx && cx == 1:
@@ -696,31 +715,36 @@ func (b tb) bin(name string, x, y ir.Value) ir.Value {
 		case (okx && cx == 0) || (oky && cy == 0):
 			return b.idx(0)
 		}
-	case "arith.divui":
+	case arith.Divui:
 		if oky && cy == 1 {
 			return x
 		}
-	case "arith.remui":
+	case arith.Remui:
 		if oky && cy == 1 {
 			return b.idx(0)
-		}
-		if okx && oky && cx >= 0 {
-			return b.idx(cx % cy)
 		}
 	}
 	return b.op(name, []ir.Value{x, y}, []ir.Type{x.Type()}).Result(0)
 }
 
+// evalIndexOp evaluates the binary op name on the constants cx and cy
+// (the values of x and y) through its semantics, on a detached op.
+func evalIndexOp(name string, x, y ir.Value, cx, cy int64) (int64, bool) {
+	op := ir.NewOperation(&ir.OperationState{Name: name, Operands: []ir.Value{x, y}, ResultTypes: []ir.Type{x.Type()}})
+	defer op.Erase()
+	return eval.Ints(op, []int64{cx, cy})
+}
+
 // cmp returns arith.cmpi pred x, y (pred: upstream's numbering).
 func (b tb) cmp(pred int64, x, y ir.Value) ir.Value {
-	return b.op("arith.cmpi", []ir.Value{x, y}, []ir.Type{ir.I1}, ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(pred)}).Result(0)
+	return b.op(arith.Cmpi, []ir.Value{x, y}, []ir.Type{ir.I1}, ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(pred)}).Result(0)
 }
 
 // ifThen builds `scf.if cond { body }` at the insertion point.
 func (b tb) ifThen(cond ir.Value, body func(tb)) {
 	then := ir.NewRegion()
 	blk := then.AddBlock(ir.NewBlock(nil, nil))
-	st := &ir.OperationState{Name: "scf.if", Operands: []ir.Value{cond}, Regions: []*ir.Region{then, ir.NewRegion()}}
+	st := &ir.OperationState{Name: scf.If, Operands: []ir.Value{cond}, Regions: []*ir.Region{then, ir.NewRegion()}}
 	ifOp := b.Create(st)
 	inner := tb{ir.NewBuilder(b.Loc), map[int64]ir.Value{}}
 	for k, v := range b.consts {
@@ -728,11 +752,11 @@ func (b tb) ifThen(cond ir.Value, body func(tb)) {
 	}
 	inner.SetInsertionPointToEnd(blk)
 	body(inner)
-	inner.op("scf.yield", nil, nil)
+	inner.op(scf.Yield, nil, nil)
 	_ = ifOp
 }
 
-func (b tb) barrier() { b.op("gpu.barrier", nil, nil) }
+func (b tb) barrier() { b.op(gpu.Barrier, nil, nil) }
 
 func (p *pipelinedLoop) rewrite() {
 	loop := p.loop
@@ -740,11 +764,11 @@ func (p *pipelinedLoop) rewrite() {
 	b.SetInsertionPoint(loop)
 
 	// The elected thread.
-	is0 := b.cmp(arith.CmpIEq, b.op("gpu.thread_id", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr("x")}).Result(0), b.idx(0))
+	is0 := b.cmp(arith.CmpIEq, b.op(gpu.ThreadId, nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr("x")}).Result(0), b.idx(0))
 	if !p.k.yzOne {
 		for _, d := range []string{"y", "z"} {
-			c := b.cmp(arith.CmpIEq, b.op("gpu.thread_id", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr(d)}).Result(0), b.idx(0))
-			is0 = b.op("arith.andi", []ir.Value{is0, c}, []ir.Type{ir.I1}).Result(0)
+			c := b.cmp(arith.CmpIEq, b.op(gpu.ThreadId, nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr(d)}).Result(0), b.idx(0))
+			is0 = b.op(arith.Andi, []ir.Value{is0, c}, []ir.Type{ir.I1}).Result(0)
 		}
 	}
 
@@ -755,11 +779,11 @@ func (p *pipelinedLoop) rewrite() {
 	var bars ir.Value
 	if len(p.loads) > 0 {
 		group := nvgpu.MBarrierGroupType(nvgpu.MBarrierGroup{MemorySpace: gpu.AddressSpaceAttr("workgroup"), NumBarriers: uint32(p.n)})
-		bars = b.op("nvgpu.mbarrier.create", nil, []ir.Type{group}).Result(0)
+		bars = b.op(nvgpu.MbarrierCreate, nil, []ir.Type{group}).Result(0)
 		b.ifThen(is0, func(b tb) {
 			one := b.idx(1)
 			for s := int64(0); s < p.n; s++ {
-				b.op("nvgpu.mbarrier.init", []ir.Value{bars, one, b.idx(s)}, nil)
+				b.op(nvgpu.MbarrierInit, []ir.Value{bars, one, b.idx(s)}, nil)
 			}
 		})
 		b.barrier()
@@ -811,7 +835,7 @@ func (p *pipelinedLoop) makeRings() {
 		ab := newTB(r.alloc.Loc)
 		ab.SetInsertionPoint(r.alloc)
 		ringType := ir.MemRefTypeOf([]int64{slots * r.slot}, ir.I8, nil, r.tile.MemorySpace)
-		r.ring = ab.op("memref.alloc", nil, []ir.Type{ringType},
+		r.ring = ab.op(memref.Alloc, nil, []ir.Type{ringType},
 			ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(r.align)},
 			ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(0, 0)}).Result(0)
 	}
@@ -820,18 +844,18 @@ func (p *pipelinedLoop) makeRings() {
 // tripCount builds the loop's trip count T at b and returns it with the
 // map from a normalised index j to the induction value lb + j*step.
 func (p *pipelinedLoop) tripCount(b tb) (ir.Value, func(tb, ir.Value) ir.Value) {
-	loop := p.loop
-	lb, ub, step := loop.Operand(0), loop.Operand(1), loop.Operand(2)
+	loop := p.forOp()
+	lb, ub, step := loop.LowerBound(), loop.UpperBound(), loop.Step()
 	var trip ir.Value
 	if p.tripC >= 0 {
 		trip = b.idx(p.tripC)
 	} else {
 		// T = ceil(max(ub-lb, 0) / step) with ops code generation lowers
 		// (no arith.ceildivsi): (max(ub-lb, 0) + step-1) divui step.
-		span := b.op("arith.maxsi", []ir.Value{b.bin("arith.subi", ub, lb), b.idx(0)}, []ir.Type{ir.Index}).Result(0)
-		trip = b.bin("arith.divui", b.bin("arith.addi", span, b.bin("arith.subi", step, b.idx(1))), step)
+		span := b.op(arith.Maxsi, []ir.Value{b.bin(arith.Subi, ub, lb), b.idx(0)}, []ir.Type{ir.Index}).Result(0)
+		trip = b.bin(arith.Divui, b.bin(arith.Addi, span, b.bin(arith.Subi, step, b.idx(1))), step)
 	}
-	ivAt := func(b tb, j ir.Value) ir.Value { return b.bin("arith.addi", lb, b.bin("arith.muli", j, step)) }
+	ivAt := func(b tb, j ir.Value) ir.Value { return b.bin(arith.Addi, lb, b.bin(arith.Muli, j, step)) }
 	return trip, ivAt
 }
 
@@ -841,7 +865,7 @@ func (p *pipelinedLoop) tripCount(b tb) (ir.Value, func(tb, ir.Value) ir.Value) 
 func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) ir.Value) (newLoop *ir.Operation, j, slot, sslot ir.Value) {
 	loop := p.loop
 	// The normalised loop: the old body moves into it.
-	inits := loop.Operands()[3:]
+	inits := p.forOp().InitArgs()
 	newBody := ir.NewBlock(nil, nil)
 	j = newBody.AddArgument(ir.Index, loop.Loc)
 	for i, v := range inits {
@@ -855,7 +879,7 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 			attrs = append(attrs, a)
 		}
 	}
-	newLoop = b.Create(&ir.OperationState{Name: "scf.for", Operands: append([]ir.Value{b.idx(0), trip, b.idx(1)}, inits...),
+	newLoop = b.Create(&ir.OperationState{Name: scf.For, Operands: append([]ir.Value{b.idx(0), trip, b.idx(1)}, inits...),
 		ResultTypes: loop.ResultTypes(), Regions: []*ir.Region{region}, Attrs: attrs})
 	for _, op := range p.body.Ops() {
 		op.Remove()
@@ -886,12 +910,12 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 		// the iterations of an enclosing loop (warp-specialize, persistent).
 		p.g = j
 		if p.base != nil {
-			p.g = bb.bin("arith.addi", p.base, j)
+			p.g = bb.bin(arith.Addi, p.base, j)
 		}
-		slot = bb.bin("arith.remui", p.g, bb.idx(p.n))
+		slot = bb.bin(arith.Remui, p.g, bb.idx(p.n))
 	}
 	if p.hasOutputTiles() {
-		sslot = bb.bin("arith.remui", j, bb.idx(p.s))
+		sslot = bb.bin(arith.Remui, j, bb.idx(p.s))
 	}
 	// Tiles become views of their slot.
 	for _, t := range p.order {
@@ -900,7 +924,7 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 		if r.isStore {
 			s = sslot
 		}
-		v := bb.op("memref.view", []ir.Value{r.ring, bb.bin("arith.muli", s, bb.idx(r.slot))}, []ir.Type{r.tile}).Result(0)
+		v := bb.op(memref.View, []ir.Value{r.ring, bb.bin(arith.Muli, s, bb.idx(r.slot))}, []ir.Type{r.tile}).Result(0)
 		ir.ReplaceUsesIf(t, v, func(u *ir.OpOperand) bool { return newBody.Parent().IsAncestorOf(u.Owner()) && !isTileOp(u.Owner()) })
 	}
 	return newLoop, j, slot, sslot
@@ -910,12 +934,13 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 func (p *pipelinedLoop) dropTileAllocs() {
 	for _, t := range p.order {
 		r := p.tiles[t]
-		for _, u := range ir.Uses(r.alloc.Result(0)) {
-			if u.Owner().Name() == "memref.dealloc" {
+		mem := r.allocOp().Memref()
+		for _, u := range ir.Uses(mem) {
+			if u.Owner().Name() == memref.Dealloc {
 				u.Owner().Erase()
 			}
 		}
-		if !ir.HasUses(r.alloc.Result(0)) {
+		if !ir.HasUses(mem) {
 			r.alloc.Erase()
 		}
 	}
@@ -937,19 +962,19 @@ func (p *pipelinedLoop) issueLoadsWith(b tb, bars, slot, iv ir.Value, m *ir.IRMa
 	for _, op := range p.sliceOps {
 		b.Insert(op.Clone(m))
 	}
-	b.op("nvgpu.mbarrier.arrive.expect_tx", []ir.Value{bars, b.idx(p.stageBytes()), slot}, nil)
+	b.op(nvgpu.MbarrierArriveExpectTx, []ir.Value{bars, b.idx(p.stageBytes()), slot}, nil)
 	for _, l := range p.loads {
-		r := p.tiles[l.Operand(0)]
-		coords := make([]ir.Value, 0, l.NumOperands()-2)
-		for _, c := range l.Operands()[2:] {
+		r := p.tiles[l.Dst()]
+		var coords []ir.Value
+		for _, c := range l.Coordinates() {
 			coords = append(coords, m.Lookup(c))
 		}
-		if p.multicast[l] {
+		if p.multicast[l.Op] {
 			p.multicastBoxes(b, l, r, bars, slot, coords)
 			continue
 		}
 		p.boxes(b, r, slot, coords, func(b tb, dst ir.Value, cs []ir.Value) {
-			b.op("nvgpu.tma.async.load", append(append([]ir.Value{dst, bars, l.Operand(1)}, cs...), slot), nil,
+			b.op(nvgpu.TmaAsyncLoad, append(append([]ir.Value{dst, bars, l.TensorMap()}, cs...), slot), nil,
 				ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 1, int64(len(cs)), 1, 0, 0)})
 		})
 	}
@@ -960,7 +985,7 @@ func (p *pipelinedLoop) issueLoadsWith(b tb, bars, slot, iv ir.Value, m *ir.IRMa
 func (p *pipelinedLoop) stageBytes() int64 {
 	var bytes int64
 	for _, l := range p.loads {
-		bytes += tmac.TileBytes(p.tiles[l.Operand(0)].tile)
+		bytes += tmac.TileBytes(p.tiles[l.Dst()].tile)
 	}
 	return bytes
 }
@@ -970,15 +995,15 @@ func (p *pipelinedLoop) stageBytes() int64 {
 // cluster's CTAs (box i by CTA i / (boxes / cluster size)), each copied to
 // the same slot of every CTA (multicast mask of all of them) and signalling
 // each one's barrier at the same offset.
-func (p *pipelinedLoop) multicastBoxes(b tb, l *ir.Operation, r *tileRing, bars, slot ir.Value, coords []ir.Value) {
-	per := tmac.BoxesPerTile(r.tile, l.Operand(1).Type()) / p.clusterSize
-	mask := b.op("arith.constant", nil, []ir.Type{ir.I16}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(1<<p.clusterSize-1, ir.I16)}).Result(0)
+func (p *pipelinedLoop) multicastBoxes(b tb, l tmac.TmaLoadOp, r *tileRing, bars, slot ir.Value, coords []ir.Value) {
+	per := tmac.BoxesPerTile(r.tile, l.TensorMap().Type()) / p.clusterSize
+	mask := b.op(arith.Constant, nil, []ir.Type{ir.I16}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(1<<p.clusterSize-1, ir.I16)}).Result(0)
 	i := int64(0)
 	p.boxes(b, r, slot, coords, func(b tb, dst ir.Value, cs []ir.Value) {
 		owner := i / per
 		i++
 		b.ifThen(b.cmp(arith.CmpIEq, p.rank, b.idx(owner)), func(b tb) {
-			b.op("nvgpu.tma.async.load", append(append([]ir.Value{dst, bars, l.Operand(1)}, cs...), slot, mask), nil,
+			b.op(nvgpu.TmaAsyncLoad, append(append([]ir.Value{dst, bars, l.TensorMap()}, cs...), slot, mask), nil,
 				ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 1, int64(len(cs)), 1, 1, 0)})
 		})
 	})
@@ -993,11 +1018,11 @@ func (p *pipelinedLoop) boxes(b tb, r *tileRing, slot ir.Value, coords []ir.Valu
 	box := ir.MemRefTypeOf(r.desc.Tensor.Shape(), r.desc.Tensor.Elem, nil, r.tile.MemorySpace)
 	nbox := r.tile.Shape()[r.tile.Rank()-1] / box.Shape()[box.Rank()-1]
 	boxBytes := tmac.TileBytes(box)
-	base := b.bin("arith.muli", slot, b.idx(r.slot))
+	base := b.bin(arith.Muli, slot, b.idx(r.slot))
 	for i := int64(0); i < nbox; i++ {
 		cs := append([]ir.Value{}, coords...)
-		cs[0] = b.bin("arith.addi", coords[0], b.idx(i*box.Shape()[box.Rank()-1]))
-		dst := b.op("memref.view", []ir.Value{r.ring, b.bin("arith.addi", base, b.idx(i*boxBytes))}, []ir.Type{box}).Result(0)
+		cs[0] = b.bin(arith.Addi, coords[0], b.idx(i*box.Shape()[box.Rank()-1]))
+		dst := b.op(memref.View, []ir.Value{r.ring, b.bin(arith.Addi, base, b.idx(i*boxBytes))}, []ir.Type{box}).Result(0)
 		emit(b, dst, cs)
 	}
 }
@@ -1024,14 +1049,14 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 	if !sync && !async {
 		// (The parity is written explicitly: mbarrier-phase leaves waits
 		// under control flow alone. Ring position j waits for phase j / N.)
-		round := wb.op("arith.andi", []ir.Value{wb.bin("arith.divui", j, wb.idx(p.n)), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
+		round := wb.op(arith.Andi, []ir.Value{wb.bin(arith.Divui, j, wb.idx(p.n)), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
 		parity := wb.cmp(arith.CmpINe, round, wb.idx(0))
 		wb.ifThen(is0, func(b tb) {
-			b.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{bars, parity, b.idx(10000000), slot}, nil)
+			b.op(nvgpu.MbarrierTryWaitParity, []ir.Value{bars, parity, b.idx(10000000), slot}, nil)
 		})
 		p.recordWait(bars, "thread 0", &schedule.BarrierWait{Loc: w.Loc, By: "tma-pipeline", Ring: &schedule.ParityRing{N: p.n}})
 	} else {
-		wb.op("tmac.mbarrier.wait", []ir.Value{bars, slot}, nil)
+		wb.op(tmac.MbarrierWait, []ir.Value{bars, slot}, nil)
 		p.recordWait(bars, "every thread", nil) // mbarrier-phase records the parity
 	}
 	for _, w := range p.waits {
@@ -1047,7 +1072,7 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 		lastMMA = p.topLevel(p.mmas[len(p.mmas)-1])
 	}
 	for _, op := range body.Ops() {
-		if op.Name() == "gpu.barrier" {
+		if op.Name() == gpu.Barrier {
 			anyBar = true
 			barAfterMMA = barAfterMMA || (lastMMA != nil && before(lastMMA, op))
 		}
@@ -1071,14 +1096,14 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 			limit = 0
 		}
 		if last.Block() == body {
-			if last.IntAttrOf("waitGroup", 1) > limit {
+			if passutil.MmaWaitGroup(nvgpu.WarpgroupMmaOp{Op: last}) > limit {
 				last.SetAttr("waitGroup", ir.I64Attr(limit))
 			}
-			pending = last.IntAttrOf("waitGroup", 1)
+			pending = passutil.MmaWaitGroup(nvgpu.WarpgroupMmaOp{Op: last})
 		} else {
 			wb := newTB(last.Loc)
 			wb.SetInsertionPointAfter(lastMMA)
-			wb.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
+			wb.op(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
 			pending = limit
 		}
 	}
@@ -1095,8 +1120,8 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 		p.recordRefill(ahead, 0, "right after the block barrier that ends the iteration's reads of its slot",
 			"the block barrier after the iteration's last read of the slot (every thread is done with it)")
 		ib.SetInsertionPointAfter(p.freeingBarrier())
-		next := ib.bin("arith.addi", j, ib.idx(ahead))
-		cond := ib.op("arith.andi", []ir.Value{is0, ib.cmp(arith.CmpISlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
+		next := ib.bin(arith.Addi, j, ib.idx(ahead))
+		cond := ib.op(arith.Andi, []ir.Value{is0, ib.cmp(arith.CmpISlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
 		ib.ifThen(cond, func(b tb) { p.issueLoads(b, bars, slot, ivAt(b, next)) })
 	} else if p.n == 1 {
 		// Issue this iteration's loads first, into the only slot (after
@@ -1140,20 +1165,20 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 		if needBarrier {
 			ib.barrier()
 		}
-		next := ib.bin("arith.addi", j, ib.idx(ahead))
-		cond := ib.op("arith.andi", []ir.Value{is0, ib.cmp(arith.CmpISlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
+		next := ib.bin(arith.Addi, j, ib.idx(ahead))
+		cond := ib.op(arith.Andi, []ir.Value{is0, ib.cmp(arith.CmpISlt, next, trip)}, []ir.Type{ir.I1}).Result(0)
 		ib.ifThen(cond, func(b tb) {
 			if p.passThrough() {
 				// The slot's previous occupant (iteration j-1) was stored
 				// from it; this iteration's stores may still be reading.
 				bulkWaitRead(b, p.storeGroups())
 			}
-			nslot := b.bin("arith.remui", next, b.idx(p.n))
+			nslot := b.bin(arith.Remui, next, b.idx(p.n))
 			p.issueLoads(b, bars, nslot, ivAt(b, next))
 		})
 	}
 	for _, l := range p.loads {
-		l.Erase()
+		l.Op.Erase()
 	}
 
 	// After the loop.
@@ -1161,7 +1186,7 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 	ab := newTB(loop.Loc)
 	ab.SetInsertionPointAfter(loop)
 	if pending > 0 {
-		ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+		ab.op(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
 		after = append(after, "wgmma wait_group 0 (the last iterations' wgmma groups)")
 	}
 	if sync || (async && multiWG) {
@@ -1182,7 +1207,7 @@ func (p *pipelinedLoop) freeingBarrier() *ir.Operation {
 		return nil
 	}
 	for op := p.lastRead.Next(); op != nil; op = op.Next() {
-		if op.Name() == "gpu.barrier" || op.Name() == "tmac.tma.store" {
+		if op.Name() == gpu.Barrier || op.Name() == tmac.TmaStore {
 			return op
 		}
 	}
@@ -1218,7 +1243,7 @@ func (p *pipelinedLoop) storeGroups() int64 { return p.bulkGroups }
 // bulkWaitRead waits until at most n bulk store groups of this thread are
 // still reading shared memory.
 func bulkWaitRead(b tb, n int64) {
-	b.op("nvvm.cp.async.bulk.wait_group", nil, nil,
+	b.op(nvvm.CpAsyncBulkWaitGroup, nil, nil,
 		ir.NamedAttr{Name: "group", Value: ir.IntAttr(n, ir.I32)}, ir.NamedAttr{Name: "read", Value: ir.Unit})
 }
 
@@ -1230,16 +1255,16 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 		// fence and no block barrier. rewriteLoads makes the refill of the
 		// slot wait for the store's reads.
 		for _, st := range p.stores {
-			b := newTB(st.Loc)
-			b.SetInsertionPoint(st)
-			r := p.tiles[st.Operand(0)]
+			b := newTB(st.Op.Loc)
+			b.SetInsertionPoint(st.Op)
+			r := p.tiles[st.Src()]
 			b.ifThen(is0, func(b tb) {
-				p.boxes(b, r, slot, st.Operands()[2:], func(b tb, src ir.Value, cs []ir.Value) {
-					b.op("nvgpu.tma.async.store", append([]ir.Value{src, st.Operand(1)}, cs...), nil,
+				p.boxes(b, r, slot, st.Coordinates(), func(b tb, src ir.Value, cs []ir.Value) {
+					b.op(nvgpu.TmaAsyncStore, append([]ir.Value{src, st.TensorMap()}, cs...), nil,
 						ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(cs)), 0)})
 				})
 			})
-			st.Erase()
+			st.Op.Erase()
 		}
 		p.drainStores(loop, is0)
 		return
@@ -1257,9 +1282,9 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 		uses := false
 		ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
 			for _, v := range o.Operands() {
-				if d := v.DefiningOp(); d != nil && d.Name() == "memref.view" && d.Block() == body {
+				if d, ok := memref.AsView(v.DefiningOp()); ok && d.Op.Block() == body {
 					for _, t := range p.order {
-						if p.tiles[t].isStore && d.Operand(0) == p.tiles[t].ring {
+						if p.tiles[t].isStore && d.Source() == p.tiles[t].ring {
 							uses = true
 						}
 					}
@@ -1267,11 +1292,11 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 			}
 			return ir.Advance
 		})
-		if uses && op.Name() != "tmac.tma.store" {
+		if uses && op.Name() != tmac.TmaStore {
 			first = op
 			break
 		}
-		if op.Name() == "tmac.tma.store" {
+		if op.Name() == tmac.TmaStore {
 			first = op
 			break
 		}
@@ -1292,25 +1317,25 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 	// store is replaced).
 	follows := make([]bool, len(p.stores))
 	for i := 1; i < len(p.stores); i++ {
-		follows[i] = p.stores[i-1].Next() == p.stores[i]
+		follows[i] = p.stores[i-1].Op.Next() == p.stores[i].Op
 	}
 	for i, st := range p.stores {
-		b := newTB(st.Loc)
-		b.SetInsertionPoint(st)
+		b := newTB(st.Op.Loc)
+		b.SetInsertionPoint(st.Op)
 		if !follows[i] {
-			b.op("nvvm.fence.proxy", nil, nil,
+			b.op(nvvm.FenceProxy, nil, nil,
 				ir.NamedAttr{Name: "kind", Value: nvvm.ProxyKind.Attr("async.shared")},
 				ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
 			b.barrier()
 		}
-		r := p.tiles[st.Operand(0)]
+		r := p.tiles[st.Src()]
 		b.ifThen(is0, func(b tb) {
-			p.boxes(b, r, sslot, st.Operands()[2:], func(b tb, src ir.Value, cs []ir.Value) {
-				b.op("nvgpu.tma.async.store", append([]ir.Value{src, st.Operand(1)}, cs...), nil,
+			p.boxes(b, r, sslot, st.Coordinates(), func(b tb, src ir.Value, cs []ir.Value) {
+				b.op(nvgpu.TmaAsyncStore, append([]ir.Value{src, st.TensorMap()}, cs...), nil,
 					ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(cs)), 0)})
 			})
 		})
-		st.Erase()
+		st.Op.Erase()
 	}
 	p.drainStores(loop, is0)
 }

@@ -9,9 +9,11 @@ import (
 	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
+	"github.com/tmac-dev/tmac/passes/internal/passutil"
 	"github.com/tmac-dev/tmac/passes/schedule"
 )
 
@@ -135,7 +137,7 @@ type wsOptions struct{ stages, prodRegs, consRegs int }
 
 // isWarpSpecializeLoop reports whether op is a loop this pass rewrites.
 func isWarpSpecializeLoop(op *ir.Operation) bool {
-	return op.Name() == "scf.for" && op.HasAttr(tmac.WarpSpecializeAttr)
+	return op.Name() == scf.For && op.HasAttr(tmac.WarpSpecializeAttr)
 }
 
 func warpSpecialize(top *ir.Operation, o wsOptions, sched *schedule.Schedule) error {
@@ -166,19 +168,19 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	// of an scf.for there (a persistent kernel's loop over output tiles).
 	var outer *ir.Operation
 	if loop.Block() == nil || loop.Block().Parent() != k.body {
-		o := loop.ParentOp()
-		if o == nil || o.Name() != "scf.for" || loop.Block() != o.Region(0).Entry() || o.Block() == nil || o.Block().Parent() != k.body {
+		o, ok := scf.AsFor(loop.ParentOp())
+		if !ok || loop.Block() != o.Region().Entry() || o.Op.Block() == nil || o.Op.Block().Parent() != k.body {
 			return loop.EmitError("a warp-specialised loop must be at the top level of the kernel or directly in a loop there (a persistent tile loop)")
 		}
-		if o.NumResults() > 0 {
-			return o.EmitError("the loop around a warp-specialised loop cannot carry values (iter_args)")
+		if o.Op.NumResults() > 0 {
+			return o.Op.EmitError("the loop around a warp-specialised loop cannot carry values (iter_args)")
 		}
-		for _, v := range loop.Operands()[:3] {
-			if d := v.DefiningOp(); (d != nil && o.IsAncestorOf(d)) || v == ir.Value(o.Region(0).Entry().Arg(0)) {
+		for _, v := range loopBounds(loop) {
+			if d := v.DefiningOp(); (d != nil && o.Op.IsAncestorOf(d)) || v == ir.Value(o.Region().Entry().Arg(0)) {
 				return loop.EmitError("the bounds of a warp-specialised loop must not change from one iteration of the enclosing loop to the next (the producer and the consumers count ring positions as tile index x trip count + j)")
 			}
 		}
-		outer = o
+		outer = o.Op
 	}
 	split := loop // the top-level op the kernel is split at
 	if outer != nil {
@@ -216,8 +218,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	if consumers+1 > 8 {
 		return loop.EmitError("warp-specialize: %d consumer warpgroups plus the producer exceed 1024 threads", consumers)
 	}
-	p := &pipelinedLoop{k: k, loop: loop, body: loop.Region(0).Entry(), tiles: map[ir.Value]*tileRing{}, slice: map[*ir.Operation]bool{}, tripC: -1}
-	p.iv = p.body.Arg(0)
+	p := newPipelinedLoop(k, loop)
 	var err error
 	if p.n, err = stageAttr(loop, tmac.StagesAttr, int64(o.stages)); err != nil {
 		return err
@@ -228,7 +229,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		return err
 	}
 	if len(p.stores) > 0 {
-		return p.stores[0].EmitError("warp-specialize does not handle tmac.tma.store in the loop yet: store after the loop")
+		return p.stores[0].Op.EmitError("warp-specialize does not handle tmac.tma.store in the loop yet: store after the loop")
 	}
 	if len(p.loads) == 0 {
 		return loop.EmitError("a warp-specialised loop needs tmac.tma.load ops")
@@ -265,18 +266,15 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	}
 	var inOuter []*ir.Operation // the tile loop's ops before the loop, cloned for the producer
 	if outer != nil {
-		for op := outer.Region(0).Entry().First(); op != loop; op = op.Next() {
+		for op := outerBody(outer).First(); op != loop; op = op.Next() {
 			inOuter = append(inOuter, op)
 		}
 	}
 	for _, op := range append(pre, inOuter...) {
-		switch {
-		case op.HasTrait(ir.Pure), noMemoryEffects(op), op.Name() == "memref.alloc", op.Name() == "memref.alloca",
-			op.Name() == "nvgpu.warpgroup.mma.init.accumulator", op.Name() == "gpu.dynamic_shared_memory":
-		default:
+		if !op.HasNoMemoryEffect() && !onlyAllocates(op) {
 			return op.EmitError("'%s' before a warp-specialised loop would also run in the producer warpgroup: move it after the loop", op.Name())
 		}
-		if op.NumRegions() > 0 || (outer != nil && outer.IsAncestorOf(op) && (op.Name() == "memref.alloc" || op.Name() == "memref.alloca")) {
+		if op.NumRegions() > 0 || (outer != nil && outer.IsAncestorOf(op) && onlyAllocates(op)) {
 			return op.EmitError("'%s' before a warp-specialised loop: only straight-line side-effect-free ops may precede it (allocate tiles outside the tile loop)", op.Name())
 		}
 	}
@@ -290,29 +288,33 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	entry := k.body.Entry()
 	eb := newTB(loop.Loc)
 	eb.SetInsertionPointToStart(entry)
-	tr := eb.op("gpu.thread_id", nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr("x")}).Result(0)
-	tc := eb.bin("arith.subi", tr, eb.idx(128))
+	tr := eb.op(gpu.ThreadId, nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr("x")}).Result(0)
+	tc := eb.bin(arith.Subi, tr, eb.idx(128))
 	utc := tc // the program's thread id
 	if pingpong {
-		utc = eb.bin("arith.remui", tc, eb.idx(128))
+		utc = eb.bin(arith.Remui, tc, eb.idx(128))
 	}
 	var remap []*ir.Operation
 	ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
+		var dim ir.Attribute
 		switch op.Name() {
-		case "gpu.thread_id", "gpu.block_dim":
-			if gpu.DimOf(op.Attr("dimension")) == "x" && op.Result(0) != tr {
-				remap = append(remap, op)
-			}
+		case gpu.ThreadId:
+			dim = gpu.ThreadIdOp{Op: op}.Dimension()
+		case gpu.BlockDim:
+			dim = gpu.BlockDimOp{Op: op}.Dimension()
+		}
+		if dim != nil && gpu.DimOf(dim) == "x" && op.Result(0) != tr {
+			remap = append(remap, op)
 		}
 		return ir.Advance
 	})
-	if k.op.Name() == "gpu.launch" {
+	if k.op.Name() == gpu.Launch {
 		// The launch body's block arguments 3 and 9: thread id x, block size x.
 		ir.ReplaceAllUsesWith(entry.Arg(3), utc)
 		ir.ReplaceAllUsesWith(entry.Arg(9), eb.idx(k.threads))
 	}
 	for _, op := range remap {
-		if op.Name() == "gpu.thread_id" {
+		if op.Name() == gpu.ThreadId {
 			ir.ReplaceAllUsesWith(op.Result(0), utc)
 		} else {
 			ir.ReplaceAllUsesWith(op.Result(0), eb.idx(k.threads))
@@ -331,8 +333,8 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	p.makeRings()
 	trip, ivAt := p.tripCount(b)
 	group := nvgpu.MBarrierGroupType(nvgpu.MBarrierGroup{MemorySpace: gpu.AddressSpaceAttr("workgroup"), NumBarriers: uint32(p.n)})
-	full := b.op("nvgpu.mbarrier.create", nil, []ir.Type{group}).Result(0)
-	empty := b.op("nvgpu.mbarrier.create", nil, []ir.Type{group}).Result(0)
+	full := b.op(nvgpu.MbarrierCreate, nil, []ir.Type{group}).Result(0)
+	empty := b.op(nvgpu.MbarrierCreate, nil, []ir.Type{group}).Result(0)
 	// Slots are released by the warpgroup leaders when wgmma reads them
 	// (after a consumer barrier if threads read them too), else by every
 	// consumer thread.
@@ -349,8 +351,8 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	}
 	b.ifThen(b.cmp(arith.CmpIEq, tr, b.idx(0)), func(b tb) {
 		for s := int64(0); s < p.n; s++ {
-			b.op("nvgpu.mbarrier.init", []ir.Value{full, b.idx(1), b.idx(s)}, nil)
-			b.op("nvgpu.mbarrier.init", []ir.Value{empty, b.idx(releases), b.idx(s)}, nil)
+			b.op(nvgpu.MbarrierInit, []ir.Value{full, b.idx(1), b.idx(s)}, nil)
+			b.op(nvgpu.MbarrierInit, []ir.Value{empty, b.idx(releases), b.idx(s)}, nil)
 		}
 	})
 	p.recordWSGroups(full, empty, releases, sync, async, crossCTA, pingpong)
@@ -371,30 +373,30 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	then, els := ir.NewRegion(), ir.NewRegion()
 	thenBlk := then.AddBlock(ir.NewBlock(nil, nil))
 	elseBlk := els.AddBlock(ir.NewBlock(nil, nil))
-	b.Create(&ir.OperationState{Name: "scf.if", Operands: []ir.Value{isProd}, Regions: []*ir.Region{then, els}})
+	b.Create(&ir.OperationState{Name: scf.If, Operands: []ir.Value{isProd}, Regions: []*ir.Region{then, els}})
 
 	// Producer.
 	pb := tb{ir.NewBuilder(loop.Loc), copyConsts(b.consts)}
 	pb.SetInsertionPointToEnd(thenBlk)
-	pb.op("nvvm.setmaxregister", nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("decrease")},
+	pb.op(nvvm.Setmaxregister, nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("decrease")},
 		ir.NamedAttr{Name: "regCount", Value: ir.IntAttr(int64(o.prodRegs), ir.I32)})
 	produce := func(b tb, base ir.Value, m *ir.IRMapping) {
 		b.forLoop(b.idx(0), trip, b.idx(1), func(b tb, j ir.Value) {
 			g := j
 			if base != nil {
-				g = b.bin("arith.addi", base, j)
+				g = b.bin(arith.Addi, base, j)
 			}
-			slot := b.bin("arith.remui", g, b.idx(p.n))
-			round := b.op("arith.andi", []ir.Value{b.bin("arith.divui", g, b.idx(p.n)), b.idx(1)}, []ir.Type{ir.Index}).Result(0)
+			slot := b.bin(arith.Remui, g, b.idx(p.n))
+			round := b.op(arith.Andi, []ir.Value{b.bin(arith.Divui, g, b.idx(p.n)), b.idx(1)}, []ir.Type{ir.Index}).Result(0)
 			parity := b.cmp(arith.CmpIEq, round, b.idx(0)) // one phase behind the round
-			b.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{empty, parity, ticks, slot}, nil)
+			b.op(nvgpu.MbarrierTryWaitParity, []ir.Value{empty, parity, ticks, slot}, nil)
 			p.recordWSWait(empty, &schedule.ParityRing{N: p.n, B: 1})
 			p.issueLoadsWith(b, full, slot, ivAt(b, j), m)
 		})
 	}
 	if crossCTA {
-		r := pb.op("nvvm.read.ptx.sreg.cluster.ctarank", nil, []ir.Type{ir.I32}).Result(0)
-		p.rank = pb.op("arith.index_cast", []ir.Value{r}, []ir.Type{ir.Index}).Result(0)
+		r := pb.op(nvvm.ReadPtxSregClusterCtarank, nil, []ir.Type{ir.I32}).Result(0)
+		p.rank = pb.op(arith.IndexCast, []ir.Value{r}, []ir.Type{ir.Index}).Result(0)
 	}
 	pb.ifThen(pb.cmp(arith.CmpIEq, tr, pb.idx(0)), func(b tb) {
 		if outer == nil {
@@ -402,21 +404,22 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 			return
 		}
 		// The same tile loop, with only what the loads need.
-		b.forLoop(outer.Operand(0), outer.Operand(1), outer.Operand(2), func(b tb, t ir.Value) {
+		ol := scf.ForOp{Op: outer}
+		b.forLoop(ol.LowerBound(), ol.UpperBound(), ol.Step(), func(b tb, t ir.Value) {
 			m := ir.NewIRMapping()
-			m.Map(outer.Region(0).Entry().Arg(0), t)
+			m.Map(outerBody(outer).Arg(0), t)
 			for _, op := range inOuter {
 				b.Insert(op.Clone(m))
 			}
 			produce(b, tileBase(b, outer, t, trip), m)
 		})
 	})
-	pb.op("scf.yield", nil, nil)
+	pb.op(scf.Yield, nil, nil)
 
 	// Consumers: the loop, then the epilogue.
 	cb := tb{ir.NewBuilder(loop.Loc), copyConsts(b.consts)}
 	cb.SetInsertionPointToEnd(elseBlk)
-	cb.op("nvvm.setmaxregister", nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("increase")},
+	cb.op(nvvm.Setmaxregister, nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("increase")},
 		ir.NamedAttr{Name: "regCount", Value: ir.IntAttr(int64(o.consRegs), ir.I32)})
 	var lb tb                    // where the consumers' loop goes
 	var ppFirst, ppStep ir.Value // ping-pong: the block's first tile and the tile loop's own step
@@ -426,24 +429,24 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		outer.Remove()
 		cb.Insert(outer)
 		ob := newTB(outer.Loc)
-		ob.SetInsertionPointToStart(outer.Region(0).Entry())
-		p.base = tileBase(ob, outer, outer.Region(0).Entry().Arg(0), trip)
+		ob.SetInsertionPointToStart(outerBody(outer))
+		p.base = tileBase(ob, outer, outerBody(outer).Arg(0), trip)
 		if pingpong {
 			// Warpgroup w takes tiles w, w+2, ...: the loop starts w steps
 			// later and strides twice as far (the ring base above still
 			// counts tiles in the producer's order).
 			wb := tb{ir.NewBuilder(outer.Loc), copyConsts(cb.consts)}
 			wb.SetInsertionPoint(outer)
-			ppFirst, ppStep = outer.Operand(0), outer.Operand(2)
-			p.wg = wb.bin("arith.divui", tc, wb.idx(128))
-			outer.SetOperand(0, wb.bin("arith.addi", outer.Operand(0), wb.bin("arith.muli", p.wg, outer.Operand(2))))
-			outer.SetOperand(2, wb.bin("arith.muli", outer.Operand(2), wb.idx(consumers)))
+			ol := scf.ForOp{Op: outer}
+			ppFirst, ppStep = ol.LowerBound(), ol.Step()
+			p.wg = wb.bin(arith.Divui, tc, wb.idx(128))
+			setLowerBoundAndStep(outer, wb.bin(arith.Addi, ppFirst, wb.bin(arith.Muli, p.wg, ppStep)), wb.bin(arith.Muli, ppStep, wb.idx(consumers)))
 		}
 		lb = newTB(loop.Loc)
 		lb.SetInsertionPoint(loop)
 	}
 	newLoop, jLocal, slot, _ := p.normalise(lb, trip, ivAt)
-	yield := cb.op("scf.yield", nil, nil)
+	yield := cb.op(scf.Yield, nil, nil)
 	for _, op := range after {
 		op.Remove()
 		elseBlk.InsertBefore(op, yield)
@@ -461,8 +464,8 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		k.sched.AddLoop(k.op, p.rec)
 	}
 	if outer != nil && pingpong {
-		for op := outer.Region(0).Entry().First(); op != nil; op = op.Next() {
-			if op.Name() == "tmac.tma.store" {
+		for op := outerBody(outer).First(); op != nil; op = op.Next() {
+			if op.Name() == tmac.TmaStore {
 				return op.EmitError("TMA-store epilogues are not supported with the ping-pong schedule yet")
 			}
 		}
@@ -475,7 +478,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	// gpu.barrier among the consumers only.
 	var bars []*ir.Operation
 	ir.Walk(elseBlk.Parent().ParentOp(), func(op *ir.Operation) ir.WalkResult {
-		if op.Name() == "gpu.barrier" && els.IsAncestorOf(op) {
+		if op.Name() == gpu.Barrier && els.IsAncestorOf(op) {
 			bars = append(bars, op)
 		}
 		return ir.Advance
@@ -488,13 +491,13 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		if pingpong && outer.IsAncestorOf(op) {
 			// Within a warpgroup's own tile: barrier 1 + w over its 128
 			// threads (barrier 3 over both consumers elsewhere).
-			w32 := nb.op("arith.index_cast", []ir.Value{p.wg}, []ir.Type{ir.I32}).Result(0)
-			id = nb.op("arith.addi", []ir.Value{w32, id}, []ir.Type{ir.I32}).Result(0)
+			w32 := nb.op(arith.IndexCast, []ir.Value{p.wg}, []ir.Type{ir.I32}).Result(0)
+			id = nb.op(arith.Addi, []ir.Value{w32, id}, []ir.Type{ir.I32}).Result(0)
 			n = nb.i32(128)
 		} else if pingpong {
 			id = nb.i32(3)
 		}
-		nb.op("nvvm.barrier", []ir.Value{id, n}, nil, ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 0)})
+		nb.op(nvvm.Barrier, []ir.Value{id, n}, nil, ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 0)})
 		op.Erase()
 	}
 	// Attribute the kernel's wgmma work to its consumers (runtime/plan's
@@ -516,23 +519,23 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 // block has a next tile. A consumer's epilogue thus overlaps the other
 // one's main loop, which is the point of the schedule.
 func orderPingpong(outer, kloop *ir.Operation, wg, first, step ir.Value) {
-	t := outer.Region(0).Entry().Arg(0)
+	t := outerBody(outer).Arg(0)
 	b := newTB(kloop.Loc)
 	b.SetInsertionPoint(kloop)
-	w32 := b.op("arith.index_cast", []ir.Value{wg}, []ir.Type{ir.I32}).Result(0)
+	w32 := b.op(arith.IndexCast, []ir.Value{wg}, []ir.Type{ir.I32}).Result(0)
 	n := b.i32(256)
 	four := b.i32(4)
-	mine := b.op("arith.addi", []ir.Value{four, w32}, []ir.Type{ir.I32}).Result(0)
+	mine := b.op(arith.Addi, []ir.Value{four, w32}, []ir.Type{ir.I32}).Result(0)
 	b.ifThen(b.cmp(arith.CmpINe, t, first), func(b tb) {
-		b.op("nvvm.barrier", []ir.Value{mine, n}, nil, ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 0)})
+		b.op(nvvm.Barrier, []ir.Value{mine, n}, nil, ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, 0)})
 	})
 	a := newTB(kloop.Loc)
 	a.SetInsertionPointAfter(kloop)
 	five := a.i32(5)
-	other := a.op("arith.subi", []ir.Value{five, w32}, []ir.Type{ir.I32}).Result(0)
-	next := a.bin("arith.addi", t, step)
-	a.ifThen(a.cmp(arith.CmpIUlt, next, outer.Operand(1)), func(b tb) {
-		b.op("nvvm.barrier.arrive", []ir.Value{other, n}, nil)
+	other := a.op(arith.Subi, []ir.Value{five, w32}, []ir.Type{ir.I32}).Result(0)
+	next := a.bin(arith.Addi, t, step)
+	a.ifThen(a.cmp(arith.CmpIUlt, next, scf.ForOp{Op: outer}.UpperBound()), func(b tb) {
+		b.op(nvvm.BarrierArrive, []ir.Value{other, n}, nil)
 	})
 }
 
@@ -544,8 +547,8 @@ func orderPingpong(outer, kloop *ir.Operation, wg, first, step ir.Value) {
 // one and the block barriers among the consumers (named barriers), so the
 // TMA store of one tile's epilogue overlaps the next tile's main loop.
 func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value, rec *schedule.LoopSchedule) error {
-	q := &pipelinedLoop{k: k, loop: outer, body: outer.Region(0).Entry(), tiles: map[ir.Value]*tileRing{}, slice: map[*ir.Operation]bool{}, tripC: -1, n: 1}
-	q.iv = q.body.Arg(0)
+	q := newPipelinedLoop(k, outer)
+	q.n = 1
 	var err error
 	if q.s, err = stageAttr(outer, tmac.StoreStagesAttr, 2); err != nil {
 		return err
@@ -557,7 +560,7 @@ func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value, rec *schedu
 		return nil
 	}
 	if len(q.loads) > 0 || len(q.waits) > 0 {
-		return q.loads[0].EmitError("the tile loop of a warp-specialised kernel can only store tiles; load them in the marked loop")
+		return q.loads[0].Op.EmitError("the tile loop of a warp-specialised kernel can only store tiles; load them in the marked loop")
 	}
 	b := newTB(outer.Loc)
 	b.SetInsertionPoint(outer)
@@ -585,24 +588,24 @@ func (p *pipelinedLoop) clusterLoads(k *tmaKernel) error {
 	p.multicast = map[*ir.Operation]bool{}
 	p.clusterSize = 1
 	for _, l := range p.loads {
-		if !l.HasAttr(tmac.MulticastAttr) {
+		if !l.Op.HasAttr(tmac.MulticastAttr) {
 			continue
 		}
 		if p.clusterSize == 1 {
 			c, ok := k.op.Attr("known_cluster_size").(*ir.DenseArrayAttr)
 			if !ok || len(c.Ints) != 3 {
-				return l.EmitError("a multicast load needs a kernel launched with clusters (known_cluster_size; run outline-kernels first)")
+				return l.Op.EmitError("a multicast load needs a kernel launched with clusters (known_cluster_size; run outline-kernels first)")
 			}
 			if c.Ints[1] != 1 || c.Ints[2] != 1 || c.Ints[0] < 2 || c.Ints[0] > 16 {
-				return l.EmitError("multicast supports clusters of 2 to 16 blocks along x only, not %dx%dx%d", c.Ints[0], c.Ints[1], c.Ints[2])
+				return l.Op.EmitError("multicast supports clusters of 2 to 16 blocks along x only, not %dx%dx%d", c.Ints[0], c.Ints[1], c.Ints[2])
 			}
 			p.clusterSize = c.Ints[0]
 		}
-		r := p.tiles[l.Operand(0)]
-		if n := tmac.BoxesPerTile(r.tile, l.Operand(1).Type()); n%p.clusterSize != 0 {
-			return l.EmitError("a multicast tile is shared out box by box among the cluster's %d blocks, but it has %d boxes", p.clusterSize, n)
+		r := p.tiles[l.Dst()]
+		if n := tmac.BoxesPerTile(r.tile, l.TensorMap().Type()); n%p.clusterSize != 0 {
+			return l.Op.EmitError("a multicast tile is shared out box by box among the cluster's %d blocks, but it has %d boxes", p.clusterSize, n)
 		}
-		p.multicast[l] = true
+		p.multicast[l.Op] = true
 	}
 	return nil
 }
@@ -614,7 +617,7 @@ func (p *pipelinedLoop) clusterLoads(k *tmaKernel) error {
 // start at gpu.block_id x with constant bounds and step when the kernel's
 // grid is known, and then the trip counts are compared block by block.
 func (k *tmaKernel) clusterUniformTrips(loop, outer *ir.Operation, cs int64) error {
-	for _, v := range loop.Operands()[:3] {
+	for _, v := range loopBounds(loop) {
 		if dependsOnBlock(v) {
 			return loop.EmitError("with multicast loads, every block of a cluster must run the loop the same number of times: its bounds must not depend on the block id")
 		}
@@ -622,15 +625,16 @@ func (k *tmaKernel) clusterUniformTrips(loop, outer *ir.Operation, cs int64) err
 	if outer == nil {
 		return nil
 	}
-	lb, ub, st := outer.Operand(0), outer.Operand(1), outer.Operand(2)
+	bounds := loopBounds(outer)
+	lb, ub, st := bounds[0], bounds[1], bounds[2]
 	if !dependsOnBlock(lb) && !dependsOnBlock(ub) && !dependsOnBlock(st) {
 		return nil
 	}
 	u, oku := arith.ConstantInt(ub)
 	step, oks := arith.ConstantInt(st)
-	d := lb.DefiningOp()
-	grid, okg := k.op.Attr("known_grid_size").(*ir.DenseArrayAttr)
-	if d == nil || d.Name() != "gpu.block_id" || gpu.DimOf(d.Attr("dimension")) != "x" || !oku || !oks || step <= 0 || !okg || len(grid.Ints) != 3 {
+	d, okd := gpu.AsBlockId(lb.DefiningOp())
+	grid, okg := gpu.FuncOp{Op: k.op}.KnownGridSize().(*ir.DenseArrayAttr)
+	if !okd || gpu.DimOf(d.Dimension()) != "x" || !oku || !oks || step <= 0 || !okg || len(grid.Ints) != 3 {
 		return outer.EmitError("with multicast loads, every block of a cluster must run the tile loop the same number of times: write it from gpu.block_id x to a constant with a constant step in a kernel of known grid size, or with bounds that do not depend on the block")
 	}
 	trips := func(b int64) int64 {
@@ -660,7 +664,7 @@ func dependsOnBlock(v ir.Value) bool {
 		}
 		seen[d] = true
 		switch n := d.Name(); {
-		case n == "gpu.block_id", n == "gpu.cluster_block_id", n == "gpu.cluster_id",
+		case n == gpu.BlockId, n == gpu.ClusterBlockId, n == gpu.ClusterId,
 			strings.HasPrefix(n, "nvvm.read.ptx.sreg.ctaid"), strings.HasPrefix(n, "nvvm.read.ptx.sreg.cluster"):
 			return true
 		}
@@ -676,15 +680,16 @@ func dependsOnBlock(v ir.Value) bool {
 
 // clusterSync emits a whole-cluster barrier (every thread of every CTA).
 func clusterSync(b tb) {
-	b.op("nvvm.cluster.arrive", nil, nil)
-	b.op("nvvm.cluster.wait", nil, nil)
+	b.op(nvvm.ClusterArrive, nil, nil)
+	b.op(nvvm.ClusterWait, nil, nil)
 }
 
 // tileBase is the ring position of the first K step of the tile loop's
 // iteration t: ((t - lb) / step) * T.
 func tileBase(b tb, outer *ir.Operation, t, trip ir.Value) ir.Value {
-	idx := b.bin("arith.divui", b.bin("arith.subi", t, outer.Operand(0)), outer.Operand(2))
-	return b.bin("arith.muli", idx, trip)
+	ol := scf.ForOp{Op: outer}
+	idx := b.bin(arith.Divui, b.bin(arith.Subi, t, ol.LowerBound()), ol.Step())
+	return b.bin(arith.Muli, idx, trip)
 }
 
 // consume rewrites the consumers' loop body: the wait on full[g mod N]
@@ -695,24 +700,24 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 	w := p.waits[0]
 	wb := newTB(w.Loc)
 	wb.SetInsertionPoint(w)
-	round := wb.op("arith.andi", []ir.Value{wb.bin("arith.divui", j, wb.idx(p.n)), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
-	wb.op("nvgpu.mbarrier.try_wait.parity", []ir.Value{full, wb.cmp(arith.CmpINe, round, wb.idx(0)), ticks, slot}, nil)
+	round := wb.op(arith.Andi, []ir.Value{wb.bin(arith.Divui, j, wb.idx(p.n)), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
+	wb.op(nvgpu.MbarrierTryWaitParity, []ir.Value{full, wb.cmp(arith.CmpINe, round, wb.idx(0)), ticks, slot}, nil)
 	p.recordWSWait(full, &schedule.ParityRing{N: p.n})
 	for _, w := range p.waits {
 		w.Erase()
 	}
 	for _, l := range p.loads {
-		l.Erase()
+		l.Op.Erase()
 	}
 	token := nvgpu.MBarrierTokenType()
 	leaderArrive := func(b tb, slotOf ir.Value, cond ir.Value) {
-		leader := b.cmp(arith.CmpIEq, b.bin("arith.remui", tc, b.idx(128)), b.idx(0))
+		leader := b.cmp(arith.CmpIEq, b.bin(arith.Remui, tc, b.idx(128)), b.idx(0))
 		if cond != nil {
-			leader = b.op("arith.andi", []ir.Value{leader, cond}, []ir.Type{ir.I1}).Result(0)
+			leader = b.op(arith.Andi, []ir.Value{leader, cond}, []ir.Type{ir.I1}).Result(0)
 		}
 		b.ifThen(leader, func(b tb) {
 			if len(p.multicast) == 0 {
-				b.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slotOf}, []ir.Type{token})
+				b.op(nvgpu.MbarrierArrive, []ir.Value{empty, slotOf}, []ir.Type{token})
 				return
 			}
 			// The slot is written by every CTA of the cluster: release it
@@ -730,12 +735,12 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 			if async && !sync {
 				scope = "cta"
 			}
-			addr := b.op("nvgpu.mbarrier.get", []ir.Value{empty, slotOf}, []ir.Type{ir.I32}).Result(0)
-			p3 := b.op("llvm.inttoptr", []ir.Value{addr}, []ir.Type{llvm.Ptr(3)}).Result(0)
+			addr := b.op(nvgpu.MbarrierGet, []ir.Value{empty, slotOf}, []ir.Type{ir.I32}).Result(0)
+			p3 := b.op(llvm.Inttoptr, []ir.Value{addr}, []ir.Type{llvm.Ptr(3)}).Result(0)
 			for q := int64(0); q < p.clusterSize; q++ {
 				cq := b.i32(q)
-				p7 := b.op("nvvm.mapa", []ir.Value{p3, cq}, []ir.Type{llvm.Ptr(7)}).Result(0)
-				b.op("nvvm.mbarrier.arrive", []ir.Value{p7}, nil, ir.NamedAttr{Name: "scope", Value: nvvm.MemScope.Attr(scope)})
+				p7 := b.op(nvvm.Mapa, []ir.Value{p3, cq}, []ir.Type{llvm.Ptr(7)}).Result(0)
+				b.op(nvvm.MbarrierArrive, []ir.Value{p7}, nil, ir.NamedAttr{Name: "scope", Value: nvvm.MemScope.Attr(scope)})
 			}
 		})
 	}
@@ -754,7 +759,7 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 		// Every consumer thread is done with slot j at the end of its
 		// iteration.
 		p.recordRelease(0, "at the end of the iteration: every consumer thread arrives on empty[s]")
-		atEnd.op("nvgpu.mbarrier.arrive", []ir.Value{empty, slot}, []ir.Type{token})
+		atEnd.op(nvgpu.MbarrierArrive, []ir.Value{empty, slot}, []ir.Type{token})
 		return
 	}
 	// As in tma-pipeline: after the last mma at most `limit` groups of this
@@ -773,13 +778,13 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 	}
 	anchor := p.topLevel(last)
 	if last.Block() == body {
-		if last.IntAttrOf("waitGroup", 1) > limit {
+		if passutil.MmaWaitGroup(nvgpu.WarpgroupMmaOp{Op: last}) > limit {
 			last.SetAttr("waitGroup", ir.I64Attr(limit))
 		}
 	} else {
 		wb := newTB(last.Loc)
 		wb.SetInsertionPointAfter(anchor)
-		anchor = wb.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
+		anchor = wb.op(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
 	}
 	if p.rec != nil {
 		p.rec.WGMMAWait = limit
@@ -802,7 +807,7 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 			// Every consumer thread has finished iteration j-1's reads.
 			rb.barrier()
 		}
-		prev := rb.bin("arith.remui", rb.bin("arith.addi", j, rb.idx(p.n-1)), rb.idx(p.n))
+		prev := rb.bin(arith.Remui, rb.bin(arith.Addi, j, rb.idx(p.n-1)), rb.idx(p.n))
 		first := j // the first ring position has no previous slot
 		if p.pingpongLocal != nil {
 			// Ping-pong: the previous position may be the other
@@ -813,7 +818,7 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 	}
 	ab := newTB(loop.Loc)
 	ab.SetInsertionPointAfter(loop)
-	ab.op("nvvm.wgmma.wait.group.sync.aligned", nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+	ab.op(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
 	p.recordAfter("consumers: wgmma wait_group 0")
 	if p.pingpongLocal != nil && p.n > 1 {
 		// ... and after its tile's last K step it releases that slot, once
@@ -822,14 +827,14 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 		if sync {
 			ab.barrier()
 		}
-		last := ab.bin("arith.remui", ab.bin("arith.subi", ab.bin("arith.addi", p.base, p.pingpongTrip), ab.idx(1)), ab.idx(p.n))
+		last := ab.bin(arith.Remui, ab.bin(arith.Subi, ab.bin(arith.Addi, p.base, p.pingpongTrip), ab.idx(1)), ab.idx(p.n))
 		leaderArrive(ab, last, ab.cmp(arith.CmpIUgt, p.pingpongTrip, ab.idx(0)))
 	}
 }
 
 // i32 is an i32 constant (a fresh one: the cache is for index constants).
 func (b tb) i32(n int64) ir.Value {
-	return b.op("arith.constant", nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(n, ir.I32)}).Result(0)
+	return b.op(arith.Constant, nil, []ir.Type{ir.I32}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(n, ir.I32)}).Result(0)
 }
 
 // forLoop builds `scf.for %j = lb to ub step st { body }` without results.
@@ -837,11 +842,11 @@ func (b tb) forLoop(lb, ub, st ir.Value, body func(tb, ir.Value)) {
 	region := ir.NewRegion()
 	blk := region.AddBlock(ir.NewBlock(nil, nil))
 	j := blk.AddArgument(ir.Index, b.Loc)
-	b.Create(&ir.OperationState{Name: "scf.for", Operands: []ir.Value{lb, ub, st}, Regions: []*ir.Region{region}})
+	b.Create(&ir.OperationState{Name: scf.For, Operands: []ir.Value{lb, ub, st}, Regions: []*ir.Region{region}})
 	inner := tb{ir.NewBuilder(b.Loc), copyConsts(b.consts)}
 	inner.SetInsertionPointToEnd(blk)
 	body(inner, j)
-	inner.op("scf.yield", nil, nil)
+	inner.op(scf.Yield, nil, nil)
 }
 
 func copyConsts(m map[int64]ir.Value) map[int64]ir.Value {
@@ -861,23 +866,24 @@ func (k *tmaKernel) setBlockSize(top *ir.Operation, n int64) error {
 		b.SetInsertionPoint(l)
 		l.SetOperand(idx, b.idx(n))
 	}
-	if k.op.Name() == "gpu.launch" {
+	if k.op.Name() == gpu.Launch {
 		i, _, _ := k.op.OperandGroupRange("blockSizeX")
 		set(k.op, i)
 		return nil
 	}
-	if a, ok := k.op.Attr("known_block_size").(*ir.DenseArrayAttr); ok {
+	if a, ok := (gpu.FuncOp{Op: k.op}).KnownBlockSize().(*ir.DenseArrayAttr); ok {
 		k.op.SetAttr("known_block_size", ir.DenseI32Array(n, a.Ints[1], a.Ints[2]))
 	}
 	mod := k.op.ParentOp()
-	if mod == nil || mod.Name() != "gpu.module" {
+	if mod == nil || mod.Name() != gpu.Module {
 		return k.op.EmitError("warp-specialize: cannot find the launches of this kernel (not in a gpu.module)")
 	}
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() != "gpu.launch_func" {
+		lf, ok := gpu.AsLaunchFunc(op)
+		if !ok {
 			return ir.Advance
 		}
-		ref, ok := op.Attr("kernel").(*ir.SymbolRefAttr)
+		ref, ok := lf.Kernel().(*ir.SymbolRefAttr)
 		if ok && len(ref.Nested) == 1 && ref.Root == mod.SymbolName() && ref.Nested[0] == k.op.SymbolName() {
 			if i, _, ok := op.OperandGroupRange("blockSizeX"); ok {
 				set(op, i)
@@ -886,4 +892,27 @@ func (k *tmaKernel) setBlockSize(top *ir.Operation, n int64) error {
 		return ir.Advance
 	})
 	return nil
+}
+
+// loopBounds returns an scf.for's lower bound, upper bound and step.
+func loopBounds(loop *ir.Operation) [3]ir.Value {
+	l := scf.ForOp{Op: loop}
+	return [3]ir.Value{l.LowerBound(), l.UpperBound(), l.Step()}
+}
+
+// setLowerBoundAndStep replaces an scf.for's lower bound and step:
+// operands 0 and 2, by position, as the view has no setters.
+func setLowerBoundAndStep(loop *ir.Operation, lb, step ir.Value) {
+	loop.SetOperand(0, lb)
+	loop.SetOperand(2, step)
+}
+
+// outerBody is the body of a persistent kernel's tile loop.
+func outerBody(outer *ir.Operation) *ir.Block { return scf.ForOp{Op: outer}.Region().Entry() }
+
+// onlyAllocates reports whether op's one declared effect is the allocation
+// of its result (memref.alloc, memref.alloca).
+func onlyAllocates(op *ir.Operation) bool {
+	es := op.Effects()
+	return len(es) == 1 && es[0].Kind == ir.Allocate
 }

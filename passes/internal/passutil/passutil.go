@@ -29,9 +29,9 @@ func FloorDiv(a, n int64) int64 {
 	return q
 }
 
-// loopOps are the ops whose body may run more than once; the unregistered
-// ones can appear with --allow-unregistered-dialect.
-var loopOps = map[string]bool{scf.For: true, scf.While: true, "scf.parallel": true, "scf.forall": true, "affine.for": true}
+// loopOps are the ops whose body may run more than once (affine.for, of a
+// dialect tmac does not register, with --allow-unregistered-dialect).
+var loopOps = map[string]bool{scf.For: true, scf.While: true, "affine.for": true}
 
 // IsLoop reports whether op is a loop: its body may run more than once.
 func IsLoop(op *ir.Operation) bool { return loopOps[op.Name()] }
