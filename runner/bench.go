@@ -131,7 +131,7 @@ func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args 
 	qmed, qbest := queued[len(queued)/2], queued[0]
 	fmt.Fprintf(w, "bench: kernels queued (launch latency hidden): median %.3f us, min %.3f us\n", qmed*1e6, qbest*1e6)
 	bytes := float64(total)
-	if a, ok := entry.Attr("tmac.bytes").(*ir.IntegerAttr); ok {
+	if a, ok := entry.Attr(plan.BytesAttr).(*ir.IntegerAttr); ok {
 		bytes = float64(a.Int())
 	}
 	if bytes > 0 {

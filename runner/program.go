@@ -175,20 +175,22 @@ func bundleKernels(mod *ir.Operation) ([]bundle.Kernel, error) {
 	var kernels []bundle.Kernel
 	var firstErr error
 	ir.Walk(mod, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() != gpu.Module {
+		m, ok := gpu.AsModule(op)
+		if !ok {
 			return ir.Advance
 		}
-		for _, fn := range op.Region(0).Entry().Ops() {
-			if fn.Name() != gpu.Func || !fn.HasAttr("gpu.kernel") {
+		for _, f := range m.BodyRegion().Entry().Ops() {
+			fn, ok := gpu.AsFunc(f)
+			if !ok || !f.HasAttr("gpu.kernel") {
 				continue
 			}
-			ta, _ := fn.Attr("function_type").(*ir.TypeAttr)
+			ta, _ := fn.FunctionType().(*ir.TypeAttr)
 			ft, _ := ta.Value.(*ir.FunctionType)
 			params, err := codegen.Params(ft.Inputs, true)
 			if err != nil && firstErr == nil {
 				firstErr = err
 			}
-			k := bundle.Kernel{Name: fn.SymbolName(), Args: []string{}, Params: []bundle.Param{}}
+			k := bundle.Kernel{Name: f.SymbolName(), Args: []string{}, Params: []bundle.Param{}}
 			for _, t := range ft.Inputs {
 				k.Args = append(k.Args, t.String())
 			}

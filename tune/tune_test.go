@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tmac-dev/tmac/bundle"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/driver"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runner"
@@ -146,7 +147,7 @@ func TestApplyVariant(t *testing.T) {
 	}
 	l := loops[0]
 	tile := l.op.ParentOp()
-	if l.iv != "%k" || l.storeKind != "tile loop" || l.storeLoop != tile || tile.Name() != "scf.for" {
+	if l.iv != "%k" || l.storeKind != "tile loop" || l.storeLoop != tile || tile.Name() != scf.For {
 		t.Fatalf("loop %q, store loop %q (%v)", l.iv, l.storeKind, l.storeLoop)
 	}
 	attrs := func(op *ir.Operation) string {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -18,13 +19,17 @@ const OutputAttr = "tmac.output"
 // one run, for --bench when they cannot be counted from the program.
 const FlopsAttr = "tmac.flops"
 
+// BytesAttr on the entry function gives the bytes one run moves, for
+// --bench when the entry's memref arguments do not say it.
+const BytesAttr = "tmac.bytes"
+
 // SelectEntry finds the entry function: the named one, or else the only
 // public func.func with a body that is not @reference.
 func SelectEntry(mod *ir.Operation, name string) (*ir.Operation, error) {
 	var cands []*ir.Operation
 	var names []string
 	for _, op := range mod.Region(0).Entry().Ops() {
-		if op.Name() != "func.func" {
+		if op.Name() != funcdialect.Func {
 			continue
 		}
 		if name != "" {
@@ -56,7 +61,7 @@ func SelectEntry(mod *ir.Operation, name string) (*ir.Operation, error) {
 func candidates(mod *ir.Operation) string {
 	var names []string
 	for _, op := range mod.Region(0).Entry().Ops() {
-		if op.Name() == "func.func" && op.SymbolName() != ReferenceName {
+		if op.Name() == funcdialect.Func && op.SymbolName() != ReferenceName {
 			names = append(names, "@"+op.SymbolName())
 		}
 	}
@@ -70,7 +75,7 @@ func candidates(mod *ir.Operation) string {
 // Reference returns the module's func.func @reference, or nil.
 func Reference(mod *ir.Operation) *ir.Operation {
 	for _, op := range mod.Region(0).Entry().Ops() {
-		if op.Name() == "func.func" && op.SymbolName() == ReferenceName {
+		if op.Name() == funcdialect.Func && op.SymbolName() == ReferenceName {
 			return op
 		}
 	}
@@ -79,7 +84,7 @@ func Reference(mod *ir.Operation) *ir.Operation {
 
 // ArgAttr returns the named attribute of argument i of fn, or nil.
 func ArgAttr(fn *ir.Operation, i int, name string) ir.Attribute {
-	arr, ok := fn.Attr("arg_attrs").(*ir.ArrayAttr)
+	arr, ok := funcdialect.FuncOp{Op: fn}.ArgAttrs().(*ir.ArrayAttr)
 	if !ok || i >= len(arr.Elems) {
 		return nil
 	}

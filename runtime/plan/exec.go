@@ -1,12 +1,16 @@
 package plan
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/tmac-dev/tmac/internal/sm90"
 
+	"github.com/tmac-dev/tmac/dialects/arith"
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/runtime/buffer"
@@ -48,10 +52,10 @@ func (p *Plan) Run(dev Device, args []Value, onLaunch func(*Launch) error) error
 // (scf.yield) if any.
 func (x *Exec) block(b *ir.Block) ([]Value, error) {
 	for _, op := range b.Ops() {
-		switch op.Name() {
-		case "scf.yield":
-			return x.operands(op), nil
-		case "func.return":
+		if y, ok := scf.AsYield(op); ok {
+			return x.values(y.Results()), nil
+		}
+		if op.Name() == funcdialect.Return {
 			return nil, nil
 		}
 		if err := x.op(op); err != nil {
@@ -61,12 +65,12 @@ func (x *Exec) block(b *ir.Block) ([]Value, error) {
 	return nil, nil
 }
 
-func (x *Exec) operands(op *ir.Operation) []Value {
-	var vs []Value
-	for _, v := range op.Operands() {
-		vs = append(vs, x.vals[v])
+func (x *Exec) values(vs []ir.Value) []Value {
+	var out []Value
+	for _, v := range vs {
+		out = append(out, x.vals[v])
 	}
-	return vs
+	return out
 }
 
 func (x *Exec) int(v ir.Value) int64 {
@@ -91,230 +95,297 @@ func (x *Exec) tokens(op *ir.Operation) {
 	}
 }
 
-func (x *Exec) op(op *ir.Operation) error {
-	name := op.Name()
-	switch name {
-	case "arith.constant":
-		switch a := op.Attr("value").(type) {
-		case *ir.IntegerAttr:
-			x.setResults(op, a.Int())
-		case *ir.FloatAttr:
-			x.setResults(op, a.Value)
-		default:
-			return errAt(op, "only scalar constants run on the host")
-		}
-		return nil
-	case "scf.for":
-		lb, ub, step := x.int(op.Operand(0)), x.int(op.Operand(1)), x.int(op.Operand(2))
-		if step <= 0 {
-			return errAt(op, "the loop step is %d; it must be positive", step)
-		}
-		iters := x.operands(op)[3:]
-		body := op.Region(0).Entry()
-		for i := lb; i < ub; i += step {
-			x.vals[body.Arg(0)] = i
-			for j, a := range body.Args()[1:] {
-				x.vals[a] = iters[j]
-			}
-			y, err := x.block(body)
-			if err != nil {
-				return err
-			}
-			iters = y
-		}
-		x.setResults(op, iters...)
-		return nil
-	case "scf.if":
-		r := 0
-		if x.int(op.Operand(0)) == 0 {
-			r = 1
-		}
-		if r >= op.NumRegions() || op.Region(r).Entry() == nil {
-			return nil
-		}
-		y, err := x.block(op.Region(r).Entry())
-		if err != nil {
-			return err
-		}
-		x.setResults(op, y...)
-		return nil
-	case "arith.select":
-		if x.int(op.Operand(0)) != 0 {
-			x.setResults(op, x.vals[op.Operand(1)])
-		} else {
-			x.setResults(op, x.vals[op.Operand(2)])
-		}
-		return nil
-	case "memref.cast":
-		m, ok := x.vals[op.Operand(0)].(*Mem)
-		if !ok {
-			return errAt(op, "operand is not a memref")
-		}
-		x.setResults(op, m)
-		return nil
-	case "memref.dim":
-		m, _ := x.vals[op.Operand(0)].(*Mem)
-		d := x.int(op.Operand(1))
-		if m == nil || d < 0 || int(d) >= len(m.Shape) {
-			return errAt(op, "dimension %d is out of range", d)
-		}
-		x.setResults(op, m.Shape[d])
-		return nil
-	case "memref.alloc", "gpu.alloc":
-		mt, ok := op.Result(0).Type().(*ir.MemRefType)
-		if !ok {
-			return errAt(op, "only ranked memrefs can be allocated")
-		}
-		var dyn []Value
-		if name == "gpu.alloc" {
-			for _, v := range op.OperandGroup("dynamicSizes") {
-				dyn = append(dyn, x.vals[v])
-			}
-		} else {
-			for _, v := range op.Operands() {
-				dyn = append(dyn, x.vals[v])
-			}
-		}
-		shape := append([]int64(nil), mt.Shape()...)
-		for i, j := 0, 0; i < len(shape); i++ {
-			if shape[i] == ir.Dynamic {
-				if j >= len(dyn) {
-					return errAt(op, "missing dynamic size")
-				}
-				shape[i], _ = dyn[j].(int64)
-				j++
-			}
-		}
-		m, err := NewMem(mt.Elem, shape)
-		if err != nil {
-			return errAt(op, "%v", err)
-		}
-		if name == "memref.alloc" {
-			m.Host = make([]byte, m.Bytes())
-			if m.Host == nil {
-				m.Host = []byte{}
-			}
-		} else {
-			p, err := x.Dev.Alloc(max(m.Bytes(), 1))
-			if err != nil {
-				return errAt(op, "%v", err)
-			}
-			m.Dev = p
-			x.allocs = append(x.allocs, p)
-		}
-		x.setResults(op, m)
-		x.tokens(op)
-		return nil
-	case "memref.dealloc", "gpu.dealloc":
-		var v ir.Value
-		if name == "gpu.dealloc" {
-			v = op.OperandNamed("memref")
-		} else {
-			v = op.Operand(0)
-		}
-		if m, ok := x.vals[v].(*Mem); ok && m.OnDevice() {
-			for i, a := range x.allocs {
-				if a == m.Dev {
-					if err := x.Dev.Free(a); err != nil {
-						return errAt(op, "%v", err)
-					}
-					x.allocs = append(x.allocs[:i], x.allocs[i+1:]...)
-					break
-				}
-			}
-		}
-		x.tokens(op)
-		return nil
-	case "gpu.wait":
-		x.tokens(op)
-		if op.NumResults() == 0 {
-			if err := x.Dev.Synchronize(); err != nil {
-				return errAt(op, "%v", err)
-			}
-		}
-		return nil
-	case "gpu.memcpy":
-		dst, _ := x.vals[op.OperandNamed("dst")].(*Mem)
-		src, _ := x.vals[op.OperandNamed("src")].(*Mem)
-		if dst == nil || src == nil {
-			return errAt(op, "operands are not memrefs")
-		}
-		if err := x.memcpy(dst, src); err != nil {
-			return errAt(op, "%v", err)
-		}
-		x.tokens(op)
-		return nil
-	case "gpu.memset":
-		dst, _ := x.vals[op.OperandNamed("dst")].(*Mem)
-		if dst == nil || !dst.Contiguous() {
-			return errAt(op, "gpu.memset needs a contiguous memref")
-		}
-		pat, err := scalarBytes(dst.Elem, x.vals[op.OperandNamed("value")])
-		if err != nil {
-			return errAt(op, "%v", err)
-		}
-		if dst.OnDevice() {
-			err = x.Dev.Memset(dst.Dev+uint64(dst.Offset*int64(dst.ElemSize)), pat, int(dst.Elems()))
-		} else {
-			for i := 0; i < int(dst.Elems()); i++ {
-				copy(dst.Host[(int(dst.Offset)+i)*dst.ElemSize:], pat)
-			}
-		}
-		if err != nil {
-			return errAt(op, "%v", err)
-		}
-		x.tokens(op)
-		return nil
-	case "nvgpu.tma.create.descriptor":
-		m, _ := x.vals[op.Operand(0)].(*Mem)
-		if m == nil {
-			return errAt(op, "the tensor operand is not a memref")
-		}
-		d, ok := nvgpu.AsTensorMapDescriptor(op.Result(0).Type())
-		if !ok {
-			return errAt(op, "the result is not a tensor map descriptor")
-		}
-		var box []int64
-		for _, v := range op.Operands()[1:] {
-			box = append(box, x.int(v))
-		}
-		td, err := TiledDesc(d, m, box)
-		if err != nil {
-			return errAt(op, "%v", err)
-		}
-		b, err := x.Dev.EncodeTensorMap(td)
-		if err != nil {
-			return errAt(op, "%v", err)
-		}
-		x.setResults(op, &TensorMap{Desc: td, Bytes: b})
-		return nil
-	case "gpu.launch_func":
-		l, err := x.launch(op)
-		if err != nil {
-			return errAt(op, "%v", err)
-		}
-		if err := x.Dev.Launch(l); err != nil {
-			// A device that locates its faults in the kernel's source (the
-			// emulator) gives a diagnostic of its own; the launch is a note.
-			var dg interface{ Diagnostic() *ir.Diagnostic }
-			if errors.As(err, &dg) {
-				return dg.Diagnostic().AttachNote(op.Loc, "in the kernel launched here")
-			}
-			return errAt(op, "%v", err)
-		}
-		if x.OnLaunch != nil {
-			if err := x.OnLaunch(l); err != nil {
-				return err
-			}
-		}
-		x.tokens(op)
-		return nil
+// hostOps maps each op the host executes to its handler, except the arith
+// ops it evaluates through their semantics (ir/eval) and the terminators
+// (scf.yield, func.return), which end their block.
+var hostOps map[string]func(*Exec, *ir.Operation) error
+
+func init() {
+	hostOps = map[string]func(*Exec, *ir.Operation) error{
+		arith.Constant:            (*Exec).constant,
+		arith.Select:              (*Exec).selectOp,
+		scf.For:                   (*Exec).forOp,
+		scf.If:                    (*Exec).ifOp,
+		memref.Cast:               (*Exec).cast,
+		memref.Dim:                (*Exec).dim,
+		memref.Alloc:              (*Exec).alloc,
+		gpu.Alloc:                 (*Exec).alloc,
+		memref.Dealloc:            (*Exec).dealloc,
+		gpu.Dealloc:               (*Exec).dealloc,
+		gpu.Wait:                  (*Exec).wait,
+		gpu.Memcpy:                (*Exec).memcpyOp,
+		gpu.Memset:                (*Exec).memset,
+		nvgpu.TmaCreateDescriptor: (*Exec).createDescriptor,
+		gpu.LaunchFunc:            (*Exec).launchFunc,
 	}
-	v, err := arith(op, x.operands(op))
+}
+
+// runsOnHost reports whether the host executes op: the ops of hostOps, the
+// terminators, and the arith ops, evaluated through their semantics.
+func runsOnHost(op *ir.Operation) bool {
+	name := op.Name()
+	return hostOps[name] != nil || name == scf.Yield || name == funcdialect.Return ||
+		op.Dialect() == "arith" && eval.Has(op)
+}
+
+func (x *Exec) op(op *ir.Operation) error {
+	if h := hostOps[op.Name()]; h != nil {
+		return h(x, op)
+	}
+	v, err := evalArith(op, x.values(op.Operands()))
 	if err != nil {
 		return errAt(op, "%v", err)
 	}
 	x.setResults(op, v)
+	return nil
+}
+
+func (x *Exec) constant(op *ir.Operation) error {
+	switch a := (arith.ConstantOp{Op: op}).Value().(type) {
+	case *ir.IntegerAttr:
+		x.setResults(op, a.Int())
+	case *ir.FloatAttr:
+		x.setResults(op, a.Value)
+	default:
+		return errAt(op, "only scalar constants run on the host")
+	}
+	return nil
+}
+
+func (x *Exec) selectOp(op *ir.Operation) error {
+	s := arith.SelectOp{Op: op}
+	if x.int(s.Condition()) != 0 {
+		x.setResults(op, x.vals[s.TrueValue()])
+	} else {
+		x.setResults(op, x.vals[s.FalseValue()])
+	}
+	return nil
+}
+
+func (x *Exec) forOp(op *ir.Operation) error {
+	f := scf.ForOp{Op: op}
+	lb, ub, step := x.int(f.LowerBound()), x.int(f.UpperBound()), x.int(f.Step())
+	if step <= 0 {
+		return errAt(op, "the loop step is %d; it must be positive", step)
+	}
+	iters := x.values(f.InitArgs())
+	body := f.Region().Entry()
+	for i := lb; i < ub; i += step {
+		x.vals[body.Arg(0)] = i
+		for j, a := range body.Args()[1:] {
+			x.vals[a] = iters[j]
+		}
+		y, err := x.block(body)
+		if err != nil {
+			return err
+		}
+		iters = y
+	}
+	x.setResults(op, iters...)
+	return nil
+}
+
+func (x *Exec) ifOp(op *ir.Operation) error {
+	r := 0 // the then region, or else the else region (if any)
+	if x.int(scf.IfOp{Op: op}.Condition()) == 0 {
+		r = 1
+	}
+	if r >= op.NumRegions() || op.Region(r).Entry() == nil {
+		return nil
+	}
+	y, err := x.block(op.Region(r).Entry())
+	if err != nil {
+		return err
+	}
+	x.setResults(op, y...)
+	return nil
+}
+
+func (x *Exec) cast(op *ir.Operation) error {
+	m, ok := x.vals[memref.CastOp{Op: op}.Source()].(*Mem)
+	if !ok {
+		return errAt(op, "operand is not a memref")
+	}
+	x.setResults(op, m)
+	return nil
+}
+
+func (x *Exec) dim(op *ir.Operation) error {
+	dim := memref.DimOp{Op: op}
+	m, _ := x.vals[dim.Source()].(*Mem)
+	d := x.int(dim.Index())
+	if m == nil || d < 0 || int(d) >= len(m.Shape) {
+		return errAt(op, "dimension %d is out of range", d)
+	}
+	x.setResults(op, m.Shape[d])
+	return nil
+}
+
+// allocOp is the view of memref.alloc (host memory) and gpu.alloc (device
+// memory), which declare the same dynamic sizes and memref result.
+type allocOp interface {
+	DynamicSizes() []ir.Value
+	Memref() ir.Value
+}
+
+func (x *Exec) alloc(op *ir.Operation) error {
+	var a allocOp = memref.AllocOp{Op: op}
+	onHost := true
+	if g, ok := gpu.AsAlloc(op); ok {
+		a, onHost = g, false
+	}
+	mt, ok := a.Memref().Type().(*ir.MemRefType)
+	if !ok {
+		return errAt(op, "only ranked memrefs can be allocated")
+	}
+	dyn := x.values(a.DynamicSizes())
+	shape := append([]int64(nil), mt.Shape()...)
+	for i, j := 0, 0; i < len(shape); i++ {
+		if shape[i] == ir.Dynamic {
+			if j >= len(dyn) {
+				return errAt(op, "missing dynamic size")
+			}
+			shape[i], _ = dyn[j].(int64)
+			j++
+		}
+	}
+	m, err := NewMem(mt.Elem, shape)
+	if err != nil {
+		return errAt(op, "%v", err)
+	}
+	if onHost {
+		m.Host = make([]byte, m.Bytes())
+		if m.Host == nil {
+			m.Host = []byte{}
+		}
+	} else {
+		p, err := x.Dev.Alloc(max(m.Bytes(), 1))
+		if err != nil {
+			return errAt(op, "%v", err)
+		}
+		m.Dev = p
+		x.allocs = append(x.allocs, p)
+	}
+	x.setResults(op, m)
+	x.tokens(op)
+	return nil
+}
+
+func (x *Exec) dealloc(op *ir.Operation) error {
+	// memref.dealloc and gpu.dealloc name their memref alike.
+	var d interface{ Memref() ir.Value } = memref.DeallocOp{Op: op}
+	if g, ok := gpu.AsDealloc(op); ok {
+		d = g
+	}
+	if m, ok := x.vals[d.Memref()].(*Mem); ok && m.OnDevice() {
+		for i, a := range x.allocs {
+			if a == m.Dev {
+				if err := x.Dev.Free(a); err != nil {
+					return errAt(op, "%v", err)
+				}
+				x.allocs = append(x.allocs[:i], x.allocs[i+1:]...)
+				break
+			}
+		}
+	}
+	x.tokens(op)
+	return nil
+}
+
+func (x *Exec) wait(op *ir.Operation) error {
+	x.tokens(op)
+	if op.NumResults() == 0 {
+		if err := x.Dev.Synchronize(); err != nil {
+			return errAt(op, "%v", err)
+		}
+	}
+	return nil
+}
+
+func (x *Exec) memcpyOp(op *ir.Operation) error {
+	c := gpu.MemcpyOp{Op: op}
+	dst, _ := x.vals[c.Dst()].(*Mem)
+	src, _ := x.vals[c.Src()].(*Mem)
+	if dst == nil || src == nil {
+		return errAt(op, "operands are not memrefs")
+	}
+	if err := x.memcpy(dst, src); err != nil {
+		return errAt(op, "%v", err)
+	}
+	x.tokens(op)
+	return nil
+}
+
+func (x *Exec) memset(op *ir.Operation) error {
+	s := gpu.MemsetOp{Op: op}
+	dst, _ := x.vals[s.Dst()].(*Mem)
+	if dst == nil || !dst.Contiguous() {
+		return errAt(op, "gpu.memset needs a contiguous memref")
+	}
+	pat, err := scalarBytes(dst.Elem, x.vals[s.Value()])
+	if err != nil {
+		return errAt(op, "%v", err)
+	}
+	if dst.OnDevice() {
+		err = x.Dev.Memset(dst.Dev+uint64(dst.Offset*int64(dst.ElemSize)), pat, int(dst.Elems()))
+	} else {
+		for i := 0; i < int(dst.Elems()); i++ {
+			copy(dst.Host[(int(dst.Offset)+i)*dst.ElemSize:], pat)
+		}
+	}
+	if err != nil {
+		return errAt(op, "%v", err)
+	}
+	x.tokens(op)
+	return nil
+}
+
+func (x *Exec) createDescriptor(op *ir.Operation) error {
+	c := nvgpu.TmaCreateDescriptorOp{Op: op}
+	m, _ := x.vals[c.Tensor()].(*Mem)
+	if m == nil {
+		return errAt(op, "the tensor operand is not a memref")
+	}
+	d, ok := nvgpu.AsTensorMapDescriptor(c.TensorMap().Type())
+	if !ok {
+		return errAt(op, "the result is not a tensor map descriptor")
+	}
+	var box []int64
+	for _, v := range c.BoxDimensions() {
+		box = append(box, x.int(v))
+	}
+	td, err := TiledDesc(d, m, box)
+	if err != nil {
+		return errAt(op, "%v", err)
+	}
+	b, err := x.Dev.EncodeTensorMap(td)
+	if err != nil {
+		return errAt(op, "%v", err)
+	}
+	x.setResults(op, &TensorMap{Desc: td, Bytes: b})
+	return nil
+}
+
+func (x *Exec) launchFunc(op *ir.Operation) error {
+	l, err := x.launch(gpu.LaunchFuncOp{Op: op})
+	if err != nil {
+		return errAt(op, "%v", err)
+	}
+	if err := x.Dev.Launch(l); err != nil {
+		// A device that locates its faults in the kernel's source (the
+		// emulator) gives a diagnostic of its own; the launch is a note.
+		var dg interface{ Diagnostic() *ir.Diagnostic }
+		if errors.As(err, &dg) {
+			return dg.Diagnostic().AttachNote(op.Loc, "in the kernel launched here")
+		}
+		return errAt(op, "%v", err)
+	}
+	if x.OnLaunch != nil {
+		if err := x.OnLaunch(l); err != nil {
+			return err
+		}
+	}
+	x.tokens(op)
 	return nil
 }
 
@@ -338,26 +409,26 @@ func (x *Exec) memcpy(dst, src *Mem) error {
 	}
 }
 
-func (x *Exec) launch(op *ir.Operation) (*Launch, error) {
-	ref := op.Attr("kernel").(*ir.SymbolRefAttr)
+func (x *Exec) launch(op gpu.LaunchFuncOp) (*Launch, error) {
+	ref := op.Kernel().(*ir.SymbolRefAttr)
 	k := x.Plan.Kernels[ref.Leaf()]
 	if k == nil {
 		return nil, fmt.Errorf("kernel %s was not planned", ref.Leaf())
 	}
 	l := &Launch{Kernel: k.Name}
-	for i, n := range []string{"gridSizeX", "gridSizeY", "gridSizeZ"} {
-		l.Grid[i] = int(x.int(op.OperandNamed(n)))
+	for i, v := range []ir.Value{op.GridSizeX(), op.GridSizeY(), op.GridSizeZ()} {
+		l.Grid[i] = int(x.int(v))
 	}
-	for i, n := range []string{"blockSizeX", "blockSizeY", "blockSizeZ"} {
-		l.Block[i] = int(x.int(op.OperandNamed(n)))
+	for i, v := range []ir.Value{op.BlockSizeX(), op.BlockSizeY(), op.BlockSizeZ()} {
+		l.Block[i] = int(x.int(v))
 	}
-	if cl := op.OperandGroup("clusterSizeX"); len(cl) == 1 {
-		for i, n := range []string{"clusterSizeX", "clusterSizeY", "clusterSizeZ"} {
-			l.Cluster[i] = int(x.int(op.OperandNamed(n)))
+	if op.ClusterSizeX() != nil {
+		for i, v := range []ir.Value{op.ClusterSizeX(), op.ClusterSizeY(), op.ClusterSizeZ()} {
+			l.Cluster[i] = int(x.int(v))
 		}
 	}
-	if sm := op.OperandGroup("dynamicSharedMemorySize"); len(sm) == 1 {
-		l.SharedBytes = int(x.int(sm[0]))
+	if sm := op.DynamicSharedMemorySize(); sm != nil {
+		l.SharedBytes = int(x.int(sm))
 	}
 	sizes := sm90.Launch{DynamicSharedBytes: int64(l.SharedBytes)}
 	for i := range 3 {
@@ -366,11 +437,7 @@ func (x *Exec) launch(op *ir.Operation) (*Launch, error) {
 	if err := sizes.Check(); err != nil {
 		return nil, fmt.Errorf("kernel %s cannot be launched: %v", k.Name, err)
 	}
-	var args []Value
-	for _, v := range op.OperandGroup("kernelOperands") {
-		args = append(args, x.vals[v])
-	}
-	ps, err := PackParams(k, args)
+	ps, err := PackParams(k, x.values(op.KernelOperands()))
 	if err != nil {
 		return nil, err
 	}
@@ -378,10 +445,10 @@ func (x *Exec) launch(op *ir.Operation) (*Launch, error) {
 	return l, nil
 }
 
-// arith evaluates a host arith op through its semantics (ir/eval):
+// evalArith evaluates a host arith op through its semantics (ir/eval):
 // integers are held sign-extended from their width (i1 as 0 or 1), floats
 // as float64 values of their type.
-func arith(op *ir.Operation, in []Value) (Value, error) {
+func evalArith(op *ir.Operation, in []Value) (Value, error) {
 	f, err := eval.Compile(op)
 	if err != nil {
 		return nil, err
@@ -425,5 +492,3 @@ func Upload(dev Device, b *buffer.Buffer) (*Mem, error) {
 	m.Dev = p
 	return m, dev.CopyToDevice(p, b.Bytes)
 }
-
-var _ = binary.LittleEndian

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -20,18 +22,19 @@ func CountFlops(mod, entry *ir.Operation) (float64, bool) {
 	total := 0.0
 	ok := true
 	ir.Walk(entry, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() != "gpu.launch_func" {
+		l, isLaunch := gpu.AsLaunchFunc(op)
+		if !isLaunch {
 			return ir.Advance
 		}
-		ref, _ := op.Attr("kernel").(*ir.SymbolRefAttr)
+		ref, _ := l.Kernel().(*ir.SymbolRefAttr)
 		if ref == nil {
 			ok = false
 			return ir.Interrupt
 		}
 		kernel := ir.ResolveSymbolRef(op, ref)
 		host, hostOK := loopTrips(op, entry)
-		grid, gOK := staticProduct(op, "gridSizeX", "gridSizeY", "gridSizeZ")
-		block, bOK := staticProduct(op, "blockSizeX", "blockSizeY", "blockSizeZ")
+		grid, gOK := staticProduct(l.GridSizeX(), l.GridSizeY(), l.GridSizeZ())
+		block, bOK := staticProduct(l.BlockSizeX(), l.BlockSizeY(), l.BlockSizeZ())
 		if kernel == nil || !hostOK || !gOK || !bOK {
 			ok = false
 			return ir.Interrupt
@@ -43,7 +46,7 @@ func CountFlops(mod, entry *ir.Operation) (float64, bool) {
 			warpgroups = grid * float64(c)
 		}
 		ir.Walk(kernel, func(k *ir.Operation) ir.WalkResult {
-			if k.Name() != "nvvm.wgmma.mma_async" {
+			if k.Name() != nvvm.WgmmaMmaAsync {
 				return ir.Advance
 			}
 			m, n, kk := nvvm.WGMMAShape(k)
@@ -67,11 +70,11 @@ func CountFlops(mod, entry *ir.Operation) (float64, bool) {
 // block that execute its wgmma ops (warp-specialize sets it).
 const ConsumerWarpgroupsAttr = "tmac.consumer_warpgroups"
 
-// staticProduct multiplies the constant values of the named operand groups.
-func staticProduct(op *ir.Operation, names ...string) (float64, bool) {
+// staticProduct multiplies the constant values of vs (false if one is
+// absent or not constant).
+func staticProduct(vs ...ir.Value) (float64, bool) {
 	p := 1.0
-	for _, n := range names {
-		v := op.OperandNamed(n)
+	for _, v := range vs {
 		if v == nil {
 			return 0, false
 		}
@@ -90,10 +93,11 @@ func loopTrips(op, top *ir.Operation) (float64, bool) {
 	trips := 1.0
 	for p := op.ParentOp(); p != nil && p != top; p = p.ParentOp() {
 		switch p.Name() {
-		case "scf.for":
-			lb, ok1 := ir.AttrInt(ir.ConstantValue(p.Operand(0)))
-			ub, ok2 := ir.AttrInt(ir.ConstantValue(p.Operand(1)))
-			st, ok3 := ir.AttrInt(ir.ConstantValue(p.Operand(2)))
+		case scf.For:
+			f := scf.ForOp{Op: p}
+			lb, ok1 := ir.AttrInt(ir.ConstantValue(f.LowerBound()))
+			ub, ok2 := ir.AttrInt(ir.ConstantValue(f.UpperBound()))
+			st, ok3 := ir.AttrInt(ir.ConstantValue(f.Step()))
 			if !ok1 || !ok2 || !ok3 || st <= 0 {
 				return 0, false
 			}
@@ -102,7 +106,7 @@ func loopTrips(op, top *ir.Operation) (float64, bool) {
 			} else {
 				trips = 0
 			}
-		case "scf.while":
+		case scf.While:
 			return 0, false
 		}
 	}

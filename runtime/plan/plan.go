@@ -8,10 +8,9 @@
 package plan
 
 import (
-	"fmt"
-
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/ir"
-	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/kernelabi"
 	"github.com/tmac-dev/tmac/runtime/cuda"
 )
@@ -55,20 +54,6 @@ type Plan struct {
 	Kernels map[string]*Kernel // by gpu.func symbol
 }
 
-var supported = map[string]bool{
-	"arith.constant": true,
-	"scf.for":        true, "scf.if": true, "scf.yield": true,
-	"memref.cast": true, "memref.alloc": true, "memref.dealloc": true, "memref.dim": true,
-	"gpu.alloc": true, "gpu.dealloc": true, "gpu.memcpy": true, "gpu.memset": true, "gpu.wait": true,
-	"nvgpu.tma.create.descriptor": true, "gpu.launch_func": true, "func.return": true,
-}
-
-// runsOnHost reports whether the host executes op: the ops above, and the
-// arith ops, evaluated through their semantics (ir/eval).
-func runsOnHost(op *ir.Operation) bool {
-	return supported[op.Name()] || op.Dialect() == "arith" && eval.Has(op)
-}
-
 // Build checks that every op of the entry function's body can run on the
 // host and lays out the parameters of every kernel it launches. Errors are
 // diagnostics at the offending op.
@@ -91,9 +76,9 @@ func Build(mod, entry *ir.Operation) (*Plan, error) {
 			err = op.EmitError("'%s' cannot run on the host: tmac run executes arith, scf, memref.alloc/cast, gpu.alloc/dealloc/memcpy/memset/wait, nvgpu.tma.create.descriptor and gpu.launch_func there (did outline-kernels run?)", op.Name())
 			return ir.Skip
 		}
-		if op.Name() == "gpu.launch_func" {
+		if l, ok := gpu.AsLaunchFunc(op); ok {
 			var k *Kernel
-			k, err = p.kernel(op)
+			k, err = p.kernel(l)
 			if err == nil {
 				p.Kernels[k.Name] = k
 			}
@@ -108,7 +93,12 @@ func Build(mod, entry *ir.Operation) (*Plan, error) {
 
 // FuncType returns the function type of a func.func or gpu.func.
 func FuncType(fn *ir.Operation) (*ir.FunctionType, bool) {
-	ta, ok := fn.Attr("function_type").(*ir.TypeAttr)
+	// func.func and gpu.func declare their function type alike.
+	var f interface{ FunctionType() ir.Attribute } = funcdialect.FuncOp{Op: fn}
+	if g, ok := gpu.AsFunc(fn); ok {
+		f = g
+	}
+	ta, ok := f.FunctionType().(*ir.TypeAttr)
 	if !ok {
 		return nil, false
 	}
@@ -116,16 +106,17 @@ func FuncType(fn *ir.Operation) (*ir.FunctionType, bool) {
 	return ft, ok
 }
 
-func (p *Plan) kernel(op *ir.Operation) (*Kernel, error) {
-	ref, ok := op.Attr("kernel").(*ir.SymbolRefAttr)
+func (p *Plan) kernel(l gpu.LaunchFuncOp) (*Kernel, error) {
+	op := l.Op
+	ref, ok := l.Kernel().(*ir.SymbolRefAttr)
 	if !ok {
 		return nil, op.EmitOpError("has no kernel symbol")
 	}
 	var fn *ir.Operation
 	for _, m := range p.Module.Region(0).Entry().Ops() {
-		if m.Name() == "gpu.module" && m.SymbolName() == ref.Root {
-			for _, f := range m.Region(0).Entry().Ops() {
-				if f.Name() == "gpu.func" && f.SymbolName() == ref.Leaf() {
+		if g, ok := gpu.AsModule(m); ok && m.SymbolName() == ref.Root {
+			for _, f := range g.BodyRegion().Entry().Ops() {
+				if f.Name() == gpu.Func && f.SymbolName() == ref.Leaf() {
 					fn = f
 				}
 			}
@@ -142,7 +133,7 @@ func (p *Plan) kernel(op *ir.Operation) (*Kernel, error) {
 	if err != nil {
 		return nil, op.EmitOpError("kernel %s: %v", ref.Leaf(), err)
 	}
-	operands := op.OperandGroup("kernelOperands")
+	operands := l.KernelOperands()
 	if len(operands) != len(ft.Inputs) {
 		return nil, op.EmitOpError("passes %d operands to kernel %s, which takes %d", len(operands), ref.Leaf(), len(ft.Inputs))
 	}
@@ -153,5 +144,3 @@ func (p *Plan) kernel(op *ir.Operation) (*Kernel, error) {
 func errAt(op *ir.Operation, format string, args ...any) error {
 	return op.EmitError(format, args...)
 }
-
-var _ = fmt.Sprintf

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	_ "github.com/tmac-dev/tmac/dialects/all"
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/driver"
 	"github.com/tmac-dev/tmac/ir"
@@ -417,7 +418,7 @@ func.func @main() {
 	x := &Exec{vals: map[ir.Value]Value{}}
 	var got []int64
 	for _, op := range entry.Region(0).Entry().Ops() {
-		if op.Name() == "func.return" {
+		if op.Name() == funcdialect.Return {
 			break
 		}
 		if err := x.op(op); err != nil {

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
@@ -20,10 +22,10 @@ func CheckTensorMaps(mod *ir.Operation) error {
 	var err error
 	ir.Walk(mod, func(op *ir.Operation) ir.WalkResult {
 		switch op.Name() {
-		case "gpu.module":
+		case gpu.Module:
 			return ir.Skip
-		case "nvgpu.tma.create.descriptor":
-			if e := checkTensorMap(op); e != nil {
+		case nvgpu.TmaCreateDescriptor:
+			if e := checkTensorMap(nvgpu.TmaCreateDescriptorOp{Op: op}); e != nil {
 				err = e
 				return ir.Interrupt
 			}
@@ -33,21 +35,22 @@ func CheckTensorMaps(mod *ir.Operation) error {
 	return err
 }
 
-func checkTensorMap(op *ir.Operation) error {
-	d, ok := nvgpu.AsTensorMapDescriptor(op.Result(0).Type())
-	if !ok || op.NumOperands() < 1 {
+func checkTensorMap(c nvgpu.TmaCreateDescriptorOp) error {
+	d, ok := nvgpu.AsTensorMapDescriptor(c.TensorMap().Type())
+	if !ok || c.Op.NumOperands() < 1 {
 		return nil
 	}
-	box := make([]int64, 0, op.NumOperands()-1)
-	for _, v := range op.Operands()[1:] {
-		c, ok := ir.AttrInt(ir.ConstantValue(v))
+	dims := c.BoxDimensions()
+	box := make([]int64, 0, len(dims))
+	for _, v := range dims {
+		n, ok := ir.AttrInt(ir.ConstantValue(v))
 		if !ok {
 			return nil
 		}
-		box = append(box, c)
+		box = append(box, n)
 	}
 	// The memref behind the casts, and where it lives.
-	v := op.Operand(0)
+	v := c.Tensor()
 	onHost := false
 	for {
 		r, ok := v.(*ir.OpResult)
@@ -55,14 +58,14 @@ func checkTensorMap(op *ir.Operation) error {
 			break // a function argument: tmac run puts it in device memory
 		}
 		def := r.DefiningOp()
-		if def.Name() == "memref.cast" {
-			v = def.Operand(0)
+		if cast, ok := memref.AsCast(def); ok {
+			v = cast.Source()
 			continue
 		}
-		if def.Name() != "memref.alloc" && def.Name() != "gpu.alloc" {
+		if def.Name() != memref.Alloc && def.Name() != gpu.Alloc {
 			return nil
 		}
-		onHost = def.Name() == "memref.alloc"
+		onHost = def.Name() == memref.Alloc
 		break
 	}
 	mt, ok := v.Type().(*ir.MemRefType)
@@ -91,7 +94,7 @@ func checkTensorMap(op *ir.Operation) error {
 		m.Host = []byte{}
 	}
 	if _, err := TiledDesc(d, m, box); err != nil {
-		return op.EmitError("%v", err)
+		return c.Op.EmitError("%v", err)
 	}
 	return nil
 }
