@@ -227,6 +227,37 @@ func konst(at *ir.Operation, v int64, ty ir.Type) ir.Value {
 	return b.CreateOp("arith.constant", nil, []ir.Type{ty}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(v, ty)}).Result(0)
 }
 
+// mutation is a row of the Catches tests: a break of the passes' output,
+// made after the pass after (default mbarrier-phase) on each of the
+// cases, and what the report of some run of each must say (alternatives
+// separated by |).
+type mutation[C fmt.Stringer] struct {
+	name   string
+	cases  []C
+	after  string
+	mutate func(k *ir.Operation)
+	want   string
+}
+
+// catches checks that run reports every mutation on each of its cases.
+func catches[C fmt.Stringer](t *testing.T, ms []mutation[C], run func(c C, after string, mutate func(k *ir.Operation)) error) {
+	for _, m := range ms {
+		t.Run(m.name, func(t *testing.T) {
+			for _, c := range m.cases {
+				caught(t, c.String(), run(c, m.after, m.mutate), m.want)
+			}
+		})
+	}
+}
+
+// expect panics unless the pass output has the shape a mutation relies
+// on (the mutations run inside the compiler's pipeline).
+func expect(ok bool, format string, args ...any) {
+	if !ok {
+		panic("the pass output is not what the mutation expects: " + fmt.Sprintf(format, args...))
+	}
+}
+
 // caught fails the test unless err, what the runs of case name gave,
 // reports one of want's phrases.
 func caught(t *testing.T, name string, err error, want string) {

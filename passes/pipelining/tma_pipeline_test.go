@@ -290,36 +290,30 @@ func TestTMAPipelineCatches(t *testing.T) {
 	cp := pipeCase{kind: "copy", n: 3, s: 2, lb: 0, ub: 6, step: 1, threads: 128, known: true}
 	inLoop := func(o *ir.Operation) bool { return o.ParentOp().Name() == "scf.for" }
 	topLevel := func(o *ir.Operation) bool { return o.ParentOp().Name() == "gpu.func" }
-	for _, tc := range []struct {
-		name   string
-		c      pipeCase
-		after  string // the pass whose output is broken (default mbarrier-phase)
-		mutate func(k *ir.Operation)
-		want   string // what the report says (alternatives separated by |)
-	}{
-		{"wgmma leaves the previous stage pending", gemm, "", func(k *ir.Operation) {
+	catches(t, []mutation[pipeCase]{
+		{"wgmma leaves the previous stage pending", []pipeCase{gemm}, "", func(k *ir.Operation) {
 			find(k, "nvgpu.warpgroup.mma", nil)[0].SetAttr("waitGroup", ir.I64Attr(2))
 		}, "before every reader released it"},
-		{"no wgmma wait after the loop", gemm, "lower-nvgpu", func(k *ir.Operation) {
+		{"no wgmma wait after the loop", []pipeCase{gemm}, "lower-nvgpu", func(k *ir.Operation) {
 			// The epilogue's own wait too: nothing retires the last group.
 			for _, o := range find(k, "nvvm.wgmma.wait.group.sync.aligned", func(o *ir.Operation) bool { return o.ParentOfName("scf.for") == nil }) {
 				o.Erase()
 			}
 		}, "reads a wgmma accumulator before nvvm.wgmma.wait.group has retired its group"},
-		{"no barrier before the refill", ew, "", func(k *ir.Operation) {
+		{"no barrier before the refill", []pipeCase{ew}, "", func(k *ir.Operation) {
 			for _, o := range find(k, "gpu.barrier", inLoop) {
 				o.Erase()
 			}
 		}, "before every reader released it"},
-		{"wrong expect_tx", gemm, "lower-nvgpu", func(k *ir.Operation) {
+		{"wrong expect_tx", []pipeCase{gemm}, "lower-nvgpu", func(k *ir.Operation) {
 			// After lower-nvgpu, whose static check would reject it.
 			e := find(k, "nvvm.mbarrier.arrive.expect_tx", nil)[0]
 			e.SetOperand(1, konst(e, 16384, ir.I32))
 		}, "drive the mbarrier's transaction count below zero"},
-		{"no prologue", gemm, "", func(k *ir.Operation) {
+		{"no prologue", []pipeCase{gemm}, "", func(k *ir.Operation) {
 			find(k, "scf.if", topLevel)[1].Erase()
 		}, "deadlock"},
-		{"refill one stage too far ahead", gemm, "", func(k *ir.Operation) {
+		{"refill one stage too far ahead", []pipeCase{gemm}, "", func(k *ir.Operation) {
 			// j + N-1 becomes j + N: the slot still being read is refilled.
 			for _, a := range find(k, "arith.addi", inLoop) {
 				if c, ok := arith.ConstantInt(a.Operand(1)); ok && c == 2 {
@@ -327,46 +321,44 @@ func TestTMAPipelineCatches(t *testing.T) {
 				}
 			}
 		}, "before every reader released it"},
-		{"no store rotation wait", ew, "", func(k *ir.Operation) {
+		{"no store rotation wait", []pipeCase{ew}, "", func(k *ir.Operation) {
 			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", inLoopIf) {
 				o.Erase()
 			}
 		}, "before every reader released it"},
-		{"no proxy fence", ew, "", func(k *ir.Operation) {
+		{"no proxy fence", []pipeCase{ew}, "", func(k *ir.Operation) {
 			find(k, "nvvm.fence.proxy", nil)[0].Erase()
 		}, "no fence.proxy.async since"},
-		{"refill of a pass-through slot before its store has read it", cp, "", func(k *ir.Operation) {
+		{"refill of a pass-through slot before its store has read it", []pipeCase{cp}, "", func(k *ir.Operation) {
 			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", inLoopIf) {
 				o.Erase()
 			}
 		}, "before every reader released it"},
-		{"refill wait allows two iterations of stores", cp, "", func(k *ir.Operation) {
+		{"refill wait allows two iterations of stores", []pipeCase{cp}, "", func(k *ir.Operation) {
 			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", inLoopIf) {
 				o.SetAttr("group", ir.IntAttr(2, ir.I32))
 			}
 		}, "before every reader released it"},
-		{"pass-through store before the wait", cp, "", func(k *ir.Operation) {
+		{"pass-through store before the wait", []pipeCase{cp}, "", func(k *ir.Operation) {
 			// The elected thread's wait (its scf.if) moved after the store's.
 			st := find(k, "nvgpu.tma.async.store", nil)[0].ParentOp()
 			w := find(k, "nvgpu.mbarrier.try_wait.parity", inLoopIf)[0].ParentOp()
 			w.Remove()
 			st.Block().InsertBefore(w, st.Next())
 		}, "before their fill"},
-		{"no final store wait (pass-through)", cp, "", func(k *ir.Operation) {
+		{"no final store wait (pass-through)", []pipeCase{cp}, "", func(k *ir.Operation) {
 			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", func(o *ir.Operation) bool { return !inLoopIf(o) }) {
 				o.Erase()
 			}
 		}, "exits without waiting for its TMA store"},
-		{"no final store wait", ew, "", func(k *ir.Operation) {
+		{"no final store wait", []pipeCase{ew}, "", func(k *ir.Operation) {
 			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", func(o *ir.Operation) bool { return !inLoopIf(o) }) {
 				o.Erase()
 			}
 		}, "exits without waiting for its TMA store"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			caught(t, tc.c.String(), runPipe(tc.c, tc.after, tc.mutate, 1, 2, 3), tc.want)
-		})
-	}
+	}, func(c pipeCase, after string, mutate func(k *ir.Operation)) error {
+		return runPipe(c, after, mutate, 1, 2, 3)
+	})
 }
 
 // inLoopIf: an op under an scf.if directly in an scf.for body.

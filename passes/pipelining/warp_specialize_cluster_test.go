@@ -328,24 +328,19 @@ func TestWarpSpecializeClusterCatches(t *testing.T) {
 	t.Parallel()
 	g2 := clusterCase{kind: "gemm", n: 2, c: 1, cs: 2, trip: 4}
 	g4 := clusterCase{kind: "gemm", n: 3, c: 1, cs: 4, trip: 4, one: true}
-	for _, tc := range []struct {
-		name   string
-		cases  []clusterCase
-		mutate func(k *ir.Operation)
-		want   string // what the report says (alternatives separated by |)
-	}{
-		{"empty count not multiplied by the cluster size", []clusterCase{g2, g4}, func(k *ir.Operation) {
+	catches(t, []mutation[clusterCase]{
+		{"empty count not multiplied by the cluster size", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
 			for _, in := range emptyInits(k) {
 				n, _ := arith.ConstantInt(in.OperandNamed("count"))
 				in.SetOperand(1, konst(in, n/int64(len(find(k, "nvvm.mapa", nil))), ir.Index))
 			}
 		}, "before every reader released it|before their previous fill|returned after phase|more arrivals than the mbarrier's count|deadlock"},
-		{"release to the own block only (cs arrivals there)", []clusterCase{g2, g4}, func(k *ir.Operation) {
+		{"release to the own block only (cs arrivals there)", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
 			for _, mp := range find(k, "nvvm.mapa", nil) {
 				mp.SetOperand(1, ownRank(mp))
 			}
 		}, "before every reader released it|before their previous fill|more arrivals than the mbarrier's count"},
-		{"release to the own block only (one arrival, count C)", []clusterCase{g2, g4}, func(k *ir.Operation) {
+		{"release to the own block only (one arrival, count C)", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
 			maps := find(k, "nvvm.mapa", nil)
 			for _, in := range emptyInits(k) {
 				n, _ := arith.ConstantInt(in.OperandNamed("count"))
@@ -357,12 +352,12 @@ func TestWarpSpecializeClusterCatches(t *testing.T) {
 			}
 		}, "before every reader released it|before their previous fill"},
 		// (CTA scope is enough for wgmma readers; thread readers need cluster scope.)
-		{"remote release at CTA scope with thread readers", []clusterCase{{kind: "gemm", n: 2, c: 1, cs: 2, trip: 4, mixed: true}, {kind: "ew", n: 2, c: 1, cs: 2, trip: 4}}, func(k *ir.Operation) {
+		{"remote release at CTA scope with thread readers", []clusterCase{{kind: "gemm", n: 2, c: 1, cs: 2, trip: 4, mixed: true}, {kind: "ew", n: 2, c: 1, cs: 2, trip: 4}}, "", func(k *ir.Operation) {
 			for _, a := range find(k, "nvvm.mbarrier.arrive", nil) {
 				a.SetAttr("scope", nvvm.MemScope.Attr("cta"))
 			}
 		}, "the release needs cluster scope"},
-		{"no cluster sync after the barrier init (a block barrier)", []clusterCase{g2, g4}, func(k *ir.Operation) {
+		{"no cluster sync after the barrier init (a block barrier)", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
 			arr := find(k, "nvvm.cluster.arrive", nil)[0]
 			b := ir.NewBuilder(arr.Loc)
 			b.SetInsertionPoint(arr)
@@ -370,27 +365,27 @@ func TestWarpSpecializeClusterCatches(t *testing.T) {
 			arr.Erase()
 			find(k, "nvvm.cluster.wait", nil)[0].Erase()
 		}, "before that block initialised it|no mbarrier initialised at shared offset"},
-		{"no cluster sync before exit", []clusterCase{g2, g4}, func(k *ir.Operation) {
+		{"no cluster sync before exit", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
 			find(k, "nvvm.cluster.arrive", nil)[1].Erase()
 			find(k, "nvvm.cluster.wait", nil)[1].Erase()
 		}, "which has exited"},
-		{"multicast to rank 0 only", []clusterCase{g2, g4}, func(k *ir.Operation) {
+		{"multicast to rank 0 only", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
 			for _, l := range find(k, "nvgpu.tma.async.load", func(l *ir.Operation) bool { return l.OperandNamed("multicastMask") != nil }) {
 				i, _, _ := l.OperandGroupRange("multicastMask")
 				l.SetOperand(i, konst(l, 1, ir.I16))
 			}
 		}, "got loads|deadlock"},
-		{"multicast mask beyond the cluster", []clusterCase{g2}, func(k *ir.Operation) {
+		{"multicast mask beyond the cluster", []clusterCase{g2}, "", func(k *ir.Operation) {
 			for _, l := range find(k, "nvgpu.tma.async.load", func(l *ir.Operation) bool { return l.OperandNamed("multicastMask") != nil }) {
 				i, _, _ := l.OperandGroupRange("multicastMask")
 				l.SetOperand(i, konst(l, 7, ir.I16))
 			}
 		}, "multicast mask 0x7"},
-		{"box 1 loaded by every block", []clusterCase{g2, g4}, func(k *ir.Operation) {
+		{"box 1 loaded by every block", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
 			f := multicastIfs(k)[1]
 			f.SetOperand(0, konst(f, 1, ir.I1))
 		}, "got loads|before their previous fill|race: a TMA load into shared memory another copy in flight is using|drive the mbarrier's transaction count below zero"},
-		{"box 0 issued by the last rank (once)", []clusterCase{g2, g4}, func(k *ir.Operation) {
+		{"box 0 issued by the last rank (once)", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
 			f := multicastIfs(k)[0]
 			cmp := f.Operand(0).DefiningOp()
 			b := ir.NewBuilder(f.Loc)
@@ -400,11 +395,7 @@ func TestWarpSpecializeClusterCatches(t *testing.T) {
 			ncmp := b.CreateOp("arith.cmpi", []ir.Value{cmp.Operand(0), last}, []ir.Type{ir.I1}, ir.NamedAttr{Name: "predicate", Value: cmp.Attr("predicate")}).Result(0)
 			f.SetOperand(0, ncmp)
 		}, "got loads"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, c := range tc.cases {
-				caught(t, c.String(), runCluster(c, tc.mutate, 1, 2, 3), tc.want)
-			}
-		})
-	}
+	}, func(c clusterCase, _ string, mutate func(k *ir.Operation)) error {
+		return runCluster(c, mutate, 1, 2, 3)
+	})
 }

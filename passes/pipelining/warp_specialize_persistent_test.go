@@ -352,7 +352,11 @@ func persistentCases() []tileCase {
 
 func TestWarpSpecializePersistentEmulated(t *testing.T) {
 	t.Parallel()
-	cases := persistentCases()
+	emulateAll(t, persistentCases())
+}
+
+// emulateAll runs every case once, each under a seed of its own.
+func emulateAll(t *testing.T, cases []tileCase) {
 	for i, c := range cases {
 		if err := runTiles(c, nil, int64(i)); err != nil {
 			t.Fatal(err)
@@ -372,11 +376,11 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 		g := func(w *ir.Operation) *ir.Operation {
 			slot := w.OperandNamed("mbarId").DefiningOp()
 			if slot == nil || slot.Name() != "arith.remui" {
-				t.Fatalf("slot not computed by arith.remui")
+				expect(false, "slot not computed by arith.remui")
 			}
 			add := slot.Operand(0).DefiningOp()
 			if add == nil || add.Name() != "arith.addi" {
-				t.Fatalf("ring position not computed by arith.addi")
+				expect(false, "ring position not computed by arith.addi")
 			}
 			return add
 		}
@@ -389,41 +393,36 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 				return g.Operand(1 - i), v
 			}
 		}
-		t.Fatalf("no K index in the ring position")
+		expect(false, "no K index in the ring position")
 		return nil, nil
 	}
 	gemm := tileCase{kind: "gemm", n: 3, c: 2, trip: 4, outer: 1, tiles: 7, grid: 3, ebar: true}
 	ew := tileCase{kind: "ew", n: 2, c: 1, trip: 3, inner: 1, outer: 2, tl: 2, tu: 12, ts: 3, ebar: true, kbar: true}
-	for _, tc := range []struct {
-		name   string
-		cs     []tileCase
-		mutate func(k *ir.Operation)
-		want   string // what the report says (alternatives separated by |)
-	}{
-		{"consumers do not add the tile base (restart the ring at each tile)", []tileCase{gemm, ew}, func(k *ir.Operation) {
+	catches(t, []mutation[tileCase]{
+		{"consumers do not add the tile base (restart the ring at each tile)", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
 			_, g := positions(k)
 			_, j := kIndex(g)
 			ir.ReplaceAllUsesWith(g.Result(0), j)
 		}, "waits for ring position|returned after phase|deadlock|before their fill"},
-		{"producer restarts the ring at each tile", []tileCase{gemm, ew}, func(k *ir.Operation) {
+		{"producer restarts the ring at each tile", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
 			g, _ := positions(k)
 			_, j := kIndex(g)
 			ir.ReplaceAllUsesWith(g.Result(0), j)
 		}, "returned after phase|before every reader released it|deadlock|got loads"},
-		{"tile base from t instead of the tile index (both roles)", []tileCase{gemm, ew}, func(k *ir.Operation) {
+		{"tile base from t instead of the tile index (both roles)", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
 			p, c := positions(k)
 			for _, g := range []*ir.Operation{p, c} {
 				base, _ := kIndex(g)
 				mul := base.DefiningOp() // ((t - lb) / st) * T
 				div := mul.Operand(0).DefiningOp()
 				if div == nil || div.Name() != "arith.divui" {
-					t.Fatalf("tile index not computed by arith.divui")
+					expect(false, "tile index not computed by arith.divui")
 				}
 				t0 := div.Operand(0).DefiningOp().Operand(0)
 				ir.ReplaceAllUsesWith(div.Result(0), t0)
 			}
 		}, "waits for ring position|returned after phase|deadlock|got loads"},
-		{"producer's parity from the K step's round (j/N), not the ring position's", []tileCase{gemm, ew}, func(k *ir.Operation) {
+		{"producer's parity from the K step's round (j/N), not the ring position's", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
 			g, _ := positions(k)
 			_, j := kIndex(g)
 			for _, u := range ir.Uses(g.Result(0)) {
@@ -432,7 +431,7 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 				}
 			}
 		}, "returned after phase|before every reader released it|deadlock"},
-		{"producer loads every tile with the first tile's coordinates", []tileCase{gemm, ew}, func(k *ir.Operation) {
+		{"producer loads every tile with the first tile's coordinates", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
 			// the producer's tile loop: the first scf.for; its index
 			// replaced by lb in the cloned coordinate ops only
 			tl := find(k, "scf.for", nil)[0]
@@ -443,7 +442,7 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 				}
 			}
 		}, "got loads"},
-		{"consumers release by the K step (j > 0): the tile's last slot is never released", []tileCase{gemm}, func(k *ir.Operation) {
+		{"consumers release by the K step (j > 0): the tile's last slot is never released", []tileCase{gemm}, "", func(k *ir.Operation) {
 			_, g := positions(k)
 			_, j := kIndex(g)
 			for _, u := range ir.Uses(g.Result(0)) {
@@ -452,21 +451,17 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 				}
 			}
 		}, "deadlock"},
-		{"consumers release slot (j-1) mod N of the K step, not of the ring position", []tileCase{gemm}, func(k *ir.Operation) {
+		{"consumers release slot (j-1) mod N of the K step, not of the ring position", []tileCase{gemm}, "", func(k *ir.Operation) {
 			_, g := positions(k)
 			_, j := kIndex(g)
 			a := find(k, "nvgpu.mbarrier.arrive", nil)[0]
 			prev := a.OperandNamed("mbarId").DefiningOp().Operand(0).DefiningOp() // g + N-1
 			if prev == nil || prev.Name() != "arith.addi" || prev.Operand(0) != g.Result(0) {
-				t.Fatalf("released slot not computed as (g + N-1) mod N")
+				expect(false, "released slot not computed as (g + N-1) mod N")
 			}
 			prev.SetOperand(0, j)
 		}, "releases slot|before every reader released it|more arrivals than the mbarrier's count|deadlock"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, c := range tc.cs {
-				caught(t, c.String(), runTiles(c, tc.mutate, 1, 2, 3), tc.want)
-			}
-		})
-	}
+	}, func(c tileCase, _ string, mutate func(k *ir.Operation)) error {
+		return runTiles(c, mutate, 1, 2, 3)
+	})
 }

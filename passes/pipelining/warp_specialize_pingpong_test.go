@@ -54,13 +54,7 @@ func pingpongCases() []tileCase {
 
 func TestWarpSpecializePingpongEmulated(t *testing.T) {
 	t.Parallel()
-	cases := pingpongCases()
-	for i, c := range cases {
-		if err := runTiles(c, nil, int64(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("%d emulated kernels", len(cases))
+	emulateAll(t, pingpongCases())
 }
 
 // tileBarriers are the named barriers of a warpgroup's own tile (over its
@@ -86,11 +80,9 @@ func TestWarpSpecializePingpongCatches(t *testing.T) {
 	// the consumers'.
 	consumerTiles := func(k *ir.Operation) *ir.Operation { return find(k, "scf.for", nil)[2] }
 	// The consumers' releases: in the K loop, then after it (wgmma, N > 1).
-	arrives := func(t *testing.T, k *ir.Operation) (inLoop, endOfTile *ir.Operation) {
+	arrives := func(k *ir.Operation) (inLoop, endOfTile *ir.Operation) {
 		as := find(k, "nvgpu.mbarrier.arrive", nil)
-		if len(as) != 2 {
-			t.Fatalf("%d arrivals on empty barriers, want 2", len(as))
-		}
+		expect(len(as) == 2, "%d arrivals on empty barriers, want 2", len(as))
 		return as[0], as[1]
 	}
 	gemm := tileCase{kind: "gemm", pingpong: true, n: 3, c: 1, trip: 4, outer: 0, tiles: 5, ebar: true, after: true}
@@ -100,34 +92,27 @@ func TestWarpSpecializePingpongCatches(t *testing.T) {
 	ewDyn := tileCase{kind: "ew", pingpong: true, n: 2, c: 1, trip: 5, inner: 1, outer: 2, tl: 2, tu: 15, ts: 3, kbar: true}
 	gemmMixed := tileCase{kind: "gemm", pingpong: true, n: 3, c: 1, trip: 4, outer: 0, tiles: 4, ebar: true, mixed: true}
 	gemmMixedGrid := tileCase{kind: "gemm", pingpong: true, n: 2, c: 1, trip: 3, inner: 1, outer: 1, tiles: 7, grid: 3, mixed: true}
-	for _, tc := range []struct {
-		name   string
-		cs     []tileCase
-		mutate func(t *testing.T, k *ir.Operation)
-		want   string // what the report says (alternatives separated by |)
-	}{
-		{"release at j > 0 by the global ring position, not the tile's K step", []tileCase{gemm, gemmGrid, gemmDyn}, func(t *testing.T, k *ir.Operation) {
-			a, _ := arrives(t, k)
+	catches(t, []mutation[tileCase]{
+		{"release at j > 0 by the global ring position, not the tile's K step", []tileCase{gemm, gemmGrid, gemmDyn}, "", func(k *ir.Operation) {
+			a, _ := arrives(k)
 			cond := a.ParentOp().Operand(0).DefiningOp() // leader && j > 0
 			ugt := cond.Operand(1).DefiningOp()
 			w := find(k, "nvgpu.mbarrier.try_wait.parity", nil)[1]
 			g := w.OperandNamed("mbarId").DefiningOp().Operand(0) // slot = g mod N
-			if ugt.Name() != "arith.cmpi" || g.DefiningOp() == nil || g.DefiningOp().Name() != "arith.addi" {
-				t.Fatalf("unexpected release condition %s / position %v", ugt.Name(), g.DefiningOp())
-			}
+			expect(ugt.Name() == "arith.cmpi" && g.DefiningOp() != nil && g.DefiningOp().Name() == "arith.addi", "release condition %s, position %v", ugt.Name(), g.DefiningOp())
 			ugt.SetOperand(0, g)
 		}, "releases slot|before every reader released it|more arrivals than the mbarrier's count"},
-		{"no end-of-tile release", []tileCase{gemm, gemmGrid, gemmDyn}, func(t *testing.T, k *ir.Operation) {
-			_, e := arrives(t, k)
+		{"no end-of-tile release", []tileCase{gemm, gemmGrid, gemmDyn}, "", func(k *ir.Operation) {
+			_, e := arrives(k)
 			e.ParentOp().Erase()
 		}, "deadlock"},
-		{"end-of-tile release before the K loop's wgmma groups complete", []tileCase{gemm, gemmGrid, gemmDyn}, func(t *testing.T, k *ir.Operation) {
-			_, e := arrives(t, k)
+		{"end-of-tile release before the K loop's wgmma groups complete", []tileCase{gemm, gemmGrid, gemmDyn}, "", func(k *ir.Operation) {
+			_, e := arrives(k)
 			w := find(k, "nvvm.wgmma.wait.group.sync.aligned", nil)[0]
 			w.Remove()
 			e.ParentOp().Block().InsertBefore(w, e.ParentOp().Next())
 		}, "before every reader released it"},
-		{"empty barrier count 2 (256 with thread readers)", []tileCase{gemm, gemmGrid, gemmDyn, ew, ewDyn}, func(t *testing.T, k *ir.Operation) {
+		{"empty barrier count 2 (256 with thread readers)", []tileCase{gemm, gemmGrid, gemmDyn, ew, ewDyn}, "", func(k *ir.Operation) {
 			empty := find(k, "nvgpu.mbarrier.create", nil)[1].Result(0)
 			for _, in := range find(k, "nvgpu.mbarrier.init", nil) {
 				if in.OperandNamed("barriers") == empty {
@@ -136,16 +121,16 @@ func TestWarpSpecializePingpongCatches(t *testing.T) {
 				}
 			}
 		}, "deadlock"},
-		{"both warpgroups take the same tiles", []tileCase{gemm, gemmGrid, gemmDyn, ew, ewDyn}, func(t *testing.T, k *ir.Operation) {
+		{"both warpgroups take the same tiles", []tileCase{gemm, gemmGrid, gemmDyn, ew, ewDyn}, "", func(k *ir.Operation) {
 			// the producer's tile loop has the original bounds
 			f := consumerTiles(k)
 			f.SetOperand(0, find(k, "scf.for", nil)[0].Operand(0))
 		}, "waits for ring position|returned after phase|deadlock|before their fill|before every reader released it"},
-		{"consumers' tile loop not strided twice as far", []tileCase{gemm, gemmGrid, ewDyn}, func(t *testing.T, k *ir.Operation) {
+		{"consumers' tile loop not strided twice as far", []tileCase{gemm, gemmGrid, ewDyn}, "", func(k *ir.Operation) {
 			f := consumerTiles(k)
 			f.SetOperand(2, find(k, "scf.for", nil)[0].Operand(2))
 		}, "waits for ring position|returned after phase|deadlock|before their fill|before every reader released it|waits for a"},
-		{"named barrier over both warpgroups inside the tile", []tileCase{gemm, gemmGrid, ew, ewDyn}, func(t *testing.T, k *ir.Operation) {
+		{"named barrier over both warpgroups inside the tile", []tileCase{gemm, gemmGrid, ew, ewDyn}, "", func(k *ir.Operation) {
 			f := consumerTiles(k)
 			for _, nb := range tileBarriers(f) {
 				nb.SetOperand(0, konst(nb, 1, ir.I32))
@@ -155,19 +140,15 @@ func TestWarpSpecializePingpongCatches(t *testing.T) {
 		// Where the threads read the tiles too, the leader releases the
 		// tile's last slot after its warpgroup's barrier: a barrier two
 		// warpgroups share lets it release before its own threads are done.
-		{"named barrier 1 for both warpgroups (over 128 threads each)", []tileCase{gemmMixed, gemmMixedGrid}, func(t *testing.T, k *ir.Operation) {
+		{"named barrier 1 for both warpgroups (over 128 threads each)", []tileCase{gemmMixed, gemmMixedGrid}, "", func(k *ir.Operation) {
 			f := consumerTiles(k)
 			for _, nb := range tileBarriers(f) {
 				nb.SetOperand(0, konst(nb, 1, ir.I32))
 			}
 		}, "named barrier 1 gathers warpgroups"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, c := range tc.cs {
-				caught(t, c.String(), runTiles(c, func(k *ir.Operation) { tc.mutate(t, k) }, 1, 2, 3), tc.want)
-			}
-		})
-	}
+	}, func(c tileCase, _ string, mutate func(k *ir.Operation)) error {
+		return runTiles(c, mutate, 1, 2, 3)
+	})
 }
 
 // TestWarpSpecializePingpongOrder: the two consumer warpgroups wait on the

@@ -253,29 +253,23 @@ func TestWarpSpecializeCatches(t *testing.T) {
 		p, _ := ir.AttrInt(c.Attr("predicate"))
 		c.SetAttr("predicate", ir.IntAttr(1-p, ir.I64))
 	}
-	for _, tc := range []struct {
-		name   string
-		c      wsCase
-		after  string // the pass whose output is broken (default mbarrier-phase)
-		mutate func(k *ir.Operation)
-		want   string // what the report says (alternatives separated by |)
-	}{
-		{"producer waits the wrong parity", gemm, "", func(k *ir.Operation) {
+	catches(t, []mutation[wsCase]{
+		{"producer waits the wrong parity", []wsCase{gemm}, "", func(k *ir.Operation) {
 			p, _ := waits(k)
 			flip(p)
 		}, "deadlock|returned after phase"},
-		{"producer does not wait for free slots", gemm, "", func(k *ir.Operation) {
+		{"producer does not wait for free slots", []wsCase{gemm}, "", func(k *ir.Operation) {
 			p, _ := waits(k)
 			p.Erase()
 		}, "before every reader released it|more arrivals than the mbarrier's count"},
-		{"consumers wait the wrong parity", gemm, "", func(k *ir.Operation) {
+		{"consumers wait the wrong parity", []wsCase{gemm}, "", func(k *ir.Operation) {
 			_, c := waits(k)
 			flip(c)
 		}, "before their fill|returned after phase|deadlock"},
-		{"consumers never release", gemm, "", func(k *ir.Operation) {
+		{"consumers never release", []wsCase{gemm}, "", func(k *ir.Operation) {
 			find(k, "nvgpu.mbarrier.arrive", nil)[0].Erase()
 		}, "deadlock"},
-		{"release of the slot still read by the running wgmma", gemm1, "", func(k *ir.Operation) {
+		{"release of the slot still read by the running wgmma", []wsCase{gemm1}, "", func(k *ir.Operation) {
 			// arrive on empty[j mod N] instead of empty[(j+N-1) mod N],
 			// from j = 0 on
 			a := find(k, "nvgpu.mbarrier.arrive", nil)[0]
@@ -284,65 +278,63 @@ func TestWarpSpecializeCatches(t *testing.T) {
 			cond := a.ParentOp().Operand(0).DefiningOp()
 			cond.SetOperand(1, konst(cond, 1, ir.I1))
 		}, "before every reader released it"},
-		{"release at j = 0 too", gemm1, "", func(k *ir.Operation) {
+		{"release at j = 0 too", []wsCase{gemm1}, "", func(k *ir.Operation) {
 			a := find(k, "nvgpu.mbarrier.arrive", nil)[0]
 			cond := a.ParentOp().Operand(0).DefiningOp() // leader && j > 0
 			cond.SetOperand(1, konst(cond, 1, ir.I1))
 		}, "before every reader released it|more arrivals than the mbarrier's count|releases slot"},
-		{"empty count of one warpgroup", gemm, "", func(k *ir.Operation) {
+		{"empty count of one warpgroup", []wsCase{gemm}, "", func(k *ir.Operation) {
 			for _, in := range find(k, "nvgpu.mbarrier.init", nil) {
 				if v, _ := arith.ConstantInt(in.OperandNamed("count")); v == 2 {
 					in.SetOperand(1, konst(in, 1, ir.Index))
 				}
 			}
 		}, "before every reader released it|more arrivals than the mbarrier's count"},
-		{"wgmma leaves two groups pending", gemm, "", func(k *ir.Operation) {
+		{"wgmma leaves two groups pending", []wsCase{gemm}, "", func(k *ir.Operation) {
 			find(k, "nvgpu.warpgroup.mma", nil)[0].SetAttr("waitGroup", ir.I64Attr(2))
 		}, "before every reader released it"},
 		// (After lower-nvgpu, whose static check would reject them.)
-		{"expect_tx too small", gemm, "lower-nvgpu", func(k *ir.Operation) {
+		{"expect_tx too small", []wsCase{gemm}, "lower-nvgpu", func(k *ir.Operation) {
 			e := find(k, "nvvm.mbarrier.arrive.expect_tx", nil)[0]
 			e.SetOperand(1, konst(e, 8192, ir.I32))
 		}, "drive the mbarrier's transaction count below zero"},
-		{"expect_tx too large", gemm, "lower-nvgpu", func(k *ir.Operation) {
+		{"expect_tx too large", []wsCase{gemm}, "lower-nvgpu", func(k *ir.Operation) {
 			e := find(k, "nvvm.mbarrier.arrive.expect_tx", nil)[0]
 			e.SetOperand(1, konst(e, 1<<20, ir.I32))
 		}, "deadlock"},
-		{"thread readers: arrive before the last read", ew, "", func(k *ir.Operation) {
+		{"thread readers: arrive before the last read", []wsCase{ew}, "", func(k *ir.Operation) {
 			a := find(k, "nvgpu.mbarrier.arrive", nil)[0]
 			a.Remove()
 			ld := find(k, "memref.load", nil)[1]
 			ld.Block().InsertBefore(a, ld)
 		}, "before every reader released it"},
-		{"thread readers: empty count of one warpgroup", ew, "", func(k *ir.Operation) {
+		{"thread readers: empty count of one warpgroup", []wsCase{ew}, "", func(k *ir.Operation) {
 			for _, in := range find(k, "nvgpu.mbarrier.init", nil) {
 				if v, _ := arith.ConstantInt(in.OperandNamed("count")); v == 256 {
 					in.SetOperand(1, konst(in, 128, ir.Index))
 				}
 			}
 		}, "before every reader released it|more arrivals than the mbarrier's count"},
-		{"named barrier over the whole block", ew, "", func(k *ir.Operation) {
+		{"named barrier over the whole block", []wsCase{ew}, "", func(k *ir.Operation) {
 			nb := find(k, "nvvm.barrier", nil)[0]
 			nb.SetOperand(1, konst(nb, 384, ir.I32))
 		}, "deadlock"},
-		{"named barrier id 0 (the block barrier)", ew, "", func(k *ir.Operation) {
+		{"named barrier id 0 (the block barrier)", []wsCase{ew}, "", func(k *ir.Operation) {
 			nb := find(k, "nvvm.barrier", nil)[0]
 			nb.SetOperand(0, konst(nb, 0, ir.I32))
 		}, "named barrier 0 is used with"},
-		{"wrong coordinates", gemm, "", func(k *ir.Operation) {
+		{"wrong coordinates", []wsCase{gemm}, "", func(k *ir.Operation) {
 			l := find(k, "nvgpu.tma.async.load", nil)[0]
 			l.SetOperand(3, konst(l, 0, ir.Index))
 		}, "got loads"},
-		{"producer's loads skip the first iteration", gemm, "", func(k *ir.Operation) {
+		{"producer's loads skip the first iteration", []wsCase{gemm}, "", func(k *ir.Operation) {
 			// for j = 1 to T in the producer
 			f := find(k, "scf.for", nil)[0]
 			f.SetOperand(0, konst(f, 1, ir.Index))
 		}, "deadlock|got loads"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			caught(t, tc.c.String(), runWS(tc.c, tc.after, tc.mutate, 1, 2, 3), tc.want)
-		})
-	}
+	}, func(c wsCase, after string, mutate func(k *ir.Operation)) error {
+		return runWS(c, after, mutate, 1, 2, 3)
+	})
 }
 
 // TestWarpSpecializeLaunchThreadIDs: regression test (fixed): on a
