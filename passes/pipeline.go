@@ -6,6 +6,8 @@ import (
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/tmac-dev/tmac/dialects/builtin"
 )
 
 // The textual pipeline syntax, as upstream's --pass-pipeline:
@@ -56,7 +58,7 @@ func ParsePipeline(text string) ([]*Step, error) {
 		return nil, fmt.Errorf("invalid pass pipeline '%s': %v", text, err)
 	}
 	elems := ast.Elems
-	if len(elems) == 1 && elems[0].Name == "builtin.module" && elems[0].Opts == nil {
+	if len(elems) == 1 && elems[0].Name == builtin.Module && elems[0].Opts == nil {
 		if elems[0].Nested == nil {
 			return nil, nil
 		}

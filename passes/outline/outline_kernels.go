@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tmac-dev/tmac/dialects/builtin"
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/internal/sm90"
@@ -55,20 +56,35 @@ func init() {
 		New: func(passes.Options) (passes.Pass, error) {
 			return passes.PassFunc(func(op *ir.Operation, _ *passes.Context) error { return outlineKernels(op) }), nil
 		},
-		Rewrites: func(op *ir.Operation) bool { return op.Name() == "gpu.launch" },
+		Rewrites: func(op *ir.Operation) bool { return op.Name() == gpu.Launch },
 	})
 }
 
 // Launch region arguments, in order: block ids, thread ids, grid sizes,
 // block sizes, then (with clusters) cluster ids and cluster sizes.
-var launchArgOps = [6]string{"gpu.block_id", "gpu.thread_id", "gpu.grid_dim", "gpu.block_dim", "gpu.cluster_block_id", "gpu.cluster_dim_blocks"}
+var launchArgOps = [6]string{gpu.BlockId, gpu.ThreadId, gpu.GridDim, gpu.BlockDim, gpu.ClusterBlockId, gpu.ClusterDimBlocks}
 
-// launchSizeOperands names the launch operands giving the sizes of argument
-// groups 2, 3 and 5.
-var launchSizeOperands = map[int][3]string{
-	2: {"gridSizeX", "gridSizeY", "gridSizeZ"},
-	3: {"blockSizeX", "blockSizeY", "blockSizeZ"},
-	5: {"clusterSizeX", "clusterSizeY", "clusterSizeZ"},
+// launchView is what the views of gpu.launch and gpu.launch_func share:
+// the sizes they launch with.
+type launchView interface {
+	GridSizeX() ir.Value
+	GridSizeY() ir.Value
+	GridSizeZ() ir.Value
+	BlockSizeX() ir.Value
+	BlockSizeY() ir.Value
+	BlockSizeZ() ir.Value
+	ClusterSizeX() ir.Value
+	ClusterSizeY() ir.Value
+	ClusterSizeZ() ir.Value
+	DynamicSharedMemorySize() ir.Value
+}
+
+// sizeOperands returns a launch's grid, block and cluster size operands,
+// x, y and z (the cluster's nil without clusters).
+func sizeOperands(l launchView) (grid, block, cluster [3]ir.Value) {
+	return [3]ir.Value{l.GridSizeX(), l.GridSizeY(), l.GridSizeZ()},
+		[3]ir.Value{l.BlockSizeX(), l.BlockSizeY(), l.BlockSizeZ()},
+		[3]ir.Value{l.ClusterSizeX(), l.ClusterSizeY(), l.ClusterSizeZ()}
 }
 
 var dims = [3]string{"x", "y", "z"}
@@ -95,7 +111,7 @@ func outlineKernels(top *ir.Operation) error {
 	counts := map[*ir.Operation]int{}
 	var err error
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() != "gpu.launch" {
+		if op.Name() != gpu.Launch {
 			return ir.Advance
 		}
 		var p *launchPlan
@@ -124,14 +140,14 @@ func outlineKernels(top *ir.Operation) error {
 func planLaunch(launch *ir.Operation) (*launchPlan, error) {
 	p := &launchPlan{launch: launch}
 	for o := launch.ParentOp(); o != nil; o = o.ParentOp() {
-		if o.Name() == "gpu.module" || o.Name() == "gpu.func" {
+		if o.Name() == gpu.Module || o.Name() == gpu.Func {
 			return nil, launch.EmitError("a gpu.launch inside device code ('%s') cannot be outlined: launching kernels from kernels is not supported", o.Name())
 		}
 		if o.HasTrait(ir.SymbolTable) {
 			if p.fn == nil {
 				return nil, launch.EmitError("a gpu.launch must be inside a function to be outlined")
 			}
-			if o.Name() != "builtin.module" {
+			if o.Name() != builtin.Module {
 				return nil, launch.EmitError("the function holding a gpu.launch must be directly inside a builtin.module to be outlined, not '%s'", o.Name())
 			}
 			p.table = o
@@ -147,10 +163,10 @@ func planLaunch(launch *ir.Operation) (*launchPlan, error) {
 	if p.fn.ParentOp() != p.table {
 		return nil, p.fn.EmitError("'%s' holds a gpu.launch and must be directly inside the module to be outlined", p.fn.Name())
 	}
-	if err := launchSizes(launch).Check(); err != nil {
+	if err := launchSizes(gpu.LaunchOp{Op: launch}).Check(); err != nil {
 		return nil, launch.EmitError("this launch cannot run on sm_90: %v", err)
 	}
-	body := launch.Region(0)
+	body := gpu.LaunchOp{Op: launch}.Body()
 	seen := map[ir.Value]bool{}
 	seenConst := map[*ir.Operation]bool{}
 	var err error
@@ -158,7 +174,7 @@ func planLaunch(launch *ir.Operation) (*launchPlan, error) {
 		if op == launch {
 			return ir.Advance
 		}
-		if op.Name() == "gpu.launch" {
+		if op.Name() == gpu.Launch {
 			err = op.EmitError("a gpu.launch nested in another gpu.launch cannot be outlined").
 				AttachNote(launch.Loc, "enclosing gpu.launch here")
 			return ir.Interrupt
@@ -193,21 +209,22 @@ func planLaunch(launch *ir.Operation) (*launchPlan, error) {
 
 // launchSizes reads the constant sizes of a gpu.launch (sm90.Unknown where
 // a size is computed at run time; the plan checks those before launching).
-func launchSizes(launch *ir.Operation) sm90.Launch {
-	size := func(name string) int64 {
-		if g := launch.OperandGroup(name); len(g) == 1 {
-			if c, ok := ir.AttrInt(ir.ConstantValue(g[0])); ok {
-				return c
-			}
-			return sm90.Unknown
+func launchSizes(launch launchView) sm90.Launch {
+	size := func(v ir.Value) int64 {
+		if v == nil {
+			return 0
 		}
-		return 0
+		if c, ok := ir.AttrInt(ir.ConstantValue(v)); ok {
+			return c
+		}
+		return sm90.Unknown
 	}
-	l := sm90.Launch{DynamicSharedBytes: size("dynamicSharedMemorySize")}
-	for i, axis := range []string{"X", "Y", "Z"} {
-		l.Grid[i] = size("gridSize" + axis)
-		l.Block[i] = size("blockSize" + axis)
-		l.Cluster[i] = size("clusterSize" + axis)
+	l := sm90.Launch{DynamicSharedBytes: size(launch.DynamicSharedMemorySize())}
+	grid, block, cluster := sizeOperands(launch)
+	for i := range 3 {
+		l.Grid[i] = size(grid[i])
+		l.Block[i] = size(block[i])
+		l.Cluster[i] = size(cluster[i])
 	}
 	return l
 }
@@ -293,10 +310,12 @@ func (o *outliner) outline(p *launchPlan) error {
 		return err
 	}
 
-	body := launch.Region(0)
+	lv := gpu.LaunchOp{Op: launch}
+	body := lv.Body()
 	oldEntry := body.Entry()
+	grid, block, cluster := sizeOperands(lv)
 	nCfg := 12
-	clusters := launch.OperandNamed("clusterSizeX") != nil
+	clusters := cluster[0] != nil
 	if clusters {
 		nCfg = 18
 	}
@@ -347,15 +366,17 @@ func (o *outliner) outline(p *launchPlan) error {
 	// (first, in argument order), static sizes their constants.
 	known := map[int][]int64{}
 	repl := map[int]*ir.Operation{} // argument index -> constant to clone
+	// The launch operands giving the sizes of argument groups 2, 3 and 5.
+	sizeOf := map[int][3]ir.Value{2: grid, 3: block, 5: cluster}
 	for g := 0; g < nCfg/3; g++ {
-		names, sized := launchSizeOperands[g]
+		sizes3, sized := sizeOf[g]
 		static := sized
 		var sizes []int64
 		for d := 0; d < 3; d++ {
 			arg := oldArgs[3*g+d]
 			var cst *ir.Operation
 			if sized {
-				v := launch.OperandNamed(names[d])
+				v := sizes3[d]
 				if c := v.DefiningOp(); c != nil && c.HasTrait(ir.ConstantLike) && c.NumOperands() == 0 && c.NumRegions() == 0 {
 					cst = c
 				}
@@ -398,7 +419,7 @@ func (o *outliner) outline(p *launchPlan) error {
 	}
 
 	// The kernel.
-	st := &ir.OperationState{Name: "gpu.func", Loc: launch.Loc, Regions: []*ir.Region{region}}
+	st := &ir.OperationState{Name: gpu.Func, Loc: launch.Loc, Regions: []*ir.Region{region}}
 	st.AddAttr("sym_name", ir.Str(kname))
 	st.AddAttr("function_type", ir.TypeAttrOf(ir.FunctionTypeOf(inputs, nil)))
 	st.AddAttr("gpu.kernel", ir.Unit)
@@ -409,16 +430,16 @@ func (o *outliner) outline(p *launchPlan) error {
 		}
 	}
 	kernel := ir.NewOperation(st)
-	gm.Region(0).Entry().Append(kernel)
+	gpu.ModuleOp{Op: gm}.BodyRegion().Entry().Append(kernel)
 	o.symbols(gm).Insert(kernel)
 
 	// gpu.terminator -> gpu.return (only the kernel's own terminators: no
 	// launch is nested, so every gpu.terminator here ended the launch body).
 	for _, blk := range region.Blocks() {
-		if t := blk.Last(); t != nil && t.Name() == "gpu.terminator" {
+		if t := blk.Last(); t != nil && t.Name() == gpu.Terminator {
 			rb := ir.NewBuilder(t.Loc)
 			rb.SetInsertionPoint(t)
-			r := rb.CreateOp("gpu.return", nil, nil)
+			r := rb.CreateOp(gpu.Return, nil, nil)
 			for _, a := range t.DiscardableAttrs() {
 				r.SetAttr(a.Name, a.Value)
 			}
@@ -433,20 +454,20 @@ func (o *outliner) outline(p *launchPlan) error {
 	// The launch.
 	var operands []ir.Value
 	segs := make([]int64, 13)
-	deps := launch.OperandGroup("asyncDependencies")
+	deps := lv.AsyncDependencies()
 	operands = append(operands, deps...)
 	segs[0] = int64(len(deps))
-	for i, name := range []string{"gridSizeX", "gridSizeY", "gridSizeZ", "blockSizeX", "blockSizeY", "blockSizeZ"} {
-		operands = append(operands, launch.OperandNamed(name))
+	for i, v := range append(grid[:], block[:]...) {
+		operands = append(operands, v)
 		segs[1+i] = 1
 	}
 	if clusters {
-		for i, name := range []string{"clusterSizeX", "clusterSizeY", "clusterSizeZ"} {
-			operands = append(operands, launch.OperandNamed(name))
+		for i, v := range cluster {
+			operands = append(operands, v)
 			segs[7+i] = 1
 		}
 	}
-	if v := launch.OperandNamed("dynamicSharedMemorySize"); v != nil {
+	if v := lv.DynamicSharedMemorySize(); v != nil {
 		operands = append(operands, v)
 		segs[10] = 1
 	}
@@ -454,7 +475,7 @@ func (o *outliner) outline(p *launchPlan) error {
 	segs[11] = int64(len(p.captured))
 	lb := ir.NewBuilder(launch.Loc)
 	lb.SetInsertionPoint(launch)
-	call := lb.CreateOp("gpu.launch_func", operands, launch.ResultTypes(),
+	call := lb.CreateOp(gpu.LaunchFunc, operands, launch.ResultTypes(),
 		ir.NamedAttr{Name: "kernel", Value: ir.SymbolRef(gm.SymbolName(), kname)},
 		ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(segs...)})
 	for _, a := range launch.DiscardableAttrs() {
@@ -472,7 +493,7 @@ func (o *outliner) outline(p *launchPlan) error {
 // creating it after the enclosing function when needed.
 func (o *outliner) kernelModule(p *launchPlan) (*ir.Operation, error) {
 	explicit := ""
-	if ref, ok := p.launch.Attr("module").(*ir.SymbolRefAttr); ok {
+	if ref, ok := (gpu.LaunchOp{Op: p.launch}).Module().(*ir.SymbolRefAttr); ok {
 		explicit = ref.Root
 	}
 	name := explicit
@@ -485,7 +506,7 @@ func (o *outliner) kernelModule(p *launchPlan) (*ir.Operation, error) {
 	table := o.symbols(p.table)
 	existing := table.Lookup(name)
 	switch {
-	case existing != nil && explicit != "" && existing.Name() == "gpu.module":
+	case existing != nil && explicit != "" && existing.Name() == gpu.Module:
 		return existing, nil
 	case existing != nil && explicit != "":
 		return nil, p.launch.EmitError("cannot outline into module @%s: the symbol is already defined by '%s'", name, existing.Name()).
@@ -493,7 +514,7 @@ func (o *outliner) kernelModule(p *launchPlan) (*ir.Operation, error) {
 	case existing != nil:
 		name = table.Unique(name)
 	}
-	st := &ir.OperationState{Name: "gpu.module", Loc: p.launch.Loc}
+	st := &ir.OperationState{Name: gpu.Module, Loc: p.launch.Loc}
 	st.AddAttr("sym_name", ir.Str(name))
 	st.AddRegion().AddBlock(ir.NewBlock(nil, nil))
 	gm := ir.NewOperation(st)
@@ -507,7 +528,7 @@ func (o *outliner) kernelModule(p *launchPlan) (*ir.Operation, error) {
 
 // kernelName returns the name of the launch's kernel in module gm.
 func kernelName(p *launchPlan, gm *ir.SymbolIndex) (string, error) {
-	if ref, ok := p.launch.Attr("function").(*ir.SymbolRefAttr); ok {
+	if ref, ok := (gpu.LaunchOp{Op: p.launch}).Function().(*ir.SymbolRefAttr); ok {
 		if prev := gm.Lookup(ref.Root); prev != nil {
 			return "", p.launch.EmitError("cannot outline kernel @%s: module @%s already defines it", ref.Root, gm.Op().SymbolName()).
 				AttachNote(prev.Loc, "@%s defined here", ref.Root)
@@ -536,16 +557,16 @@ func copySymbols(table, gm *ir.SymbolIndex, op *ir.Operation) error {
 						return
 					}
 					sym := table.Lookup(ref.Root)
-					if sym == nil || sym.Name() == "gpu.module" || sym.Name() == "gpu.binary" {
+					if sym == nil || sym.Name() == gpu.Module || sym.Name() == gpu.Binary {
 						return
 					}
-					if len(ir.Nested(sym, "gpu.launch")) > 0 || len(ir.Nested(sym, "gpu.launch_func")) > 0 {
+					if len(ir.Nested(sym, gpu.Launch)) > 0 || len(ir.Nested(sym, gpu.LaunchFunc)) > 0 {
 						err = o.EmitError("the kernel refers to @%s, which launches kernels and cannot be called from device code", ref.Root).
 							AttachNote(sym.Loc, "@%s defined here", ref.Root)
 						return
 					}
 					c := sym.Clone(nil)
-					gm.Op().Region(0).Entry().Append(c)
+					gpu.ModuleOp{Op: gm.Op()}.BodyRegion().Entry().Append(c)
 					gm.Insert(c)
 					work = append(work, c)
 				})
@@ -593,7 +614,7 @@ func checkHostSizes(top *ir.Operation) error {
 	}
 	var err error
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() == "gpu.module" {
+		if op.Name() == gpu.Module {
 			return ir.Skip
 		}
 		for _, r := range op.Results() {
@@ -630,29 +651,30 @@ func checkGivenLaunches(top *ir.Operation) error {
 	var err error
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
 		switch op.Name() {
-		case "gpu.launch_func":
-			if e := launchSizes(op).Check(); e != nil {
+		case gpu.LaunchFunc:
+			if e := launchSizes(gpu.LaunchFuncOp{Op: op}).Check(); e != nil {
 				err = op.EmitError("this launch cannot run on sm_90: %v", e)
 				return ir.Interrupt
 			}
-		case "gpu.func":
-			dims := func(name string) ([3]int64, bool) {
-				a, ok := op.Attr(name).(*ir.DenseArrayAttr)
+		case gpu.Func:
+			dims := func(attr ir.Attribute) ([3]int64, bool) {
+				a, ok := attr.(*ir.DenseArrayAttr)
 				if !ok || len(a.Ints) != 3 {
 					return [3]int64{}, false
 				}
 				return [3]int64{a.Ints[0], a.Ints[1], a.Ints[2]}, true
 			}
+			fn := gpu.FuncOp{Op: op}
 			u := int64(sm90.Unknown)
 			l := sm90.Launch{Grid: [3]int64{u, u, u}, Block: [3]int64{u, u, u}, DynamicSharedBytes: u}
 			var given []string
-			if d, ok := dims("known_block_size"); ok {
+			if d, ok := dims(fn.KnownBlockSize()); ok {
 				l.Block, given = d, append(given, "known_block_size")
 			}
-			if d, ok := dims("known_grid_size"); ok {
+			if d, ok := dims(fn.KnownGridSize()); ok {
 				l.Grid, given = d, append(given, "known_grid_size")
 			}
-			if d, ok := dims("known_cluster_size"); ok {
+			if d, ok := dims(fn.KnownClusterSize()); ok {
 				l.Cluster, given = d, append(given, "known_cluster_size")
 			}
 			if len(given) == 0 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	_ "github.com/tmac-dev/tmac/dialects/all"
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -22,4 +23,4 @@ func Parse(t *testing.T, src string) *ir.Operation {
 }
 
 // Kernels returns the gpu.func ops of m.
-func Kernels(m *ir.Operation) []*ir.Operation { return ir.Nested(m, "gpu.func") }
+func Kernels(m *ir.Operation) []*ir.Operation { return ir.Nested(m, gpu.Func) }
