@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
 	"github.com/tmac-dev/tmac/passes"
 	_ "github.com/tmac-dev/tmac/passes/transforms"
 )
@@ -13,7 +14,7 @@ func TestParsePipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) != 3 || steps[0].PassName != "canonicalize" || steps[1].Anchor != "func.func" ||
+	if len(steps) != 3 || steps[0].PassName != "canonicalize" || steps[1].Anchor != funcdialect.Func ||
 		len(steps[1].Nested) != 1 || steps[1].Nested[0].PassName != "cse" || steps[2].PassName != "cse" {
 		t.Fatalf("unexpected steps: %+v", steps)
 	}

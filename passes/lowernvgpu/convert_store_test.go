@@ -4,7 +4,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tmac-dev/tmac/dialects/arith"
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/llvm"
+	"github.com/tmac-dev/tmac/dialects/memref"
+	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/dialects/tmac"
+	"github.com/tmac-dev/tmac/dialects/vector"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 )
 
 // Registers (r, r+1), r even, of every thread are two adjacent elements of
@@ -67,43 +75,41 @@ func (s *storeSim) run(t *testing.T, ops []*ir.Operation, mask []bool) {
 	t.Helper()
 	for _, op := range ops {
 		switch op.Name() {
-		case "arith.constant":
-			if v, ok := ir.AttrInt(op.Attr("value")); ok {
-				s.ints[op.Result(0)] = v
+		case arith.Constant:
+			c := arith.ConstantOp{Op: op}
+			if v, ok := ir.AttrInt(c.Value()); ok {
+				s.ints[c.Result()] = v
 			}
-		case "gpu.thread_id":
-			s.ints[op.Result(0)] = s.tid
-		case "arith.addi", "arith.muli", "arith.divui", "arith.remui":
-			a, b := s.ints[op.Operand(0)], s.ints[op.Operand(1)]
-			var r int64
-			switch op.Name() {
-			case "arith.addi":
-				r = a + b
-			case "arith.muli":
-				r = a * b
-			case "arith.divui":
-				r = a / b
-			default:
-				r = a % b
+		case gpu.ThreadId:
+			s.ints[gpu.ThreadIdOp{Op: op}.Result()] = s.tid
+		case arith.Addi, arith.Muli, arith.Divui, arith.Remui:
+			// Binary ops of one shape: lhs and rhs are operands 0 and 1.
+			r, ok := eval.Ints(op, []int64{s.ints[op.Operand(0)], s.ints[op.Operand(1)]})
+			if !ok {
+				t.Fatalf("cannot evaluate %s", op.Name())
 			}
 			s.ints[op.Result(0)] = r
-		case "llvm.extractvalue":
-			pos := op.Attr("position").(*ir.DenseArrayAttr).Ints[0]
-			if src := op.Operand(0).DefiningOp(); src != nil && src.Name() == "llvm.extractvalue" {
-				slice := src.Attr("position").(*ir.DenseArrayAttr).Ints[0]
-				s.regs[op.Result(0)] = [2]int64{slice, pos}
+		case llvm.Extractvalue:
+			e := llvm.ExtractvalueOp{Op: op}
+			pos := e.Position().(*ir.DenseArrayAttr).Ints[0]
+			if src, ok := llvm.AsExtractvalue(e.Container().DefiningOp()); ok {
+				slice := src.Position().(*ir.DenseArrayAttr).Ints[0]
+				s.regs[e.Res()] = [2]int64{slice, pos}
 			}
-		case "arith.truncf":
-			if p, ok := s.pairs[op.Operand(0)]; ok {
-				s.pairs[op.Result(0)] = p
+		case arith.Truncf:
+			tr := arith.TruncfOp{Op: op}
+			if p, ok := s.pairs[tr.In()]; ok {
+				s.pairs[tr.Out()] = p
 			} else {
-				s.regs[op.Result(0)] = s.regs[op.Operand(0)]
+				s.regs[tr.Out()] = s.regs[tr.In()]
 			}
-		case "vector.broadcast":
-			r := s.regs[op.Operand(0)]
-			s.pairs[op.Result(0)] = [][2]int64{r, r}
-		case "arith.select":
-			a, b := s.pairs[op.Operand(1)], s.pairs[op.Operand(2)]
+		case vector.Broadcast:
+			b := vector.BroadcastOp{Op: op}
+			r := s.regs[b.Source()]
+			s.pairs[b.Vector()] = [][2]int64{r, r}
+		case arith.Select:
+			sel := arith.SelectOp{Op: op}
+			a, b := s.pairs[sel.TrueValue()], s.pairs[sel.FalseValue()]
 			var p [][2]int64
 			for i := range a {
 				if mask[i] {
@@ -112,12 +118,16 @@ func (s *storeSim) run(t *testing.T, ops []*ir.Operation, mask []bool) {
 					p = append(p, b[i])
 				}
 			}
-			s.pairs[op.Result(0)] = p
-		case "memref.store":
-			s.put(t, s.ints[op.Operand(2)], s.ints[op.Operand(3)], s.regs[op.Operand(0)], 1)
-		case "vector.store":
-			row, col := s.ints[op.Operand(2)], s.ints[op.Operand(3)]
-			for i, r := range s.pairs[op.Operand(0)] {
+			s.pairs[sel.Result()] = p
+		case memref.Store:
+			st := memref.StoreOp{Op: op}
+			idx := st.Indices()
+			s.put(t, s.ints[idx[0]], s.ints[idx[1]], s.regs[st.Value()], 1)
+		case vector.Store:
+			st := vector.StoreOp{Op: op}
+			idx := st.Indices()
+			row, col := s.ints[idx[0]], s.ints[idx[1]]
+			for i, r := range s.pairs[st.ValueToStore()] {
 				s.put(t, row, col+int64(i), r, 2)
 			}
 		}
@@ -165,13 +175,13 @@ module attributes {gpu.container_module} {
 		var mask []bool
 		ir.Walk(m, func(op *ir.Operation) ir.WalkResult {
 			switch {
-			case op.Name() == "tmac.warpgroup.mma.store":
+			case op.Name() == tmac.WarpgroupMmaStore:
 				t.Fatalf("%s: the store was not lowered", dst)
-			case op.Name() == "scf.if":
+			case op.Name() == scf.If:
 				ifOp = op
 				return ir.Skip
 			}
-			if ifOp == nil && op.Block() != nil && op.Block().ParentOp() != nil && op.Block().ParentOp().Name() == "gpu.func" {
+			if ifOp == nil && op.Block() != nil && op.Block().ParentOp() != nil && op.Block().ParentOp().Name() == gpu.Func {
 				before = append(before, op)
 			}
 			return ir.Advance
@@ -180,10 +190,11 @@ module attributes {gpu.container_module} {
 			t.Fatalf("%s: no run-time alignment test (scf.if)", dst)
 		}
 		for branch := 0; branch < 2; branch++ {
-			body := ifOp.Region(branch).Entry().Ops()
+			branches := [2]*ir.Region{scf.IfOp{Op: ifOp}.ThenRegion(), scf.IfOp{Op: ifOp}.ElseRegion()}
+			body := branches[branch].Entry().Ops()
 			for _, op := range body {
-				if op.Name() == "arith.constant" && op.Result(0).Type().String() == "vector<2xi1>" {
-					a := op.Attr("value").(*ir.DenseAttr)
+				if c, ok := arith.AsConstant(op); ok && c.Result().Type().String() == "vector<2xi1>" {
+					a := c.Value().(*ir.DenseAttr)
 					mask = nil
 					for i := 0; i < 2; i++ {
 						v := a.Ints[0]

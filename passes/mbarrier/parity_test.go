@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/tmac-dev/tmac/dialects/arith"
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes/internal/passtest"
 	_ "github.com/tmac-dev/tmac/passes/lowernvgpu"
@@ -90,7 +93,8 @@ module attributes {gpu.container_module} {
 // waitTrace runs a kernel's barrier waits (loops unrolled, %n = n) and
 // returns (barrier, parity) of each nvgpu.mbarrier.try_wait.parity.
 func waitTrace(t *testing.T, k *ir.Operation, n int64) [][2]int64 {
-	env := map[ir.Value]int64{k.Region(0).Entry().Arg(0): n}
+	body := gpu.FuncOp{Op: k}.Body().Entry()
+	env := map[ir.Value]int64{body.Arg(0): n}
 	val := func(v ir.Value) int64 {
 		if c, ok := env[v]; ok {
 			return c
@@ -109,36 +113,38 @@ func waitTrace(t *testing.T, k *ir.Operation, n int64) [][2]int64 {
 	run = func(b *ir.Block) {
 		for op := b.First(); op != nil; op = op.Next() {
 			switch op.Name() {
-			case "nvgpu.mbarrier.try_wait.parity":
-				trace = append(trace, [2]int64{val(op.OperandNamed("mbarId")), val(op.OperandNamed("phaseParity"))})
-			case "scf.for":
-				body := op.Region(0).Entry()
+			case nvgpu.MbarrierTryWaitParity:
+				w := nvgpu.MbarrierTryWaitParityOp{Op: op}
+				trace = append(trace, [2]int64{val(w.MbarId()), val(w.PhaseParity())})
+			case scf.For:
+				l := scf.ForOp{Op: op}
+				body := l.Region().Entry()
 				args := body.ArgValues()
 				iters := make([]int64, len(args)-1)
-				for i := range iters {
-					iters[i] = val(op.Operand(3 + i))
+				for i, v := range l.InitArgs() {
+					iters[i] = val(v)
 				}
-				for j := val(op.Operand(0)); j < val(op.Operand(1)); j += val(op.Operand(2)) {
+				for j := val(l.LowerBound()); j < val(l.UpperBound()); j += val(l.Step()) {
 					env[args[0]] = j
 					for i := range iters {
 						env[args[1+i]] = iters[i]
 					}
 					run(body)
-					for i := range iters {
-						iters[i] = val(body.Terminator().Operand(i))
+					for i, v := range (scf.YieldOp{Op: body.Terminator()}).Results() {
+						iters[i] = val(v)
 					}
 				}
-				for i, r := range op.Results() {
+				for i, r := range l.Results() {
 					env[r] = iters[i]
 				}
-			case "scf.yield", "gpu.return", "nvgpu.mbarrier.create":
+			case scf.Yield, gpu.Return, nvgpu.MbarrierCreate:
 			default:
 				x := make([]int64, op.NumOperands())
 				for i, v := range op.Operands() {
 					x[i] = val(v)
 				}
 				r, ok := EvalIntOp(op, x)
-				if op.Name() == "arith.remui" && x[1] == 1 {
+				if op.Name() == arith.Remui && x[1] == 1 {
 					r, ok = 0, true // unsigned: also for negative dividends
 				}
 				if !ok {
@@ -151,7 +157,7 @@ func waitTrace(t *testing.T, k *ir.Operation, n int64) [][2]int64 {
 			}
 		}
 	}
-	run(k.Region(0).Entry())
+	run(body)
 	return trace
 }
 
@@ -317,16 +323,16 @@ func TestMBarrierParityCrossCheck(t *testing.T) {
 		flip func(k *ir.Operation) // breaks the computed parity
 	}{
 		{2, func(k *ir.Operation) {
-			for _, op := range ir.Nested(k, "arith.cmpi") {
-				if p, _ := ir.AttrInt(op.Attr("predicate")); p == 1 && ir.BitWidth(op.Operand(0).Type()) != 1 {
+			for _, op := range ir.Nested(k, arith.Cmpi) {
+				if p, _ := ir.AttrInt(arith.CmpiOp{Op: op}.Predicate()); p == 1 && ir.BitWidth(arith.CmpiOp{Op: op}.Lhs().Type()) != 1 {
 					op.SetAttr("predicate", ir.I64Attr(0))
 				}
 			}
 		}},
 		{3, func(k *ir.Operation) {
-			for _, op := range ir.Nested(k, "arith.constant") {
+			for _, op := range ir.Nested(k, arith.Constant) {
 				if v, ok := arith.ConstantInt(op.Result(0)); ok && v == 1 && ir.BitWidth(op.Result(0).Type()) == 1 {
-					ir.Nested(k, "scf.for")[1].SetOperand(3, op.Result(0)) // init true
+					ir.Nested(k, scf.For)[1].SetOperand(3, op.Result(0)) // the first init arg: true
 				}
 			}
 		}},

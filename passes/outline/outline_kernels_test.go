@@ -5,7 +5,10 @@ import (
 	"testing"
 
 	_ "github.com/tmac-dev/tmac/dialects/all"
+	"github.com/tmac-dev/tmac/dialects/arith"
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
 	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes/internal/passtest"
 )
@@ -60,13 +63,13 @@ func.func @f(%a: memref<8xf32>, %x: f32, %n: index, %v: vector<4xf32>, %va: memr
 	if strings.Join(got, " ") != want {
 		t.Errorf("kernel inputs %v, want %s", got, want)
 	}
-	calls := ir.Nested(m, "gpu.launch_func")
+	calls := ir.Nested(m, gpu.LaunchFunc)
 	if len(calls) != 1 {
 		t.Fatalf("got %d launch_func", len(calls))
 	}
-	fn := ir.Nested(m, "func.func")[0]
-	args := fn.Region(0).Entry().Args()
-	ops := calls[0].OperandGroup("kernelOperands")
+	fn := ir.Nested(m, funcdialect.Func)[0]
+	args := funcdialect.FuncOp{Op: fn}.Body().Entry().Args()
+	ops := gpu.LaunchFuncOp{Op: calls[0]}.KernelOperands()
 	wantOps := []ir.Value{args[2], args[3], args[4], args[1], args[0]}
 	if len(ops) != len(wantOps) {
 		t.Fatalf("launch_func passes %d operands", len(ops))
@@ -86,10 +89,10 @@ func.func @f(%a: memref<8xf32>, %x: f32, %n: index, %v: vector<4xf32>, %va: memr
 		t.Error("the gpu.module does not follow its function")
 	}
 	// Only the used id is materialised; the constant size is cloned.
-	if n := len(ir.Nested(k, "gpu.thread_id")); n != 1 {
+	if n := len(ir.Nested(k, gpu.ThreadId)); n != 1 {
 		t.Errorf("%d gpu.thread_id ops", n)
 	}
-	for _, name := range []string{"gpu.block_id", "gpu.block_dim", "gpu.grid_dim"} {
+	for _, name := range []string{gpu.BlockId, gpu.BlockDim, gpu.GridDim} {
 		if n := len(ir.Nested(k, name)); n != 0 {
 			t.Errorf("%d unused %s ops", n, name)
 		}
@@ -148,7 +151,7 @@ func.func @f(%n: index, %m: memref<?xindex>) {
 			}
 		}
 		// Each used size is a constant when static, else a gpu index op.
-		for _, s := range []struct{ size, op string }{{c.g, "gpu.grid_dim"}, {c.b, "gpu.block_dim"}} {
+		for _, s := range []struct{ size, op string }{{c.g, gpu.GridDim}, {c.b, gpu.BlockDim}} {
 			n := len(ir.Nested(k, s.op))
 			if (s.size == "%n") != (n == 1) {
 				t.Errorf("size %s: %d %s ops", s.size, n, s.op)
@@ -199,7 +202,7 @@ func.func private @types(i1, i64, index, bf16, vector<4xf16>, memref<4xf32>, mem
   memref<4xf32, 3>, memref<4xf32, #gpu.address_space<private>>, memref<*xf32>, !gpu.async.token,
   !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>, complex<f32>, tensor<4xf32>,
   memref<4x4xf32, affine_map<(d0, d1) -> (d1, d0)>>)`)
-	fn := ir.Nested(m, "func.func")[0]
+	fn := ir.Nested(m, funcdialect.Func)[0]
 	const nOK = 10
 	for i, ty := range funcInputs(fn) {
 		why := uncapturable(ty)
@@ -231,22 +234,22 @@ func.func @f(%m: memref<4xindex>) {
   }
   return
 }`)
-	launch := ir.Nested(m, "gpu.launch")[0]
-	add := ir.Nested(m, "arith.addi")[0]
-	if !definedOutside(add.Operand(0), launch.Region(0)) {
+	launch := ir.Nested(m, gpu.Launch)[0]
+	add := ir.Nested(m, arith.Addi)[0]
+	if !definedOutside(arith.AddiOp{Op: add}.Lhs(), gpu.LaunchOp{Op: launch}.Body()) {
 		t.Error("enclosing loop variable taken as defined inside")
 	}
-	if definedOutside(add.Operand(1), launch.Region(0)) {
+	if definedOutside(arith.AddiOp{Op: add}.Rhs(), gpu.LaunchOp{Op: launch}.Body()) {
 		t.Error("inner loop variable taken as defined outside")
 	}
-	if definedOutside(launch.Region(0).Entry().Arg(0), launch.Region(0)) {
+	if body := (gpu.LaunchOp{Op: launch}).Body(); definedOutside(body.Entry().Arg(0), body) {
 		t.Error("launch region argument taken as defined outside")
 	}
 	if err := outlineKernels(m); err != nil {
 		t.Fatal(err)
 	}
-	call := ir.Nested(m, "gpu.launch_func")[0]
-	if ops := call.OperandGroup("kernelOperands"); len(ops) != 2 || ops[0].(*ir.BlockArgument).Owner().ParentOp().Name() != "scf.for" {
+	call := ir.Nested(m, gpu.LaunchFunc)[0]
+	if ops := (gpu.LaunchFuncOp{Op: call}).KernelOperands(); len(ops) != 2 || ops[0].(*ir.BlockArgument).Owner().ParentOp().Name() != scf.For {
 		t.Errorf("unexpected kernel operands %v", ops)
 	}
 }
@@ -279,9 +282,9 @@ func.func @b() {
 	if strings.Join(got, " ") != want {
 		t.Errorf("kernels %v, want %s", got, want)
 	}
-	for _, c := range ir.Nested(m, "gpu.launch_func") {
-		if ir.ResolveSymbolRef(c, c.Attr("kernel").(*ir.SymbolRefAttr)) == nil {
-			t.Errorf("launch_func refers to missing %s", c.Attr("kernel"))
+	for _, c := range ir.Nested(m, gpu.LaunchFunc) {
+		if ref := (gpu.LaunchFuncOp{Op: c}).Kernel(); ir.ResolveSymbolRef(c, ref.(*ir.SymbolRefAttr)) == nil {
+			t.Errorf("launch_func refers to missing %s", ref)
 		}
 	}
 }

@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/memref"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes/internal/passtest"
 )
@@ -112,16 +116,16 @@ gpu.module @m {
 
 func TestSMemAlignmentRules(t *testing.T) {
 	m := passtest.Parse(t, smemAlignSrc)
-	k := ir.Nested(m, "gpu.func")[0]
-	ord := numberOps(k.Region(0))
+	k := ir.Nested(m, gpu.Func)[0]
+	ord := numberOps(gpu.FuncOp{Op: k}.Body())
 	want := []int64{1024, 128, 64, 128, 1024, 16}
-	allocs := ir.Nested(k, "memref.alloca")
+	allocs := ir.Nested(k, memref.Alloca)
 	if len(allocs) != len(want) {
 		t.Fatalf("%d allocas", len(allocs))
 	}
 	for i, a := range allocs {
 		b := &smemBuffer{alloc: a, typ: a.Result(0).Type().(*ir.MemRefType)}
-		liveRange(b, k.Region(0), ord, false)
+		liveRange(b, gpu.FuncOp{Op: k}.Body(), ord, false)
 		if b.iv.Align != want[i] {
 			t.Errorf("alloca %d: alignment %d (%s), want %d", i, b.iv.Align, b.why, want[i])
 		}
@@ -145,10 +149,10 @@ func TestSMemAlignmentRules(t *testing.T) {
 	if err := ir.VerifyModule(m); err != nil {
 		t.Fatalf("verify after smem-plan: %v", err)
 	}
-	if n := len(ir.Nested(m, "memref.view")); n != 6 {
+	if n := len(ir.Nested(m, memref.View)); n != 6 {
 		t.Errorf("%d views, want 6", n)
 	}
-	if n := len(ir.Nested(m, "nvgpu.mbarrier.create")); n != 1 {
+	if n := len(ir.Nested(m, nvgpu.MbarrierCreate)); n != 1 {
 		t.Errorf("the mbarrier group must be left in place")
 	}
 }
@@ -172,13 +176,13 @@ gpu.module @m {
     gpu.return
   }
 }`)
-	k := ir.Nested(m, "gpu.func")[0]
-	ord := numberOps(k.Region(0))
-	loop := ir.Nested(k, "scf.for")[0]
-	allocs := ir.Nested(k, "memref.alloca")
+	k := ir.Nested(m, gpu.Func)[0]
+	ord := numberOps(gpu.FuncOp{Op: k}.Body())
+	loop := ir.Nested(k, scf.For)[0]
+	allocs := ir.Nested(k, memref.Alloca)
 	for i, a := range allocs {
 		b := &smemBuffer{alloc: a, typ: a.Result(0).Type().(*ir.MemRefType)}
-		liveRange(b, k.Region(0), ord, false)
+		liveRange(b, gpu.FuncOp{Op: k}.Body(), ord, false)
 		if b.iv.End != ord.last[loop] {
 			t.Errorf("alloca %d: live to %d, want the loop's end %d", i, b.iv.End, ord.last[loop])
 		}
