@@ -181,29 +181,13 @@ func lowerMemStore(fe *FuncEmitter, op *ir.Operation) {
 	fe.memAccessAttrs(s.Alignment(), s.Nontemporal(), &st.Align, &st.Metadata, 0)
 }
 
-// allocOp is the view of memref.alloc and memref.alloca, which declare the
-// same operands, result and attributes.
-type allocOp interface {
-	DynamicSizes() []ir.Value
-	SymbolOperands() []ir.Value
-	Memref() ir.Value
-	Alignment() ir.Attribute
-}
-
-func asAllocOp(op *ir.Operation) allocOp {
-	if a, ok := memref.AsAlloca(op); ok {
-		return a
-	}
-	return memref.AllocOp{Op: op}
-}
-
 // lowerAlloc lowers memref.alloc and memref.alloca by memory space:
 // workgroup (3) allocations become static shared-memory globals; private
 // (5) allocations, and allocas without a memory space, become LLVM allocas
 // (static ones in the entry block); global-memory allocations cannot be
 // made by a kernel.
 func lowerAlloc(fe *FuncEmitter, op *ir.Operation) {
-	a := asAllocOp(op)
+	a, _ := memref.AsAllocLike(op)
 	t := a.Memref().Type().(*ir.MemRefType)
 	if t.Layout != nil {
 		if st, off, ok := memref.StridesAndOffset(t); !ok || off != 0 || !equalInts(st, ir.IdentityStrides(t.Shape())) {
@@ -242,7 +226,7 @@ func equalInts(a, b []int64) bool {
 // Statically shaped allocas go to the start of the entry block, so an
 // allocation inside a loop does not grow the stack; dynamic ones are
 // emitted in place (PTX `alloca`, sm_52+ with PTX 7.3+).
-func (fe *FuncEmitter) stackAlloc(alloc allocOp, op *ir.Operation, t *ir.MemRefType, as types.AddrSpace) *MemRef {
+func (fe *FuncEmitter) stackAlloc(alloc memref.AllocLike, op *ir.Operation, t *ir.MemRefType, as types.AddrSpace) *MemRef {
 	elem := fe.Type(op, t.Elem)
 	dyn := fe.Vals(alloc.DynamicSizes())
 	if len(alloc.SymbolOperands()) != 0 {

@@ -278,22 +278,6 @@ func numberOps(body *ir.Region) *smemOrder {
 	return o
 }
 
-// allocView is what the views of memref.alloc and memref.alloca share.
-type allocView interface {
-	DynamicSizes() []ir.Value
-	SymbolOperands() []ir.Value
-	Memref() ir.Value
-	Alignment() ir.Attribute
-}
-
-// asAlloc returns the view of a memref.alloc or memref.alloca.
-func asAlloc(op *ir.Operation) allocView {
-	if op.Name() == memref.Alloca {
-		return memref.AllocaOp{Op: op}
-	}
-	return memref.AllocOp{Op: op}
-}
-
 // dynamicSMemSize returns the dynamic_shared_memory_size operand of a
 // gpu.launch or gpu.launch_func (nil if absent).
 func dynamicSMemSize(l *ir.Operation) ir.Value {
@@ -325,7 +309,7 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 	align, why := int64(16), "default"
 	escapes := whole
 	seen := map[ir.Value]bool{}
-	alloc := asAlloc(b.alloc)
+	alloc, _ := memref.AsAllocLike(b.alloc)
 	work := []ir.Value{alloc.Memref()}
 	touch := func(op *ir.Operation) {
 		if i := ord.idx[op]; i < start {
@@ -490,7 +474,7 @@ func planKernel(k *smemKernel, sched *schedule.Schedule) error {
 			}
 			switch op.Name() {
 			case memref.Alloc, memref.Alloca:
-				a := asAlloc(op)
+				a, _ := memref.AsAllocLike(op)
 				t, ok := a.Memref().Type().(*ir.MemRefType)
 				if !ok || !isWorkgroupSpace(t.MemorySpace) {
 					return ir.Advance
@@ -635,7 +619,8 @@ func planKernel(k *smemKernel, sched *schedule.Schedule) error {
 	b.SetInsertionPointToStart(entry)
 	dsm := b.CreateOp(gpu.DynamicSharedMemory, nil, []ir.Type{ir.MemRefTypeOf([]int64{ir.Dynamic}, ir.I8, nil, wg)}).Result(0)
 	for _, buf := range bufs {
-		a, mem := buf.alloc, asAlloc(buf.alloc).Memref()
+		alloc, _ := memref.AsAllocLike(buf.alloc)
+		a, mem := buf.alloc, alloc.Memref()
 		vt := ir.MemRefTypeOf(buf.typ.Shape(), buf.typ.Elem, nil, wg)
 		if buf.typ.MemorySpace != ir.Attribute(wg) {
 			retypeToWorkgroup(mem, wg)
