@@ -83,8 +83,11 @@ func (s *storeSim) run(t *testing.T, ops []*ir.Operation, mask []bool) {
 		case gpu.ThreadId:
 			s.ints[gpu.ThreadIdOp{Op: op}.Result()] = s.tid
 		case arith.Addi, arith.Muli, arith.Divui, arith.Remui:
-			// Binary ops of one shape: lhs and rhs are operands 0 and 1.
-			r, ok := eval.Ints(op, []int64{s.ints[op.Operand(0)], s.ints[op.Operand(1)]})
+			var x []int64
+			for _, v := range op.Operands() {
+				x = append(x, s.ints[v])
+			}
+			r, ok := eval.Ints(op, x)
 			if !ok {
 				t.Fatalf("cannot evaluate %s", op.Name())
 			}
