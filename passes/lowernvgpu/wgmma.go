@@ -325,7 +325,7 @@ func isWarpgroupOp(op *ir.Operation) bool {
 func prepareWarpgroupValues(rw *NVGPURewriter) error {
 	var first *ir.Operation
 	var retype []ir.Value
-	for _, a := range rw.Kernel.Region(0).Entry().Args() {
+	for _, a := range (gpu.FuncOp{Op: rw.Kernel}).Body().Entry().Args() {
 		if _, ok := wgmmaLoweredType(a.Type()); ok {
 			return rw.Kernel.EmitOpError("has an argument of type '%s': warpgroup descriptors and accumulators cannot be kernel arguments", a.Type())
 		}

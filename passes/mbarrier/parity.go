@@ -540,11 +540,11 @@ func (pc *phaseCounter) emit() {
 			inits = append(inits, konst(p.parityRing().At(0), ir.I1))
 		}
 		nl, args := addI1IterArgs(l, inits)
-		body := nl.Region(0).Entry()
+		body := scf.ForOp{Op: nl}.Region().Entry()
 		yield := body.Terminator()
 		yb := ir.NewBuilder(l.Loc)
 		yb.SetInsertionPoint(yield)
-		next := yield.Operands()
+		next := scf.YieldOp{Op: yield}.Results()
 		for i, p := range ps {
 			p.iter = args[i]
 			// Per iteration: the round advances after the ring's last
@@ -612,7 +612,7 @@ func addI1IterArgs(l *ir.Operation, inits []ir.Value) (*ir.Operation, []*ir.Bloc
 	}
 	r := st.AddRegion()
 	nl := ir.NewOperation(st)
-	r.TakeBody(l.Region(0))
+	r.TakeBody(scf.ForOp{Op: l}.Region())
 	l.Block().InsertBefore(nl, l)
 	body := r.Entry()
 	var args []*ir.BlockArgument

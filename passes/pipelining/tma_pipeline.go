@@ -183,8 +183,8 @@ func tmaKernels(top *ir.Operation) []*tmaKernel {
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
 		switch op.Name() {
 		case gpu.Func:
-			if _, ok := op.Attr("gpu.kernel").(*ir.UnitAttr); ok && op.NumRegions() > 0 && !op.Region(0).Empty() {
-				k := &tmaKernel{op: op, body: gpu.FuncOp{Op: op}.Body()}
+			if body, ok := passutil.KernelBody(op); ok {
+				k := &tmaKernel{op: op, body: body}
 				for _, name := range []string{"known_block_size", "gpu.known_block_size"} {
 					if a, ok := op.Attr(name).(*ir.DenseArrayAttr); ok && len(a.Ints) == 3 {
 						k.threads = a.Ints[0] * a.Ints[1] * a.Ints[2]

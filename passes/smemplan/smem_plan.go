@@ -203,8 +203,8 @@ func smemPlan(top *ir.Operation, sched *schedule.Schedule) error {
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
 		switch op.Name() {
 		case gpu.Func:
-			if _, ok := op.Attr("gpu.kernel").(*ir.UnitAttr); ok && op.NumRegions() > 0 && !op.Region(0).Empty() {
-				k := &smemKernel{op: op, body: gpu.FuncOp{Op: op}.Body()}
+			if body, ok := passutil.KernelBody(op); ok {
+				k := &smemKernel{op: op, body: body}
 				kernels = append(kernels, k)
 				if m := op.ParentOp(); m != nil && m.Name() == gpu.Module {
 					byName[m.SymbolName()+"::"+op.SymbolName()] = k

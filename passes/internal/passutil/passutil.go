@@ -57,6 +57,17 @@ func LookupGlobal(kernel *ir.Operation, ref ir.Attribute) *ir.Operation {
 	return found
 }
 
+// KernelBody returns the body of a gpu.func kernel (gpu.kernel, with a
+// body), and whether op is one.
+func KernelBody(op *ir.Operation) (*ir.Region, bool) {
+	f, ok := gpu.AsFunc(op)
+	if !ok || op.NumRegions() == 0 || f.Body().Empty() {
+		return nil, false
+	}
+	_, ok = op.Attr("gpu.kernel").(*ir.UnitAttr)
+	return f.Body(), ok
+}
+
 // BarrierOperands is what the views of the ops that address one barrier
 // of an mbarrier group share: the group and the barrier's index.
 type BarrierOperands interface {
