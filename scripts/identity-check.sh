@@ -22,11 +22,12 @@ flock 9
 rm -rf "$work"
 mkdir -p "$work/old" "$work/new"
 
-# Build both compilers. The old one from a temporary worktree.
-git worktree remove --force "$work/src-old" 2>/dev/null
-git worktree add --detach "$work/src-old" "$old" >/dev/null 2>&1 || { echo "cannot check out $old" >&2; exit 2; }
-trap 'git worktree remove --force "$work/src-old" 2>/dev/null' EXIT
-(cd "$work/src-old" && go build -o ../old/tmac ./cmd/tmac) || { echo "old build failed" >&2; exit 2; }
+# Build both compilers. The old one from a temporary worktree outside the
+# repository (a Go tree under build/ would be seen by go vet ./...).
+src=$(mktemp -d)/src-old
+git worktree add --detach "$src" "$old" >/dev/null 2>&1 || { echo "cannot check out $old" >&2; exit 2; }
+trap 'git worktree remove --force "$src" 2>/dev/null; rm -rf "$(dirname "$src")"' EXIT
+(cd "$src" && go build -o "$OLDPWD/$work/old/tmac" ./cmd/tmac) || { echo "old build failed" >&2; exit 2; }
 go build -o "$work/new/tmac" ./cmd/tmac || { echo "new build failed" >&2; exit 2; }
 
 # The programs: every .tma the repository runs or benchmarks (the test
