@@ -1,6 +1,8 @@
 package codegen
 
 import (
+	"slices"
+
 	lir "github.com/llir/llvm/ir"
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
@@ -190,7 +192,7 @@ func lowerAlloc(fe *FuncEmitter, op *ir.Operation) {
 	a, _ := memref.AsAllocLike(op)
 	t := a.Memref().Type().(*ir.MemRefType)
 	if t.Layout != nil {
-		if st, off, ok := memref.StridesAndOffset(t); !ok || off != 0 || !equalInts(st, ir.IdentityStrides(t.Shape())) {
+		if st, off, ok := memref.StridesAndOffset(t); !ok || off != 0 || !slices.Equal(st, ir.IdentityStrides(t.Shape())) {
 			Fail(op, "allocations with a non-identity layout cannot be compiled ('%s')", t)
 		}
 	}
@@ -206,18 +208,6 @@ func lowerAlloc(fe *FuncEmitter, op *ir.Operation) {
 	default:
 		Fail(op, "'%s' of '%s' cannot be compiled in a kernel: only shared (#gpu.address_space<workgroup>) and private memory can be allocated on the device; allocate global memory on the host and pass it as an argument", op.Name(), t)
 	}
-}
-
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // stackAlloc lowers a private allocation to an LLVM alloca. The data layout

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -426,7 +427,7 @@ func (p *Parser) parseDenseAttr(hint Type) (Attribute, error) {
 		if len(elems) == 0 && n != 0 {
 			return nil, p.ErrorAt(tyTok, "parsed zero elements, but type (%s) expected at least 1", ty)
 		}
-		if !equalShape(shape, st.Shape()) && !(len(elems) == 1 && n == 1) && !(len(elems) == 0 && n == 0) {
+		if !slices.Equal(shape, st.Shape()) && !(len(elems) == 1 && n == 1) && !(len(elems) == 0 && n == 0) {
 			return nil, p.ErrorAt(t0, "inferred shape of elements literal ([%s]) does not match type ([%s])", joinDims(shape), joinDims(st.Shape()))
 		}
 	}
@@ -517,7 +518,7 @@ func (p *Parser) parseDenseList(elems *[]denseElem, depth int) ([]int64, error) 
 			}
 			if first {
 				shape = sub
-			} else if !equalShape(shape, sub) {
+			} else if !slices.Equal(shape, sub) {
 				return p.Errorf("tensor literal is invalid; ranks are not consistent between elements")
 			}
 		} else {
@@ -585,18 +586,6 @@ func (p *Parser) denseFromHex(tok Token, st ShapedType) (Attribute, error) {
 		return DenseSplatInt(vals[0], st), nil
 	}
 	return DenseInts(vals, st), nil
-}
-
-func equalShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func joinDims(d []int64) string {

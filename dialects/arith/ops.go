@@ -2,6 +2,7 @@ package arith
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -283,7 +284,7 @@ func verifyCast(compat castCompat) func(op *ir.Operation) error {
 		if (sk == kScalar) != (dk == kScalar) || !compatibleShapes(ss, ds) {
 			return op.EmitOpError("requires the same shape for all operands and results")
 		}
-		if sk != dk || !equalShapes(ss, ds) || !sameScalable(src, dst) {
+		if sk != dk || !slices.Equal(ss, ds) || !sameScalable(src, dst) {
 			return op.EmitOpError("failed to verify that input and output have the same tensor dimensions")
 		}
 		if !compat(se, de) {
@@ -299,18 +300,6 @@ func compatibleShapes(a, b []int64) bool {
 	}
 	for i := range a {
 		if a[i] != b[i] && a[i] >= 0 && b[i] >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func equalShapes(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
 			return false
 		}
 	}
@@ -566,7 +555,7 @@ func verifySelect(op *ir.Operation) error {
 	}
 	_, cs, ck := shapeOf(c)
 	_, rs, rk := shapeOf(r)
-	if ck != kScalar && (rk == kScalar || !equalShapes(cs, rs)) {
+	if ck != kScalar && (rk == kScalar || !slices.Equal(cs, rs)) {
 		return op.EmitOpError("failed to verify that condition is signless i1 or has matching shape")
 	}
 	// Elementwise: memrefs count as scalars.

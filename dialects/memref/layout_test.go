@@ -1,6 +1,7 @@
 package memref
 
 import (
+	"slices"
 	"testing"
 
 	_ "github.com/tmac-dev/tmac/dialects/builtin"
@@ -28,18 +29,6 @@ func parseMemRef(t *testing.T, text string) *ir.MemRefType {
 		t.Fatalf("%s is not a ranked memref", text)
 	}
 	return mt
-}
-
-func eqInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestSaturatedArithmetic(t *testing.T) {
@@ -83,7 +72,7 @@ func TestStridesAndOffset(t *testing.T) {
 	}
 	for _, c := range cases {
 		st, off, ok := StridesAndOffset(parseMemRef(t, c.ty))
-		if ok != c.ok || (ok && (!eqInts(st, c.strides) || off != c.offset)) {
+		if ok != c.ok || (ok && (!slices.Equal(st, c.strides) || off != c.offset)) {
 			t.Errorf("%s: got %v %d %v, want %v %d %v", c.ty, st, off, ok, c.strides, c.offset, c.ok)
 		}
 	}

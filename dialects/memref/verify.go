@@ -2,6 +2,7 @@ package memref
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -321,22 +322,10 @@ func verifyGlobal(op *ir.Operation) error {
 	if st.ElementType() != t.Elem {
 		return op.EmitOpError("initial value element expected to be of type '%s', but was of type '%s'", t.Elem, st.ElementType())
 	}
-	if !equalShape(st.Shape(), t.Shape()) {
+	if !slices.Equal(st.Shape(), t.Shape()) {
 		return op.EmitOpError("initial value shape expected to be %s but was %s", joinShape(t.Shape()), joinShape(st.Shape()))
 	}
 	return nil
-}
-
-func equalShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func joinShape(s []int64) string {
