@@ -629,3 +629,12 @@ func splitName(name string) (dialect, rest string) {
 	}
 	return "", name
 }
+
+// As returns op as the view type V (a generated accessor type such as
+// nvgpu.TmaAsyncLoadOp: a struct holding the op) if op is named name.
+func As[V ~struct{ Op *Operation }](op *Operation, name string) (V, bool) {
+	if op == nil || op.Name() != name {
+		return V{}, false
+	}
+	return V{Op: op}, true
+}

@@ -186,6 +186,9 @@ type OpDef struct {
 	unregistered bool
 	format       *format
 	inherent     map[string]bool
+	// The positions of the single operands and results that precede every
+	// optional or variadic group, by name (OperandNamed's fast path).
+	fixedOperands, fixedResults map[string]int
 }
 
 // Dialect returns the dialect prefix of the op name.
@@ -295,6 +298,8 @@ func Register(defs ...*OpDef) {
 		if d.Traits&AttrSizedResultSegments != 0 {
 			d.inherent["resultSegmentSizes"] = true
 		}
+		d.fixedOperands = fixedPositions(d.Operands, d.Traits&AttrSizedOperandSegments != 0)
+		d.fixedResults = fixedPositions(d.Results, d.Traits&AttrSizedResultSegments != 0)
 		if d.Format != "" {
 			f, err := compileFormat(d, d.Format)
 			if err != nil {
@@ -304,6 +309,23 @@ func Register(defs ...*OpDef) {
 		}
 		registry.ops[d.Name] = d
 	}
+}
+
+// fixedPositions maps the names of the single values that precede every
+// optional or variadic group to their index; none when segment sizes place
+// every group.
+func fixedPositions(specs []ArgSpec, segmented bool) map[string]int {
+	if segmented {
+		return nil
+	}
+	m := map[string]int{}
+	for i, s := range specs {
+		if s.Kind != Single {
+			break
+		}
+		m[s.Name] = i
+	}
+	return m
 }
 
 // LookupOp returns the definition of a registered op, or nil.

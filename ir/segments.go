@@ -20,6 +20,9 @@ func (op *Operation) OperandGroup(name string) []Value {
 
 // OperandNamed returns the single operand of a group, or nil if it is empty.
 func (op *Operation) OperandNamed(name string) Value {
+	if i, ok := op.def.fixedOperands[name]; ok && i < len(op.operands) {
+		return op.operands[i].value
+	}
 	vs := op.OperandGroup(name)
 	if len(vs) == 0 {
 		return nil
@@ -43,6 +46,29 @@ func (op *Operation) ResultGroup(name string) []Value {
 		vs = append(vs, &op.results[i])
 	}
 	return vs
+}
+
+// ResultNamed returns the single result of a group, or nil if it is empty.
+func (op *Operation) ResultNamed(name string) Value {
+	if i, ok := op.def.fixedResults[name]; ok && i < len(op.results) {
+		return &op.results[i]
+	}
+	vs := op.ResultGroup(name)
+	if len(vs) == 0 {
+		return nil
+	}
+	return vs[0]
+}
+
+// RegionNamed returns the region the definition declares under name, or
+// nil if the op has no such region.
+func (op *Operation) RegionNamed(name string) *Region {
+	for i, r := range op.def.Regions {
+		if r.Name == name && i < len(op.regions) {
+			return op.regions[i]
+		}
+	}
+	return nil
 }
 
 // groupRange computes where the named group lies in a flat list of n values.

@@ -52,890 +52,954 @@ const (
 	Xori        = "arith.xori"
 )
 
-// AddfOp views an op named arith.addf: its operands, results, attributes and
-// regions by their declared names.
-type AddfOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// AddfOp views an op named arith.addf.
+	AddfOp struct{ Op *ir.Operation }
+	// AddiOp views an op named arith.addi.
+	AddiOp struct{ Op *ir.Operation }
+	// AndiOp views an op named arith.andi.
+	AndiOp struct{ Op *ir.Operation }
+	// BitcastOp views an op named arith.bitcast.
+	BitcastOp struct{ Op *ir.Operation }
+	// CeildivuiOp views an op named arith.ceildivui.
+	CeildivuiOp struct{ Op *ir.Operation }
+	// CmpfOp views an op named arith.cmpf.
+	CmpfOp struct{ Op *ir.Operation }
+	// CmpiOp views an op named arith.cmpi.
+	CmpiOp struct{ Op *ir.Operation }
+	// ConstantOp views an op named arith.constant.
+	ConstantOp struct{ Op *ir.Operation }
+	// DivfOp views an op named arith.divf.
+	DivfOp struct{ Op *ir.Operation }
+	// DivsiOp views an op named arith.divsi.
+	DivsiOp struct{ Op *ir.Operation }
+	// DivuiOp views an op named arith.divui.
+	DivuiOp struct{ Op *ir.Operation }
+	// ExtfOp views an op named arith.extf.
+	ExtfOp struct{ Op *ir.Operation }
+	// ExtsiOp views an op named arith.extsi.
+	ExtsiOp struct{ Op *ir.Operation }
+	// ExtuiOp views an op named arith.extui.
+	ExtuiOp struct{ Op *ir.Operation }
+	// FptosiOp views an op named arith.fptosi.
+	FptosiOp struct{ Op *ir.Operation }
+	// FptouiOp views an op named arith.fptoui.
+	FptouiOp struct{ Op *ir.Operation }
+	// IndexCastOp views an op named arith.index_cast.
+	IndexCastOp struct{ Op *ir.Operation }
+	// IndexCastuiOp views an op named arith.index_castui.
+	IndexCastuiOp struct{ Op *ir.Operation }
+	// MaximumfOp views an op named arith.maximumf.
+	MaximumfOp struct{ Op *ir.Operation }
+	// MaxsiOp views an op named arith.maxsi.
+	MaxsiOp struct{ Op *ir.Operation }
+	// MaxuiOp views an op named arith.maxui.
+	MaxuiOp struct{ Op *ir.Operation }
+	// MinimumfOp views an op named arith.minimumf.
+	MinimumfOp struct{ Op *ir.Operation }
+	// MinsiOp views an op named arith.minsi.
+	MinsiOp struct{ Op *ir.Operation }
+	// MinuiOp views an op named arith.minui.
+	MinuiOp struct{ Op *ir.Operation }
+	// MulfOp views an op named arith.mulf.
+	MulfOp struct{ Op *ir.Operation }
+	// MuliOp views an op named arith.muli.
+	MuliOp struct{ Op *ir.Operation }
+	// NegfOp views an op named arith.negf.
+	NegfOp struct{ Op *ir.Operation }
+	// OriOp views an op named arith.ori.
+	OriOp struct{ Op *ir.Operation }
+	// RemsiOp views an op named arith.remsi.
+	RemsiOp struct{ Op *ir.Operation }
+	// RemuiOp views an op named arith.remui.
+	RemuiOp struct{ Op *ir.Operation }
+	// SelectOp views an op named arith.select.
+	SelectOp struct{ Op *ir.Operation }
+	// ShliOp views an op named arith.shli.
+	ShliOp struct{ Op *ir.Operation }
+	// ShrsiOp views an op named arith.shrsi.
+	ShrsiOp struct{ Op *ir.Operation }
+	// ShruiOp views an op named arith.shrui.
+	ShruiOp struct{ Op *ir.Operation }
+	// SitofpOp views an op named arith.sitofp.
+	SitofpOp struct{ Op *ir.Operation }
+	// SubfOp views an op named arith.subf.
+	SubfOp struct{ Op *ir.Operation }
+	// SubiOp views an op named arith.subi.
+	SubiOp struct{ Op *ir.Operation }
+	// TruncfOp views an op named arith.truncf.
+	TruncfOp struct{ Op *ir.Operation }
+	// TrunciOp views an op named arith.trunci.
+	TrunciOp struct{ Op *ir.Operation }
+	// UitofpOp views an op named arith.uitofp.
+	UitofpOp struct{ Op *ir.Operation }
+	// XoriOp views an op named arith.xori.
+	XoriOp struct{ Op *ir.Operation }
+)
 
 // AsAddf returns op as a AddfOp, and whether it is named arith.addf.
 func AsAddf(op *ir.Operation) (AddfOp, bool) {
-	if op == nil || op.Name() != Addf {
-		return AddfOp{}, false
-	}
-	return AddfOp{op}, true
+	return ir.As[AddfOp](op, Addf)
 }
-
-// Lhs returns the `lhs` operand (floating-point-like).
-func (o AddfOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (floating-point-like).
-func (o AddfOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (floating-point-like).
-func (o AddfOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o AddfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// AddiOp views an op named arith.addi: its operands, results, attributes and
-// regions by their declared names.
-type AddiOp struct{ Op *ir.Operation }
 
 // AsAddi returns op as a AddiOp, and whether it is named arith.addi.
 func AsAddi(op *ir.Operation) (AddiOp, bool) {
-	if op == nil || op.Name() != Addi {
-		return AddiOp{}, false
-	}
-	return AddiOp{op}, true
+	return ir.As[AddiOp](op, Addi)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o AddiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o AddiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o AddiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// OverflowFlags returns the `overflowFlags` attribute (arith integer overflow flags), or nil if absent.
-func (o AddiOp) OverflowFlags() ir.Attribute { return o.Op.Attr("overflowFlags") }
-
-// AndiOp views an op named arith.andi: its operands, results, attributes and
-// regions by their declared names.
-type AndiOp struct{ Op *ir.Operation }
 
 // AsAndi returns op as a AndiOp, and whether it is named arith.andi.
 func AsAndi(op *ir.Operation) (AndiOp, bool) {
-	if op == nil || op.Name() != Andi {
-		return AndiOp{}, false
-	}
-	return AndiOp{op}, true
+	return ir.As[AndiOp](op, Andi)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o AndiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o AndiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o AndiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// BitcastOp views an op named arith.bitcast: its operands, results, attributes and
-// regions by their declared names.
-type BitcastOp struct{ Op *ir.Operation }
 
 // AsBitcast returns op as a BitcastOp, and whether it is named arith.bitcast.
 func AsBitcast(op *ir.Operation) (BitcastOp, bool) {
-	if op == nil || op.Name() != Bitcast {
-		return BitcastOp{}, false
-	}
-	return BitcastOp{op}, true
+	return ir.As[BitcastOp](op, Bitcast)
 }
-
-// In returns the `in` operand (signless-integer-or-float-like or memref of signless-integer or float).
-func (o BitcastOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (signless-integer-or-float-like or memref of signless-integer or float).
-func (o BitcastOp) Out() ir.Value { return o.Op.Result(0) }
-
-// CeildivuiOp views an op named arith.ceildivui: its operands, results, attributes and
-// regions by their declared names.
-type CeildivuiOp struct{ Op *ir.Operation }
 
 // AsCeildivui returns op as a CeildivuiOp, and whether it is named arith.ceildivui.
 func AsCeildivui(op *ir.Operation) (CeildivuiOp, bool) {
-	if op == nil || op.Name() != Ceildivui {
-		return CeildivuiOp{}, false
-	}
-	return CeildivuiOp{op}, true
+	return ir.As[CeildivuiOp](op, Ceildivui)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o CeildivuiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o CeildivuiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o CeildivuiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// CmpfOp views an op named arith.cmpf: its operands, results, attributes and
-// regions by their declared names.
-type CmpfOp struct{ Op *ir.Operation }
 
 // AsCmpf returns op as a CmpfOp, and whether it is named arith.cmpf.
 func AsCmpf(op *ir.Operation) (CmpfOp, bool) {
-	if op == nil || op.Name() != Cmpf {
-		return CmpfOp{}, false
-	}
-	return CmpfOp{op}, true
+	return ir.As[CmpfOp](op, Cmpf)
 }
-
-// Lhs returns the `lhs` operand (floating-point-like).
-func (o CmpfOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (floating-point-like).
-func (o CmpfOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (bool-like).
-func (o CmpfOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Predicate returns the `predicate` attribute (allowed 64-bit signless integer cases: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), or nil if absent.
-func (o CmpfOp) Predicate() ir.Attribute { return o.Op.Attr("predicate") }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o CmpfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// CmpiOp views an op named arith.cmpi: its operands, results, attributes and
-// regions by their declared names.
-type CmpiOp struct{ Op *ir.Operation }
 
 // AsCmpi returns op as a CmpiOp, and whether it is named arith.cmpi.
 func AsCmpi(op *ir.Operation) (CmpiOp, bool) {
-	if op == nil || op.Name() != Cmpi {
-		return CmpiOp{}, false
-	}
-	return CmpiOp{op}, true
+	return ir.As[CmpiOp](op, Cmpi)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o CmpiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o CmpiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (bool-like).
-func (o CmpiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Predicate returns the `predicate` attribute (allowed 64-bit signless integer cases: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9), or nil if absent.
-func (o CmpiOp) Predicate() ir.Attribute { return o.Op.Attr("predicate") }
-
-// ConstantOp views an op named arith.constant: its operands, results, attributes and
-// regions by their declared names.
-type ConstantOp struct{ Op *ir.Operation }
 
 // AsConstant returns op as a ConstantOp, and whether it is named arith.constant.
 func AsConstant(op *ir.Operation) (ConstantOp, bool) {
-	if op == nil || op.Name() != Constant {
-		return ConstantOp{}, false
-	}
-	return ConstantOp{op}, true
+	return ir.As[ConstantOp](op, Constant)
 }
-
-// Result returns the `result` result (any type).
-func (o ConstantOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Value returns the `value` attribute (TypedAttr instance), or nil if absent.
-func (o ConstantOp) Value() ir.Attribute { return o.Op.Attr("value") }
-
-// DivfOp views an op named arith.divf: its operands, results, attributes and
-// regions by their declared names.
-type DivfOp struct{ Op *ir.Operation }
 
 // AsDivf returns op as a DivfOp, and whether it is named arith.divf.
 func AsDivf(op *ir.Operation) (DivfOp, bool) {
-	if op == nil || op.Name() != Divf {
-		return DivfOp{}, false
-	}
-	return DivfOp{op}, true
+	return ir.As[DivfOp](op, Divf)
 }
-
-// Lhs returns the `lhs` operand (floating-point-like).
-func (o DivfOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (floating-point-like).
-func (o DivfOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (floating-point-like).
-func (o DivfOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o DivfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// DivsiOp views an op named arith.divsi: its operands, results, attributes and
-// regions by their declared names.
-type DivsiOp struct{ Op *ir.Operation }
 
 // AsDivsi returns op as a DivsiOp, and whether it is named arith.divsi.
 func AsDivsi(op *ir.Operation) (DivsiOp, bool) {
-	if op == nil || op.Name() != Divsi {
-		return DivsiOp{}, false
-	}
-	return DivsiOp{op}, true
+	return ir.As[DivsiOp](op, Divsi)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o DivsiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o DivsiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o DivsiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// IsExact returns the `isExact` attribute (unit attribute), or nil if absent.
-func (o DivsiOp) IsExact() ir.Attribute { return o.Op.Attr("isExact") }
-
-// DivuiOp views an op named arith.divui: its operands, results, attributes and
-// regions by their declared names.
-type DivuiOp struct{ Op *ir.Operation }
 
 // AsDivui returns op as a DivuiOp, and whether it is named arith.divui.
 func AsDivui(op *ir.Operation) (DivuiOp, bool) {
-	if op == nil || op.Name() != Divui {
-		return DivuiOp{}, false
-	}
-	return DivuiOp{op}, true
+	return ir.As[DivuiOp](op, Divui)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o DivuiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o DivuiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o DivuiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// IsExact returns the `isExact` attribute (unit attribute), or nil if absent.
-func (o DivuiOp) IsExact() ir.Attribute { return o.Op.Attr("isExact") }
-
-// ExtfOp views an op named arith.extf: its operands, results, attributes and
-// regions by their declared names.
-type ExtfOp struct{ Op *ir.Operation }
 
 // AsExtf returns op as a ExtfOp, and whether it is named arith.extf.
 func AsExtf(op *ir.Operation) (ExtfOp, bool) {
-	if op == nil || op.Name() != Extf {
-		return ExtfOp{}, false
-	}
-	return ExtfOp{op}, true
+	return ir.As[ExtfOp](op, Extf)
 }
-
-// In returns the `in` operand (floating-point-like).
-func (o ExtfOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (floating-point-like).
-func (o ExtfOp) Out() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o ExtfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// ExtsiOp views an op named arith.extsi: its operands, results, attributes and
-// regions by their declared names.
-type ExtsiOp struct{ Op *ir.Operation }
 
 // AsExtsi returns op as a ExtsiOp, and whether it is named arith.extsi.
 func AsExtsi(op *ir.Operation) (ExtsiOp, bool) {
-	if op == nil || op.Name() != Extsi {
-		return ExtsiOp{}, false
-	}
-	return ExtsiOp{op}, true
+	return ir.As[ExtsiOp](op, Extsi)
 }
-
-// In returns the `in` operand (signless-fixed-width-integer-like).
-func (o ExtsiOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (signless-fixed-width-integer-like).
-func (o ExtsiOp) Out() ir.Value { return o.Op.Result(0) }
-
-// ExtuiOp views an op named arith.extui: its operands, results, attributes and
-// regions by their declared names.
-type ExtuiOp struct{ Op *ir.Operation }
 
 // AsExtui returns op as a ExtuiOp, and whether it is named arith.extui.
 func AsExtui(op *ir.Operation) (ExtuiOp, bool) {
-	if op == nil || op.Name() != Extui {
-		return ExtuiOp{}, false
-	}
-	return ExtuiOp{op}, true
+	return ir.As[ExtuiOp](op, Extui)
 }
-
-// In returns the `in` operand (signless-fixed-width-integer-like).
-func (o ExtuiOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (signless-fixed-width-integer-like).
-func (o ExtuiOp) Out() ir.Value { return o.Op.Result(0) }
-
-// FptosiOp views an op named arith.fptosi: its operands, results, attributes and
-// regions by their declared names.
-type FptosiOp struct{ Op *ir.Operation }
 
 // AsFptosi returns op as a FptosiOp, and whether it is named arith.fptosi.
 func AsFptosi(op *ir.Operation) (FptosiOp, bool) {
-	if op == nil || op.Name() != Fptosi {
-		return FptosiOp{}, false
-	}
-	return FptosiOp{op}, true
+	return ir.As[FptosiOp](op, Fptosi)
 }
-
-// In returns the `in` operand (floating-point-like).
-func (o FptosiOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (signless-fixed-width-integer-like).
-func (o FptosiOp) Out() ir.Value { return o.Op.Result(0) }
-
-// FptouiOp views an op named arith.fptoui: its operands, results, attributes and
-// regions by their declared names.
-type FptouiOp struct{ Op *ir.Operation }
 
 // AsFptoui returns op as a FptouiOp, and whether it is named arith.fptoui.
 func AsFptoui(op *ir.Operation) (FptouiOp, bool) {
-	if op == nil || op.Name() != Fptoui {
-		return FptouiOp{}, false
-	}
-	return FptouiOp{op}, true
+	return ir.As[FptouiOp](op, Fptoui)
 }
-
-// In returns the `in` operand (floating-point-like).
-func (o FptouiOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (signless-fixed-width-integer-like).
-func (o FptouiOp) Out() ir.Value { return o.Op.Result(0) }
-
-// IndexCastOp views an op named arith.index_cast: its operands, results, attributes and
-// regions by their declared names.
-type IndexCastOp struct{ Op *ir.Operation }
 
 // AsIndexCast returns op as a IndexCastOp, and whether it is named arith.index_cast.
 func AsIndexCast(op *ir.Operation) (IndexCastOp, bool) {
-	if op == nil || op.Name() != IndexCast {
-		return IndexCastOp{}, false
-	}
-	return IndexCastOp{op}, true
+	return ir.As[IndexCastOp](op, IndexCast)
 }
-
-// In returns the `in` operand (signless-integer-like or memref of signless-integer).
-func (o IndexCastOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (signless-integer-like or memref of signless-integer).
-func (o IndexCastOp) Out() ir.Value { return o.Op.Result(0) }
-
-// IndexCastuiOp views an op named arith.index_castui: its operands, results, attributes and
-// regions by their declared names.
-type IndexCastuiOp struct{ Op *ir.Operation }
 
 // AsIndexCastui returns op as a IndexCastuiOp, and whether it is named arith.index_castui.
 func AsIndexCastui(op *ir.Operation) (IndexCastuiOp, bool) {
-	if op == nil || op.Name() != IndexCastui {
-		return IndexCastuiOp{}, false
-	}
-	return IndexCastuiOp{op}, true
+	return ir.As[IndexCastuiOp](op, IndexCastui)
 }
-
-// In returns the `in` operand (signless-integer-like or memref of signless-integer).
-func (o IndexCastuiOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (signless-integer-like or memref of signless-integer).
-func (o IndexCastuiOp) Out() ir.Value { return o.Op.Result(0) }
-
-// MaximumfOp views an op named arith.maximumf: its operands, results, attributes and
-// regions by their declared names.
-type MaximumfOp struct{ Op *ir.Operation }
 
 // AsMaximumf returns op as a MaximumfOp, and whether it is named arith.maximumf.
 func AsMaximumf(op *ir.Operation) (MaximumfOp, bool) {
-	if op == nil || op.Name() != Maximumf {
-		return MaximumfOp{}, false
-	}
-	return MaximumfOp{op}, true
+	return ir.As[MaximumfOp](op, Maximumf)
 }
-
-// Lhs returns the `lhs` operand (floating-point-like).
-func (o MaximumfOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (floating-point-like).
-func (o MaximumfOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (floating-point-like).
-func (o MaximumfOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o MaximumfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// MaxsiOp views an op named arith.maxsi: its operands, results, attributes and
-// regions by their declared names.
-type MaxsiOp struct{ Op *ir.Operation }
 
 // AsMaxsi returns op as a MaxsiOp, and whether it is named arith.maxsi.
 func AsMaxsi(op *ir.Operation) (MaxsiOp, bool) {
-	if op == nil || op.Name() != Maxsi {
-		return MaxsiOp{}, false
-	}
-	return MaxsiOp{op}, true
+	return ir.As[MaxsiOp](op, Maxsi)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o MaxsiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o MaxsiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o MaxsiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// MaxuiOp views an op named arith.maxui: its operands, results, attributes and
-// regions by their declared names.
-type MaxuiOp struct{ Op *ir.Operation }
 
 // AsMaxui returns op as a MaxuiOp, and whether it is named arith.maxui.
 func AsMaxui(op *ir.Operation) (MaxuiOp, bool) {
-	if op == nil || op.Name() != Maxui {
-		return MaxuiOp{}, false
-	}
-	return MaxuiOp{op}, true
+	return ir.As[MaxuiOp](op, Maxui)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o MaxuiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o MaxuiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o MaxuiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// MinimumfOp views an op named arith.minimumf: its operands, results, attributes and
-// regions by their declared names.
-type MinimumfOp struct{ Op *ir.Operation }
 
 // AsMinimumf returns op as a MinimumfOp, and whether it is named arith.minimumf.
 func AsMinimumf(op *ir.Operation) (MinimumfOp, bool) {
-	if op == nil || op.Name() != Minimumf {
-		return MinimumfOp{}, false
-	}
-	return MinimumfOp{op}, true
+	return ir.As[MinimumfOp](op, Minimumf)
 }
-
-// Lhs returns the `lhs` operand (floating-point-like).
-func (o MinimumfOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (floating-point-like).
-func (o MinimumfOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (floating-point-like).
-func (o MinimumfOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o MinimumfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// MinsiOp views an op named arith.minsi: its operands, results, attributes and
-// regions by their declared names.
-type MinsiOp struct{ Op *ir.Operation }
 
 // AsMinsi returns op as a MinsiOp, and whether it is named arith.minsi.
 func AsMinsi(op *ir.Operation) (MinsiOp, bool) {
-	if op == nil || op.Name() != Minsi {
-		return MinsiOp{}, false
-	}
-	return MinsiOp{op}, true
+	return ir.As[MinsiOp](op, Minsi)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o MinsiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o MinsiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o MinsiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// MinuiOp views an op named arith.minui: its operands, results, attributes and
-// regions by their declared names.
-type MinuiOp struct{ Op *ir.Operation }
 
 // AsMinui returns op as a MinuiOp, and whether it is named arith.minui.
 func AsMinui(op *ir.Operation) (MinuiOp, bool) {
-	if op == nil || op.Name() != Minui {
-		return MinuiOp{}, false
-	}
-	return MinuiOp{op}, true
+	return ir.As[MinuiOp](op, Minui)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o MinuiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o MinuiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o MinuiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// MulfOp views an op named arith.mulf: its operands, results, attributes and
-// regions by their declared names.
-type MulfOp struct{ Op *ir.Operation }
 
 // AsMulf returns op as a MulfOp, and whether it is named arith.mulf.
 func AsMulf(op *ir.Operation) (MulfOp, bool) {
-	if op == nil || op.Name() != Mulf {
-		return MulfOp{}, false
-	}
-	return MulfOp{op}, true
+	return ir.As[MulfOp](op, Mulf)
 }
-
-// Lhs returns the `lhs` operand (floating-point-like).
-func (o MulfOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (floating-point-like).
-func (o MulfOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (floating-point-like).
-func (o MulfOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o MulfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// MuliOp views an op named arith.muli: its operands, results, attributes and
-// regions by their declared names.
-type MuliOp struct{ Op *ir.Operation }
 
 // AsMuli returns op as a MuliOp, and whether it is named arith.muli.
 func AsMuli(op *ir.Operation) (MuliOp, bool) {
-	if op == nil || op.Name() != Muli {
-		return MuliOp{}, false
-	}
-	return MuliOp{op}, true
+	return ir.As[MuliOp](op, Muli)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o MuliOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o MuliOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o MuliOp) Result() ir.Value { return o.Op.Result(0) }
-
-// OverflowFlags returns the `overflowFlags` attribute (arith integer overflow flags), or nil if absent.
-func (o MuliOp) OverflowFlags() ir.Attribute { return o.Op.Attr("overflowFlags") }
-
-// NegfOp views an op named arith.negf: its operands, results, attributes and
-// regions by their declared names.
-type NegfOp struct{ Op *ir.Operation }
 
 // AsNegf returns op as a NegfOp, and whether it is named arith.negf.
 func AsNegf(op *ir.Operation) (NegfOp, bool) {
-	if op == nil || op.Name() != Negf {
-		return NegfOp{}, false
-	}
-	return NegfOp{op}, true
+	return ir.As[NegfOp](op, Negf)
 }
-
-// Operand returns the `operand` operand (floating-point-like).
-func (o NegfOp) Operand() ir.Value { return o.Op.Operand(0) }
-
-// Result returns the `result` result (floating-point-like).
-func (o NegfOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o NegfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// OriOp views an op named arith.ori: its operands, results, attributes and
-// regions by their declared names.
-type OriOp struct{ Op *ir.Operation }
 
 // AsOri returns op as a OriOp, and whether it is named arith.ori.
 func AsOri(op *ir.Operation) (OriOp, bool) {
-	if op == nil || op.Name() != Ori {
-		return OriOp{}, false
-	}
-	return OriOp{op}, true
+	return ir.As[OriOp](op, Ori)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o OriOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o OriOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o OriOp) Result() ir.Value { return o.Op.Result(0) }
-
-// RemsiOp views an op named arith.remsi: its operands, results, attributes and
-// regions by their declared names.
-type RemsiOp struct{ Op *ir.Operation }
 
 // AsRemsi returns op as a RemsiOp, and whether it is named arith.remsi.
 func AsRemsi(op *ir.Operation) (RemsiOp, bool) {
-	if op == nil || op.Name() != Remsi {
-		return RemsiOp{}, false
-	}
-	return RemsiOp{op}, true
+	return ir.As[RemsiOp](op, Remsi)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o RemsiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o RemsiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o RemsiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// RemuiOp views an op named arith.remui: its operands, results, attributes and
-// regions by their declared names.
-type RemuiOp struct{ Op *ir.Operation }
 
 // AsRemui returns op as a RemuiOp, and whether it is named arith.remui.
 func AsRemui(op *ir.Operation) (RemuiOp, bool) {
-	if op == nil || op.Name() != Remui {
-		return RemuiOp{}, false
-	}
-	return RemuiOp{op}, true
+	return ir.As[RemuiOp](op, Remui)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o RemuiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o RemuiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o RemuiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// SelectOp views an op named arith.select: its operands, results, attributes and
-// regions by their declared names.
-type SelectOp struct{ Op *ir.Operation }
 
 // AsSelect returns op as a SelectOp, and whether it is named arith.select.
 func AsSelect(op *ir.Operation) (SelectOp, bool) {
-	if op == nil || op.Name() != Select {
-		return SelectOp{}, false
-	}
-	return SelectOp{op}, true
+	return ir.As[SelectOp](op, Select)
 }
-
-// Condition returns the `condition` operand (bool-like).
-func (o SelectOp) Condition() ir.Value { return o.Op.Operand(0) }
-
-// TrueValue returns the `true_value` operand (any type).
-func (o SelectOp) TrueValue() ir.Value { return o.Op.Operand(1) }
-
-// FalseValue returns the `false_value` operand (any type).
-func (o SelectOp) FalseValue() ir.Value { return o.Op.Operand(2) }
-
-// Result returns the `result` result (any type).
-func (o SelectOp) Result() ir.Value { return o.Op.Result(0) }
-
-// ShliOp views an op named arith.shli: its operands, results, attributes and
-// regions by their declared names.
-type ShliOp struct{ Op *ir.Operation }
 
 // AsShli returns op as a ShliOp, and whether it is named arith.shli.
 func AsShli(op *ir.Operation) (ShliOp, bool) {
-	if op == nil || op.Name() != Shli {
-		return ShliOp{}, false
-	}
-	return ShliOp{op}, true
+	return ir.As[ShliOp](op, Shli)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o ShliOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o ShliOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o ShliOp) Result() ir.Value { return o.Op.Result(0) }
-
-// OverflowFlags returns the `overflowFlags` attribute (arith integer overflow flags), or nil if absent.
-func (o ShliOp) OverflowFlags() ir.Attribute { return o.Op.Attr("overflowFlags") }
-
-// ShrsiOp views an op named arith.shrsi: its operands, results, attributes and
-// regions by their declared names.
-type ShrsiOp struct{ Op *ir.Operation }
 
 // AsShrsi returns op as a ShrsiOp, and whether it is named arith.shrsi.
 func AsShrsi(op *ir.Operation) (ShrsiOp, bool) {
-	if op == nil || op.Name() != Shrsi {
-		return ShrsiOp{}, false
-	}
-	return ShrsiOp{op}, true
+	return ir.As[ShrsiOp](op, Shrsi)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o ShrsiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o ShrsiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o ShrsiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// IsExact returns the `isExact` attribute (unit attribute), or nil if absent.
-func (o ShrsiOp) IsExact() ir.Attribute { return o.Op.Attr("isExact") }
-
-// ShruiOp views an op named arith.shrui: its operands, results, attributes and
-// regions by their declared names.
-type ShruiOp struct{ Op *ir.Operation }
 
 // AsShrui returns op as a ShruiOp, and whether it is named arith.shrui.
 func AsShrui(op *ir.Operation) (ShruiOp, bool) {
-	if op == nil || op.Name() != Shrui {
-		return ShruiOp{}, false
-	}
-	return ShruiOp{op}, true
+	return ir.As[ShruiOp](op, Shrui)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o ShruiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o ShruiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o ShruiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// IsExact returns the `isExact` attribute (unit attribute), or nil if absent.
-func (o ShruiOp) IsExact() ir.Attribute { return o.Op.Attr("isExact") }
-
-// SitofpOp views an op named arith.sitofp: its operands, results, attributes and
-// regions by their declared names.
-type SitofpOp struct{ Op *ir.Operation }
 
 // AsSitofp returns op as a SitofpOp, and whether it is named arith.sitofp.
 func AsSitofp(op *ir.Operation) (SitofpOp, bool) {
-	if op == nil || op.Name() != Sitofp {
-		return SitofpOp{}, false
-	}
-	return SitofpOp{op}, true
+	return ir.As[SitofpOp](op, Sitofp)
 }
-
-// In returns the `in` operand (signless-fixed-width-integer-like).
-func (o SitofpOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (floating-point-like).
-func (o SitofpOp) Out() ir.Value { return o.Op.Result(0) }
-
-// SubfOp views an op named arith.subf: its operands, results, attributes and
-// regions by their declared names.
-type SubfOp struct{ Op *ir.Operation }
 
 // AsSubf returns op as a SubfOp, and whether it is named arith.subf.
 func AsSubf(op *ir.Operation) (SubfOp, bool) {
-	if op == nil || op.Name() != Subf {
-		return SubfOp{}, false
-	}
-	return SubfOp{op}, true
+	return ir.As[SubfOp](op, Subf)
 }
-
-// Lhs returns the `lhs` operand (floating-point-like).
-func (o SubfOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (floating-point-like).
-func (o SubfOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (floating-point-like).
-func (o SubfOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o SubfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// SubiOp views an op named arith.subi: its operands, results, attributes and
-// regions by their declared names.
-type SubiOp struct{ Op *ir.Operation }
 
 // AsSubi returns op as a SubiOp, and whether it is named arith.subi.
 func AsSubi(op *ir.Operation) (SubiOp, bool) {
-	if op == nil || op.Name() != Subi {
-		return SubiOp{}, false
-	}
-	return SubiOp{op}, true
+	return ir.As[SubiOp](op, Subi)
 }
-
-// Lhs returns the `lhs` operand (signless-integer-like).
-func (o SubiOp) Lhs() ir.Value { return o.Op.Operand(0) }
-
-// Rhs returns the `rhs` operand (signless-integer-like).
-func (o SubiOp) Rhs() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (signless-integer-like).
-func (o SubiOp) Result() ir.Value { return o.Op.Result(0) }
-
-// OverflowFlags returns the `overflowFlags` attribute (arith integer overflow flags), or nil if absent.
-func (o SubiOp) OverflowFlags() ir.Attribute { return o.Op.Attr("overflowFlags") }
-
-// TruncfOp views an op named arith.truncf: its operands, results, attributes and
-// regions by their declared names.
-type TruncfOp struct{ Op *ir.Operation }
 
 // AsTruncf returns op as a TruncfOp, and whether it is named arith.truncf.
 func AsTruncf(op *ir.Operation) (TruncfOp, bool) {
-	if op == nil || op.Name() != Truncf {
-		return TruncfOp{}, false
-	}
-	return TruncfOp{op}, true
+	return ir.As[TruncfOp](op, Truncf)
 }
-
-// In returns the `in` operand (floating-point-like).
-func (o TruncfOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (floating-point-like).
-func (o TruncfOp) Out() ir.Value { return o.Op.Result(0) }
-
-// Roundingmode returns the `roundingmode` attribute (allowed 32-bit signless integer cases: 0, 1, 2, 3, 4), or nil if absent.
-func (o TruncfOp) Roundingmode() ir.Attribute { return o.Op.Attr("roundingmode") }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o TruncfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// TrunciOp views an op named arith.trunci: its operands, results, attributes and
-// regions by their declared names.
-type TrunciOp struct{ Op *ir.Operation }
 
 // AsTrunci returns op as a TrunciOp, and whether it is named arith.trunci.
 func AsTrunci(op *ir.Operation) (TrunciOp, bool) {
-	if op == nil || op.Name() != Trunci {
-		return TrunciOp{}, false
-	}
-	return TrunciOp{op}, true
+	return ir.As[TrunciOp](op, Trunci)
 }
-
-// In returns the `in` operand (signless-fixed-width-integer-like).
-func (o TrunciOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (signless-fixed-width-integer-like).
-func (o TrunciOp) Out() ir.Value { return o.Op.Result(0) }
-
-// OverflowFlags returns the `overflowFlags` attribute (arith integer overflow flags), or nil if absent.
-func (o TrunciOp) OverflowFlags() ir.Attribute { return o.Op.Attr("overflowFlags") }
-
-// UitofpOp views an op named arith.uitofp: its operands, results, attributes and
-// regions by their declared names.
-type UitofpOp struct{ Op *ir.Operation }
 
 // AsUitofp returns op as a UitofpOp, and whether it is named arith.uitofp.
 func AsUitofp(op *ir.Operation) (UitofpOp, bool) {
-	if op == nil || op.Name() != Uitofp {
-		return UitofpOp{}, false
-	}
-	return UitofpOp{op}, true
+	return ir.As[UitofpOp](op, Uitofp)
 }
-
-// In returns the `in` operand (signless-fixed-width-integer-like).
-func (o UitofpOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (floating-point-like).
-func (o UitofpOp) Out() ir.Value { return o.Op.Result(0) }
-
-// XoriOp views an op named arith.xori: its operands, results, attributes and
-// regions by their declared names.
-type XoriOp struct{ Op *ir.Operation }
 
 // AsXori returns op as a XoriOp, and whether it is named arith.xori.
 func AsXori(op *ir.Operation) (XoriOp, bool) {
-	if op == nil || op.Name() != Xori {
-		return XoriOp{}, false
-	}
-	return XoriOp{op}, true
+	return ir.As[XoriOp](op, Xori)
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o AddfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o AddfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o AddfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Lhs returns the `lhs` operand (signless-integer-like).
-func (o XoriOp) Lhs() ir.Value { return o.Op.Operand(0) }
+func (o AddiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
 
 // Rhs returns the `rhs` operand (signless-integer-like).
-func (o XoriOp) Rhs() ir.Value { return o.Op.Operand(1) }
+func (o AddiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
 
 // Result returns the `result` result (signless-integer-like).
-func (o XoriOp) Result() ir.Value { return o.Op.Result(0) }
+func (o AddiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o AndiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o AndiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o AndiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// In returns the `in` operand (signless-integer-or-float-like or memref of signless-integer or float).
+func (o BitcastOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (signless-integer-or-float-like or memref of signless-integer or float).
+func (o BitcastOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o CeildivuiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o CeildivuiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o CeildivuiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o CmpfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o CmpfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (bool-like).
+func (o CmpfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o CmpiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o CmpiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (bool-like).
+func (o CmpiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Result returns the `result` result (any type).
+func (o ConstantOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o DivfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o DivfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o DivfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o DivsiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o DivsiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o DivsiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o DivuiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o DivuiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o DivuiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// In returns the `in` operand (floating-point-like).
+func (o ExtfOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (floating-point-like).
+func (o ExtfOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// In returns the `in` operand (signless-fixed-width-integer-like).
+func (o ExtsiOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (signless-fixed-width-integer-like).
+func (o ExtsiOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// In returns the `in` operand (signless-fixed-width-integer-like).
+func (o ExtuiOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (signless-fixed-width-integer-like).
+func (o ExtuiOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// In returns the `in` operand (floating-point-like).
+func (o FptosiOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (signless-fixed-width-integer-like).
+func (o FptosiOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// In returns the `in` operand (floating-point-like).
+func (o FptouiOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (signless-fixed-width-integer-like).
+func (o FptouiOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// In returns the `in` operand (signless-integer-like or memref of signless-integer).
+func (o IndexCastOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (signless-integer-like or memref of signless-integer).
+func (o IndexCastOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// In returns the `in` operand (signless-integer-like or memref of signless-integer).
+func (o IndexCastuiOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (signless-integer-like or memref of signless-integer).
+func (o IndexCastuiOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o MaximumfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o MaximumfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o MaximumfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o MaxsiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o MaxsiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o MaxsiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o MaxuiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o MaxuiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o MaxuiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o MinimumfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o MinimumfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o MinimumfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o MinsiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o MinsiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o MinsiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o MinuiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o MinuiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o MinuiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o MulfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o MulfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o MulfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o MuliOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o MuliOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o MuliOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o NegfOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o NegfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o OriOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o OriOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o OriOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o RemsiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o RemsiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o RemsiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o RemuiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o RemuiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o RemuiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Condition returns the `condition` operand (bool-like).
+func (o SelectOp) Condition() ir.Value {
+	return o.Op.OperandNamed("condition")
+}
+
+// TrueValue returns the `true_value` operand (any type).
+func (o SelectOp) TrueValue() ir.Value {
+	return o.Op.OperandNamed("true_value")
+}
+
+// FalseValue returns the `false_value` operand (any type).
+func (o SelectOp) FalseValue() ir.Value {
+	return o.Op.OperandNamed("false_value")
+}
+
+// Result returns the `result` result (any type).
+func (o SelectOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o ShliOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o ShliOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o ShliOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o ShrsiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o ShrsiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o ShrsiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o ShruiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o ShruiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o ShruiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// In returns the `in` operand (signless-fixed-width-integer-like).
+func (o SitofpOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (floating-point-like).
+func (o SitofpOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o SubfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o SubfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o SubfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o SubiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o SubiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o SubiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// In returns the `in` operand (floating-point-like).
+func (o TruncfOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (floating-point-like).
+func (o TruncfOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// In returns the `in` operand (signless-fixed-width-integer-like).
+func (o TrunciOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (signless-fixed-width-integer-like).
+func (o TrunciOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// In returns the `in` operand (signless-fixed-width-integer-like).
+func (o UitofpOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (floating-point-like).
+func (o UitofpOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o XoriOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o XoriOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o XoriOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o AddfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// OverflowFlags returns the `overflowFlags` attribute (arith integer overflow flags), or nil if absent.
+func (o AddiOp) OverflowFlags() ir.Attribute {
+	return o.Op.Attr("overflowFlags")
+}
+
+// Predicate returns the `predicate` attribute (allowed 64-bit signless integer cases: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), or nil if absent.
+func (o CmpfOp) Predicate() ir.Attribute {
+	return o.Op.Attr("predicate")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o CmpfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Predicate returns the `predicate` attribute (allowed 64-bit signless integer cases: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9), or nil if absent.
+func (o CmpiOp) Predicate() ir.Attribute {
+	return o.Op.Attr("predicate")
+}
+
+// Value returns the `value` attribute (TypedAttr instance), or nil if absent.
+func (o ConstantOp) Value() ir.Attribute {
+	return o.Op.Attr("value")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o DivfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// IsExact returns the `isExact` attribute (unit attribute), or nil if absent.
+func (o DivsiOp) IsExact() ir.Attribute {
+	return o.Op.Attr("isExact")
+}
+
+// IsExact returns the `isExact` attribute (unit attribute), or nil if absent.
+func (o DivuiOp) IsExact() ir.Attribute {
+	return o.Op.Attr("isExact")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o ExtfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o MaximumfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o MinimumfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o MulfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// OverflowFlags returns the `overflowFlags` attribute (arith integer overflow flags), or nil if absent.
+func (o MuliOp) OverflowFlags() ir.Attribute {
+	return o.Op.Attr("overflowFlags")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o NegfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// OverflowFlags returns the `overflowFlags` attribute (arith integer overflow flags), or nil if absent.
+func (o ShliOp) OverflowFlags() ir.Attribute {
+	return o.Op.Attr("overflowFlags")
+}
+
+// IsExact returns the `isExact` attribute (unit attribute), or nil if absent.
+func (o ShrsiOp) IsExact() ir.Attribute {
+	return o.Op.Attr("isExact")
+}
+
+// IsExact returns the `isExact` attribute (unit attribute), or nil if absent.
+func (o ShruiOp) IsExact() ir.Attribute {
+	return o.Op.Attr("isExact")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o SubfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// OverflowFlags returns the `overflowFlags` attribute (arith integer overflow flags), or nil if absent.
+func (o SubiOp) OverflowFlags() ir.Attribute {
+	return o.Op.Attr("overflowFlags")
+}
+
+// Roundingmode returns the `roundingmode` attribute (allowed 32-bit signless integer cases: 0, 1, 2, 3, 4), or nil if absent.
+func (o TruncfOp) Roundingmode() ir.Attribute {
+	return o.Op.Attr("roundingmode")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o TruncfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// OverflowFlags returns the `overflowFlags` attribute (arith integer overflow flags), or nil if absent.
+func (o TrunciOp) OverflowFlags() ir.Attribute {
+	return o.Op.Attr("overflowFlags")
+}

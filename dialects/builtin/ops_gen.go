@@ -13,41 +13,46 @@ const (
 	UnrealizedConversionCast = "builtin.unrealized_conversion_cast"
 )
 
-// ModuleOp views an op named builtin.module: its operands, results, attributes and
-// regions by their declared names.
-type ModuleOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// ModuleOp views an op named builtin.module.
+	ModuleOp struct{ Op *ir.Operation }
+	// UnrealizedConversionCastOp views an op named builtin.unrealized_conversion_cast.
+	UnrealizedConversionCastOp struct{ Op *ir.Operation }
+)
 
 // AsModule returns op as a ModuleOp, and whether it is named builtin.module.
 func AsModule(op *ir.Operation) (ModuleOp, bool) {
-	if op == nil || op.Name() != Module {
-		return ModuleOp{}, false
-	}
-	return ModuleOp{op}, true
+	return ir.As[ModuleOp](op, Module)
 }
-
-// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
-func (o ModuleOp) SymName() ir.Attribute { return o.Op.Attr("sym_name") }
-
-// SymVisibility returns the `sym_visibility` attribute (string attribute), or nil if absent.
-func (o ModuleOp) SymVisibility() ir.Attribute { return o.Op.Attr("sym_visibility") }
-
-// BodyRegion returns the `bodyRegion` region.
-func (o ModuleOp) BodyRegion() *ir.Region { return o.Op.Region(0) }
-
-// UnrealizedConversionCastOp views an op named builtin.unrealized_conversion_cast: its operands, results, attributes and
-// regions by their declared names.
-type UnrealizedConversionCastOp struct{ Op *ir.Operation }
 
 // AsUnrealizedConversionCast returns op as a UnrealizedConversionCastOp, and whether it is named builtin.unrealized_conversion_cast.
 func AsUnrealizedConversionCast(op *ir.Operation) (UnrealizedConversionCastOp, bool) {
-	if op == nil || op.Name() != UnrealizedConversionCast {
-		return UnrealizedConversionCastOp{}, false
-	}
-	return UnrealizedConversionCastOp{op}, true
+	return ir.As[UnrealizedConversionCastOp](op, UnrealizedConversionCast)
+}
+
+// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
+func (o ModuleOp) SymName() ir.Attribute {
+	return o.Op.Attr("sym_name")
+}
+
+// SymVisibility returns the `sym_visibility` attribute (string attribute), or nil if absent.
+func (o ModuleOp) SymVisibility() ir.Attribute {
+	return o.Op.Attr("sym_visibility")
 }
 
 // Inputs returns the `inputs` operands (any type).
-func (o UnrealizedConversionCastOp) Inputs() []ir.Value { return o.Op.OperandGroup("inputs") }
+func (o UnrealizedConversionCastOp) Inputs() []ir.Value {
+	return o.Op.OperandGroup("inputs")
+}
 
 // Outputs returns the `outputs` results (any type).
-func (o UnrealizedConversionCastOp) Outputs() []ir.Value { return o.Op.ResultGroup("outputs") }
+func (o UnrealizedConversionCastOp) Outputs() []ir.Value {
+	return o.Op.ResultGroup("outputs")
+}
+
+// BodyRegion returns the `bodyRegion` region.
+func (o ModuleOp) BodyRegion() *ir.Region {
+	return o.Op.RegionNamed("bodyRegion")
+}

@@ -14,59 +14,63 @@ const (
 	CondBr = "cf.cond_br"
 )
 
-// AssertOp views an op named cf.assert: its operands, results, attributes and
-// regions by their declared names.
-type AssertOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// AssertOp views an op named cf.assert.
+	AssertOp struct{ Op *ir.Operation }
+	// BrOp views an op named cf.br.
+	BrOp struct{ Op *ir.Operation }
+	// CondBrOp views an op named cf.cond_br.
+	CondBrOp struct{ Op *ir.Operation }
+)
 
 // AsAssert returns op as a AssertOp, and whether it is named cf.assert.
 func AsAssert(op *ir.Operation) (AssertOp, bool) {
-	if op == nil || op.Name() != Assert {
-		return AssertOp{}, false
-	}
-	return AssertOp{op}, true
+	return ir.As[AssertOp](op, Assert)
 }
-
-// Arg returns the `arg` operand (1-bit signless integer).
-func (o AssertOp) Arg() ir.Value { return o.Op.Operand(0) }
-
-// Msg returns the `msg` attribute (string attribute), or nil if absent.
-func (o AssertOp) Msg() ir.Attribute { return o.Op.Attr("msg") }
-
-// BrOp views an op named cf.br: its operands, results, attributes and
-// regions by their declared names.
-type BrOp struct{ Op *ir.Operation }
 
 // AsBr returns op as a BrOp, and whether it is named cf.br.
 func AsBr(op *ir.Operation) (BrOp, bool) {
-	if op == nil || op.Name() != Br {
-		return BrOp{}, false
-	}
-	return BrOp{op}, true
+	return ir.As[BrOp](op, Br)
 }
-
-// DestOperands returns the `destOperands` operands (any type).
-func (o BrOp) DestOperands() []ir.Value { return o.Op.OperandGroup("destOperands") }
-
-// CondBrOp views an op named cf.cond_br: its operands, results, attributes and
-// regions by their declared names.
-type CondBrOp struct{ Op *ir.Operation }
 
 // AsCondBr returns op as a CondBrOp, and whether it is named cf.cond_br.
 func AsCondBr(op *ir.Operation) (CondBrOp, bool) {
-	if op == nil || op.Name() != CondBr {
-		return CondBrOp{}, false
-	}
-	return CondBrOp{op}, true
+	return ir.As[CondBrOp](op, CondBr)
+}
+
+// Arg returns the `arg` operand (1-bit signless integer).
+func (o AssertOp) Arg() ir.Value {
+	return o.Op.OperandNamed("arg")
 }
 
 // Condition returns the `condition` operand (1-bit signless integer).
-func (o CondBrOp) Condition() ir.Value { return o.Op.OperandNamed("condition") }
+func (o CondBrOp) Condition() ir.Value {
+	return o.Op.OperandNamed("condition")
+}
 
-// TrueDestOperands returns the `trueDestOperands` operands (any type).
-func (o CondBrOp) TrueDestOperands() []ir.Value { return o.Op.OperandGroup("trueDestOperands") }
-
-// FalseDestOperands returns the `falseDestOperands` operands (any type).
-func (o CondBrOp) FalseDestOperands() []ir.Value { return o.Op.OperandGroup("falseDestOperands") }
+// Msg returns the `msg` attribute (string attribute), or nil if absent.
+func (o AssertOp) Msg() ir.Attribute {
+	return o.Op.Attr("msg")
+}
 
 // BranchWeights returns the `branch_weights` attribute (i32 dense array attribute), or nil if absent.
-func (o CondBrOp) BranchWeights() ir.Attribute { return o.Op.Attr("branch_weights") }
+func (o CondBrOp) BranchWeights() ir.Attribute {
+	return o.Op.Attr("branch_weights")
+}
+
+// DestOperands returns the `destOperands` operands (any type).
+func (o BrOp) DestOperands() []ir.Value {
+	return o.Op.OperandGroup("destOperands")
+}
+
+// TrueDestOperands returns the `trueDestOperands` operands (any type).
+func (o CondBrOp) TrueDestOperands() []ir.Value {
+	return o.Op.OperandGroup("trueDestOperands")
+}
+
+// FalseDestOperands returns the `falseDestOperands` operands (any type).
+func (o CondBrOp) FalseDestOperands() []ir.Value {
+	return o.Op.OperandGroup("falseDestOperands")
+}

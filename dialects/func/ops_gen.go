@@ -14,80 +14,98 @@ const (
 	Return = "func.return"
 )
 
-// CallOp views an op named func.call: its operands, results, attributes and
-// regions by their declared names.
-type CallOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// CallOp views an op named func.call.
+	CallOp struct{ Op *ir.Operation }
+	// FuncOp views an op named func.func.
+	FuncOp struct{ Op *ir.Operation }
+	// ReturnOp views an op named func.return.
+	ReturnOp struct{ Op *ir.Operation }
+)
 
 // AsCall returns op as a CallOp, and whether it is named func.call.
 func AsCall(op *ir.Operation) (CallOp, bool) {
-	if op == nil || op.Name() != Call {
-		return CallOp{}, false
-	}
-	return CallOp{op}, true
+	return ir.As[CallOp](op, Call)
 }
-
-// Operands returns the `operands` operands (any type).
-func (o CallOp) Operands() []ir.Value { return o.Op.OperandGroup("operands") }
-
-// Results returns the `results` results (any type).
-func (o CallOp) Results() []ir.Value { return o.Op.ResultGroup("results") }
-
-// Callee returns the `callee` attribute (flat symbol reference attribute), or nil if absent.
-func (o CallOp) Callee() ir.Attribute { return o.Op.Attr("callee") }
-
-// ArgAttrs returns the `arg_attrs` attribute (Array of dictionary attributes), or nil if absent.
-func (o CallOp) ArgAttrs() ir.Attribute { return o.Op.Attr("arg_attrs") }
-
-// ResAttrs returns the `res_attrs` attribute (Array of dictionary attributes), or nil if absent.
-func (o CallOp) ResAttrs() ir.Attribute { return o.Op.Attr("res_attrs") }
-
-// NoInline returns the `no_inline` attribute (unit attribute), or nil if absent.
-func (o CallOp) NoInline() ir.Attribute { return o.Op.Attr("no_inline") }
-
-// FuncOp views an op named func.func: its operands, results, attributes and
-// regions by their declared names.
-type FuncOp struct{ Op *ir.Operation }
 
 // AsFunc returns op as a FuncOp, and whether it is named func.func.
 func AsFunc(op *ir.Operation) (FuncOp, bool) {
-	if op == nil || op.Name() != Func {
-		return FuncOp{}, false
-	}
-	return FuncOp{op}, true
+	return ir.As[FuncOp](op, Func)
 }
-
-// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
-func (o FuncOp) SymName() ir.Attribute { return o.Op.Attr("sym_name") }
-
-// FunctionType returns the `function_type` attribute (type attribute of function type), or nil if absent.
-func (o FuncOp) FunctionType() ir.Attribute { return o.Op.Attr("function_type") }
-
-// SymVisibility returns the `sym_visibility` attribute (string attribute), or nil if absent.
-func (o FuncOp) SymVisibility() ir.Attribute { return o.Op.Attr("sym_visibility") }
-
-// ArgAttrs returns the `arg_attrs` attribute (Array of dictionary attributes), or nil if absent.
-func (o FuncOp) ArgAttrs() ir.Attribute { return o.Op.Attr("arg_attrs") }
-
-// ResAttrs returns the `res_attrs` attribute (Array of dictionary attributes), or nil if absent.
-func (o FuncOp) ResAttrs() ir.Attribute { return o.Op.Attr("res_attrs") }
-
-// NoInline returns the `no_inline` attribute (unit attribute), or nil if absent.
-func (o FuncOp) NoInline() ir.Attribute { return o.Op.Attr("no_inline") }
-
-// Body returns the `body` region.
-func (o FuncOp) Body() *ir.Region { return o.Op.Region(0) }
-
-// ReturnOp views an op named func.return: its operands, results, attributes and
-// regions by their declared names.
-type ReturnOp struct{ Op *ir.Operation }
 
 // AsReturn returns op as a ReturnOp, and whether it is named func.return.
 func AsReturn(op *ir.Operation) (ReturnOp, bool) {
-	if op == nil || op.Name() != Return {
-		return ReturnOp{}, false
-	}
-	return ReturnOp{op}, true
+	return ir.As[ReturnOp](op, Return)
+}
+
+// Callee returns the `callee` attribute (flat symbol reference attribute), or nil if absent.
+func (o CallOp) Callee() ir.Attribute {
+	return o.Op.Attr("callee")
+}
+
+// ArgAttrs returns the `arg_attrs` attribute (Array of dictionary attributes), or nil if absent.
+func (o CallOp) ArgAttrs() ir.Attribute {
+	return o.Op.Attr("arg_attrs")
+}
+
+// ResAttrs returns the `res_attrs` attribute (Array of dictionary attributes), or nil if absent.
+func (o CallOp) ResAttrs() ir.Attribute {
+	return o.Op.Attr("res_attrs")
+}
+
+// NoInline returns the `no_inline` attribute (unit attribute), or nil if absent.
+func (o CallOp) NoInline() ir.Attribute {
+	return o.Op.Attr("no_inline")
+}
+
+// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
+func (o FuncOp) SymName() ir.Attribute {
+	return o.Op.Attr("sym_name")
+}
+
+// FunctionType returns the `function_type` attribute (type attribute of function type), or nil if absent.
+func (o FuncOp) FunctionType() ir.Attribute {
+	return o.Op.Attr("function_type")
+}
+
+// SymVisibility returns the `sym_visibility` attribute (string attribute), or nil if absent.
+func (o FuncOp) SymVisibility() ir.Attribute {
+	return o.Op.Attr("sym_visibility")
+}
+
+// ArgAttrs returns the `arg_attrs` attribute (Array of dictionary attributes), or nil if absent.
+func (o FuncOp) ArgAttrs() ir.Attribute {
+	return o.Op.Attr("arg_attrs")
+}
+
+// ResAttrs returns the `res_attrs` attribute (Array of dictionary attributes), or nil if absent.
+func (o FuncOp) ResAttrs() ir.Attribute {
+	return o.Op.Attr("res_attrs")
+}
+
+// NoInline returns the `no_inline` attribute (unit attribute), or nil if absent.
+func (o FuncOp) NoInline() ir.Attribute {
+	return o.Op.Attr("no_inline")
 }
 
 // Operands returns the `operands` operands (any type).
-func (o ReturnOp) Operands() []ir.Value { return o.Op.OperandGroup("operands") }
+func (o CallOp) Operands() []ir.Value {
+	return o.Op.OperandGroup("operands")
+}
+
+// Results returns the `results` results (any type).
+func (o CallOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
+}
+
+// Operands returns the `operands` operands (any type).
+func (o ReturnOp) Operands() []ir.Value {
+	return o.Op.OperandGroup("operands")
+}
+
+// Body returns the `body` region.
+func (o FuncOp) Body() *ir.Region {
+	return o.Op.RegionNamed("body")
+}

@@ -41,411 +41,345 @@ const (
 	Wait                = "gpu.wait"
 )
 
-// AllocOp views an op named gpu.alloc: its operands, results, attributes and
-// regions by their declared names.
-type AllocOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// AllocOp views an op named gpu.alloc.
+	AllocOp struct{ Op *ir.Operation }
+	// BarrierOp views an op named gpu.barrier.
+	BarrierOp struct{ Op *ir.Operation }
+	// BinaryOp views an op named gpu.binary.
+	BinaryOp struct{ Op *ir.Operation }
+	// BlockDimOp views an op named gpu.block_dim.
+	BlockDimOp struct{ Op *ir.Operation }
+	// BlockIdOp views an op named gpu.block_id.
+	BlockIdOp struct{ Op *ir.Operation }
+	// ClusterBlockIdOp views an op named gpu.cluster_block_id.
+	ClusterBlockIdOp struct{ Op *ir.Operation }
+	// ClusterDimOp views an op named gpu.cluster_dim.
+	ClusterDimOp struct{ Op *ir.Operation }
+	// ClusterDimBlocksOp views an op named gpu.cluster_dim_blocks.
+	ClusterDimBlocksOp struct{ Op *ir.Operation }
+	// ClusterIdOp views an op named gpu.cluster_id.
+	ClusterIdOp struct{ Op *ir.Operation }
+	// DeallocOp views an op named gpu.dealloc.
+	DeallocOp struct{ Op *ir.Operation }
+	// DynamicSharedMemoryOp views an op named gpu.dynamic_shared_memory.
+	DynamicSharedMemoryOp struct{ Op *ir.Operation }
+	// FuncOp views an op named gpu.func.
+	FuncOp struct{ Op *ir.Operation }
+	// GlobalIdOp views an op named gpu.global_id.
+	GlobalIdOp struct{ Op *ir.Operation }
+	// GridDimOp views an op named gpu.grid_dim.
+	GridDimOp struct{ Op *ir.Operation }
+	// HostRegisterOp views an op named gpu.host_register.
+	HostRegisterOp struct{ Op *ir.Operation }
+	// HostUnregisterOp views an op named gpu.host_unregister.
+	HostUnregisterOp struct{ Op *ir.Operation }
+	// LaneIdOp views an op named gpu.lane_id.
+	LaneIdOp struct{ Op *ir.Operation }
+	// LaunchOp views an op named gpu.launch.
+	LaunchOp struct{ Op *ir.Operation }
+	// LaunchFuncOp views an op named gpu.launch_func.
+	LaunchFuncOp struct{ Op *ir.Operation }
+	// MemcpyOp views an op named gpu.memcpy.
+	MemcpyOp struct{ Op *ir.Operation }
+	// MemsetOp views an op named gpu.memset.
+	MemsetOp struct{ Op *ir.Operation }
+	// ModuleOp views an op named gpu.module.
+	ModuleOp struct{ Op *ir.Operation }
+	// NumSubgroupsOp views an op named gpu.num_subgroups.
+	NumSubgroupsOp struct{ Op *ir.Operation }
+	// PrintfOp views an op named gpu.printf.
+	PrintfOp struct{ Op *ir.Operation }
+	// ReturnOp views an op named gpu.return.
+	ReturnOp struct{ Op *ir.Operation }
+	// SubgroupIdOp views an op named gpu.subgroup_id.
+	SubgroupIdOp struct{ Op *ir.Operation }
+	// SubgroupSizeOp views an op named gpu.subgroup_size.
+	SubgroupSizeOp struct{ Op *ir.Operation }
+	// TerminatorOp views an op named gpu.terminator.
+	TerminatorOp struct{ Op *ir.Operation }
+	// ThreadIdOp views an op named gpu.thread_id.
+	ThreadIdOp struct{ Op *ir.Operation }
+	// WaitOp views an op named gpu.wait.
+	WaitOp struct{ Op *ir.Operation }
+)
 
 // AsAlloc returns op as a AllocOp, and whether it is named gpu.alloc.
 func AsAlloc(op *ir.Operation) (AllocOp, bool) {
-	if op == nil || op.Name() != Alloc {
-		return AllocOp{}, false
-	}
-	return AllocOp{op}, true
+	return ir.As[AllocOp](op, Alloc)
 }
-
-// AsyncDependencies returns the `asyncDependencies` operands (async token type).
-func (o AllocOp) AsyncDependencies() []ir.Value { return o.Op.OperandGroup("asyncDependencies") }
-
-// DynamicSizes returns the `dynamicSizes` operands (index).
-func (o AllocOp) DynamicSizes() []ir.Value { return o.Op.OperandGroup("dynamicSizes") }
-
-// SymbolOperands returns the `symbolOperands` operands (index).
-func (o AllocOp) SymbolOperands() []ir.Value { return o.Op.OperandGroup("symbolOperands") }
-
-// Memref returns the `memref` result (memref of any type values).
-func (o AllocOp) Memref() ir.Value { return o.Op.Result(0) }
-
-// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
-func (o AllocOp) AsyncToken() ir.Value {
-	if vs := o.Op.ResultGroup("asyncToken"); len(vs) > 0 {
-		return vs[0]
-	}
-	return nil
-}
-
-// HostShared returns the `hostShared` attribute (unit attribute), or nil if absent.
-func (o AllocOp) HostShared() ir.Attribute { return o.Op.Attr("hostShared") }
-
-// BarrierOp views an op named gpu.barrier: its operands, results, attributes and
-// regions by their declared names.
-type BarrierOp struct{ Op *ir.Operation }
 
 // AsBarrier returns op as a BarrierOp, and whether it is named gpu.barrier.
 func AsBarrier(op *ir.Operation) (BarrierOp, bool) {
-	if op == nil || op.Name() != Barrier {
-		return BarrierOp{}, false
-	}
-	return BarrierOp{op}, true
+	return ir.As[BarrierOp](op, Barrier)
 }
-
-// BinaryOp views an op named gpu.binary: its operands, results, attributes and
-// regions by their declared names.
-type BinaryOp struct{ Op *ir.Operation }
 
 // AsBinary returns op as a BinaryOp, and whether it is named gpu.binary.
 func AsBinary(op *ir.Operation) (BinaryOp, bool) {
-	if op == nil || op.Name() != Binary {
-		return BinaryOp{}, false
-	}
-	return BinaryOp{op}, true
+	return ir.As[BinaryOp](op, Binary)
 }
-
-// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
-func (o BinaryOp) SymName() ir.Attribute { return o.Op.Attr("sym_name") }
-
-// OffloadingHandler returns the `offloadingHandler` attribute (any attribute with the `OffloadingTranslationAttrTrait` trait.), or nil if absent.
-func (o BinaryOp) OffloadingHandler() ir.Attribute { return o.Op.Attr("offloadingHandler") }
-
-// Objects returns the `objects` attribute (array attribute), or nil if absent.
-func (o BinaryOp) Objects() ir.Attribute { return o.Op.Attr("objects") }
-
-// BlockDimOp views an op named gpu.block_dim: its operands, results, attributes and
-// regions by their declared names.
-type BlockDimOp struct{ Op *ir.Operation }
 
 // AsBlockDim returns op as a BlockDimOp, and whether it is named gpu.block_dim.
 func AsBlockDim(op *ir.Operation) (BlockDimOp, bool) {
-	if op == nil || op.Name() != BlockDim {
-		return BlockDimOp{}, false
-	}
-	return BlockDimOp{op}, true
+	return ir.As[BlockDimOp](op, BlockDim)
 }
-
-// Result returns the `result` result (index).
-func (o BlockDimOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
-func (o BlockDimOp) Dimension() ir.Attribute { return o.Op.Attr("dimension") }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o BlockDimOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// BlockIdOp views an op named gpu.block_id: its operands, results, attributes and
-// regions by their declared names.
-type BlockIdOp struct{ Op *ir.Operation }
 
 // AsBlockId returns op as a BlockIdOp, and whether it is named gpu.block_id.
 func AsBlockId(op *ir.Operation) (BlockIdOp, bool) {
-	if op == nil || op.Name() != BlockId {
-		return BlockIdOp{}, false
-	}
-	return BlockIdOp{op}, true
+	return ir.As[BlockIdOp](op, BlockId)
 }
-
-// Result returns the `result` result (index).
-func (o BlockIdOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
-func (o BlockIdOp) Dimension() ir.Attribute { return o.Op.Attr("dimension") }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o BlockIdOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// ClusterBlockIdOp views an op named gpu.cluster_block_id: its operands, results, attributes and
-// regions by their declared names.
-type ClusterBlockIdOp struct{ Op *ir.Operation }
 
 // AsClusterBlockId returns op as a ClusterBlockIdOp, and whether it is named gpu.cluster_block_id.
 func AsClusterBlockId(op *ir.Operation) (ClusterBlockIdOp, bool) {
-	if op == nil || op.Name() != ClusterBlockId {
-		return ClusterBlockIdOp{}, false
-	}
-	return ClusterBlockIdOp{op}, true
+	return ir.As[ClusterBlockIdOp](op, ClusterBlockId)
 }
-
-// Result returns the `result` result (index).
-func (o ClusterBlockIdOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
-func (o ClusterBlockIdOp) Dimension() ir.Attribute { return o.Op.Attr("dimension") }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o ClusterBlockIdOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// ClusterDimOp views an op named gpu.cluster_dim: its operands, results, attributes and
-// regions by their declared names.
-type ClusterDimOp struct{ Op *ir.Operation }
 
 // AsClusterDim returns op as a ClusterDimOp, and whether it is named gpu.cluster_dim.
 func AsClusterDim(op *ir.Operation) (ClusterDimOp, bool) {
-	if op == nil || op.Name() != ClusterDim {
-		return ClusterDimOp{}, false
-	}
-	return ClusterDimOp{op}, true
+	return ir.As[ClusterDimOp](op, ClusterDim)
 }
-
-// Result returns the `result` result (index).
-func (o ClusterDimOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
-func (o ClusterDimOp) Dimension() ir.Attribute { return o.Op.Attr("dimension") }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o ClusterDimOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// ClusterDimBlocksOp views an op named gpu.cluster_dim_blocks: its operands, results, attributes and
-// regions by their declared names.
-type ClusterDimBlocksOp struct{ Op *ir.Operation }
 
 // AsClusterDimBlocks returns op as a ClusterDimBlocksOp, and whether it is named gpu.cluster_dim_blocks.
 func AsClusterDimBlocks(op *ir.Operation) (ClusterDimBlocksOp, bool) {
-	if op == nil || op.Name() != ClusterDimBlocks {
-		return ClusterDimBlocksOp{}, false
-	}
-	return ClusterDimBlocksOp{op}, true
+	return ir.As[ClusterDimBlocksOp](op, ClusterDimBlocks)
 }
-
-// Result returns the `result` result (index).
-func (o ClusterDimBlocksOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
-func (o ClusterDimBlocksOp) Dimension() ir.Attribute { return o.Op.Attr("dimension") }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o ClusterDimBlocksOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// ClusterIdOp views an op named gpu.cluster_id: its operands, results, attributes and
-// regions by their declared names.
-type ClusterIdOp struct{ Op *ir.Operation }
 
 // AsClusterId returns op as a ClusterIdOp, and whether it is named gpu.cluster_id.
 func AsClusterId(op *ir.Operation) (ClusterIdOp, bool) {
-	if op == nil || op.Name() != ClusterId {
-		return ClusterIdOp{}, false
-	}
-	return ClusterIdOp{op}, true
+	return ir.As[ClusterIdOp](op, ClusterId)
 }
-
-// Result returns the `result` result (index).
-func (o ClusterIdOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
-func (o ClusterIdOp) Dimension() ir.Attribute { return o.Op.Attr("dimension") }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o ClusterIdOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// DeallocOp views an op named gpu.dealloc: its operands, results, attributes and
-// regions by their declared names.
-type DeallocOp struct{ Op *ir.Operation }
 
 // AsDealloc returns op as a DeallocOp, and whether it is named gpu.dealloc.
 func AsDealloc(op *ir.Operation) (DeallocOp, bool) {
-	if op == nil || op.Name() != Dealloc {
-		return DeallocOp{}, false
-	}
-	return DeallocOp{op}, true
+	return ir.As[DeallocOp](op, Dealloc)
 }
-
-// AsyncDependencies returns the `asyncDependencies` operands (async token type).
-func (o DeallocOp) AsyncDependencies() []ir.Value { return o.Op.OperandGroup("asyncDependencies") }
-
-// Memref returns the `memref` operand (memref of any type values).
-func (o DeallocOp) Memref() ir.Value { return o.Op.OperandNamed("memref") }
-
-// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
-func (o DeallocOp) AsyncToken() ir.Value {
-	if vs := o.Op.ResultGroup("asyncToken"); len(vs) > 0 {
-		return vs[0]
-	}
-	return nil
-}
-
-// DynamicSharedMemoryOp views an op named gpu.dynamic_shared_memory: its operands, results, attributes and
-// regions by their declared names.
-type DynamicSharedMemoryOp struct{ Op *ir.Operation }
 
 // AsDynamicSharedMemory returns op as a DynamicSharedMemoryOp, and whether it is named gpu.dynamic_shared_memory.
 func AsDynamicSharedMemory(op *ir.Operation) (DynamicSharedMemoryOp, bool) {
-	if op == nil || op.Name() != DynamicSharedMemory {
-		return DynamicSharedMemoryOp{}, false
-	}
-	return DynamicSharedMemoryOp{op}, true
+	return ir.As[DynamicSharedMemoryOp](op, DynamicSharedMemory)
 }
-
-// ResultMemref returns the `resultMemref` result (1D memref of 8-bit signless integer values).
-func (o DynamicSharedMemoryOp) ResultMemref() ir.Value { return o.Op.Result(0) }
-
-// FuncOp views an op named gpu.func: its operands, results, attributes and
-// regions by their declared names.
-type FuncOp struct{ Op *ir.Operation }
 
 // AsFunc returns op as a FuncOp, and whether it is named gpu.func.
 func AsFunc(op *ir.Operation) (FuncOp, bool) {
-	if op == nil || op.Name() != Func {
-		return FuncOp{}, false
-	}
-	return FuncOp{op}, true
+	return ir.As[FuncOp](op, Func)
 }
-
-// FunctionType returns the `function_type` attribute (type attribute of function type), or nil if absent.
-func (o FuncOp) FunctionType() ir.Attribute { return o.Op.Attr("function_type") }
-
-// ArgAttrs returns the `arg_attrs` attribute (Array of dictionary attributes), or nil if absent.
-func (o FuncOp) ArgAttrs() ir.Attribute { return o.Op.Attr("arg_attrs") }
-
-// ResAttrs returns the `res_attrs` attribute (Array of dictionary attributes), or nil if absent.
-func (o FuncOp) ResAttrs() ir.Attribute { return o.Op.Attr("res_attrs") }
-
-// WorkgroupAttribAttrs returns the `workgroup_attrib_attrs` attribute (Array of dictionary attributes), or nil if absent.
-func (o FuncOp) WorkgroupAttribAttrs() ir.Attribute { return o.Op.Attr("workgroup_attrib_attrs") }
-
-// PrivateAttribAttrs returns the `private_attrib_attrs` attribute (Array of dictionary attributes), or nil if absent.
-func (o FuncOp) PrivateAttribAttrs() ir.Attribute { return o.Op.Attr("private_attrib_attrs") }
-
-// KnownBlockSize returns the `known_block_size` attribute (i32 dense array attribute with 3 elements (if present)), or nil if absent.
-func (o FuncOp) KnownBlockSize() ir.Attribute { return o.Op.Attr("known_block_size") }
-
-// KnownGridSize returns the `known_grid_size` attribute (i32 dense array attribute with 3 elements (if present)), or nil if absent.
-func (o FuncOp) KnownGridSize() ir.Attribute { return o.Op.Attr("known_grid_size") }
-
-// KnownClusterSize returns the `known_cluster_size` attribute (i32 dense array attribute with 3 elements (if present)), or nil if absent.
-func (o FuncOp) KnownClusterSize() ir.Attribute { return o.Op.Attr("known_cluster_size") }
-
-// Body returns the `body` region.
-func (o FuncOp) Body() *ir.Region { return o.Op.Region(0) }
-
-// GlobalIdOp views an op named gpu.global_id: its operands, results, attributes and
-// regions by their declared names.
-type GlobalIdOp struct{ Op *ir.Operation }
 
 // AsGlobalId returns op as a GlobalIdOp, and whether it is named gpu.global_id.
 func AsGlobalId(op *ir.Operation) (GlobalIdOp, bool) {
-	if op == nil || op.Name() != GlobalId {
-		return GlobalIdOp{}, false
-	}
-	return GlobalIdOp{op}, true
+	return ir.As[GlobalIdOp](op, GlobalId)
 }
-
-// Result returns the `result` result (index).
-func (o GlobalIdOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
-func (o GlobalIdOp) Dimension() ir.Attribute { return o.Op.Attr("dimension") }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o GlobalIdOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// GridDimOp views an op named gpu.grid_dim: its operands, results, attributes and
-// regions by their declared names.
-type GridDimOp struct{ Op *ir.Operation }
 
 // AsGridDim returns op as a GridDimOp, and whether it is named gpu.grid_dim.
 func AsGridDim(op *ir.Operation) (GridDimOp, bool) {
-	if op == nil || op.Name() != GridDim {
-		return GridDimOp{}, false
-	}
-	return GridDimOp{op}, true
+	return ir.As[GridDimOp](op, GridDim)
 }
-
-// Result returns the `result` result (index).
-func (o GridDimOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
-func (o GridDimOp) Dimension() ir.Attribute { return o.Op.Attr("dimension") }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o GridDimOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// HostRegisterOp views an op named gpu.host_register: its operands, results, attributes and
-// regions by their declared names.
-type HostRegisterOp struct{ Op *ir.Operation }
 
 // AsHostRegister returns op as a HostRegisterOp, and whether it is named gpu.host_register.
 func AsHostRegister(op *ir.Operation) (HostRegisterOp, bool) {
-	if op == nil || op.Name() != HostRegister {
-		return HostRegisterOp{}, false
-	}
-	return HostRegisterOp{op}, true
+	return ir.As[HostRegisterOp](op, HostRegister)
 }
-
-// Value returns the `value` operand (unranked.memref of any type values).
-func (o HostRegisterOp) Value() ir.Value { return o.Op.Operand(0) }
-
-// HostUnregisterOp views an op named gpu.host_unregister: its operands, results, attributes and
-// regions by their declared names.
-type HostUnregisterOp struct{ Op *ir.Operation }
 
 // AsHostUnregister returns op as a HostUnregisterOp, and whether it is named gpu.host_unregister.
 func AsHostUnregister(op *ir.Operation) (HostUnregisterOp, bool) {
-	if op == nil || op.Name() != HostUnregister {
-		return HostUnregisterOp{}, false
-	}
-	return HostUnregisterOp{op}, true
+	return ir.As[HostUnregisterOp](op, HostUnregister)
 }
-
-// Value returns the `value` operand (unranked.memref of any type values).
-func (o HostUnregisterOp) Value() ir.Value { return o.Op.Operand(0) }
-
-// LaneIdOp views an op named gpu.lane_id: its operands, results, attributes and
-// regions by their declared names.
-type LaneIdOp struct{ Op *ir.Operation }
 
 // AsLaneId returns op as a LaneIdOp, and whether it is named gpu.lane_id.
 func AsLaneId(op *ir.Operation) (LaneIdOp, bool) {
-	if op == nil || op.Name() != LaneId {
-		return LaneIdOp{}, false
-	}
-	return LaneIdOp{op}, true
+	return ir.As[LaneIdOp](op, LaneId)
 }
-
-// Result returns the `result` result (index).
-func (o LaneIdOp) Result() ir.Value { return o.Op.Result(0) }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o LaneIdOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// LaunchOp views an op named gpu.launch: its operands, results, attributes and
-// regions by their declared names.
-type LaunchOp struct{ Op *ir.Operation }
 
 // AsLaunch returns op as a LaunchOp, and whether it is named gpu.launch.
 func AsLaunch(op *ir.Operation) (LaunchOp, bool) {
-	if op == nil || op.Name() != Launch {
-		return LaunchOp{}, false
-	}
-	return LaunchOp{op}, true
+	return ir.As[LaunchOp](op, Launch)
 }
 
-// AsyncDependencies returns the `asyncDependencies` operands (async token type).
-func (o LaunchOp) AsyncDependencies() []ir.Value { return o.Op.OperandGroup("asyncDependencies") }
+// AsLaunchFunc returns op as a LaunchFuncOp, and whether it is named gpu.launch_func.
+func AsLaunchFunc(op *ir.Operation) (LaunchFuncOp, bool) {
+	return ir.As[LaunchFuncOp](op, LaunchFunc)
+}
+
+// AsMemcpy returns op as a MemcpyOp, and whether it is named gpu.memcpy.
+func AsMemcpy(op *ir.Operation) (MemcpyOp, bool) {
+	return ir.As[MemcpyOp](op, Memcpy)
+}
+
+// AsMemset returns op as a MemsetOp, and whether it is named gpu.memset.
+func AsMemset(op *ir.Operation) (MemsetOp, bool) {
+	return ir.As[MemsetOp](op, Memset)
+}
+
+// AsModule returns op as a ModuleOp, and whether it is named gpu.module.
+func AsModule(op *ir.Operation) (ModuleOp, bool) {
+	return ir.As[ModuleOp](op, Module)
+}
+
+// AsNumSubgroups returns op as a NumSubgroupsOp, and whether it is named gpu.num_subgroups.
+func AsNumSubgroups(op *ir.Operation) (NumSubgroupsOp, bool) {
+	return ir.As[NumSubgroupsOp](op, NumSubgroups)
+}
+
+// AsPrintf returns op as a PrintfOp, and whether it is named gpu.printf.
+func AsPrintf(op *ir.Operation) (PrintfOp, bool) {
+	return ir.As[PrintfOp](op, Printf)
+}
+
+// AsReturn returns op as a ReturnOp, and whether it is named gpu.return.
+func AsReturn(op *ir.Operation) (ReturnOp, bool) {
+	return ir.As[ReturnOp](op, Return)
+}
+
+// AsSubgroupId returns op as a SubgroupIdOp, and whether it is named gpu.subgroup_id.
+func AsSubgroupId(op *ir.Operation) (SubgroupIdOp, bool) {
+	return ir.As[SubgroupIdOp](op, SubgroupId)
+}
+
+// AsSubgroupSize returns op as a SubgroupSizeOp, and whether it is named gpu.subgroup_size.
+func AsSubgroupSize(op *ir.Operation) (SubgroupSizeOp, bool) {
+	return ir.As[SubgroupSizeOp](op, SubgroupSize)
+}
+
+// AsTerminator returns op as a TerminatorOp, and whether it is named gpu.terminator.
+func AsTerminator(op *ir.Operation) (TerminatorOp, bool) {
+	return ir.As[TerminatorOp](op, Terminator)
+}
+
+// AsThreadId returns op as a ThreadIdOp, and whether it is named gpu.thread_id.
+func AsThreadId(op *ir.Operation) (ThreadIdOp, bool) {
+	return ir.As[ThreadIdOp](op, ThreadId)
+}
+
+// AsWait returns op as a WaitOp, and whether it is named gpu.wait.
+func AsWait(op *ir.Operation) (WaitOp, bool) {
+	return ir.As[WaitOp](op, Wait)
+}
+
+// Memref returns the `memref` result (memref of any type values).
+func (o AllocOp) Memref() ir.Value {
+	return o.Op.ResultNamed("memref")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o AllocOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Result returns the `result` result (index).
+func (o BlockDimOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Result returns the `result` result (index).
+func (o BlockIdOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Result returns the `result` result (index).
+func (o ClusterBlockIdOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Result returns the `result` result (index).
+func (o ClusterDimOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Result returns the `result` result (index).
+func (o ClusterDimBlocksOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Result returns the `result` result (index).
+func (o ClusterIdOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Memref returns the `memref` operand (memref of any type values).
+func (o DeallocOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o DeallocOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// ResultMemref returns the `resultMemref` result (1D memref of 8-bit signless integer values).
+func (o DynamicSharedMemoryOp) ResultMemref() ir.Value {
+	return o.Op.ResultNamed("resultMemref")
+}
+
+// Result returns the `result` result (index).
+func (o GlobalIdOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Result returns the `result` result (index).
+func (o GridDimOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Value returns the `value` operand (unranked.memref of any type values).
+func (o HostRegisterOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Value returns the `value` operand (unranked.memref of any type values).
+func (o HostUnregisterOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Result returns the `result` result (index).
+func (o LaneIdOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
 
 // GridSizeX returns the `gridSizeX` operand (index).
-func (o LaunchOp) GridSizeX() ir.Value { return o.Op.OperandNamed("gridSizeX") }
+func (o LaunchOp) GridSizeX() ir.Value {
+	return o.Op.OperandNamed("gridSizeX")
+}
 
 // GridSizeY returns the `gridSizeY` operand (index).
-func (o LaunchOp) GridSizeY() ir.Value { return o.Op.OperandNamed("gridSizeY") }
+func (o LaunchOp) GridSizeY() ir.Value {
+	return o.Op.OperandNamed("gridSizeY")
+}
 
 // GridSizeZ returns the `gridSizeZ` operand (index).
-func (o LaunchOp) GridSizeZ() ir.Value { return o.Op.OperandNamed("gridSizeZ") }
+func (o LaunchOp) GridSizeZ() ir.Value {
+	return o.Op.OperandNamed("gridSizeZ")
+}
 
 // BlockSizeX returns the `blockSizeX` operand (index).
-func (o LaunchOp) BlockSizeX() ir.Value { return o.Op.OperandNamed("blockSizeX") }
+func (o LaunchOp) BlockSizeX() ir.Value {
+	return o.Op.OperandNamed("blockSizeX")
+}
 
 // BlockSizeY returns the `blockSizeY` operand (index).
-func (o LaunchOp) BlockSizeY() ir.Value { return o.Op.OperandNamed("blockSizeY") }
+func (o LaunchOp) BlockSizeY() ir.Value {
+	return o.Op.OperandNamed("blockSizeY")
+}
 
 // BlockSizeZ returns the `blockSizeZ` operand (index).
-func (o LaunchOp) BlockSizeZ() ir.Value { return o.Op.OperandNamed("blockSizeZ") }
+func (o LaunchOp) BlockSizeZ() ir.Value {
+	return o.Op.OperandNamed("blockSizeZ")
+}
 
 // ClusterSizeX returns the optional `clusterSizeX` operand (index), or nil if absent.
-func (o LaunchOp) ClusterSizeX() ir.Value { return o.Op.OperandNamed("clusterSizeX") }
+func (o LaunchOp) ClusterSizeX() ir.Value {
+	return o.Op.OperandNamed("clusterSizeX")
+}
 
 // ClusterSizeY returns the optional `clusterSizeY` operand (index), or nil if absent.
-func (o LaunchOp) ClusterSizeY() ir.Value { return o.Op.OperandNamed("clusterSizeY") }
+func (o LaunchOp) ClusterSizeY() ir.Value {
+	return o.Op.OperandNamed("clusterSizeY")
+}
 
 // ClusterSizeZ returns the optional `clusterSizeZ` operand (index), or nil if absent.
-func (o LaunchOp) ClusterSizeZ() ir.Value { return o.Op.OperandNamed("clusterSizeZ") }
+func (o LaunchOp) ClusterSizeZ() ir.Value {
+	return o.Op.OperandNamed("clusterSizeZ")
+}
 
 // DynamicSharedMemorySize returns the optional `dynamicSharedMemorySize` operand (32-bit signless integer), or nil if absent.
 func (o LaunchOp) DynamicSharedMemorySize() ir.Value {
@@ -454,306 +388,400 @@ func (o LaunchOp) DynamicSharedMemorySize() ir.Value {
 
 // AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
 func (o LaunchOp) AsyncToken() ir.Value {
-	if vs := o.Op.ResultGroup("asyncToken"); len(vs) > 0 {
-		return vs[0]
-	}
-	return nil
+	return o.Op.ResultNamed("asyncToken")
 }
-
-// Module returns the `module` attribute (flat symbol reference attribute), or nil if absent.
-func (o LaunchOp) Module() ir.Attribute { return o.Op.Attr("module") }
-
-// Function returns the `function` attribute (flat symbol reference attribute), or nil if absent.
-func (o LaunchOp) Function() ir.Attribute { return o.Op.Attr("function") }
-
-// Body returns the `body` region.
-func (o LaunchOp) Body() *ir.Region { return o.Op.Region(0) }
-
-// LaunchFuncOp views an op named gpu.launch_func: its operands, results, attributes and
-// regions by their declared names.
-type LaunchFuncOp struct{ Op *ir.Operation }
-
-// AsLaunchFunc returns op as a LaunchFuncOp, and whether it is named gpu.launch_func.
-func AsLaunchFunc(op *ir.Operation) (LaunchFuncOp, bool) {
-	if op == nil || op.Name() != LaunchFunc {
-		return LaunchFuncOp{}, false
-	}
-	return LaunchFuncOp{op}, true
-}
-
-// AsyncDependencies returns the `asyncDependencies` operands (async token type).
-func (o LaunchFuncOp) AsyncDependencies() []ir.Value { return o.Op.OperandGroup("asyncDependencies") }
 
 // GridSizeX returns the `gridSizeX` operand (index or 32-bit signless integer or 64-bit signless integer).
-func (o LaunchFuncOp) GridSizeX() ir.Value { return o.Op.OperandNamed("gridSizeX") }
+func (o LaunchFuncOp) GridSizeX() ir.Value {
+	return o.Op.OperandNamed("gridSizeX")
+}
 
 // GridSizeY returns the `gridSizeY` operand (index or 32-bit signless integer or 64-bit signless integer).
-func (o LaunchFuncOp) GridSizeY() ir.Value { return o.Op.OperandNamed("gridSizeY") }
+func (o LaunchFuncOp) GridSizeY() ir.Value {
+	return o.Op.OperandNamed("gridSizeY")
+}
 
 // GridSizeZ returns the `gridSizeZ` operand (index or 32-bit signless integer or 64-bit signless integer).
-func (o LaunchFuncOp) GridSizeZ() ir.Value { return o.Op.OperandNamed("gridSizeZ") }
+func (o LaunchFuncOp) GridSizeZ() ir.Value {
+	return o.Op.OperandNamed("gridSizeZ")
+}
 
 // BlockSizeX returns the `blockSizeX` operand (index or 32-bit signless integer or 64-bit signless integer).
-func (o LaunchFuncOp) BlockSizeX() ir.Value { return o.Op.OperandNamed("blockSizeX") }
+func (o LaunchFuncOp) BlockSizeX() ir.Value {
+	return o.Op.OperandNamed("blockSizeX")
+}
 
 // BlockSizeY returns the `blockSizeY` operand (index or 32-bit signless integer or 64-bit signless integer).
-func (o LaunchFuncOp) BlockSizeY() ir.Value { return o.Op.OperandNamed("blockSizeY") }
+func (o LaunchFuncOp) BlockSizeY() ir.Value {
+	return o.Op.OperandNamed("blockSizeY")
+}
 
 // BlockSizeZ returns the `blockSizeZ` operand (index or 32-bit signless integer or 64-bit signless integer).
-func (o LaunchFuncOp) BlockSizeZ() ir.Value { return o.Op.OperandNamed("blockSizeZ") }
+func (o LaunchFuncOp) BlockSizeZ() ir.Value {
+	return o.Op.OperandNamed("blockSizeZ")
+}
 
 // ClusterSizeX returns the optional `clusterSizeX` operand (index or 32-bit signless integer or 64-bit signless integer), or nil if absent.
-func (o LaunchFuncOp) ClusterSizeX() ir.Value { return o.Op.OperandNamed("clusterSizeX") }
+func (o LaunchFuncOp) ClusterSizeX() ir.Value {
+	return o.Op.OperandNamed("clusterSizeX")
+}
 
 // ClusterSizeY returns the optional `clusterSizeY` operand (index or 32-bit signless integer or 64-bit signless integer), or nil if absent.
-func (o LaunchFuncOp) ClusterSizeY() ir.Value { return o.Op.OperandNamed("clusterSizeY") }
+func (o LaunchFuncOp) ClusterSizeY() ir.Value {
+	return o.Op.OperandNamed("clusterSizeY")
+}
 
 // ClusterSizeZ returns the optional `clusterSizeZ` operand (index or 32-bit signless integer or 64-bit signless integer), or nil if absent.
-func (o LaunchFuncOp) ClusterSizeZ() ir.Value { return o.Op.OperandNamed("clusterSizeZ") }
+func (o LaunchFuncOp) ClusterSizeZ() ir.Value {
+	return o.Op.OperandNamed("clusterSizeZ")
+}
 
 // DynamicSharedMemorySize returns the optional `dynamicSharedMemorySize` operand (32-bit signless integer), or nil if absent.
 func (o LaunchFuncOp) DynamicSharedMemorySize() ir.Value {
 	return o.Op.OperandNamed("dynamicSharedMemorySize")
 }
 
-// KernelOperands returns the `kernelOperands` operands (any type).
-func (o LaunchFuncOp) KernelOperands() []ir.Value { return o.Op.OperandGroup("kernelOperands") }
-
 // AsyncObject returns the optional `asyncObject` operand (any type), or nil if absent.
-func (o LaunchFuncOp) AsyncObject() ir.Value { return o.Op.OperandNamed("asyncObject") }
+func (o LaunchFuncOp) AsyncObject() ir.Value {
+	return o.Op.OperandNamed("asyncObject")
+}
 
 // AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
 func (o LaunchFuncOp) AsyncToken() ir.Value {
-	if vs := o.Op.ResultGroup("asyncToken"); len(vs) > 0 {
-		return vs[0]
-	}
-	return nil
+	return o.Op.ResultNamed("asyncToken")
 }
-
-// Kernel returns the `kernel` attribute (symbol reference attribute), or nil if absent.
-func (o LaunchFuncOp) Kernel() ir.Attribute { return o.Op.Attr("kernel") }
-
-// MemcpyOp views an op named gpu.memcpy: its operands, results, attributes and
-// regions by their declared names.
-type MemcpyOp struct{ Op *ir.Operation }
-
-// AsMemcpy returns op as a MemcpyOp, and whether it is named gpu.memcpy.
-func AsMemcpy(op *ir.Operation) (MemcpyOp, bool) {
-	if op == nil || op.Name() != Memcpy {
-		return MemcpyOp{}, false
-	}
-	return MemcpyOp{op}, true
-}
-
-// AsyncDependencies returns the `asyncDependencies` operands (async token type).
-func (o MemcpyOp) AsyncDependencies() []ir.Value { return o.Op.OperandGroup("asyncDependencies") }
 
 // Dst returns the `dst` operand (memref of any type values).
-func (o MemcpyOp) Dst() ir.Value { return o.Op.OperandNamed("dst") }
+func (o MemcpyOp) Dst() ir.Value {
+	return o.Op.OperandNamed("dst")
+}
 
 // Src returns the `src` operand (memref of any type values).
-func (o MemcpyOp) Src() ir.Value { return o.Op.OperandNamed("src") }
+func (o MemcpyOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
 
 // AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
 func (o MemcpyOp) AsyncToken() ir.Value {
-	if vs := o.Op.ResultGroup("asyncToken"); len(vs) > 0 {
-		return vs[0]
-	}
-	return nil
+	return o.Op.ResultNamed("asyncToken")
 }
-
-// MemsetOp views an op named gpu.memset: its operands, results, attributes and
-// regions by their declared names.
-type MemsetOp struct{ Op *ir.Operation }
-
-// AsMemset returns op as a MemsetOp, and whether it is named gpu.memset.
-func AsMemset(op *ir.Operation) (MemsetOp, bool) {
-	if op == nil || op.Name() != Memset {
-		return MemsetOp{}, false
-	}
-	return MemsetOp{op}, true
-}
-
-// AsyncDependencies returns the `asyncDependencies` operands (async token type).
-func (o MemsetOp) AsyncDependencies() []ir.Value { return o.Op.OperandGroup("asyncDependencies") }
 
 // Dst returns the `dst` operand (memref of any type values).
-func (o MemsetOp) Dst() ir.Value { return o.Op.OperandNamed("dst") }
+func (o MemsetOp) Dst() ir.Value {
+	return o.Op.OperandNamed("dst")
+}
 
 // Value returns the `value` operand (any type).
-func (o MemsetOp) Value() ir.Value { return o.Op.OperandNamed("value") }
+func (o MemsetOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
 
 // AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
 func (o MemsetOp) AsyncToken() ir.Value {
-	if vs := o.Op.ResultGroup("asyncToken"); len(vs) > 0 {
-		return vs[0]
-	}
-	return nil
-}
-
-// ModuleOp views an op named gpu.module: its operands, results, attributes and
-// regions by their declared names.
-type ModuleOp struct{ Op *ir.Operation }
-
-// AsModule returns op as a ModuleOp, and whether it is named gpu.module.
-func AsModule(op *ir.Operation) (ModuleOp, bool) {
-	if op == nil || op.Name() != Module {
-		return ModuleOp{}, false
-	}
-	return ModuleOp{op}, true
-}
-
-// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
-func (o ModuleOp) SymName() ir.Attribute { return o.Op.Attr("sym_name") }
-
-// Targets returns the `targets` attribute (array of GPU target attributes with at least 1 elements), or nil if absent.
-func (o ModuleOp) Targets() ir.Attribute { return o.Op.Attr("targets") }
-
-// OffloadingHandler returns the `offloadingHandler` attribute (any attribute with the `OffloadingTranslationAttrTrait` trait.), or nil if absent.
-func (o ModuleOp) OffloadingHandler() ir.Attribute { return o.Op.Attr("offloadingHandler") }
-
-// BodyRegion returns the `bodyRegion` region.
-func (o ModuleOp) BodyRegion() *ir.Region { return o.Op.Region(0) }
-
-// NumSubgroupsOp views an op named gpu.num_subgroups: its operands, results, attributes and
-// regions by their declared names.
-type NumSubgroupsOp struct{ Op *ir.Operation }
-
-// AsNumSubgroups returns op as a NumSubgroupsOp, and whether it is named gpu.num_subgroups.
-func AsNumSubgroups(op *ir.Operation) (NumSubgroupsOp, bool) {
-	if op == nil || op.Name() != NumSubgroups {
-		return NumSubgroupsOp{}, false
-	}
-	return NumSubgroupsOp{op}, true
+	return o.Op.ResultNamed("asyncToken")
 }
 
 // Result returns the `result` result (index).
-func (o NumSubgroupsOp) Result() ir.Value { return o.Op.Result(0) }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o NumSubgroupsOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// PrintfOp views an op named gpu.printf: its operands, results, attributes and
-// regions by their declared names.
-type PrintfOp struct{ Op *ir.Operation }
-
-// AsPrintf returns op as a PrintfOp, and whether it is named gpu.printf.
-func AsPrintf(op *ir.Operation) (PrintfOp, bool) {
-	if op == nil || op.Name() != Printf {
-		return PrintfOp{}, false
-	}
-	return PrintfOp{op}, true
-}
-
-// Args returns the `args` operands (integer or index or floating-point).
-func (o PrintfOp) Args() []ir.Value { return o.Op.OperandGroup("args") }
-
-// Format returns the `format` attribute (string attribute), or nil if absent.
-func (o PrintfOp) Format() ir.Attribute { return o.Op.Attr("format") }
-
-// ReturnOp views an op named gpu.return: its operands, results, attributes and
-// regions by their declared names.
-type ReturnOp struct{ Op *ir.Operation }
-
-// AsReturn returns op as a ReturnOp, and whether it is named gpu.return.
-func AsReturn(op *ir.Operation) (ReturnOp, bool) {
-	if op == nil || op.Name() != Return {
-		return ReturnOp{}, false
-	}
-	return ReturnOp{op}, true
-}
-
-// Operands returns the `operands` operands (any type).
-func (o ReturnOp) Operands() []ir.Value { return o.Op.OperandGroup("operands") }
-
-// SubgroupIdOp views an op named gpu.subgroup_id: its operands, results, attributes and
-// regions by their declared names.
-type SubgroupIdOp struct{ Op *ir.Operation }
-
-// AsSubgroupId returns op as a SubgroupIdOp, and whether it is named gpu.subgroup_id.
-func AsSubgroupId(op *ir.Operation) (SubgroupIdOp, bool) {
-	if op == nil || op.Name() != SubgroupId {
-		return SubgroupIdOp{}, false
-	}
-	return SubgroupIdOp{op}, true
+func (o NumSubgroupsOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Result returns the `result` result (index).
-func (o SubgroupIdOp) Result() ir.Value { return o.Op.Result(0) }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o SubgroupIdOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// SubgroupSizeOp views an op named gpu.subgroup_size: its operands, results, attributes and
-// regions by their declared names.
-type SubgroupSizeOp struct{ Op *ir.Operation }
-
-// AsSubgroupSize returns op as a SubgroupSizeOp, and whether it is named gpu.subgroup_size.
-func AsSubgroupSize(op *ir.Operation) (SubgroupSizeOp, bool) {
-	if op == nil || op.Name() != SubgroupSize {
-		return SubgroupSizeOp{}, false
-	}
-	return SubgroupSizeOp{op}, true
+func (o SubgroupIdOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Result returns the `result` result (index).
-func (o SubgroupSizeOp) Result() ir.Value { return o.Op.Result(0) }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o SubgroupSizeOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// TerminatorOp views an op named gpu.terminator: its operands, results, attributes and
-// regions by their declared names.
-type TerminatorOp struct{ Op *ir.Operation }
-
-// AsTerminator returns op as a TerminatorOp, and whether it is named gpu.terminator.
-func AsTerminator(op *ir.Operation) (TerminatorOp, bool) {
-	if op == nil || op.Name() != Terminator {
-		return TerminatorOp{}, false
-	}
-	return TerminatorOp{op}, true
-}
-
-// ThreadIdOp views an op named gpu.thread_id: its operands, results, attributes and
-// regions by their declared names.
-type ThreadIdOp struct{ Op *ir.Operation }
-
-// AsThreadId returns op as a ThreadIdOp, and whether it is named gpu.thread_id.
-func AsThreadId(op *ir.Operation) (ThreadIdOp, bool) {
-	if op == nil || op.Name() != ThreadId {
-		return ThreadIdOp{}, false
-	}
-	return ThreadIdOp{op}, true
+func (o SubgroupSizeOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Result returns the `result` result (index).
-func (o ThreadIdOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
-func (o ThreadIdOp) Dimension() ir.Attribute { return o.Op.Attr("dimension") }
-
-// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
-func (o ThreadIdOp) UpperBound() ir.Attribute { return o.Op.Attr("upper_bound") }
-
-// WaitOp views an op named gpu.wait: its operands, results, attributes and
-// regions by their declared names.
-type WaitOp struct{ Op *ir.Operation }
-
-// AsWait returns op as a WaitOp, and whether it is named gpu.wait.
-func AsWait(op *ir.Operation) (WaitOp, bool) {
-	if op == nil || op.Name() != Wait {
-		return WaitOp{}, false
-	}
-	return WaitOp{op}, true
+func (o ThreadIdOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
-
-// AsyncDependencies returns the `asyncDependencies` operands (async token type).
-func (o WaitOp) AsyncDependencies() []ir.Value { return o.Op.OperandGroup("asyncDependencies") }
 
 // AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
 func (o WaitOp) AsyncToken() ir.Value {
-	if vs := o.Op.ResultGroup("asyncToken"); len(vs) > 0 {
-		return vs[0]
-	}
-	return nil
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// HostShared returns the `hostShared` attribute (unit attribute), or nil if absent.
+func (o AllocOp) HostShared() ir.Attribute {
+	return o.Op.Attr("hostShared")
+}
+
+// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
+func (o BinaryOp) SymName() ir.Attribute {
+	return o.Op.Attr("sym_name")
+}
+
+// OffloadingHandler returns the `offloadingHandler` attribute (any attribute with the `OffloadingTranslationAttrTrait` trait.), or nil if absent.
+func (o BinaryOp) OffloadingHandler() ir.Attribute {
+	return o.Op.Attr("offloadingHandler")
+}
+
+// Objects returns the `objects` attribute (array attribute), or nil if absent.
+func (o BinaryOp) Objects() ir.Attribute {
+	return o.Op.Attr("objects")
+}
+
+// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
+func (o BlockDimOp) Dimension() ir.Attribute {
+	return o.Op.Attr("dimension")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o BlockDimOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
+func (o BlockIdOp) Dimension() ir.Attribute {
+	return o.Op.Attr("dimension")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o BlockIdOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
+func (o ClusterBlockIdOp) Dimension() ir.Attribute {
+	return o.Op.Attr("dimension")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o ClusterBlockIdOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
+func (o ClusterDimOp) Dimension() ir.Attribute {
+	return o.Op.Attr("dimension")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o ClusterDimOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
+func (o ClusterDimBlocksOp) Dimension() ir.Attribute {
+	return o.Op.Attr("dimension")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o ClusterDimBlocksOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
+func (o ClusterIdOp) Dimension() ir.Attribute {
+	return o.Op.Attr("dimension")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o ClusterIdOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// FunctionType returns the `function_type` attribute (type attribute of function type), or nil if absent.
+func (o FuncOp) FunctionType() ir.Attribute {
+	return o.Op.Attr("function_type")
+}
+
+// ArgAttrs returns the `arg_attrs` attribute (Array of dictionary attributes), or nil if absent.
+func (o FuncOp) ArgAttrs() ir.Attribute {
+	return o.Op.Attr("arg_attrs")
+}
+
+// ResAttrs returns the `res_attrs` attribute (Array of dictionary attributes), or nil if absent.
+func (o FuncOp) ResAttrs() ir.Attribute {
+	return o.Op.Attr("res_attrs")
+}
+
+// WorkgroupAttribAttrs returns the `workgroup_attrib_attrs` attribute (Array of dictionary attributes), or nil if absent.
+func (o FuncOp) WorkgroupAttribAttrs() ir.Attribute {
+	return o.Op.Attr("workgroup_attrib_attrs")
+}
+
+// PrivateAttribAttrs returns the `private_attrib_attrs` attribute (Array of dictionary attributes), or nil if absent.
+func (o FuncOp) PrivateAttribAttrs() ir.Attribute {
+	return o.Op.Attr("private_attrib_attrs")
+}
+
+// KnownBlockSize returns the `known_block_size` attribute (i32 dense array attribute with 3 elements (if present)), or nil if absent.
+func (o FuncOp) KnownBlockSize() ir.Attribute {
+	return o.Op.Attr("known_block_size")
+}
+
+// KnownGridSize returns the `known_grid_size` attribute (i32 dense array attribute with 3 elements (if present)), or nil if absent.
+func (o FuncOp) KnownGridSize() ir.Attribute {
+	return o.Op.Attr("known_grid_size")
+}
+
+// KnownClusterSize returns the `known_cluster_size` attribute (i32 dense array attribute with 3 elements (if present)), or nil if absent.
+func (o FuncOp) KnownClusterSize() ir.Attribute {
+	return o.Op.Attr("known_cluster_size")
+}
+
+// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
+func (o GlobalIdOp) Dimension() ir.Attribute {
+	return o.Op.Attr("dimension")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o GlobalIdOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
+func (o GridDimOp) Dimension() ir.Attribute {
+	return o.Op.Attr("dimension")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o GridDimOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o LaneIdOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// Module returns the `module` attribute (flat symbol reference attribute), or nil if absent.
+func (o LaunchOp) Module() ir.Attribute {
+	return o.Op.Attr("module")
+}
+
+// Function returns the `function` attribute (flat symbol reference attribute), or nil if absent.
+func (o LaunchOp) Function() ir.Attribute {
+	return o.Op.Attr("function")
+}
+
+// Kernel returns the `kernel` attribute (symbol reference attribute), or nil if absent.
+func (o LaunchFuncOp) Kernel() ir.Attribute {
+	return o.Op.Attr("kernel")
+}
+
+// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
+func (o ModuleOp) SymName() ir.Attribute {
+	return o.Op.Attr("sym_name")
+}
+
+// Targets returns the `targets` attribute (array of GPU target attributes with at least 1 elements), or nil if absent.
+func (o ModuleOp) Targets() ir.Attribute {
+	return o.Op.Attr("targets")
+}
+
+// OffloadingHandler returns the `offloadingHandler` attribute (any attribute with the `OffloadingTranslationAttrTrait` trait.), or nil if absent.
+func (o ModuleOp) OffloadingHandler() ir.Attribute {
+	return o.Op.Attr("offloadingHandler")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o NumSubgroupsOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// Format returns the `format` attribute (string attribute), or nil if absent.
+func (o PrintfOp) Format() ir.Attribute {
+	return o.Op.Attr("format")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o SubgroupIdOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o SubgroupSizeOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// Dimension returns the `dimension` attribute (GPU dimension), or nil if absent.
+func (o ThreadIdOp) Dimension() ir.Attribute {
+	return o.Op.Attr("dimension")
+}
+
+// UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
+func (o ThreadIdOp) UpperBound() ir.Attribute {
+	return o.Op.Attr("upper_bound")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o AllocOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// DynamicSizes returns the `dynamicSizes` operands (index).
+func (o AllocOp) DynamicSizes() []ir.Value {
+	return o.Op.OperandGroup("dynamicSizes")
+}
+
+// SymbolOperands returns the `symbolOperands` operands (index).
+func (o AllocOp) SymbolOperands() []ir.Value {
+	return o.Op.OperandGroup("symbolOperands")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o DeallocOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o LaunchOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o LaunchFuncOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// KernelOperands returns the `kernelOperands` operands (any type).
+func (o LaunchFuncOp) KernelOperands() []ir.Value {
+	return o.Op.OperandGroup("kernelOperands")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o MemcpyOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o MemsetOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// Args returns the `args` operands (integer or index or floating-point).
+func (o PrintfOp) Args() []ir.Value {
+	return o.Op.OperandGroup("args")
+}
+
+// Operands returns the `operands` operands (any type).
+func (o ReturnOp) Operands() []ir.Value {
+	return o.Op.OperandGroup("operands")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o WaitOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// Body returns the `body` region.
+func (o FuncOp) Body() *ir.Region {
+	return o.Op.RegionNamed("body")
+}
+
+// Body returns the `body` region.
+func (o LaunchOp) Body() *ir.Region {
+	return o.Op.RegionNamed("body")
+}
+
+// BodyRegion returns the `bodyRegion` region.
+func (o ModuleOp) BodyRegion() *ir.Region {
+	return o.Op.RegionNamed("bodyRegion")
 }

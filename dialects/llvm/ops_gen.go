@@ -21,176 +21,167 @@ const (
 	Unreachable   = "llvm.unreachable"
 )
 
-// AddrspacecastOp views an op named llvm.addrspacecast: its operands, results, attributes and
-// regions by their declared names.
-type AddrspacecastOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// AddrspacecastOp views an op named llvm.addrspacecast.
+	AddrspacecastOp struct{ Op *ir.Operation }
+	// ExtractvalueOp views an op named llvm.extractvalue.
+	ExtractvalueOp struct{ Op *ir.Operation }
+	// InsertvalueOp views an op named llvm.insertvalue.
+	InsertvalueOp struct{ Op *ir.Operation }
+	// InttoptrOp views an op named llvm.inttoptr.
+	InttoptrOp struct{ Op *ir.Operation }
+	// MlirConstantOp views an op named llvm.mlir.constant.
+	MlirConstantOp struct{ Op *ir.Operation }
+	// MlirPoisonOp views an op named llvm.mlir.poison.
+	MlirPoisonOp struct{ Op *ir.Operation }
+	// MlirUndefOp views an op named llvm.mlir.undef.
+	MlirUndefOp struct{ Op *ir.Operation }
+	// MlirZeroOp views an op named llvm.mlir.zero.
+	MlirZeroOp struct{ Op *ir.Operation }
+	// PtrtointOp views an op named llvm.ptrtoint.
+	PtrtointOp struct{ Op *ir.Operation }
+	// UnreachableOp views an op named llvm.unreachable.
+	UnreachableOp struct{ Op *ir.Operation }
+)
 
 // AsAddrspacecast returns op as a AddrspacecastOp, and whether it is named llvm.addrspacecast.
 func AsAddrspacecast(op *ir.Operation) (AddrspacecastOp, bool) {
-	if op == nil || op.Name() != Addrspacecast {
-		return AddrspacecastOp{}, false
-	}
-	return AddrspacecastOp{op}, true
+	return ir.As[AddrspacecastOp](op, Addrspacecast)
 }
-
-// Arg returns the `arg` operand (LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type).
-func (o AddrspacecastOp) Arg() ir.Value { return o.Op.Operand(0) }
-
-// Res returns the `res` result (LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type).
-func (o AddrspacecastOp) Res() ir.Value { return o.Op.Result(0) }
-
-// ExtractvalueOp views an op named llvm.extractvalue: its operands, results, attributes and
-// regions by their declared names.
-type ExtractvalueOp struct{ Op *ir.Operation }
 
 // AsExtractvalue returns op as a ExtractvalueOp, and whether it is named llvm.extractvalue.
 func AsExtractvalue(op *ir.Operation) (ExtractvalueOp, bool) {
-	if op == nil || op.Name() != Extractvalue {
-		return ExtractvalueOp{}, false
-	}
-	return ExtractvalueOp{op}, true
+	return ir.As[ExtractvalueOp](op, Extractvalue)
 }
-
-// Container returns the `container` operand (LLVM aggregate type).
-func (o ExtractvalueOp) Container() ir.Value { return o.Op.Operand(0) }
-
-// Res returns the `res` result (any type).
-func (o ExtractvalueOp) Res() ir.Value { return o.Op.Result(0) }
-
-// Position returns the `position` attribute (i64 dense array attribute), or nil if absent.
-func (o ExtractvalueOp) Position() ir.Attribute { return o.Op.Attr("position") }
-
-// InsertvalueOp views an op named llvm.insertvalue: its operands, results, attributes and
-// regions by their declared names.
-type InsertvalueOp struct{ Op *ir.Operation }
 
 // AsInsertvalue returns op as a InsertvalueOp, and whether it is named llvm.insertvalue.
 func AsInsertvalue(op *ir.Operation) (InsertvalueOp, bool) {
-	if op == nil || op.Name() != Insertvalue {
-		return InsertvalueOp{}, false
-	}
-	return InsertvalueOp{op}, true
+	return ir.As[InsertvalueOp](op, Insertvalue)
 }
-
-// Container returns the `container` operand (LLVM aggregate type).
-func (o InsertvalueOp) Container() ir.Value { return o.Op.Operand(0) }
-
-// Value returns the `value` operand (LLVM dialect-compatible type).
-func (o InsertvalueOp) Value() ir.Value { return o.Op.Operand(1) }
-
-// Res returns the `res` result (LLVM aggregate type).
-func (o InsertvalueOp) Res() ir.Value { return o.Op.Result(0) }
-
-// Position returns the `position` attribute (i64 dense array attribute), or nil if absent.
-func (o InsertvalueOp) Position() ir.Attribute { return o.Op.Attr("position") }
-
-// InttoptrOp views an op named llvm.inttoptr: its operands, results, attributes and
-// regions by their declared names.
-type InttoptrOp struct{ Op *ir.Operation }
 
 // AsInttoptr returns op as a InttoptrOp, and whether it is named llvm.inttoptr.
 func AsInttoptr(op *ir.Operation) (InttoptrOp, bool) {
-	if op == nil || op.Name() != Inttoptr {
-		return InttoptrOp{}, false
-	}
-	return InttoptrOp{op}, true
+	return ir.As[InttoptrOp](op, Inttoptr)
 }
-
-// Arg returns the `arg` operand (signless integer or LLVM dialect-compatible vector of signless integer).
-func (o InttoptrOp) Arg() ir.Value { return o.Op.Operand(0) }
-
-// Res returns the `res` result (LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type).
-func (o InttoptrOp) Res() ir.Value { return o.Op.Result(0) }
-
-// MlirConstantOp views an op named llvm.mlir.constant: its operands, results, attributes and
-// regions by their declared names.
-type MlirConstantOp struct{ Op *ir.Operation }
 
 // AsMlirConstant returns op as a MlirConstantOp, and whether it is named llvm.mlir.constant.
 func AsMlirConstant(op *ir.Operation) (MlirConstantOp, bool) {
-	if op == nil || op.Name() != MlirConstant {
-		return MlirConstantOp{}, false
-	}
-	return MlirConstantOp{op}, true
+	return ir.As[MlirConstantOp](op, MlirConstant)
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o MlirConstantOp) Res() ir.Value { return o.Op.Result(0) }
-
-// Value returns the `value` attribute (any attribute), or nil if absent.
-func (o MlirConstantOp) Value() ir.Attribute { return o.Op.Attr("value") }
-
-// MlirPoisonOp views an op named llvm.mlir.poison: its operands, results, attributes and
-// regions by their declared names.
-type MlirPoisonOp struct{ Op *ir.Operation }
 
 // AsMlirPoison returns op as a MlirPoisonOp, and whether it is named llvm.mlir.poison.
 func AsMlirPoison(op *ir.Operation) (MlirPoisonOp, bool) {
-	if op == nil || op.Name() != MlirPoison {
-		return MlirPoisonOp{}, false
-	}
-	return MlirPoisonOp{op}, true
+	return ir.As[MlirPoisonOp](op, MlirPoison)
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o MlirPoisonOp) Res() ir.Value { return o.Op.Result(0) }
-
-// MlirUndefOp views an op named llvm.mlir.undef: its operands, results, attributes and
-// regions by their declared names.
-type MlirUndefOp struct{ Op *ir.Operation }
 
 // AsMlirUndef returns op as a MlirUndefOp, and whether it is named llvm.mlir.undef.
 func AsMlirUndef(op *ir.Operation) (MlirUndefOp, bool) {
-	if op == nil || op.Name() != MlirUndef {
-		return MlirUndefOp{}, false
-	}
-	return MlirUndefOp{op}, true
+	return ir.As[MlirUndefOp](op, MlirUndef)
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o MlirUndefOp) Res() ir.Value { return o.Op.Result(0) }
-
-// MlirZeroOp views an op named llvm.mlir.zero: its operands, results, attributes and
-// regions by their declared names.
-type MlirZeroOp struct{ Op *ir.Operation }
 
 // AsMlirZero returns op as a MlirZeroOp, and whether it is named llvm.mlir.zero.
 func AsMlirZero(op *ir.Operation) (MlirZeroOp, bool) {
-	if op == nil || op.Name() != MlirZero {
-		return MlirZeroOp{}, false
-	}
-	return MlirZeroOp{op}, true
+	return ir.As[MlirZeroOp](op, MlirZero)
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o MlirZeroOp) Res() ir.Value { return o.Op.Result(0) }
-
-// PtrtointOp views an op named llvm.ptrtoint: its operands, results, attributes and
-// regions by their declared names.
-type PtrtointOp struct{ Op *ir.Operation }
 
 // AsPtrtoint returns op as a PtrtointOp, and whether it is named llvm.ptrtoint.
 func AsPtrtoint(op *ir.Operation) (PtrtointOp, bool) {
-	if op == nil || op.Name() != Ptrtoint {
-		return PtrtointOp{}, false
-	}
-	return PtrtointOp{op}, true
+	return ir.As[PtrtointOp](op, Ptrtoint)
 }
-
-// Arg returns the `arg` operand (LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type).
-func (o PtrtointOp) Arg() ir.Value { return o.Op.Operand(0) }
-
-// Res returns the `res` result (signless integer or LLVM dialect-compatible vector of signless integer).
-func (o PtrtointOp) Res() ir.Value { return o.Op.Result(0) }
-
-// UnreachableOp views an op named llvm.unreachable: its operands, results, attributes and
-// regions by their declared names.
-type UnreachableOp struct{ Op *ir.Operation }
 
 // AsUnreachable returns op as a UnreachableOp, and whether it is named llvm.unreachable.
 func AsUnreachable(op *ir.Operation) (UnreachableOp, bool) {
-	if op == nil || op.Name() != Unreachable {
-		return UnreachableOp{}, false
-	}
-	return UnreachableOp{op}, true
+	return ir.As[UnreachableOp](op, Unreachable)
+}
+
+// Arg returns the `arg` operand (LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type).
+func (o AddrspacecastOp) Arg() ir.Value {
+	return o.Op.OperandNamed("arg")
+}
+
+// Res returns the `res` result (LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type).
+func (o AddrspacecastOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Container returns the `container` operand (LLVM aggregate type).
+func (o ExtractvalueOp) Container() ir.Value {
+	return o.Op.OperandNamed("container")
+}
+
+// Res returns the `res` result (any type).
+func (o ExtractvalueOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Container returns the `container` operand (LLVM aggregate type).
+func (o InsertvalueOp) Container() ir.Value {
+	return o.Op.OperandNamed("container")
+}
+
+// Value returns the `value` operand (LLVM dialect-compatible type).
+func (o InsertvalueOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Res returns the `res` result (LLVM aggregate type).
+func (o InsertvalueOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Arg returns the `arg` operand (signless integer or LLVM dialect-compatible vector of signless integer).
+func (o InttoptrOp) Arg() ir.Value {
+	return o.Op.OperandNamed("arg")
+}
+
+// Res returns the `res` result (LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type).
+func (o InttoptrOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o MlirConstantOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o MlirPoisonOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o MlirUndefOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o MlirZeroOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Arg returns the `arg` operand (LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type).
+func (o PtrtointOp) Arg() ir.Value {
+	return o.Op.OperandNamed("arg")
+}
+
+// Res returns the `res` result (signless integer or LLVM dialect-compatible vector of signless integer).
+func (o PtrtointOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Position returns the `position` attribute (i64 dense array attribute), or nil if absent.
+func (o ExtractvalueOp) Position() ir.Attribute {
+	return o.Op.Attr("position")
+}
+
+// Position returns the `position` attribute (i64 dense array attribute), or nil if absent.
+func (o InsertvalueOp) Position() ir.Attribute {
+	return o.Op.Attr("position")
+}
+
+// Value returns the `value` attribute (any attribute), or nil if absent.
+func (o MlirConstantOp) Value() ir.Attribute {
+	return o.Op.Attr("value")
 }

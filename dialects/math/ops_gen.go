@@ -16,113 +16,127 @@ const (
 	Sqrt = "math.sqrt"
 )
 
-// AbsfOp views an op named math.absf: its operands, results, attributes and
-// regions by their declared names.
-type AbsfOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// AbsfOp views an op named math.absf.
+	AbsfOp struct{ Op *ir.Operation }
+	// ExpOp views an op named math.exp.
+	ExpOp struct{ Op *ir.Operation }
+	// FmaOp views an op named math.fma.
+	FmaOp struct{ Op *ir.Operation }
+	// Log2Op views an op named math.log2.
+	Log2Op struct{ Op *ir.Operation }
+	// SqrtOp views an op named math.sqrt.
+	SqrtOp struct{ Op *ir.Operation }
+)
 
 // AsAbsf returns op as a AbsfOp, and whether it is named math.absf.
 func AsAbsf(op *ir.Operation) (AbsfOp, bool) {
-	if op == nil || op.Name() != Absf {
-		return AbsfOp{}, false
-	}
-	return AbsfOp{op}, true
+	return ir.As[AbsfOp](op, Absf)
 }
-
-// Operand returns the `operand` operand (floating-point-like).
-func (o AbsfOp) Operand() ir.Value { return o.Op.Operand(0) }
-
-// Result returns the `result` result (floating-point-like).
-func (o AbsfOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o AbsfOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// ExpOp views an op named math.exp: its operands, results, attributes and
-// regions by their declared names.
-type ExpOp struct{ Op *ir.Operation }
 
 // AsExp returns op as a ExpOp, and whether it is named math.exp.
 func AsExp(op *ir.Operation) (ExpOp, bool) {
-	if op == nil || op.Name() != Exp {
-		return ExpOp{}, false
-	}
-	return ExpOp{op}, true
+	return ir.As[ExpOp](op, Exp)
 }
-
-// Operand returns the `operand` operand (floating-point-like).
-func (o ExpOp) Operand() ir.Value { return o.Op.Operand(0) }
-
-// Result returns the `result` result (floating-point-like).
-func (o ExpOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o ExpOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// FmaOp views an op named math.fma: its operands, results, attributes and
-// regions by their declared names.
-type FmaOp struct{ Op *ir.Operation }
 
 // AsFma returns op as a FmaOp, and whether it is named math.fma.
 func AsFma(op *ir.Operation) (FmaOp, bool) {
-	if op == nil || op.Name() != Fma {
-		return FmaOp{}, false
-	}
-	return FmaOp{op}, true
+	return ir.As[FmaOp](op, Fma)
 }
-
-// A returns the `a` operand (floating-point-like).
-func (o FmaOp) A() ir.Value { return o.Op.Operand(0) }
-
-// B returns the `b` operand (floating-point-like).
-func (o FmaOp) B() ir.Value { return o.Op.Operand(1) }
-
-// C returns the `c` operand (floating-point-like).
-func (o FmaOp) C() ir.Value { return o.Op.Operand(2) }
-
-// Result returns the `result` result (floating-point-like).
-func (o FmaOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o FmaOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// Log2Op views an op named math.log2: its operands, results, attributes and
-// regions by their declared names.
-type Log2Op struct{ Op *ir.Operation }
 
 // AsLog2 returns op as a Log2Op, and whether it is named math.log2.
 func AsLog2(op *ir.Operation) (Log2Op, bool) {
-	if op == nil || op.Name() != Log2 {
-		return Log2Op{}, false
-	}
-	return Log2Op{op}, true
+	return ir.As[Log2Op](op, Log2)
 }
-
-// Operand returns the `operand` operand (floating-point-like).
-func (o Log2Op) Operand() ir.Value { return o.Op.Operand(0) }
-
-// Result returns the `result` result (floating-point-like).
-func (o Log2Op) Result() ir.Value { return o.Op.Result(0) }
-
-// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o Log2Op) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
-
-// SqrtOp views an op named math.sqrt: its operands, results, attributes and
-// regions by their declared names.
-type SqrtOp struct{ Op *ir.Operation }
 
 // AsSqrt returns op as a SqrtOp, and whether it is named math.sqrt.
 func AsSqrt(op *ir.Operation) (SqrtOp, bool) {
-	if op == nil || op.Name() != Sqrt {
-		return SqrtOp{}, false
-	}
-	return SqrtOp{op}, true
+	return ir.As[SqrtOp](op, Sqrt)
 }
 
 // Operand returns the `operand` operand (floating-point-like).
-func (o SqrtOp) Operand() ir.Value { return o.Op.Operand(0) }
+func (o AbsfOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
 
 // Result returns the `result` result (floating-point-like).
-func (o SqrtOp) Result() ir.Value { return o.Op.Result(0) }
+func (o AbsfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o ExpOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o ExpOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// A returns the `a` operand (floating-point-like).
+func (o FmaOp) A() ir.Value {
+	return o.Op.OperandNamed("a")
+}
+
+// B returns the `b` operand (floating-point-like).
+func (o FmaOp) B() ir.Value {
+	return o.Op.OperandNamed("b")
+}
+
+// C returns the `c` operand (floating-point-like).
+func (o FmaOp) C() ir.Value {
+	return o.Op.OperandNamed("c")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o FmaOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o Log2Op) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o Log2Op) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o SqrtOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o SqrtOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
 
 // Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
-func (o SqrtOp) Fastmath() ir.Attribute { return o.Op.Attr("fastmath") }
+func (o AbsfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o ExpOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o FmaOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o Log2Op) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o SqrtOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}

@@ -24,323 +24,373 @@ const (
 	View            = "memref.view"
 )
 
-// AllocOp views an op named memref.alloc: its operands, results, attributes and
-// regions by their declared names.
-type AllocOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// AllocOp views an op named memref.alloc.
+	AllocOp struct{ Op *ir.Operation }
+	// AllocaOp views an op named memref.alloca.
+	AllocaOp struct{ Op *ir.Operation }
+	// AssumeAlignmentOp views an op named memref.assume_alignment.
+	AssumeAlignmentOp struct{ Op *ir.Operation }
+	// CastOp views an op named memref.cast.
+	CastOp struct{ Op *ir.Operation }
+	// DeallocOp views an op named memref.dealloc.
+	DeallocOp struct{ Op *ir.Operation }
+	// DimOp views an op named memref.dim.
+	DimOp struct{ Op *ir.Operation }
+	// GetGlobalOp views an op named memref.get_global.
+	GetGlobalOp struct{ Op *ir.Operation }
+	// GlobalOp views an op named memref.global.
+	GlobalOp struct{ Op *ir.Operation }
+	// LoadOp views an op named memref.load.
+	LoadOp struct{ Op *ir.Operation }
+	// ReinterpretCastOp views an op named memref.reinterpret_cast.
+	ReinterpretCastOp struct{ Op *ir.Operation }
+	// StoreOp views an op named memref.store.
+	StoreOp struct{ Op *ir.Operation }
+	// SubviewOp views an op named memref.subview.
+	SubviewOp struct{ Op *ir.Operation }
+	// ViewOp views an op named memref.view.
+	ViewOp struct{ Op *ir.Operation }
+)
 
 // AsAlloc returns op as a AllocOp, and whether it is named memref.alloc.
 func AsAlloc(op *ir.Operation) (AllocOp, bool) {
-	if op == nil || op.Name() != Alloc {
-		return AllocOp{}, false
-	}
-	return AllocOp{op}, true
+	return ir.As[AllocOp](op, Alloc)
 }
-
-// DynamicSizes returns the `dynamicSizes` operands (index).
-func (o AllocOp) DynamicSizes() []ir.Value { return o.Op.OperandGroup("dynamicSizes") }
-
-// SymbolOperands returns the `symbolOperands` operands (index).
-func (o AllocOp) SymbolOperands() []ir.Value { return o.Op.OperandGroup("symbolOperands") }
-
-// Memref returns the `memref` result (memref of any type values).
-func (o AllocOp) Memref() ir.Value { return o.Op.Result(0) }
-
-// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
-func (o AllocOp) Alignment() ir.Attribute { return o.Op.Attr("alignment") }
-
-// AllocaOp views an op named memref.alloca: its operands, results, attributes and
-// regions by their declared names.
-type AllocaOp struct{ Op *ir.Operation }
 
 // AsAlloca returns op as a AllocaOp, and whether it is named memref.alloca.
 func AsAlloca(op *ir.Operation) (AllocaOp, bool) {
-	if op == nil || op.Name() != Alloca {
-		return AllocaOp{}, false
-	}
-	return AllocaOp{op}, true
+	return ir.As[AllocaOp](op, Alloca)
 }
-
-// DynamicSizes returns the `dynamicSizes` operands (index).
-func (o AllocaOp) DynamicSizes() []ir.Value { return o.Op.OperandGroup("dynamicSizes") }
-
-// SymbolOperands returns the `symbolOperands` operands (index).
-func (o AllocaOp) SymbolOperands() []ir.Value { return o.Op.OperandGroup("symbolOperands") }
-
-// Memref returns the `memref` result (memref of any type values).
-func (o AllocaOp) Memref() ir.Value { return o.Op.Result(0) }
-
-// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
-func (o AllocaOp) Alignment() ir.Attribute { return o.Op.Attr("alignment") }
-
-// AssumeAlignmentOp views an op named memref.assume_alignment: its operands, results, attributes and
-// regions by their declared names.
-type AssumeAlignmentOp struct{ Op *ir.Operation }
 
 // AsAssumeAlignment returns op as a AssumeAlignmentOp, and whether it is named memref.assume_alignment.
 func AsAssumeAlignment(op *ir.Operation) (AssumeAlignmentOp, bool) {
-	if op == nil || op.Name() != AssumeAlignment {
-		return AssumeAlignmentOp{}, false
-	}
-	return AssumeAlignmentOp{op}, true
+	return ir.As[AssumeAlignmentOp](op, AssumeAlignment)
 }
-
-// Memref returns the `memref` operand (memref of any type values).
-func (o AssumeAlignmentOp) Memref() ir.Value { return o.Op.Operand(0) }
-
-// Result returns the `result` result (memref of any type values).
-func (o AssumeAlignmentOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Alignment returns the `alignment` attribute (32-bit signless integer attribute whose value is positive), or nil if absent.
-func (o AssumeAlignmentOp) Alignment() ir.Attribute { return o.Op.Attr("alignment") }
-
-// CastOp views an op named memref.cast: its operands, results, attributes and
-// regions by their declared names.
-type CastOp struct{ Op *ir.Operation }
 
 // AsCast returns op as a CastOp, and whether it is named memref.cast.
 func AsCast(op *ir.Operation) (CastOp, bool) {
-	if op == nil || op.Name() != Cast {
-		return CastOp{}, false
-	}
-	return CastOp{op}, true
+	return ir.As[CastOp](op, Cast)
 }
-
-// Source returns the `source` operand (ranked or unranked memref of any type values).
-func (o CastOp) Source() ir.Value { return o.Op.Operand(0) }
-
-// Dest returns the `dest` result (ranked or unranked memref of any type values).
-func (o CastOp) Dest() ir.Value { return o.Op.Result(0) }
-
-// DeallocOp views an op named memref.dealloc: its operands, results, attributes and
-// regions by their declared names.
-type DeallocOp struct{ Op *ir.Operation }
 
 // AsDealloc returns op as a DeallocOp, and whether it is named memref.dealloc.
 func AsDealloc(op *ir.Operation) (DeallocOp, bool) {
-	if op == nil || op.Name() != Dealloc {
-		return DeallocOp{}, false
-	}
-	return DeallocOp{op}, true
+	return ir.As[DeallocOp](op, Dealloc)
 }
-
-// Memref returns the `memref` operand (ranked or unranked memref of any type values).
-func (o DeallocOp) Memref() ir.Value { return o.Op.Operand(0) }
-
-// DimOp views an op named memref.dim: its operands, results, attributes and
-// regions by their declared names.
-type DimOp struct{ Op *ir.Operation }
 
 // AsDim returns op as a DimOp, and whether it is named memref.dim.
 func AsDim(op *ir.Operation) (DimOp, bool) {
-	if op == nil || op.Name() != Dim {
-		return DimOp{}, false
-	}
-	return DimOp{op}, true
+	return ir.As[DimOp](op, Dim)
 }
-
-// Source returns the `source` operand (unranked.memref of any type values or non-0-ranked.memref of any type values).
-func (o DimOp) Source() ir.Value { return o.Op.Operand(0) }
-
-// Index returns the `index` operand (index).
-func (o DimOp) Index() ir.Value { return o.Op.Operand(1) }
-
-// Result returns the `result` result (index).
-func (o DimOp) Result() ir.Value { return o.Op.Result(0) }
-
-// GetGlobalOp views an op named memref.get_global: its operands, results, attributes and
-// regions by their declared names.
-type GetGlobalOp struct{ Op *ir.Operation }
 
 // AsGetGlobal returns op as a GetGlobalOp, and whether it is named memref.get_global.
 func AsGetGlobal(op *ir.Operation) (GetGlobalOp, bool) {
-	if op == nil || op.Name() != GetGlobal {
-		return GetGlobalOp{}, false
-	}
-	return GetGlobalOp{op}, true
+	return ir.As[GetGlobalOp](op, GetGlobal)
 }
-
-// Result returns the `result` result (statically shaped memref of any type values).
-func (o GetGlobalOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Name returns the `name` attribute (flat symbol reference attribute), or nil if absent.
-func (o GetGlobalOp) Name() ir.Attribute { return o.Op.Attr("name") }
-
-// GlobalOp views an op named memref.global: its operands, results, attributes and
-// regions by their declared names.
-type GlobalOp struct{ Op *ir.Operation }
 
 // AsGlobal returns op as a GlobalOp, and whether it is named memref.global.
 func AsGlobal(op *ir.Operation) (GlobalOp, bool) {
-	if op == nil || op.Name() != Global {
-		return GlobalOp{}, false
-	}
-	return GlobalOp{op}, true
+	return ir.As[GlobalOp](op, Global)
 }
-
-// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
-func (o GlobalOp) SymName() ir.Attribute { return o.Op.Attr("sym_name") }
-
-// SymVisibility returns the `sym_visibility` attribute (string attribute), or nil if absent.
-func (o GlobalOp) SymVisibility() ir.Attribute { return o.Op.Attr("sym_visibility") }
-
-// Type returns the `type` attribute (memref type attribute), or nil if absent.
-func (o GlobalOp) Type() ir.Attribute { return o.Op.Attr("type") }
-
-// InitialValue returns the `initial_value` attribute (any attribute), or nil if absent.
-func (o GlobalOp) InitialValue() ir.Attribute { return o.Op.Attr("initial_value") }
-
-// Constant returns the `constant` attribute (unit attribute), or nil if absent.
-func (o GlobalOp) Constant() ir.Attribute { return o.Op.Attr("constant") }
-
-// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
-func (o GlobalOp) Alignment() ir.Attribute { return o.Op.Attr("alignment") }
-
-// LoadOp views an op named memref.load: its operands, results, attributes and
-// regions by their declared names.
-type LoadOp struct{ Op *ir.Operation }
 
 // AsLoad returns op as a LoadOp, and whether it is named memref.load.
 func AsLoad(op *ir.Operation) (LoadOp, bool) {
-	if op == nil || op.Name() != Load {
-		return LoadOp{}, false
-	}
-	return LoadOp{op}, true
+	return ir.As[LoadOp](op, Load)
 }
-
-// Memref returns the `memref` operand (memref of any type values).
-func (o LoadOp) Memref() ir.Value { return o.Op.Operand(0) }
-
-// Indices returns the `indices` operands (index).
-func (o LoadOp) Indices() []ir.Value { return o.Op.OperandGroup("indices") }
-
-// Result returns the `result` result (any type).
-func (o LoadOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Nontemporal returns the `nontemporal` attribute (bool attribute), or nil if absent.
-func (o LoadOp) Nontemporal() ir.Attribute { return o.Op.Attr("nontemporal") }
-
-// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
-func (o LoadOp) Alignment() ir.Attribute { return o.Op.Attr("alignment") }
-
-// ReinterpretCastOp views an op named memref.reinterpret_cast: its operands, results, attributes and
-// regions by their declared names.
-type ReinterpretCastOp struct{ Op *ir.Operation }
 
 // AsReinterpretCast returns op as a ReinterpretCastOp, and whether it is named memref.reinterpret_cast.
 func AsReinterpretCast(op *ir.Operation) (ReinterpretCastOp, bool) {
-	if op == nil || op.Name() != ReinterpretCast {
-		return ReinterpretCastOp{}, false
-	}
-	return ReinterpretCastOp{op}, true
+	return ir.As[ReinterpretCastOp](op, ReinterpretCast)
 }
-
-// Source returns the `source` operand (ranked or unranked memref of any type values).
-func (o ReinterpretCastOp) Source() ir.Value { return o.Op.OperandNamed("source") }
-
-// Offsets returns the `offsets` operands (index).
-func (o ReinterpretCastOp) Offsets() []ir.Value { return o.Op.OperandGroup("offsets") }
-
-// Sizes returns the `sizes` operands (index).
-func (o ReinterpretCastOp) Sizes() []ir.Value { return o.Op.OperandGroup("sizes") }
-
-// Strides returns the `strides` operands (index).
-func (o ReinterpretCastOp) Strides() []ir.Value { return o.Op.OperandGroup("strides") }
-
-// Result returns the `result` result (strided memref of any type values).
-func (o ReinterpretCastOp) Result() ir.Value { return o.Op.Result(0) }
-
-// StaticOffsets returns the `static_offsets` attribute (i64 dense array attribute), or nil if absent.
-func (o ReinterpretCastOp) StaticOffsets() ir.Attribute { return o.Op.Attr("static_offsets") }
-
-// StaticSizes returns the `static_sizes` attribute (i64 dense array attribute), or nil if absent.
-func (o ReinterpretCastOp) StaticSizes() ir.Attribute { return o.Op.Attr("static_sizes") }
-
-// StaticStrides returns the `static_strides` attribute (i64 dense array attribute), or nil if absent.
-func (o ReinterpretCastOp) StaticStrides() ir.Attribute { return o.Op.Attr("static_strides") }
-
-// StoreOp views an op named memref.store: its operands, results, attributes and
-// regions by their declared names.
-type StoreOp struct{ Op *ir.Operation }
 
 // AsStore returns op as a StoreOp, and whether it is named memref.store.
 func AsStore(op *ir.Operation) (StoreOp, bool) {
-	if op == nil || op.Name() != Store {
-		return StoreOp{}, false
-	}
-	return StoreOp{op}, true
+	return ir.As[StoreOp](op, Store)
 }
-
-// Value returns the `value` operand (any type).
-func (o StoreOp) Value() ir.Value { return o.Op.Operand(0) }
-
-// Memref returns the `memref` operand (memref of any type values).
-func (o StoreOp) Memref() ir.Value { return o.Op.Operand(1) }
-
-// Indices returns the `indices` operands (index).
-func (o StoreOp) Indices() []ir.Value { return o.Op.OperandGroup("indices") }
-
-// Nontemporal returns the `nontemporal` attribute (bool attribute), or nil if absent.
-func (o StoreOp) Nontemporal() ir.Attribute { return o.Op.Attr("nontemporal") }
-
-// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
-func (o StoreOp) Alignment() ir.Attribute { return o.Op.Attr("alignment") }
-
-// SubviewOp views an op named memref.subview: its operands, results, attributes and
-// regions by their declared names.
-type SubviewOp struct{ Op *ir.Operation }
 
 // AsSubview returns op as a SubviewOp, and whether it is named memref.subview.
 func AsSubview(op *ir.Operation) (SubviewOp, bool) {
-	if op == nil || op.Name() != Subview {
-		return SubviewOp{}, false
-	}
-	return SubviewOp{op}, true
+	return ir.As[SubviewOp](op, Subview)
 }
-
-// Source returns the `source` operand (memref of any type values).
-func (o SubviewOp) Source() ir.Value { return o.Op.OperandNamed("source") }
-
-// Offsets returns the `offsets` operands (index).
-func (o SubviewOp) Offsets() []ir.Value { return o.Op.OperandGroup("offsets") }
-
-// Sizes returns the `sizes` operands (index).
-func (o SubviewOp) Sizes() []ir.Value { return o.Op.OperandGroup("sizes") }
-
-// Strides returns the `strides` operands (index).
-func (o SubviewOp) Strides() []ir.Value { return o.Op.OperandGroup("strides") }
-
-// Result returns the `result` result (memref of any type values).
-func (o SubviewOp) Result() ir.Value { return o.Op.Result(0) }
-
-// StaticOffsets returns the `static_offsets` attribute (i64 dense array attribute), or nil if absent.
-func (o SubviewOp) StaticOffsets() ir.Attribute { return o.Op.Attr("static_offsets") }
-
-// StaticSizes returns the `static_sizes` attribute (i64 dense array attribute), or nil if absent.
-func (o SubviewOp) StaticSizes() ir.Attribute { return o.Op.Attr("static_sizes") }
-
-// StaticStrides returns the `static_strides` attribute (i64 dense array attribute), or nil if absent.
-func (o SubviewOp) StaticStrides() ir.Attribute { return o.Op.Attr("static_strides") }
-
-// ViewOp views an op named memref.view: its operands, results, attributes and
-// regions by their declared names.
-type ViewOp struct{ Op *ir.Operation }
 
 // AsView returns op as a ViewOp, and whether it is named memref.view.
 func AsView(op *ir.Operation) (ViewOp, bool) {
-	if op == nil || op.Name() != View {
-		return ViewOp{}, false
-	}
-	return ViewOp{op}, true
+	return ir.As[ViewOp](op, View)
+}
+
+// Memref returns the `memref` result (memref of any type values).
+func (o AllocOp) Memref() ir.Value {
+	return o.Op.ResultNamed("memref")
+}
+
+// Memref returns the `memref` result (memref of any type values).
+func (o AllocaOp) Memref() ir.Value {
+	return o.Op.ResultNamed("memref")
+}
+
+// Memref returns the `memref` operand (memref of any type values).
+func (o AssumeAlignmentOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// Result returns the `result` result (memref of any type values).
+func (o AssumeAlignmentOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Source returns the `source` operand (ranked or unranked memref of any type values).
+func (o CastOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Dest returns the `dest` result (ranked or unranked memref of any type values).
+func (o CastOp) Dest() ir.Value {
+	return o.Op.ResultNamed("dest")
+}
+
+// Memref returns the `memref` operand (ranked or unranked memref of any type values).
+func (o DeallocOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// Source returns the `source` operand (unranked.memref of any type values or non-0-ranked.memref of any type values).
+func (o DimOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Index returns the `index` operand (index).
+func (o DimOp) Index() ir.Value {
+	return o.Op.OperandNamed("index")
+}
+
+// Result returns the `result` result (index).
+func (o DimOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Result returns the `result` result (statically shaped memref of any type values).
+func (o GetGlobalOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Memref returns the `memref` operand (memref of any type values).
+func (o LoadOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// Result returns the `result` result (any type).
+func (o LoadOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Source returns the `source` operand (ranked or unranked memref of any type values).
+func (o ReinterpretCastOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Result returns the `result` result (strided memref of any type values).
+func (o ReinterpretCastOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Value returns the `value` operand (any type).
+func (o StoreOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Memref returns the `memref` operand (memref of any type values).
+func (o StoreOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// Source returns the `source` operand (memref of any type values).
+func (o SubviewOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Result returns the `result` result (memref of any type values).
+func (o SubviewOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Source returns the `source` operand (1D memref of 8-bit signless integer values).
-func (o ViewOp) Source() ir.Value { return o.Op.Operand(0) }
+func (o ViewOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
 
 // ByteShift returns the `byte_shift` operand (index).
-func (o ViewOp) ByteShift() ir.Value { return o.Op.Operand(1) }
-
-// Sizes returns the `sizes` operands (index).
-func (o ViewOp) Sizes() []ir.Value { return o.Op.OperandGroup("sizes") }
+func (o ViewOp) ByteShift() ir.Value {
+	return o.Op.OperandNamed("byte_shift")
+}
 
 // Result returns the `result` result (memref of any type values).
-func (o ViewOp) Result() ir.Value { return o.Op.Result(0) }
+func (o ViewOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o AllocOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o AllocaOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// Alignment returns the `alignment` attribute (32-bit signless integer attribute whose value is positive), or nil if absent.
+func (o AssumeAlignmentOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// Name returns the `name` attribute (flat symbol reference attribute), or nil if absent.
+func (o GetGlobalOp) Name() ir.Attribute {
+	return o.Op.Attr("name")
+}
+
+// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
+func (o GlobalOp) SymName() ir.Attribute {
+	return o.Op.Attr("sym_name")
+}
+
+// SymVisibility returns the `sym_visibility` attribute (string attribute), or nil if absent.
+func (o GlobalOp) SymVisibility() ir.Attribute {
+	return o.Op.Attr("sym_visibility")
+}
+
+// Type returns the `type` attribute (memref type attribute), or nil if absent.
+func (o GlobalOp) Type() ir.Attribute {
+	return o.Op.Attr("type")
+}
+
+// InitialValue returns the `initial_value` attribute (any attribute), or nil if absent.
+func (o GlobalOp) InitialValue() ir.Attribute {
+	return o.Op.Attr("initial_value")
+}
+
+// Constant returns the `constant` attribute (unit attribute), or nil if absent.
+func (o GlobalOp) Constant() ir.Attribute {
+	return o.Op.Attr("constant")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o GlobalOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// Nontemporal returns the `nontemporal` attribute (bool attribute), or nil if absent.
+func (o LoadOp) Nontemporal() ir.Attribute {
+	return o.Op.Attr("nontemporal")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o LoadOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// StaticOffsets returns the `static_offsets` attribute (i64 dense array attribute), or nil if absent.
+func (o ReinterpretCastOp) StaticOffsets() ir.Attribute {
+	return o.Op.Attr("static_offsets")
+}
+
+// StaticSizes returns the `static_sizes` attribute (i64 dense array attribute), or nil if absent.
+func (o ReinterpretCastOp) StaticSizes() ir.Attribute {
+	return o.Op.Attr("static_sizes")
+}
+
+// StaticStrides returns the `static_strides` attribute (i64 dense array attribute), or nil if absent.
+func (o ReinterpretCastOp) StaticStrides() ir.Attribute {
+	return o.Op.Attr("static_strides")
+}
+
+// Nontemporal returns the `nontemporal` attribute (bool attribute), or nil if absent.
+func (o StoreOp) Nontemporal() ir.Attribute {
+	return o.Op.Attr("nontemporal")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o StoreOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// StaticOffsets returns the `static_offsets` attribute (i64 dense array attribute), or nil if absent.
+func (o SubviewOp) StaticOffsets() ir.Attribute {
+	return o.Op.Attr("static_offsets")
+}
+
+// StaticSizes returns the `static_sizes` attribute (i64 dense array attribute), or nil if absent.
+func (o SubviewOp) StaticSizes() ir.Attribute {
+	return o.Op.Attr("static_sizes")
+}
+
+// StaticStrides returns the `static_strides` attribute (i64 dense array attribute), or nil if absent.
+func (o SubviewOp) StaticStrides() ir.Attribute {
+	return o.Op.Attr("static_strides")
+}
+
+// DynamicSizes returns the `dynamicSizes` operands (index).
+func (o AllocOp) DynamicSizes() []ir.Value {
+	return o.Op.OperandGroup("dynamicSizes")
+}
+
+// SymbolOperands returns the `symbolOperands` operands (index).
+func (o AllocOp) SymbolOperands() []ir.Value {
+	return o.Op.OperandGroup("symbolOperands")
+}
+
+// DynamicSizes returns the `dynamicSizes` operands (index).
+func (o AllocaOp) DynamicSizes() []ir.Value {
+	return o.Op.OperandGroup("dynamicSizes")
+}
+
+// SymbolOperands returns the `symbolOperands` operands (index).
+func (o AllocaOp) SymbolOperands() []ir.Value {
+	return o.Op.OperandGroup("symbolOperands")
+}
+
+// Indices returns the `indices` operands (index).
+func (o LoadOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Offsets returns the `offsets` operands (index).
+func (o ReinterpretCastOp) Offsets() []ir.Value {
+	return o.Op.OperandGroup("offsets")
+}
+
+// Sizes returns the `sizes` operands (index).
+func (o ReinterpretCastOp) Sizes() []ir.Value {
+	return o.Op.OperandGroup("sizes")
+}
+
+// Strides returns the `strides` operands (index).
+func (o ReinterpretCastOp) Strides() []ir.Value {
+	return o.Op.OperandGroup("strides")
+}
+
+// Indices returns the `indices` operands (index).
+func (o StoreOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Offsets returns the `offsets` operands (index).
+func (o SubviewOp) Offsets() []ir.Value {
+	return o.Op.OperandGroup("offsets")
+}
+
+// Sizes returns the `sizes` operands (index).
+func (o SubviewOp) Sizes() []ir.Value {
+	return o.Op.OperandGroup("sizes")
+}
+
+// Strides returns the `strides` operands (index).
+func (o SubviewOp) Strides() []ir.Value {
+	return o.Op.OperandGroup("strides")
+}
+
+// Sizes returns the `sizes` operands (index).
+func (o ViewOp) Sizes() []ir.Value {
+	return o.Op.OperandGroup("sizes")
+}

@@ -35,570 +35,635 @@ const (
 	WarpgroupMmaStore           = "nvgpu.warpgroup.mma.store"
 )
 
-// DeviceAsyncCopyOp views an op named nvgpu.device_async_copy: its operands, results, attributes and
-// regions by their declared names.
-type DeviceAsyncCopyOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// DeviceAsyncCopyOp views an op named nvgpu.device_async_copy.
+	DeviceAsyncCopyOp struct{ Op *ir.Operation }
+	// DeviceAsyncCreateGroupOp views an op named nvgpu.device_async_create_group.
+	DeviceAsyncCreateGroupOp struct{ Op *ir.Operation }
+	// DeviceAsyncWaitOp views an op named nvgpu.device_async_wait.
+	DeviceAsyncWaitOp struct{ Op *ir.Operation }
+	// LdmatrixOp views an op named nvgpu.ldmatrix.
+	LdmatrixOp struct{ Op *ir.Operation }
+	// MbarrierArriveOp views an op named nvgpu.mbarrier.arrive.
+	MbarrierArriveOp struct{ Op *ir.Operation }
+	// MbarrierArriveExpectTxOp views an op named nvgpu.mbarrier.arrive.expect_tx.
+	MbarrierArriveExpectTxOp struct{ Op *ir.Operation }
+	// MbarrierArriveNocompleteOp views an op named nvgpu.mbarrier.arrive.nocomplete.
+	MbarrierArriveNocompleteOp struct{ Op *ir.Operation }
+	// MbarrierCreateOp views an op named nvgpu.mbarrier.create.
+	MbarrierCreateOp struct{ Op *ir.Operation }
+	// MbarrierGetOp views an op named nvgpu.mbarrier.get.
+	MbarrierGetOp struct{ Op *ir.Operation }
+	// MbarrierInitOp views an op named nvgpu.mbarrier.init.
+	MbarrierInitOp struct{ Op *ir.Operation }
+	// MbarrierTestWaitOp views an op named nvgpu.mbarrier.test.wait.
+	MbarrierTestWaitOp struct{ Op *ir.Operation }
+	// MbarrierTryWaitParityOp views an op named nvgpu.mbarrier.try_wait.parity.
+	MbarrierTryWaitParityOp struct{ Op *ir.Operation }
+	// MmaSpSyncOp views an op named nvgpu.mma.sp.sync.
+	MmaSpSyncOp struct{ Op *ir.Operation }
+	// MmaSyncOp views an op named nvgpu.mma.sync.
+	MmaSyncOp struct{ Op *ir.Operation }
+	// RcpOp views an op named nvgpu.rcp.
+	RcpOp struct{ Op *ir.Operation }
+	// TmaAsyncLoadOp views an op named nvgpu.tma.async.load.
+	TmaAsyncLoadOp struct{ Op *ir.Operation }
+	// TmaAsyncStoreOp views an op named nvgpu.tma.async.store.
+	TmaAsyncStoreOp struct{ Op *ir.Operation }
+	// TmaCreateDescriptorOp views an op named nvgpu.tma.create.descriptor.
+	TmaCreateDescriptorOp struct{ Op *ir.Operation }
+	// TmaFenceDescriptorOp views an op named nvgpu.tma.fence.descriptor.
+	TmaFenceDescriptorOp struct{ Op *ir.Operation }
+	// TmaPrefetchDescriptorOp views an op named nvgpu.tma.prefetch.descriptor.
+	TmaPrefetchDescriptorOp struct{ Op *ir.Operation }
+	// WarpgroupGenerateDescriptorOp views an op named nvgpu.warpgroup.generate.descriptor.
+	WarpgroupGenerateDescriptorOp struct{ Op *ir.Operation }
+	// WarpgroupMmaOp views an op named nvgpu.warpgroup.mma.
+	WarpgroupMmaOp struct{ Op *ir.Operation }
+	// WarpgroupMmaInitAccumulatorOp views an op named nvgpu.warpgroup.mma.init.accumulator.
+	WarpgroupMmaInitAccumulatorOp struct{ Op *ir.Operation }
+	// WarpgroupMmaStoreOp views an op named nvgpu.warpgroup.mma.store.
+	WarpgroupMmaStoreOp struct{ Op *ir.Operation }
+)
 
 // AsDeviceAsyncCopy returns op as a DeviceAsyncCopyOp, and whether it is named nvgpu.device_async_copy.
 func AsDeviceAsyncCopy(op *ir.Operation) (DeviceAsyncCopyOp, bool) {
-	if op == nil || op.Name() != DeviceAsyncCopy {
-		return DeviceAsyncCopyOp{}, false
-	}
-	return DeviceAsyncCopyOp{op}, true
+	return ir.As[DeviceAsyncCopyOp](op, DeviceAsyncCopy)
 }
-
-// Dst returns the `dst` operand (memref of any type values).
-func (o DeviceAsyncCopyOp) Dst() ir.Value { return o.Op.OperandNamed("dst") }
-
-// DstIndices returns the `dstIndices` operands (index).
-func (o DeviceAsyncCopyOp) DstIndices() []ir.Value { return o.Op.OperandGroup("dstIndices") }
-
-// Src returns the `src` operand (memref of any type values).
-func (o DeviceAsyncCopyOp) Src() ir.Value { return o.Op.OperandNamed("src") }
-
-// SrcIndices returns the `srcIndices` operands (index).
-func (o DeviceAsyncCopyOp) SrcIndices() []ir.Value { return o.Op.OperandGroup("srcIndices") }
-
-// SrcElements returns the optional `srcElements` operand (index), or nil if absent.
-func (o DeviceAsyncCopyOp) SrcElements() ir.Value { return o.Op.OperandNamed("srcElements") }
-
-// AsyncToken returns the `asyncToken` result (device async token type).
-func (o DeviceAsyncCopyOp) AsyncToken() ir.Value { return o.Op.Result(0) }
-
-// DstElements returns the `dstElements` attribute (index attribute), or nil if absent.
-func (o DeviceAsyncCopyOp) DstElements() ir.Attribute { return o.Op.Attr("dstElements") }
-
-// BypassL1 returns the `bypassL1` attribute (unit attribute), or nil if absent.
-func (o DeviceAsyncCopyOp) BypassL1() ir.Attribute { return o.Op.Attr("bypassL1") }
-
-// DeviceAsyncCreateGroupOp views an op named nvgpu.device_async_create_group: its operands, results, attributes and
-// regions by their declared names.
-type DeviceAsyncCreateGroupOp struct{ Op *ir.Operation }
 
 // AsDeviceAsyncCreateGroup returns op as a DeviceAsyncCreateGroupOp, and whether it is named nvgpu.device_async_create_group.
 func AsDeviceAsyncCreateGroup(op *ir.Operation) (DeviceAsyncCreateGroupOp, bool) {
-	if op == nil || op.Name() != DeviceAsyncCreateGroup {
-		return DeviceAsyncCreateGroupOp{}, false
-	}
-	return DeviceAsyncCreateGroupOp{op}, true
+	return ir.As[DeviceAsyncCreateGroupOp](op, DeviceAsyncCreateGroup)
 }
-
-// InputTokens returns the `inputTokens` operands (device async token type).
-func (o DeviceAsyncCreateGroupOp) InputTokens() []ir.Value { return o.Op.OperandGroup("inputTokens") }
-
-// AsyncToken returns the `asyncToken` result (device async token type).
-func (o DeviceAsyncCreateGroupOp) AsyncToken() ir.Value { return o.Op.Result(0) }
-
-// DeviceAsyncWaitOp views an op named nvgpu.device_async_wait: its operands, results, attributes and
-// regions by their declared names.
-type DeviceAsyncWaitOp struct{ Op *ir.Operation }
 
 // AsDeviceAsyncWait returns op as a DeviceAsyncWaitOp, and whether it is named nvgpu.device_async_wait.
 func AsDeviceAsyncWait(op *ir.Operation) (DeviceAsyncWaitOp, bool) {
-	if op == nil || op.Name() != DeviceAsyncWait {
-		return DeviceAsyncWaitOp{}, false
-	}
-	return DeviceAsyncWaitOp{op}, true
+	return ir.As[DeviceAsyncWaitOp](op, DeviceAsyncWait)
 }
-
-// AsyncDependencies returns the `asyncDependencies` operand (device async token type).
-func (o DeviceAsyncWaitOp) AsyncDependencies() ir.Value { return o.Op.Operand(0) }
-
-// NumGroups returns the `numGroups` attribute (32-bit signless integer attribute), or nil if absent.
-func (o DeviceAsyncWaitOp) NumGroups() ir.Attribute { return o.Op.Attr("numGroups") }
-
-// LdmatrixOp views an op named nvgpu.ldmatrix: its operands, results, attributes and
-// regions by their declared names.
-type LdmatrixOp struct{ Op *ir.Operation }
 
 // AsLdmatrix returns op as a LdmatrixOp, and whether it is named nvgpu.ldmatrix.
 func AsLdmatrix(op *ir.Operation) (LdmatrixOp, bool) {
-	if op == nil || op.Name() != Ldmatrix {
-		return LdmatrixOp{}, false
-	}
-	return LdmatrixOp{op}, true
+	return ir.As[LdmatrixOp](op, Ldmatrix)
 }
-
-// SrcMemref returns the `srcMemref` operand (memref of any type values).
-func (o LdmatrixOp) SrcMemref() ir.Value { return o.Op.Operand(0) }
-
-// Indices returns the `indices` operands (index).
-func (o LdmatrixOp) Indices() []ir.Value { return o.Op.OperandGroup("indices") }
-
-// Res returns the `res` result (vector of any type values).
-func (o LdmatrixOp) Res() ir.Value { return o.Op.Result(0) }
-
-// Transpose returns the `transpose` attribute (bool attribute), or nil if absent.
-func (o LdmatrixOp) Transpose() ir.Attribute { return o.Op.Attr("transpose") }
-
-// NumTiles returns the `numTiles` attribute (32-bit signless integer attribute), or nil if absent.
-func (o LdmatrixOp) NumTiles() ir.Attribute { return o.Op.Attr("numTiles") }
-
-// MbarrierArriveOp views an op named nvgpu.mbarrier.arrive: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierArriveOp struct{ Op *ir.Operation }
 
 // AsMbarrierArrive returns op as a MbarrierArriveOp, and whether it is named nvgpu.mbarrier.arrive.
 func AsMbarrierArrive(op *ir.Operation) (MbarrierArriveOp, bool) {
-	if op == nil || op.Name() != MbarrierArrive {
-		return MbarrierArriveOp{}, false
-	}
-	return MbarrierArriveOp{op}, true
+	return ir.As[MbarrierArriveOp](op, MbarrierArrive)
 }
-
-// Barriers returns the `barriers` operand (mbarrier barrier type).
-func (o MbarrierArriveOp) Barriers() ir.Value { return o.Op.Operand(0) }
-
-// MbarId returns the `mbarId` operand (index).
-func (o MbarrierArriveOp) MbarId() ir.Value { return o.Op.Operand(1) }
-
-// Token returns the `token` result ().
-func (o MbarrierArriveOp) Token() ir.Value { return o.Op.Result(0) }
-
-// MbarrierArriveExpectTxOp views an op named nvgpu.mbarrier.arrive.expect_tx: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierArriveExpectTxOp struct{ Op *ir.Operation }
 
 // AsMbarrierArriveExpectTx returns op as a MbarrierArriveExpectTxOp, and whether it is named nvgpu.mbarrier.arrive.expect_tx.
 func AsMbarrierArriveExpectTx(op *ir.Operation) (MbarrierArriveExpectTxOp, bool) {
-	if op == nil || op.Name() != MbarrierArriveExpectTx {
-		return MbarrierArriveExpectTxOp{}, false
-	}
-	return MbarrierArriveExpectTxOp{op}, true
+	return ir.As[MbarrierArriveExpectTxOp](op, MbarrierArriveExpectTx)
 }
-
-// Barriers returns the `barriers` operand (mbarrier barrier type).
-func (o MbarrierArriveExpectTxOp) Barriers() ir.Value { return o.Op.Operand(0) }
-
-// Txcount returns the `txcount` operand (index).
-func (o MbarrierArriveExpectTxOp) Txcount() ir.Value { return o.Op.Operand(1) }
-
-// MbarId returns the `mbarId` operand (index).
-func (o MbarrierArriveExpectTxOp) MbarId() ir.Value { return o.Op.Operand(2) }
-
-// Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
-func (o MbarrierArriveExpectTxOp) Predicate() ir.Value { return o.Op.OperandNamed("predicate") }
-
-// MbarrierArriveNocompleteOp views an op named nvgpu.mbarrier.arrive.nocomplete: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierArriveNocompleteOp struct{ Op *ir.Operation }
 
 // AsMbarrierArriveNocomplete returns op as a MbarrierArriveNocompleteOp, and whether it is named nvgpu.mbarrier.arrive.nocomplete.
 func AsMbarrierArriveNocomplete(op *ir.Operation) (MbarrierArriveNocompleteOp, bool) {
-	if op == nil || op.Name() != MbarrierArriveNocomplete {
-		return MbarrierArriveNocompleteOp{}, false
-	}
-	return MbarrierArriveNocompleteOp{op}, true
+	return ir.As[MbarrierArriveNocompleteOp](op, MbarrierArriveNocomplete)
 }
-
-// Barriers returns the `barriers` operand (mbarrier barrier type).
-func (o MbarrierArriveNocompleteOp) Barriers() ir.Value { return o.Op.Operand(0) }
-
-// MbarId returns the `mbarId` operand (index).
-func (o MbarrierArriveNocompleteOp) MbarId() ir.Value { return o.Op.Operand(1) }
-
-// Count returns the `count` operand (index).
-func (o MbarrierArriveNocompleteOp) Count() ir.Value { return o.Op.Operand(2) }
-
-// Token returns the `token` result ().
-func (o MbarrierArriveNocompleteOp) Token() ir.Value { return o.Op.Result(0) }
-
-// MbarrierCreateOp views an op named nvgpu.mbarrier.create: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierCreateOp struct{ Op *ir.Operation }
 
 // AsMbarrierCreate returns op as a MbarrierCreateOp, and whether it is named nvgpu.mbarrier.create.
 func AsMbarrierCreate(op *ir.Operation) (MbarrierCreateOp, bool) {
-	if op == nil || op.Name() != MbarrierCreate {
-		return MbarrierCreateOp{}, false
-	}
-	return MbarrierCreateOp{op}, true
+	return ir.As[MbarrierCreateOp](op, MbarrierCreate)
 }
-
-// Barriers returns the `barriers` result (mbarrier barrier type).
-func (o MbarrierCreateOp) Barriers() ir.Value { return o.Op.Result(0) }
-
-// MbarrierGetOp views an op named nvgpu.mbarrier.get: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierGetOp struct{ Op *ir.Operation }
 
 // AsMbarrierGet returns op as a MbarrierGetOp, and whether it is named nvgpu.mbarrier.get.
 func AsMbarrierGet(op *ir.Operation) (MbarrierGetOp, bool) {
-	if op == nil || op.Name() != MbarrierGet {
-		return MbarrierGetOp{}, false
-	}
-	return MbarrierGetOp{op}, true
+	return ir.As[MbarrierGetOp](op, MbarrierGet)
 }
-
-// Barriers returns the `barriers` operand (mbarrier barrier type).
-func (o MbarrierGetOp) Barriers() ir.Value { return o.Op.Operand(0) }
-
-// MbarId returns the `mbarId` operand (index).
-func (o MbarrierGetOp) MbarId() ir.Value { return o.Op.Operand(1) }
-
-// MbarrierPointer returns the `mbarrierPointer` result (32-bit signless integer or 64-bit signless integer).
-func (o MbarrierGetOp) MbarrierPointer() ir.Value { return o.Op.Result(0) }
-
-// MbarrierInitOp views an op named nvgpu.mbarrier.init: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierInitOp struct{ Op *ir.Operation }
 
 // AsMbarrierInit returns op as a MbarrierInitOp, and whether it is named nvgpu.mbarrier.init.
 func AsMbarrierInit(op *ir.Operation) (MbarrierInitOp, bool) {
-	if op == nil || op.Name() != MbarrierInit {
-		return MbarrierInitOp{}, false
-	}
-	return MbarrierInitOp{op}, true
+	return ir.As[MbarrierInitOp](op, MbarrierInit)
 }
-
-// Barriers returns the `barriers` operand (mbarrier barrier type).
-func (o MbarrierInitOp) Barriers() ir.Value { return o.Op.Operand(0) }
-
-// Count returns the `count` operand (index).
-func (o MbarrierInitOp) Count() ir.Value { return o.Op.Operand(1) }
-
-// MbarId returns the `mbarId` operand (index).
-func (o MbarrierInitOp) MbarId() ir.Value { return o.Op.Operand(2) }
-
-// Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
-func (o MbarrierInitOp) Predicate() ir.Value { return o.Op.OperandNamed("predicate") }
-
-// MbarrierTestWaitOp views an op named nvgpu.mbarrier.test.wait: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierTestWaitOp struct{ Op *ir.Operation }
 
 // AsMbarrierTestWait returns op as a MbarrierTestWaitOp, and whether it is named nvgpu.mbarrier.test.wait.
 func AsMbarrierTestWait(op *ir.Operation) (MbarrierTestWaitOp, bool) {
-	if op == nil || op.Name() != MbarrierTestWait {
-		return MbarrierTestWaitOp{}, false
-	}
-	return MbarrierTestWaitOp{op}, true
+	return ir.As[MbarrierTestWaitOp](op, MbarrierTestWait)
 }
-
-// Barriers returns the `barriers` operand (mbarrier barrier type).
-func (o MbarrierTestWaitOp) Barriers() ir.Value { return o.Op.Operand(0) }
-
-// Token returns the `token` operand ().
-func (o MbarrierTestWaitOp) Token() ir.Value { return o.Op.Operand(1) }
-
-// MbarId returns the `mbarId` operand (index).
-func (o MbarrierTestWaitOp) MbarId() ir.Value { return o.Op.Operand(2) }
-
-// WaitComplete returns the `waitComplete` result (1-bit signless integer).
-func (o MbarrierTestWaitOp) WaitComplete() ir.Value { return o.Op.Result(0) }
-
-// MbarrierTryWaitParityOp views an op named nvgpu.mbarrier.try_wait.parity: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierTryWaitParityOp struct{ Op *ir.Operation }
 
 // AsMbarrierTryWaitParity returns op as a MbarrierTryWaitParityOp, and whether it is named nvgpu.mbarrier.try_wait.parity.
 func AsMbarrierTryWaitParity(op *ir.Operation) (MbarrierTryWaitParityOp, bool) {
-	if op == nil || op.Name() != MbarrierTryWaitParity {
-		return MbarrierTryWaitParityOp{}, false
-	}
-	return MbarrierTryWaitParityOp{op}, true
+	return ir.As[MbarrierTryWaitParityOp](op, MbarrierTryWaitParity)
 }
-
-// Barriers returns the `barriers` operand (mbarrier barrier type).
-func (o MbarrierTryWaitParityOp) Barriers() ir.Value { return o.Op.Operand(0) }
-
-// PhaseParity returns the `phaseParity` operand (1-bit signless integer).
-func (o MbarrierTryWaitParityOp) PhaseParity() ir.Value { return o.Op.Operand(1) }
-
-// Ticks returns the `ticks` operand (index).
-func (o MbarrierTryWaitParityOp) Ticks() ir.Value { return o.Op.Operand(2) }
-
-// MbarId returns the `mbarId` operand (index).
-func (o MbarrierTryWaitParityOp) MbarId() ir.Value { return o.Op.Operand(3) }
-
-// MmaSpSyncOp views an op named nvgpu.mma.sp.sync: its operands, results, attributes and
-// regions by their declared names.
-type MmaSpSyncOp struct{ Op *ir.Operation }
 
 // AsMmaSpSync returns op as a MmaSpSyncOp, and whether it is named nvgpu.mma.sp.sync.
 func AsMmaSpSync(op *ir.Operation) (MmaSpSyncOp, bool) {
-	if op == nil || op.Name() != MmaSpSync {
-		return MmaSpSyncOp{}, false
-	}
-	return MmaSpSyncOp{op}, true
+	return ir.As[MmaSpSyncOp](op, MmaSpSync)
 }
-
-// MatrixA returns the `matrixA` operand (vector of any type values).
-func (o MmaSpSyncOp) MatrixA() ir.Value { return o.Op.Operand(0) }
-
-// MatrixB returns the `matrixB` operand (vector of any type values).
-func (o MmaSpSyncOp) MatrixB() ir.Value { return o.Op.Operand(1) }
-
-// MatrixC returns the `matrixC` operand (vector of any type values).
-func (o MmaSpSyncOp) MatrixC() ir.Value { return o.Op.Operand(2) }
-
-// SparseMetadata returns the `sparseMetadata` operand (fixed-length vector of 16-bit signless integer values of length 2).
-func (o MmaSpSyncOp) SparseMetadata() ir.Value { return o.Op.Operand(3) }
-
-// Res returns the `res` result (vector of any type values).
-func (o MmaSpSyncOp) Res() ir.Value { return o.Op.Result(0) }
-
-// MmaShape returns the `mmaShape` attribute (64-bit integer array attribute), or nil if absent.
-func (o MmaSpSyncOp) MmaShape() ir.Attribute { return o.Op.Attr("mmaShape") }
-
-// SparsitySelector returns the `sparsitySelector` attribute (32-bit signless integer attribute), or nil if absent.
-func (o MmaSpSyncOp) SparsitySelector() ir.Attribute { return o.Op.Attr("sparsitySelector") }
-
-// Tf32Enabled returns the `tf32Enabled` attribute (unit attribute), or nil if absent.
-func (o MmaSpSyncOp) Tf32Enabled() ir.Attribute { return o.Op.Attr("tf32Enabled") }
-
-// MmaSyncOp views an op named nvgpu.mma.sync: its operands, results, attributes and
-// regions by their declared names.
-type MmaSyncOp struct{ Op *ir.Operation }
 
 // AsMmaSync returns op as a MmaSyncOp, and whether it is named nvgpu.mma.sync.
 func AsMmaSync(op *ir.Operation) (MmaSyncOp, bool) {
-	if op == nil || op.Name() != MmaSync {
-		return MmaSyncOp{}, false
-	}
-	return MmaSyncOp{op}, true
+	return ir.As[MmaSyncOp](op, MmaSync)
 }
-
-// MatrixA returns the `matrixA` operand (vector of any type values).
-func (o MmaSyncOp) MatrixA() ir.Value { return o.Op.Operand(0) }
-
-// MatrixB returns the `matrixB` operand (vector of any type values).
-func (o MmaSyncOp) MatrixB() ir.Value { return o.Op.Operand(1) }
-
-// MatrixC returns the `matrixC` operand (vector of any type values).
-func (o MmaSyncOp) MatrixC() ir.Value { return o.Op.Operand(2) }
-
-// Res returns the `res` result (vector of any type values).
-func (o MmaSyncOp) Res() ir.Value { return o.Op.Result(0) }
-
-// MmaShape returns the `mmaShape` attribute (64-bit integer array attribute), or nil if absent.
-func (o MmaSyncOp) MmaShape() ir.Attribute { return o.Op.Attr("mmaShape") }
-
-// Tf32Enabled returns the `tf32Enabled` attribute (unit attribute), or nil if absent.
-func (o MmaSyncOp) Tf32Enabled() ir.Attribute { return o.Op.Attr("tf32Enabled") }
-
-// RcpOp views an op named nvgpu.rcp: its operands, results, attributes and
-// regions by their declared names.
-type RcpOp struct{ Op *ir.Operation }
 
 // AsRcp returns op as a RcpOp, and whether it is named nvgpu.rcp.
 func AsRcp(op *ir.Operation) (RcpOp, bool) {
-	if op == nil || op.Name() != Rcp {
-		return RcpOp{}, false
-	}
-	return RcpOp{op}, true
+	return ir.As[RcpOp](op, Rcp)
 }
-
-// In returns the `in` operand (vector of 32-bit float values).
-func (o RcpOp) In() ir.Value { return o.Op.Operand(0) }
-
-// Out returns the `out` result (vector of 32-bit float values).
-func (o RcpOp) Out() ir.Value { return o.Op.Result(0) }
-
-// Rounding returns the `rounding` attribute (Rcp rounding mode of nvgpu op), or nil if absent.
-func (o RcpOp) Rounding() ir.Attribute { return o.Op.Attr("rounding") }
-
-// Ftz returns the `ftz` attribute (unit attribute), or nil if absent.
-func (o RcpOp) Ftz() ir.Attribute { return o.Op.Attr("ftz") }
-
-// TmaAsyncLoadOp views an op named nvgpu.tma.async.load: its operands, results, attributes and
-// regions by their declared names.
-type TmaAsyncLoadOp struct{ Op *ir.Operation }
 
 // AsTmaAsyncLoad returns op as a TmaAsyncLoadOp, and whether it is named nvgpu.tma.async.load.
 func AsTmaAsyncLoad(op *ir.Operation) (TmaAsyncLoadOp, bool) {
-	if op == nil || op.Name() != TmaAsyncLoad {
-		return TmaAsyncLoadOp{}, false
-	}
-	return TmaAsyncLoadOp{op}, true
+	return ir.As[TmaAsyncLoadOp](op, TmaAsyncLoad)
+}
+
+// AsTmaAsyncStore returns op as a TmaAsyncStoreOp, and whether it is named nvgpu.tma.async.store.
+func AsTmaAsyncStore(op *ir.Operation) (TmaAsyncStoreOp, bool) {
+	return ir.As[TmaAsyncStoreOp](op, TmaAsyncStore)
+}
+
+// AsTmaCreateDescriptor returns op as a TmaCreateDescriptorOp, and whether it is named nvgpu.tma.create.descriptor.
+func AsTmaCreateDescriptor(op *ir.Operation) (TmaCreateDescriptorOp, bool) {
+	return ir.As[TmaCreateDescriptorOp](op, TmaCreateDescriptor)
+}
+
+// AsTmaFenceDescriptor returns op as a TmaFenceDescriptorOp, and whether it is named nvgpu.tma.fence.descriptor.
+func AsTmaFenceDescriptor(op *ir.Operation) (TmaFenceDescriptorOp, bool) {
+	return ir.As[TmaFenceDescriptorOp](op, TmaFenceDescriptor)
+}
+
+// AsTmaPrefetchDescriptor returns op as a TmaPrefetchDescriptorOp, and whether it is named nvgpu.tma.prefetch.descriptor.
+func AsTmaPrefetchDescriptor(op *ir.Operation) (TmaPrefetchDescriptorOp, bool) {
+	return ir.As[TmaPrefetchDescriptorOp](op, TmaPrefetchDescriptor)
+}
+
+// AsWarpgroupGenerateDescriptor returns op as a WarpgroupGenerateDescriptorOp, and whether it is named nvgpu.warpgroup.generate.descriptor.
+func AsWarpgroupGenerateDescriptor(op *ir.Operation) (WarpgroupGenerateDescriptorOp, bool) {
+	return ir.As[WarpgroupGenerateDescriptorOp](op, WarpgroupGenerateDescriptor)
+}
+
+// AsWarpgroupMma returns op as a WarpgroupMmaOp, and whether it is named nvgpu.warpgroup.mma.
+func AsWarpgroupMma(op *ir.Operation) (WarpgroupMmaOp, bool) {
+	return ir.As[WarpgroupMmaOp](op, WarpgroupMma)
+}
+
+// AsWarpgroupMmaInitAccumulator returns op as a WarpgroupMmaInitAccumulatorOp, and whether it is named nvgpu.warpgroup.mma.init.accumulator.
+func AsWarpgroupMmaInitAccumulator(op *ir.Operation) (WarpgroupMmaInitAccumulatorOp, bool) {
+	return ir.As[WarpgroupMmaInitAccumulatorOp](op, WarpgroupMmaInitAccumulator)
+}
+
+// AsWarpgroupMmaStore returns op as a WarpgroupMmaStoreOp, and whether it is named nvgpu.warpgroup.mma.store.
+func AsWarpgroupMmaStore(op *ir.Operation) (WarpgroupMmaStoreOp, bool) {
+	return ir.As[WarpgroupMmaStoreOp](op, WarpgroupMmaStore)
 }
 
 // Dst returns the `dst` operand (memref of any type values).
-func (o TmaAsyncLoadOp) Dst() ir.Value { return o.Op.OperandNamed("dst") }
+func (o DeviceAsyncCopyOp) Dst() ir.Value {
+	return o.Op.OperandNamed("dst")
+}
+
+// Src returns the `src` operand (memref of any type values).
+func (o DeviceAsyncCopyOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
+
+// SrcElements returns the optional `srcElements` operand (index), or nil if absent.
+func (o DeviceAsyncCopyOp) SrcElements() ir.Value {
+	return o.Op.OperandNamed("srcElements")
+}
+
+// AsyncToken returns the `asyncToken` result (device async token type).
+func (o DeviceAsyncCopyOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// AsyncToken returns the `asyncToken` result (device async token type).
+func (o DeviceAsyncCreateGroupOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operand (device async token type).
+func (o DeviceAsyncWaitOp) AsyncDependencies() ir.Value {
+	return o.Op.OperandNamed("asyncDependencies")
+}
+
+// SrcMemref returns the `srcMemref` operand (memref of any type values).
+func (o LdmatrixOp) SrcMemref() ir.Value {
+	return o.Op.OperandNamed("srcMemref")
+}
+
+// Res returns the `res` result (vector of any type values).
+func (o LdmatrixOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
 
 // Barriers returns the `barriers` operand (mbarrier barrier type).
-func (o TmaAsyncLoadOp) Barriers() ir.Value { return o.Op.OperandNamed("barriers") }
+func (o MbarrierArriveOp) Barriers() ir.Value {
+	return o.Op.OperandNamed("barriers")
+}
+
+// MbarId returns the `mbarId` operand (index).
+func (o MbarrierArriveOp) MbarId() ir.Value {
+	return o.Op.OperandNamed("mbarId")
+}
+
+// Token returns the `token` result ().
+func (o MbarrierArriveOp) Token() ir.Value {
+	return o.Op.ResultNamed("token")
+}
+
+// Barriers returns the `barriers` operand (mbarrier barrier type).
+func (o MbarrierArriveExpectTxOp) Barriers() ir.Value {
+	return o.Op.OperandNamed("barriers")
+}
+
+// Txcount returns the `txcount` operand (index).
+func (o MbarrierArriveExpectTxOp) Txcount() ir.Value {
+	return o.Op.OperandNamed("txcount")
+}
+
+// MbarId returns the `mbarId` operand (index).
+func (o MbarrierArriveExpectTxOp) MbarId() ir.Value {
+	return o.Op.OperandNamed("mbarId")
+}
+
+// Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
+func (o MbarrierArriveExpectTxOp) Predicate() ir.Value {
+	return o.Op.OperandNamed("predicate")
+}
+
+// Barriers returns the `barriers` operand (mbarrier barrier type).
+func (o MbarrierArriveNocompleteOp) Barriers() ir.Value {
+	return o.Op.OperandNamed("barriers")
+}
+
+// MbarId returns the `mbarId` operand (index).
+func (o MbarrierArriveNocompleteOp) MbarId() ir.Value {
+	return o.Op.OperandNamed("mbarId")
+}
+
+// Count returns the `count` operand (index).
+func (o MbarrierArriveNocompleteOp) Count() ir.Value {
+	return o.Op.OperandNamed("count")
+}
+
+// Token returns the `token` result ().
+func (o MbarrierArriveNocompleteOp) Token() ir.Value {
+	return o.Op.ResultNamed("token")
+}
+
+// Barriers returns the `barriers` result (mbarrier barrier type).
+func (o MbarrierCreateOp) Barriers() ir.Value {
+	return o.Op.ResultNamed("barriers")
+}
+
+// Barriers returns the `barriers` operand (mbarrier barrier type).
+func (o MbarrierGetOp) Barriers() ir.Value {
+	return o.Op.OperandNamed("barriers")
+}
+
+// MbarId returns the `mbarId` operand (index).
+func (o MbarrierGetOp) MbarId() ir.Value {
+	return o.Op.OperandNamed("mbarId")
+}
+
+// MbarrierPointer returns the `mbarrierPointer` result (32-bit signless integer or 64-bit signless integer).
+func (o MbarrierGetOp) MbarrierPointer() ir.Value {
+	return o.Op.ResultNamed("mbarrierPointer")
+}
+
+// Barriers returns the `barriers` operand (mbarrier barrier type).
+func (o MbarrierInitOp) Barriers() ir.Value {
+	return o.Op.OperandNamed("barriers")
+}
+
+// Count returns the `count` operand (index).
+func (o MbarrierInitOp) Count() ir.Value {
+	return o.Op.OperandNamed("count")
+}
+
+// MbarId returns the `mbarId` operand (index).
+func (o MbarrierInitOp) MbarId() ir.Value {
+	return o.Op.OperandNamed("mbarId")
+}
+
+// Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
+func (o MbarrierInitOp) Predicate() ir.Value {
+	return o.Op.OperandNamed("predicate")
+}
+
+// Barriers returns the `barriers` operand (mbarrier barrier type).
+func (o MbarrierTestWaitOp) Barriers() ir.Value {
+	return o.Op.OperandNamed("barriers")
+}
+
+// Token returns the `token` operand ().
+func (o MbarrierTestWaitOp) Token() ir.Value {
+	return o.Op.OperandNamed("token")
+}
+
+// MbarId returns the `mbarId` operand (index).
+func (o MbarrierTestWaitOp) MbarId() ir.Value {
+	return o.Op.OperandNamed("mbarId")
+}
+
+// WaitComplete returns the `waitComplete` result (1-bit signless integer).
+func (o MbarrierTestWaitOp) WaitComplete() ir.Value {
+	return o.Op.ResultNamed("waitComplete")
+}
+
+// Barriers returns the `barriers` operand (mbarrier barrier type).
+func (o MbarrierTryWaitParityOp) Barriers() ir.Value {
+	return o.Op.OperandNamed("barriers")
+}
+
+// PhaseParity returns the `phaseParity` operand (1-bit signless integer).
+func (o MbarrierTryWaitParityOp) PhaseParity() ir.Value {
+	return o.Op.OperandNamed("phaseParity")
+}
+
+// Ticks returns the `ticks` operand (index).
+func (o MbarrierTryWaitParityOp) Ticks() ir.Value {
+	return o.Op.OperandNamed("ticks")
+}
+
+// MbarId returns the `mbarId` operand (index).
+func (o MbarrierTryWaitParityOp) MbarId() ir.Value {
+	return o.Op.OperandNamed("mbarId")
+}
+
+// MatrixA returns the `matrixA` operand (vector of any type values).
+func (o MmaSpSyncOp) MatrixA() ir.Value {
+	return o.Op.OperandNamed("matrixA")
+}
+
+// MatrixB returns the `matrixB` operand (vector of any type values).
+func (o MmaSpSyncOp) MatrixB() ir.Value {
+	return o.Op.OperandNamed("matrixB")
+}
+
+// MatrixC returns the `matrixC` operand (vector of any type values).
+func (o MmaSpSyncOp) MatrixC() ir.Value {
+	return o.Op.OperandNamed("matrixC")
+}
+
+// SparseMetadata returns the `sparseMetadata` operand (fixed-length vector of 16-bit signless integer values of length 2).
+func (o MmaSpSyncOp) SparseMetadata() ir.Value {
+	return o.Op.OperandNamed("sparseMetadata")
+}
+
+// Res returns the `res` result (vector of any type values).
+func (o MmaSpSyncOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// MatrixA returns the `matrixA` operand (vector of any type values).
+func (o MmaSyncOp) MatrixA() ir.Value {
+	return o.Op.OperandNamed("matrixA")
+}
+
+// MatrixB returns the `matrixB` operand (vector of any type values).
+func (o MmaSyncOp) MatrixB() ir.Value {
+	return o.Op.OperandNamed("matrixB")
+}
+
+// MatrixC returns the `matrixC` operand (vector of any type values).
+func (o MmaSyncOp) MatrixC() ir.Value {
+	return o.Op.OperandNamed("matrixC")
+}
+
+// Res returns the `res` result (vector of any type values).
+func (o MmaSyncOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// In returns the `in` operand (vector of 32-bit float values).
+func (o RcpOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Out returns the `out` result (vector of 32-bit float values).
+func (o RcpOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// Dst returns the `dst` operand (memref of any type values).
+func (o TmaAsyncLoadOp) Dst() ir.Value {
+	return o.Op.OperandNamed("dst")
+}
+
+// Barriers returns the `barriers` operand (mbarrier barrier type).
+func (o TmaAsyncLoadOp) Barriers() ir.Value {
+	return o.Op.OperandNamed("barriers")
+}
 
 // TensorMapDescriptor returns the `tensorMapDescriptor` operand (TensorMap descriptor).
 func (o TmaAsyncLoadOp) TensorMapDescriptor() ir.Value {
 	return o.Op.OperandNamed("tensorMapDescriptor")
 }
 
-// Coordinates returns the `coordinates` operands (index).
-func (o TmaAsyncLoadOp) Coordinates() []ir.Value { return o.Op.OperandGroup("coordinates") }
-
 // MbarId returns the `mbarId` operand (index).
-func (o TmaAsyncLoadOp) MbarId() ir.Value { return o.Op.OperandNamed("mbarId") }
+func (o TmaAsyncLoadOp) MbarId() ir.Value {
+	return o.Op.OperandNamed("mbarId")
+}
 
 // MulticastMask returns the optional `multicastMask` operand (16-bit signless integer), or nil if absent.
-func (o TmaAsyncLoadOp) MulticastMask() ir.Value { return o.Op.OperandNamed("multicastMask") }
+func (o TmaAsyncLoadOp) MulticastMask() ir.Value {
+	return o.Op.OperandNamed("multicastMask")
+}
 
 // Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
-func (o TmaAsyncLoadOp) Predicate() ir.Value { return o.Op.OperandNamed("predicate") }
-
-// TmaAsyncStoreOp views an op named nvgpu.tma.async.store: its operands, results, attributes and
-// regions by their declared names.
-type TmaAsyncStoreOp struct{ Op *ir.Operation }
-
-// AsTmaAsyncStore returns op as a TmaAsyncStoreOp, and whether it is named nvgpu.tma.async.store.
-func AsTmaAsyncStore(op *ir.Operation) (TmaAsyncStoreOp, bool) {
-	if op == nil || op.Name() != TmaAsyncStore {
-		return TmaAsyncStoreOp{}, false
-	}
-	return TmaAsyncStoreOp{op}, true
+func (o TmaAsyncLoadOp) Predicate() ir.Value {
+	return o.Op.OperandNamed("predicate")
 }
 
 // Src returns the `src` operand (memref of any type values).
-func (o TmaAsyncStoreOp) Src() ir.Value { return o.Op.OperandNamed("src") }
+func (o TmaAsyncStoreOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
 
 // TensorMapDescriptor returns the `tensorMapDescriptor` operand (TensorMap descriptor).
 func (o TmaAsyncStoreOp) TensorMapDescriptor() ir.Value {
 	return o.Op.OperandNamed("tensorMapDescriptor")
 }
 
-// Coordinates returns the `coordinates` operands (index).
-func (o TmaAsyncStoreOp) Coordinates() []ir.Value { return o.Op.OperandGroup("coordinates") }
-
 // Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
-func (o TmaAsyncStoreOp) Predicate() ir.Value { return o.Op.OperandNamed("predicate") }
-
-// TmaCreateDescriptorOp views an op named nvgpu.tma.create.descriptor: its operands, results, attributes and
-// regions by their declared names.
-type TmaCreateDescriptorOp struct{ Op *ir.Operation }
-
-// AsTmaCreateDescriptor returns op as a TmaCreateDescriptorOp, and whether it is named nvgpu.tma.create.descriptor.
-func AsTmaCreateDescriptor(op *ir.Operation) (TmaCreateDescriptorOp, bool) {
-	if op == nil || op.Name() != TmaCreateDescriptor {
-		return TmaCreateDescriptorOp{}, false
-	}
-	return TmaCreateDescriptorOp{op}, true
+func (o TmaAsyncStoreOp) Predicate() ir.Value {
+	return o.Op.OperandNamed("predicate")
 }
 
 // Tensor returns the `tensor` operand (unranked.memref of any type values).
-func (o TmaCreateDescriptorOp) Tensor() ir.Value { return o.Op.Operand(0) }
-
-// BoxDimensions returns the `boxDimensions` operands (index).
-func (o TmaCreateDescriptorOp) BoxDimensions() []ir.Value { return o.Op.OperandGroup("boxDimensions") }
+func (o TmaCreateDescriptorOp) Tensor() ir.Value {
+	return o.Op.OperandNamed("tensor")
+}
 
 // TensorMap returns the `tensorMap` result (TensorMap descriptor).
-func (o TmaCreateDescriptorOp) TensorMap() ir.Value { return o.Op.Result(0) }
-
-// TmaFenceDescriptorOp views an op named nvgpu.tma.fence.descriptor: its operands, results, attributes and
-// regions by their declared names.
-type TmaFenceDescriptorOp struct{ Op *ir.Operation }
-
-// AsTmaFenceDescriptor returns op as a TmaFenceDescriptorOp, and whether it is named nvgpu.tma.fence.descriptor.
-func AsTmaFenceDescriptor(op *ir.Operation) (TmaFenceDescriptorOp, bool) {
-	if op == nil || op.Name() != TmaFenceDescriptor {
-		return TmaFenceDescriptorOp{}, false
-	}
-	return TmaFenceDescriptorOp{op}, true
+func (o TmaCreateDescriptorOp) TensorMap() ir.Value {
+	return o.Op.ResultNamed("tensorMap")
 }
 
 // TensorMapDescriptor returns the `tensorMapDescriptor` operand (TensorMap descriptor).
-func (o TmaFenceDescriptorOp) TensorMapDescriptor() ir.Value { return o.Op.Operand(0) }
-
-// TmaPrefetchDescriptorOp views an op named nvgpu.tma.prefetch.descriptor: its operands, results, attributes and
-// regions by their declared names.
-type TmaPrefetchDescriptorOp struct{ Op *ir.Operation }
-
-// AsTmaPrefetchDescriptor returns op as a TmaPrefetchDescriptorOp, and whether it is named nvgpu.tma.prefetch.descriptor.
-func AsTmaPrefetchDescriptor(op *ir.Operation) (TmaPrefetchDescriptorOp, bool) {
-	if op == nil || op.Name() != TmaPrefetchDescriptor {
-		return TmaPrefetchDescriptorOp{}, false
-	}
-	return TmaPrefetchDescriptorOp{op}, true
+func (o TmaFenceDescriptorOp) TensorMapDescriptor() ir.Value {
+	return o.Op.OperandNamed("tensorMapDescriptor")
 }
 
 // TensorMapDescriptor returns the `tensorMapDescriptor` operand (TensorMap descriptor).
-func (o TmaPrefetchDescriptorOp) TensorMapDescriptor() ir.Value { return o.Op.Operand(0) }
+func (o TmaPrefetchDescriptorOp) TensorMapDescriptor() ir.Value {
+	return o.Op.OperandNamed("tensorMapDescriptor")
+}
 
 // Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
-func (o TmaPrefetchDescriptorOp) Predicate() ir.Value { return o.Op.OperandNamed("predicate") }
-
-// WarpgroupGenerateDescriptorOp views an op named nvgpu.warpgroup.generate.descriptor: its operands, results, attributes and
-// regions by their declared names.
-type WarpgroupGenerateDescriptorOp struct{ Op *ir.Operation }
-
-// AsWarpgroupGenerateDescriptor returns op as a WarpgroupGenerateDescriptorOp, and whether it is named nvgpu.warpgroup.generate.descriptor.
-func AsWarpgroupGenerateDescriptor(op *ir.Operation) (WarpgroupGenerateDescriptorOp, bool) {
-	if op == nil || op.Name() != WarpgroupGenerateDescriptor {
-		return WarpgroupGenerateDescriptorOp{}, false
-	}
-	return WarpgroupGenerateDescriptorOp{op}, true
+func (o TmaPrefetchDescriptorOp) Predicate() ir.Value {
+	return o.Op.OperandNamed("predicate")
 }
 
 // Tensor returns the `tensor` operand (memref of any type values).
-func (o WarpgroupGenerateDescriptorOp) Tensor() ir.Value { return o.Op.Operand(0) }
+func (o WarpgroupGenerateDescriptorOp) Tensor() ir.Value {
+	return o.Op.OperandNamed("tensor")
+}
 
 // TensorMap returns the `tensorMap` operand (TensorMap descriptor).
-func (o WarpgroupGenerateDescriptorOp) TensorMap() ir.Value { return o.Op.Operand(1) }
+func (o WarpgroupGenerateDescriptorOp) TensorMap() ir.Value {
+	return o.Op.OperandNamed("tensorMap")
+}
 
 // Descriptor returns the `descriptor` result (Warpgroup matrix descriptor type).
-func (o WarpgroupGenerateDescriptorOp) Descriptor() ir.Value { return o.Op.Result(0) }
-
-// WarpgroupMmaOp views an op named nvgpu.warpgroup.mma: its operands, results, attributes and
-// regions by their declared names.
-type WarpgroupMmaOp struct{ Op *ir.Operation }
-
-// AsWarpgroupMma returns op as a WarpgroupMmaOp, and whether it is named nvgpu.warpgroup.mma.
-func AsWarpgroupMma(op *ir.Operation) (WarpgroupMmaOp, bool) {
-	if op == nil || op.Name() != WarpgroupMma {
-		return WarpgroupMmaOp{}, false
-	}
-	return WarpgroupMmaOp{op}, true
+func (o WarpgroupGenerateDescriptorOp) Descriptor() ir.Value {
+	return o.Op.ResultNamed("descriptor")
 }
 
 // DescriptorA returns the `descriptorA` operand (Warpgroup matrix descriptor type).
-func (o WarpgroupMmaOp) DescriptorA() ir.Value { return o.Op.Operand(0) }
+func (o WarpgroupMmaOp) DescriptorA() ir.Value {
+	return o.Op.OperandNamed("descriptorA")
+}
 
 // DescriptorB returns the `descriptorB` operand (Warpgroup matrix descriptor type).
-func (o WarpgroupMmaOp) DescriptorB() ir.Value { return o.Op.Operand(1) }
+func (o WarpgroupMmaOp) DescriptorB() ir.Value {
+	return o.Op.OperandNamed("descriptorB")
+}
 
 // MatrixC returns the `matrixC` operand ().
-func (o WarpgroupMmaOp) MatrixC() ir.Value { return o.Op.Operand(2) }
+func (o WarpgroupMmaOp) MatrixC() ir.Value {
+	return o.Op.OperandNamed("matrixC")
+}
 
 // MatrixD returns the `matrixD` result ().
-func (o WarpgroupMmaOp) MatrixD() ir.Value { return o.Op.Result(0) }
-
-// WaitGroup returns the `waitGroup` attribute (64-bit signless integer attribute), or nil if absent.
-func (o WarpgroupMmaOp) WaitGroup() ir.Attribute { return o.Op.Attr("waitGroup") }
-
-// TransposeA returns the `transposeA` attribute (unit attribute), or nil if absent.
-func (o WarpgroupMmaOp) TransposeA() ir.Attribute { return o.Op.Attr("transposeA") }
-
-// TransposeB returns the `transposeB` attribute (unit attribute), or nil if absent.
-func (o WarpgroupMmaOp) TransposeB() ir.Attribute { return o.Op.Attr("transposeB") }
-
-// WarpgroupMmaInitAccumulatorOp views an op named nvgpu.warpgroup.mma.init.accumulator: its operands, results, attributes and
-// regions by their declared names.
-type WarpgroupMmaInitAccumulatorOp struct{ Op *ir.Operation }
-
-// AsWarpgroupMmaInitAccumulator returns op as a WarpgroupMmaInitAccumulatorOp, and whether it is named nvgpu.warpgroup.mma.init.accumulator.
-func AsWarpgroupMmaInitAccumulator(op *ir.Operation) (WarpgroupMmaInitAccumulatorOp, bool) {
-	if op == nil || op.Name() != WarpgroupMmaInitAccumulator {
-		return WarpgroupMmaInitAccumulatorOp{}, false
-	}
-	return WarpgroupMmaInitAccumulatorOp{op}, true
+func (o WarpgroupMmaOp) MatrixD() ir.Value {
+	return o.Op.ResultNamed("matrixD")
 }
 
 // MatrixC returns the `matrixC` result ().
-func (o WarpgroupMmaInitAccumulatorOp) MatrixC() ir.Value { return o.Op.Result(0) }
-
-// WarpgroupMmaStoreOp views an op named nvgpu.warpgroup.mma.store: its operands, results, attributes and
-// regions by their declared names.
-type WarpgroupMmaStoreOp struct{ Op *ir.Operation }
-
-// AsWarpgroupMmaStore returns op as a WarpgroupMmaStoreOp, and whether it is named nvgpu.warpgroup.mma.store.
-func AsWarpgroupMmaStore(op *ir.Operation) (WarpgroupMmaStoreOp, bool) {
-	if op == nil || op.Name() != WarpgroupMmaStore {
-		return WarpgroupMmaStoreOp{}, false
-	}
-	return WarpgroupMmaStoreOp{op}, true
+func (o WarpgroupMmaInitAccumulatorOp) MatrixC() ir.Value {
+	return o.Op.ResultNamed("matrixC")
 }
 
 // MatrixD returns the `matrixD` operand ().
-func (o WarpgroupMmaStoreOp) MatrixD() ir.Value { return o.Op.Operand(0) }
+func (o WarpgroupMmaStoreOp) MatrixD() ir.Value {
+	return o.Op.OperandNamed("matrixD")
+}
 
 // DstMemref returns the `dstMemref` operand (memref of any type values).
-func (o WarpgroupMmaStoreOp) DstMemref() ir.Value { return o.Op.Operand(1) }
+func (o WarpgroupMmaStoreOp) DstMemref() ir.Value {
+	return o.Op.OperandNamed("dstMemref")
+}
+
+// DstElements returns the `dstElements` attribute (index attribute), or nil if absent.
+func (o DeviceAsyncCopyOp) DstElements() ir.Attribute {
+	return o.Op.Attr("dstElements")
+}
+
+// BypassL1 returns the `bypassL1` attribute (unit attribute), or nil if absent.
+func (o DeviceAsyncCopyOp) BypassL1() ir.Attribute {
+	return o.Op.Attr("bypassL1")
+}
+
+// NumGroups returns the `numGroups` attribute (32-bit signless integer attribute), or nil if absent.
+func (o DeviceAsyncWaitOp) NumGroups() ir.Attribute {
+	return o.Op.Attr("numGroups")
+}
+
+// Transpose returns the `transpose` attribute (bool attribute), or nil if absent.
+func (o LdmatrixOp) Transpose() ir.Attribute {
+	return o.Op.Attr("transpose")
+}
+
+// NumTiles returns the `numTiles` attribute (32-bit signless integer attribute), or nil if absent.
+func (o LdmatrixOp) NumTiles() ir.Attribute {
+	return o.Op.Attr("numTiles")
+}
+
+// MmaShape returns the `mmaShape` attribute (64-bit integer array attribute), or nil if absent.
+func (o MmaSpSyncOp) MmaShape() ir.Attribute {
+	return o.Op.Attr("mmaShape")
+}
+
+// SparsitySelector returns the `sparsitySelector` attribute (32-bit signless integer attribute), or nil if absent.
+func (o MmaSpSyncOp) SparsitySelector() ir.Attribute {
+	return o.Op.Attr("sparsitySelector")
+}
+
+// Tf32Enabled returns the `tf32Enabled` attribute (unit attribute), or nil if absent.
+func (o MmaSpSyncOp) Tf32Enabled() ir.Attribute {
+	return o.Op.Attr("tf32Enabled")
+}
+
+// MmaShape returns the `mmaShape` attribute (64-bit integer array attribute), or nil if absent.
+func (o MmaSyncOp) MmaShape() ir.Attribute {
+	return o.Op.Attr("mmaShape")
+}
+
+// Tf32Enabled returns the `tf32Enabled` attribute (unit attribute), or nil if absent.
+func (o MmaSyncOp) Tf32Enabled() ir.Attribute {
+	return o.Op.Attr("tf32Enabled")
+}
+
+// Rounding returns the `rounding` attribute (Rcp rounding mode of nvgpu op), or nil if absent.
+func (o RcpOp) Rounding() ir.Attribute {
+	return o.Op.Attr("rounding")
+}
+
+// Ftz returns the `ftz` attribute (unit attribute), or nil if absent.
+func (o RcpOp) Ftz() ir.Attribute {
+	return o.Op.Attr("ftz")
+}
+
+// WaitGroup returns the `waitGroup` attribute (64-bit signless integer attribute), or nil if absent.
+func (o WarpgroupMmaOp) WaitGroup() ir.Attribute {
+	return o.Op.Attr("waitGroup")
+}
+
+// TransposeA returns the `transposeA` attribute (unit attribute), or nil if absent.
+func (o WarpgroupMmaOp) TransposeA() ir.Attribute {
+	return o.Op.Attr("transposeA")
+}
+
+// TransposeB returns the `transposeB` attribute (unit attribute), or nil if absent.
+func (o WarpgroupMmaOp) TransposeB() ir.Attribute {
+	return o.Op.Attr("transposeB")
+}
+
+// DstIndices returns the `dstIndices` operands (index).
+func (o DeviceAsyncCopyOp) DstIndices() []ir.Value {
+	return o.Op.OperandGroup("dstIndices")
+}
+
+// SrcIndices returns the `srcIndices` operands (index).
+func (o DeviceAsyncCopyOp) SrcIndices() []ir.Value {
+	return o.Op.OperandGroup("srcIndices")
+}
+
+// InputTokens returns the `inputTokens` operands (device async token type).
+func (o DeviceAsyncCreateGroupOp) InputTokens() []ir.Value {
+	return o.Op.OperandGroup("inputTokens")
+}
+
+// Indices returns the `indices` operands (index).
+func (o LdmatrixOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Coordinates returns the `coordinates` operands (index).
+func (o TmaAsyncLoadOp) Coordinates() []ir.Value {
+	return o.Op.OperandGroup("coordinates")
+}
+
+// Coordinates returns the `coordinates` operands (index).
+func (o TmaAsyncStoreOp) Coordinates() []ir.Value {
+	return o.Op.OperandGroup("coordinates")
+}
+
+// BoxDimensions returns the `boxDimensions` operands (index).
+func (o TmaCreateDescriptorOp) BoxDimensions() []ir.Value {
+	return o.Op.OperandGroup("boxDimensions")
+}

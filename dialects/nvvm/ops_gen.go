@@ -125,135 +125,837 @@ const (
 	WgmmaWaitGroupSyncAligned            = "nvvm.wgmma.wait.group.sync.aligned"
 )
 
-// BarrierOp views an op named nvvm.barrier: its operands, results, attributes and
-// regions by their declared names.
-type BarrierOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// BarrierOp views an op named nvvm.barrier.
+	BarrierOp struct{ Op *ir.Operation }
+	// BarrierArriveOp views an op named nvvm.barrier.arrive.
+	BarrierArriveOp struct{ Op *ir.Operation }
+	// Barrier0Op views an op named nvvm.barrier0.
+	Barrier0Op struct{ Op *ir.Operation }
+	// ClusterArriveOp views an op named nvvm.cluster.arrive.
+	ClusterArriveOp struct{ Op *ir.Operation }
+	// ClusterArriveRelaxedOp views an op named nvvm.cluster.arrive.relaxed.
+	ClusterArriveRelaxedOp struct{ Op *ir.Operation }
+	// ClusterWaitOp views an op named nvvm.cluster.wait.
+	ClusterWaitOp struct{ Op *ir.Operation }
+	// CpAsyncBulkCommitGroupOp views an op named nvvm.cp.async.bulk.commit.group.
+	CpAsyncBulkCommitGroupOp struct{ Op *ir.Operation }
+	// CpAsyncBulkTensorGlobalSharedCtaOp views an op named nvvm.cp.async.bulk.tensor.global.shared.cta.
+	CpAsyncBulkTensorGlobalSharedCtaOp struct{ Op *ir.Operation }
+	// CpAsyncBulkTensorPrefetchOp views an op named nvvm.cp.async.bulk.tensor.prefetch.
+	CpAsyncBulkTensorPrefetchOp struct{ Op *ir.Operation }
+	// CpAsyncBulkTensorSharedClusterGlobalOp views an op named nvvm.cp.async.bulk.tensor.shared.cluster.global.
+	CpAsyncBulkTensorSharedClusterGlobalOp struct{ Op *ir.Operation }
+	// CpAsyncBulkWaitGroupOp views an op named nvvm.cp.async.bulk.wait_group.
+	CpAsyncBulkWaitGroupOp struct{ Op *ir.Operation }
+	// CpAsyncCommitGroupOp views an op named nvvm.cp.async.commit.group.
+	CpAsyncCommitGroupOp struct{ Op *ir.Operation }
+	// CpAsyncMbarrierArriveOp views an op named nvvm.cp.async.mbarrier.arrive.
+	CpAsyncMbarrierArriveOp struct{ Op *ir.Operation }
+	// CpAsyncSharedGlobalOp views an op named nvvm.cp.async.shared.global.
+	CpAsyncSharedGlobalOp struct{ Op *ir.Operation }
+	// CpAsyncWaitGroupOp views an op named nvvm.cp.async.wait.group.
+	CpAsyncWaitGroupOp struct{ Op *ir.Operation }
+	// ElectSyncOp views an op named nvvm.elect.sync.
+	ElectSyncOp struct{ Op *ir.Operation }
+	// FenceMbarrierInitOp views an op named nvvm.fence.mbarrier.init.
+	FenceMbarrierInitOp struct{ Op *ir.Operation }
+	// FenceProxyOp views an op named nvvm.fence.proxy.
+	FenceProxyOp struct{ Op *ir.Operation }
+	// FenceProxyAcquireOp views an op named nvvm.fence.proxy.acquire.
+	FenceProxyAcquireOp struct{ Op *ir.Operation }
+	// FenceProxyReleaseOp views an op named nvvm.fence.proxy.release.
+	FenceProxyReleaseOp struct{ Op *ir.Operation }
+	// FenceScClusterOp views an op named nvvm.fence.sc.cluster.
+	FenceScClusterOp struct{ Op *ir.Operation }
+	// LdmatrixOp views an op named nvvm.ldmatrix.
+	LdmatrixOp struct{ Op *ir.Operation }
+	// MapaOp views an op named nvvm.mapa.
+	MapaOp struct{ Op *ir.Operation }
+	// MbarrierArriveOp views an op named nvvm.mbarrier.arrive.
+	MbarrierArriveOp struct{ Op *ir.Operation }
+	// MbarrierArriveExpectTxOp views an op named nvvm.mbarrier.arrive.expect_tx.
+	MbarrierArriveExpectTxOp struct{ Op *ir.Operation }
+	// MbarrierArriveNocompleteOp views an op named nvvm.mbarrier.arrive.nocomplete.
+	MbarrierArriveNocompleteOp struct{ Op *ir.Operation }
+	// MbarrierInitOp views an op named nvvm.mbarrier.init.
+	MbarrierInitOp struct{ Op *ir.Operation }
+	// MbarrierInvalOp views an op named nvvm.mbarrier.inval.
+	MbarrierInvalOp struct{ Op *ir.Operation }
+	// MbarrierTestWaitOp views an op named nvvm.mbarrier.test.wait.
+	MbarrierTestWaitOp struct{ Op *ir.Operation }
+	// MbarrierTryWaitOp views an op named nvvm.mbarrier.try_wait.
+	MbarrierTryWaitOp struct{ Op *ir.Operation }
+	// MbarrierTryWaitParityOp views an op named nvvm.mbarrier.try_wait.parity.
+	MbarrierTryWaitParityOp struct{ Op *ir.Operation }
+	// PrefetchOp views an op named nvvm.prefetch.
+	PrefetchOp struct{ Op *ir.Operation }
+	// ReadPtxSregClockOp views an op named nvvm.read.ptx.sreg.clock.
+	ReadPtxSregClockOp struct{ Op *ir.Operation }
+	// ReadPtxSregClock64Op views an op named nvvm.read.ptx.sreg.clock64.
+	ReadPtxSregClock64Op struct{ Op *ir.Operation }
+	// ReadPtxSregClusterCtaidXOp views an op named nvvm.read.ptx.sreg.cluster.ctaid.x.
+	ReadPtxSregClusterCtaidXOp struct{ Op *ir.Operation }
+	// ReadPtxSregClusterCtaidYOp views an op named nvvm.read.ptx.sreg.cluster.ctaid.y.
+	ReadPtxSregClusterCtaidYOp struct{ Op *ir.Operation }
+	// ReadPtxSregClusterCtaidZOp views an op named nvvm.read.ptx.sreg.cluster.ctaid.z.
+	ReadPtxSregClusterCtaidZOp struct{ Op *ir.Operation }
+	// ReadPtxSregClusterCtarankOp views an op named nvvm.read.ptx.sreg.cluster.ctarank.
+	ReadPtxSregClusterCtarankOp struct{ Op *ir.Operation }
+	// ReadPtxSregClusterNctaidXOp views an op named nvvm.read.ptx.sreg.cluster.nctaid.x.
+	ReadPtxSregClusterNctaidXOp struct{ Op *ir.Operation }
+	// ReadPtxSregClusterNctaidYOp views an op named nvvm.read.ptx.sreg.cluster.nctaid.y.
+	ReadPtxSregClusterNctaidYOp struct{ Op *ir.Operation }
+	// ReadPtxSregClusterNctaidZOp views an op named nvvm.read.ptx.sreg.cluster.nctaid.z.
+	ReadPtxSregClusterNctaidZOp struct{ Op *ir.Operation }
+	// ReadPtxSregClusterNctarankOp views an op named nvvm.read.ptx.sreg.cluster.nctarank.
+	ReadPtxSregClusterNctarankOp struct{ Op *ir.Operation }
+	// ReadPtxSregClusteridXOp views an op named nvvm.read.ptx.sreg.clusterid.x.
+	ReadPtxSregClusteridXOp struct{ Op *ir.Operation }
+	// ReadPtxSregClusteridYOp views an op named nvvm.read.ptx.sreg.clusterid.y.
+	ReadPtxSregClusteridYOp struct{ Op *ir.Operation }
+	// ReadPtxSregClusteridZOp views an op named nvvm.read.ptx.sreg.clusterid.z.
+	ReadPtxSregClusteridZOp struct{ Op *ir.Operation }
+	// ReadPtxSregCtaidXOp views an op named nvvm.read.ptx.sreg.ctaid.x.
+	ReadPtxSregCtaidXOp struct{ Op *ir.Operation }
+	// ReadPtxSregCtaidYOp views an op named nvvm.read.ptx.sreg.ctaid.y.
+	ReadPtxSregCtaidYOp struct{ Op *ir.Operation }
+	// ReadPtxSregCtaidZOp views an op named nvvm.read.ptx.sreg.ctaid.z.
+	ReadPtxSregCtaidZOp struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg0Op views an op named nvvm.read.ptx.sreg.envreg0.
+	ReadPtxSregEnvreg0Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg1Op views an op named nvvm.read.ptx.sreg.envreg1.
+	ReadPtxSregEnvreg1Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg10Op views an op named nvvm.read.ptx.sreg.envreg10.
+	ReadPtxSregEnvreg10Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg11Op views an op named nvvm.read.ptx.sreg.envreg11.
+	ReadPtxSregEnvreg11Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg12Op views an op named nvvm.read.ptx.sreg.envreg12.
+	ReadPtxSregEnvreg12Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg13Op views an op named nvvm.read.ptx.sreg.envreg13.
+	ReadPtxSregEnvreg13Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg14Op views an op named nvvm.read.ptx.sreg.envreg14.
+	ReadPtxSregEnvreg14Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg15Op views an op named nvvm.read.ptx.sreg.envreg15.
+	ReadPtxSregEnvreg15Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg16Op views an op named nvvm.read.ptx.sreg.envreg16.
+	ReadPtxSregEnvreg16Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg17Op views an op named nvvm.read.ptx.sreg.envreg17.
+	ReadPtxSregEnvreg17Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg18Op views an op named nvvm.read.ptx.sreg.envreg18.
+	ReadPtxSregEnvreg18Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg19Op views an op named nvvm.read.ptx.sreg.envreg19.
+	ReadPtxSregEnvreg19Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg2Op views an op named nvvm.read.ptx.sreg.envreg2.
+	ReadPtxSregEnvreg2Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg20Op views an op named nvvm.read.ptx.sreg.envreg20.
+	ReadPtxSregEnvreg20Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg21Op views an op named nvvm.read.ptx.sreg.envreg21.
+	ReadPtxSregEnvreg21Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg22Op views an op named nvvm.read.ptx.sreg.envreg22.
+	ReadPtxSregEnvreg22Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg23Op views an op named nvvm.read.ptx.sreg.envreg23.
+	ReadPtxSregEnvreg23Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg24Op views an op named nvvm.read.ptx.sreg.envreg24.
+	ReadPtxSregEnvreg24Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg25Op views an op named nvvm.read.ptx.sreg.envreg25.
+	ReadPtxSregEnvreg25Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg26Op views an op named nvvm.read.ptx.sreg.envreg26.
+	ReadPtxSregEnvreg26Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg27Op views an op named nvvm.read.ptx.sreg.envreg27.
+	ReadPtxSregEnvreg27Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg28Op views an op named nvvm.read.ptx.sreg.envreg28.
+	ReadPtxSregEnvreg28Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg29Op views an op named nvvm.read.ptx.sreg.envreg29.
+	ReadPtxSregEnvreg29Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg3Op views an op named nvvm.read.ptx.sreg.envreg3.
+	ReadPtxSregEnvreg3Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg30Op views an op named nvvm.read.ptx.sreg.envreg30.
+	ReadPtxSregEnvreg30Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg31Op views an op named nvvm.read.ptx.sreg.envreg31.
+	ReadPtxSregEnvreg31Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg4Op views an op named nvvm.read.ptx.sreg.envreg4.
+	ReadPtxSregEnvreg4Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg5Op views an op named nvvm.read.ptx.sreg.envreg5.
+	ReadPtxSregEnvreg5Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg6Op views an op named nvvm.read.ptx.sreg.envreg6.
+	ReadPtxSregEnvreg6Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg7Op views an op named nvvm.read.ptx.sreg.envreg7.
+	ReadPtxSregEnvreg7Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg8Op views an op named nvvm.read.ptx.sreg.envreg8.
+	ReadPtxSregEnvreg8Op struct{ Op *ir.Operation }
+	// ReadPtxSregEnvreg9Op views an op named nvvm.read.ptx.sreg.envreg9.
+	ReadPtxSregEnvreg9Op struct{ Op *ir.Operation }
+	// ReadPtxSregGlobaltimerOp views an op named nvvm.read.ptx.sreg.globaltimer.
+	ReadPtxSregGlobaltimerOp struct{ Op *ir.Operation }
+	// ReadPtxSregGlobaltimerLoOp views an op named nvvm.read.ptx.sreg.globaltimer.lo.
+	ReadPtxSregGlobaltimerLoOp struct{ Op *ir.Operation }
+	// ReadPtxSregGrididOp views an op named nvvm.read.ptx.sreg.gridid.
+	ReadPtxSregGrididOp struct{ Op *ir.Operation }
+	// ReadPtxSregLaneidOp views an op named nvvm.read.ptx.sreg.laneid.
+	ReadPtxSregLaneidOp struct{ Op *ir.Operation }
+	// ReadPtxSregLanemaskEqOp views an op named nvvm.read.ptx.sreg.lanemask.eq.
+	ReadPtxSregLanemaskEqOp struct{ Op *ir.Operation }
+	// ReadPtxSregLanemaskGeOp views an op named nvvm.read.ptx.sreg.lanemask.ge.
+	ReadPtxSregLanemaskGeOp struct{ Op *ir.Operation }
+	// ReadPtxSregLanemaskGtOp views an op named nvvm.read.ptx.sreg.lanemask.gt.
+	ReadPtxSregLanemaskGtOp struct{ Op *ir.Operation }
+	// ReadPtxSregLanemaskLeOp views an op named nvvm.read.ptx.sreg.lanemask.le.
+	ReadPtxSregLanemaskLeOp struct{ Op *ir.Operation }
+	// ReadPtxSregLanemaskLtOp views an op named nvvm.read.ptx.sreg.lanemask.lt.
+	ReadPtxSregLanemaskLtOp struct{ Op *ir.Operation }
+	// ReadPtxSregNclusteridXOp views an op named nvvm.read.ptx.sreg.nclusterid.x.
+	ReadPtxSregNclusteridXOp struct{ Op *ir.Operation }
+	// ReadPtxSregNclusteridYOp views an op named nvvm.read.ptx.sreg.nclusterid.y.
+	ReadPtxSregNclusteridYOp struct{ Op *ir.Operation }
+	// ReadPtxSregNclusteridZOp views an op named nvvm.read.ptx.sreg.nclusterid.z.
+	ReadPtxSregNclusteridZOp struct{ Op *ir.Operation }
+	// ReadPtxSregNctaidXOp views an op named nvvm.read.ptx.sreg.nctaid.x.
+	ReadPtxSregNctaidXOp struct{ Op *ir.Operation }
+	// ReadPtxSregNctaidYOp views an op named nvvm.read.ptx.sreg.nctaid.y.
+	ReadPtxSregNctaidYOp struct{ Op *ir.Operation }
+	// ReadPtxSregNctaidZOp views an op named nvvm.read.ptx.sreg.nctaid.z.
+	ReadPtxSregNctaidZOp struct{ Op *ir.Operation }
+	// ReadPtxSregNsmidOp views an op named nvvm.read.ptx.sreg.nsmid.
+	ReadPtxSregNsmidOp struct{ Op *ir.Operation }
+	// ReadPtxSregNtidXOp views an op named nvvm.read.ptx.sreg.ntid.x.
+	ReadPtxSregNtidXOp struct{ Op *ir.Operation }
+	// ReadPtxSregNtidYOp views an op named nvvm.read.ptx.sreg.ntid.y.
+	ReadPtxSregNtidYOp struct{ Op *ir.Operation }
+	// ReadPtxSregNtidZOp views an op named nvvm.read.ptx.sreg.ntid.z.
+	ReadPtxSregNtidZOp struct{ Op *ir.Operation }
+	// ReadPtxSregNwarpidOp views an op named nvvm.read.ptx.sreg.nwarpid.
+	ReadPtxSregNwarpidOp struct{ Op *ir.Operation }
+	// ReadPtxSregSmidOp views an op named nvvm.read.ptx.sreg.smid.
+	ReadPtxSregSmidOp struct{ Op *ir.Operation }
+	// ReadPtxSregTidXOp views an op named nvvm.read.ptx.sreg.tid.x.
+	ReadPtxSregTidXOp struct{ Op *ir.Operation }
+	// ReadPtxSregTidYOp views an op named nvvm.read.ptx.sreg.tid.y.
+	ReadPtxSregTidYOp struct{ Op *ir.Operation }
+	// ReadPtxSregTidZOp views an op named nvvm.read.ptx.sreg.tid.z.
+	ReadPtxSregTidZOp struct{ Op *ir.Operation }
+	// ReadPtxSregWarpidOp views an op named nvvm.read.ptx.sreg.warpid.
+	ReadPtxSregWarpidOp struct{ Op *ir.Operation }
+	// ReadPtxSregWarpsizeOp views an op named nvvm.read.ptx.sreg.warpsize.
+	ReadPtxSregWarpsizeOp struct{ Op *ir.Operation }
+	// SetmaxregisterOp views an op named nvvm.setmaxregister.
+	SetmaxregisterOp struct{ Op *ir.Operation }
+	// ShflSyncOp views an op named nvvm.shfl.sync.
+	ShflSyncOp struct{ Op *ir.Operation }
+	// StmatrixOp views an op named nvvm.stmatrix.
+	StmatrixOp struct{ Op *ir.Operation }
+	// VoteSyncOp views an op named nvvm.vote.sync.
+	VoteSyncOp struct{ Op *ir.Operation }
+	// WgmmaCommitGroupSyncAlignedOp views an op named nvvm.wgmma.commit.group.sync.aligned.
+	WgmmaCommitGroupSyncAlignedOp struct{ Op *ir.Operation }
+	// WgmmaFenceAlignedOp views an op named nvvm.wgmma.fence.aligned.
+	WgmmaFenceAlignedOp struct{ Op *ir.Operation }
+	// WgmmaMmaAsyncOp views an op named nvvm.wgmma.mma_async.
+	WgmmaMmaAsyncOp struct{ Op *ir.Operation }
+	// WgmmaWaitGroupSyncAlignedOp views an op named nvvm.wgmma.wait.group.sync.aligned.
+	WgmmaWaitGroupSyncAlignedOp struct{ Op *ir.Operation }
+)
 
 // AsBarrier returns op as a BarrierOp, and whether it is named nvvm.barrier.
 func AsBarrier(op *ir.Operation) (BarrierOp, bool) {
-	if op == nil || op.Name() != Barrier {
-		return BarrierOp{}, false
-	}
-	return BarrierOp{op}, true
+	return ir.As[BarrierOp](op, Barrier)
 }
-
-// BarrierId returns the optional `barrierId` operand (32-bit signless integer), or nil if absent.
-func (o BarrierOp) BarrierId() ir.Value { return o.Op.OperandNamed("barrierId") }
-
-// NumberOfThreads returns the optional `numberOfThreads` operand (32-bit signless integer), or nil if absent.
-func (o BarrierOp) NumberOfThreads() ir.Value { return o.Op.OperandNamed("numberOfThreads") }
-
-// ReductionPredicate returns the optional `reductionPredicate` operand (32-bit signless integer), or nil if absent.
-func (o BarrierOp) ReductionPredicate() ir.Value { return o.Op.OperandNamed("reductionPredicate") }
-
-// Res returns the optional `res` result (32-bit signless integer), or nil if absent.
-func (o BarrierOp) Res() ir.Value {
-	if vs := o.Op.ResultGroup("res"); len(vs) > 0 {
-		return vs[0]
-	}
-	return nil
-}
-
-// ReductionOp returns the `reductionOp` attribute (NVVM barrier reduction operation), or nil if absent.
-func (o BarrierOp) ReductionOp() ir.Attribute { return o.Op.Attr("reductionOp") }
-
-// BarrierArriveOp views an op named nvvm.barrier.arrive: its operands, results, attributes and
-// regions by their declared names.
-type BarrierArriveOp struct{ Op *ir.Operation }
 
 // AsBarrierArrive returns op as a BarrierArriveOp, and whether it is named nvvm.barrier.arrive.
 func AsBarrierArrive(op *ir.Operation) (BarrierArriveOp, bool) {
-	if op == nil || op.Name() != BarrierArrive {
-		return BarrierArriveOp{}, false
-	}
-	return BarrierArriveOp{op}, true
+	return ir.As[BarrierArriveOp](op, BarrierArrive)
 }
-
-// BarrierId returns the optional `barrierId` operand (32-bit signless integer), or nil if absent.
-func (o BarrierArriveOp) BarrierId() ir.Value { return o.Op.OperandNamed("barrierId") }
-
-// NumberOfThreads returns the `numberOfThreads` operand (32-bit signless integer).
-func (o BarrierArriveOp) NumberOfThreads() ir.Value { return o.Op.OperandNamed("numberOfThreads") }
-
-// Barrier0Op views an op named nvvm.barrier0: its operands, results, attributes and
-// regions by their declared names.
-type Barrier0Op struct{ Op *ir.Operation }
 
 // AsBarrier0 returns op as a Barrier0Op, and whether it is named nvvm.barrier0.
 func AsBarrier0(op *ir.Operation) (Barrier0Op, bool) {
-	if op == nil || op.Name() != Barrier0 {
-		return Barrier0Op{}, false
-	}
-	return Barrier0Op{op}, true
+	return ir.As[Barrier0Op](op, Barrier0)
 }
-
-// ClusterArriveOp views an op named nvvm.cluster.arrive: its operands, results, attributes and
-// regions by their declared names.
-type ClusterArriveOp struct{ Op *ir.Operation }
 
 // AsClusterArrive returns op as a ClusterArriveOp, and whether it is named nvvm.cluster.arrive.
 func AsClusterArrive(op *ir.Operation) (ClusterArriveOp, bool) {
-	if op == nil || op.Name() != ClusterArrive {
-		return ClusterArriveOp{}, false
-	}
-	return ClusterArriveOp{op}, true
+	return ir.As[ClusterArriveOp](op, ClusterArrive)
 }
-
-// Aligned returns the `aligned` attribute (unit attribute), or nil if absent.
-func (o ClusterArriveOp) Aligned() ir.Attribute { return o.Op.Attr("aligned") }
-
-// ClusterArriveRelaxedOp views an op named nvvm.cluster.arrive.relaxed: its operands, results, attributes and
-// regions by their declared names.
-type ClusterArriveRelaxedOp struct{ Op *ir.Operation }
 
 // AsClusterArriveRelaxed returns op as a ClusterArriveRelaxedOp, and whether it is named nvvm.cluster.arrive.relaxed.
 func AsClusterArriveRelaxed(op *ir.Operation) (ClusterArriveRelaxedOp, bool) {
-	if op == nil || op.Name() != ClusterArriveRelaxed {
-		return ClusterArriveRelaxedOp{}, false
-	}
-	return ClusterArriveRelaxedOp{op}, true
+	return ir.As[ClusterArriveRelaxedOp](op, ClusterArriveRelaxed)
 }
-
-// Aligned returns the `aligned` attribute (unit attribute), or nil if absent.
-func (o ClusterArriveRelaxedOp) Aligned() ir.Attribute { return o.Op.Attr("aligned") }
-
-// ClusterWaitOp views an op named nvvm.cluster.wait: its operands, results, attributes and
-// regions by their declared names.
-type ClusterWaitOp struct{ Op *ir.Operation }
 
 // AsClusterWait returns op as a ClusterWaitOp, and whether it is named nvvm.cluster.wait.
 func AsClusterWait(op *ir.Operation) (ClusterWaitOp, bool) {
-	if op == nil || op.Name() != ClusterWait {
-		return ClusterWaitOp{}, false
-	}
-	return ClusterWaitOp{op}, true
+	return ir.As[ClusterWaitOp](op, ClusterWait)
 }
-
-// Aligned returns the `aligned` attribute (unit attribute), or nil if absent.
-func (o ClusterWaitOp) Aligned() ir.Attribute { return o.Op.Attr("aligned") }
-
-// CpAsyncBulkCommitGroupOp views an op named nvvm.cp.async.bulk.commit.group: its operands, results, attributes and
-// regions by their declared names.
-type CpAsyncBulkCommitGroupOp struct{ Op *ir.Operation }
 
 // AsCpAsyncBulkCommitGroup returns op as a CpAsyncBulkCommitGroupOp, and whether it is named nvvm.cp.async.bulk.commit.group.
 func AsCpAsyncBulkCommitGroup(op *ir.Operation) (CpAsyncBulkCommitGroupOp, bool) {
-	if op == nil || op.Name() != CpAsyncBulkCommitGroup {
-		return CpAsyncBulkCommitGroupOp{}, false
-	}
-	return CpAsyncBulkCommitGroupOp{op}, true
+	return ir.As[CpAsyncBulkCommitGroupOp](op, CpAsyncBulkCommitGroup)
 }
-
-// CpAsyncBulkTensorGlobalSharedCtaOp views an op named nvvm.cp.async.bulk.tensor.global.shared.cta: its operands, results, attributes and
-// regions by their declared names.
-type CpAsyncBulkTensorGlobalSharedCtaOp struct{ Op *ir.Operation }
 
 // AsCpAsyncBulkTensorGlobalSharedCta returns op as a CpAsyncBulkTensorGlobalSharedCtaOp, and whether it is named nvvm.cp.async.bulk.tensor.global.shared.cta.
 func AsCpAsyncBulkTensorGlobalSharedCta(op *ir.Operation) (CpAsyncBulkTensorGlobalSharedCtaOp, bool) {
-	if op == nil || op.Name() != CpAsyncBulkTensorGlobalSharedCta {
-		return CpAsyncBulkTensorGlobalSharedCtaOp{}, false
-	}
-	return CpAsyncBulkTensorGlobalSharedCtaOp{op}, true
+	return ir.As[CpAsyncBulkTensorGlobalSharedCtaOp](op, CpAsyncBulkTensorGlobalSharedCta)
+}
+
+// AsCpAsyncBulkTensorPrefetch returns op as a CpAsyncBulkTensorPrefetchOp, and whether it is named nvvm.cp.async.bulk.tensor.prefetch.
+func AsCpAsyncBulkTensorPrefetch(op *ir.Operation) (CpAsyncBulkTensorPrefetchOp, bool) {
+	return ir.As[CpAsyncBulkTensorPrefetchOp](op, CpAsyncBulkTensorPrefetch)
+}
+
+// AsCpAsyncBulkTensorSharedClusterGlobal returns op as a CpAsyncBulkTensorSharedClusterGlobalOp, and whether it is named nvvm.cp.async.bulk.tensor.shared.cluster.global.
+func AsCpAsyncBulkTensorSharedClusterGlobal(op *ir.Operation) (CpAsyncBulkTensorSharedClusterGlobalOp, bool) {
+	return ir.As[CpAsyncBulkTensorSharedClusterGlobalOp](op, CpAsyncBulkTensorSharedClusterGlobal)
+}
+
+// AsCpAsyncBulkWaitGroup returns op as a CpAsyncBulkWaitGroupOp, and whether it is named nvvm.cp.async.bulk.wait_group.
+func AsCpAsyncBulkWaitGroup(op *ir.Operation) (CpAsyncBulkWaitGroupOp, bool) {
+	return ir.As[CpAsyncBulkWaitGroupOp](op, CpAsyncBulkWaitGroup)
+}
+
+// AsCpAsyncCommitGroup returns op as a CpAsyncCommitGroupOp, and whether it is named nvvm.cp.async.commit.group.
+func AsCpAsyncCommitGroup(op *ir.Operation) (CpAsyncCommitGroupOp, bool) {
+	return ir.As[CpAsyncCommitGroupOp](op, CpAsyncCommitGroup)
+}
+
+// AsCpAsyncMbarrierArrive returns op as a CpAsyncMbarrierArriveOp, and whether it is named nvvm.cp.async.mbarrier.arrive.
+func AsCpAsyncMbarrierArrive(op *ir.Operation) (CpAsyncMbarrierArriveOp, bool) {
+	return ir.As[CpAsyncMbarrierArriveOp](op, CpAsyncMbarrierArrive)
+}
+
+// AsCpAsyncSharedGlobal returns op as a CpAsyncSharedGlobalOp, and whether it is named nvvm.cp.async.shared.global.
+func AsCpAsyncSharedGlobal(op *ir.Operation) (CpAsyncSharedGlobalOp, bool) {
+	return ir.As[CpAsyncSharedGlobalOp](op, CpAsyncSharedGlobal)
+}
+
+// AsCpAsyncWaitGroup returns op as a CpAsyncWaitGroupOp, and whether it is named nvvm.cp.async.wait.group.
+func AsCpAsyncWaitGroup(op *ir.Operation) (CpAsyncWaitGroupOp, bool) {
+	return ir.As[CpAsyncWaitGroupOp](op, CpAsyncWaitGroup)
+}
+
+// AsElectSync returns op as a ElectSyncOp, and whether it is named nvvm.elect.sync.
+func AsElectSync(op *ir.Operation) (ElectSyncOp, bool) {
+	return ir.As[ElectSyncOp](op, ElectSync)
+}
+
+// AsFenceMbarrierInit returns op as a FenceMbarrierInitOp, and whether it is named nvvm.fence.mbarrier.init.
+func AsFenceMbarrierInit(op *ir.Operation) (FenceMbarrierInitOp, bool) {
+	return ir.As[FenceMbarrierInitOp](op, FenceMbarrierInit)
+}
+
+// AsFenceProxy returns op as a FenceProxyOp, and whether it is named nvvm.fence.proxy.
+func AsFenceProxy(op *ir.Operation) (FenceProxyOp, bool) {
+	return ir.As[FenceProxyOp](op, FenceProxy)
+}
+
+// AsFenceProxyAcquire returns op as a FenceProxyAcquireOp, and whether it is named nvvm.fence.proxy.acquire.
+func AsFenceProxyAcquire(op *ir.Operation) (FenceProxyAcquireOp, bool) {
+	return ir.As[FenceProxyAcquireOp](op, FenceProxyAcquire)
+}
+
+// AsFenceProxyRelease returns op as a FenceProxyReleaseOp, and whether it is named nvvm.fence.proxy.release.
+func AsFenceProxyRelease(op *ir.Operation) (FenceProxyReleaseOp, bool) {
+	return ir.As[FenceProxyReleaseOp](op, FenceProxyRelease)
+}
+
+// AsFenceScCluster returns op as a FenceScClusterOp, and whether it is named nvvm.fence.sc.cluster.
+func AsFenceScCluster(op *ir.Operation) (FenceScClusterOp, bool) {
+	return ir.As[FenceScClusterOp](op, FenceScCluster)
+}
+
+// AsLdmatrix returns op as a LdmatrixOp, and whether it is named nvvm.ldmatrix.
+func AsLdmatrix(op *ir.Operation) (LdmatrixOp, bool) {
+	return ir.As[LdmatrixOp](op, Ldmatrix)
+}
+
+// AsMapa returns op as a MapaOp, and whether it is named nvvm.mapa.
+func AsMapa(op *ir.Operation) (MapaOp, bool) {
+	return ir.As[MapaOp](op, Mapa)
+}
+
+// AsMbarrierArrive returns op as a MbarrierArriveOp, and whether it is named nvvm.mbarrier.arrive.
+func AsMbarrierArrive(op *ir.Operation) (MbarrierArriveOp, bool) {
+	return ir.As[MbarrierArriveOp](op, MbarrierArrive)
+}
+
+// AsMbarrierArriveExpectTx returns op as a MbarrierArriveExpectTxOp, and whether it is named nvvm.mbarrier.arrive.expect_tx.
+func AsMbarrierArriveExpectTx(op *ir.Operation) (MbarrierArriveExpectTxOp, bool) {
+	return ir.As[MbarrierArriveExpectTxOp](op, MbarrierArriveExpectTx)
+}
+
+// AsMbarrierArriveNocomplete returns op as a MbarrierArriveNocompleteOp, and whether it is named nvvm.mbarrier.arrive.nocomplete.
+func AsMbarrierArriveNocomplete(op *ir.Operation) (MbarrierArriveNocompleteOp, bool) {
+	return ir.As[MbarrierArriveNocompleteOp](op, MbarrierArriveNocomplete)
+}
+
+// AsMbarrierInit returns op as a MbarrierInitOp, and whether it is named nvvm.mbarrier.init.
+func AsMbarrierInit(op *ir.Operation) (MbarrierInitOp, bool) {
+	return ir.As[MbarrierInitOp](op, MbarrierInit)
+}
+
+// AsMbarrierInval returns op as a MbarrierInvalOp, and whether it is named nvvm.mbarrier.inval.
+func AsMbarrierInval(op *ir.Operation) (MbarrierInvalOp, bool) {
+	return ir.As[MbarrierInvalOp](op, MbarrierInval)
+}
+
+// AsMbarrierTestWait returns op as a MbarrierTestWaitOp, and whether it is named nvvm.mbarrier.test.wait.
+func AsMbarrierTestWait(op *ir.Operation) (MbarrierTestWaitOp, bool) {
+	return ir.As[MbarrierTestWaitOp](op, MbarrierTestWait)
+}
+
+// AsMbarrierTryWait returns op as a MbarrierTryWaitOp, and whether it is named nvvm.mbarrier.try_wait.
+func AsMbarrierTryWait(op *ir.Operation) (MbarrierTryWaitOp, bool) {
+	return ir.As[MbarrierTryWaitOp](op, MbarrierTryWait)
+}
+
+// AsMbarrierTryWaitParity returns op as a MbarrierTryWaitParityOp, and whether it is named nvvm.mbarrier.try_wait.parity.
+func AsMbarrierTryWaitParity(op *ir.Operation) (MbarrierTryWaitParityOp, bool) {
+	return ir.As[MbarrierTryWaitParityOp](op, MbarrierTryWaitParity)
+}
+
+// AsPrefetch returns op as a PrefetchOp, and whether it is named nvvm.prefetch.
+func AsPrefetch(op *ir.Operation) (PrefetchOp, bool) {
+	return ir.As[PrefetchOp](op, Prefetch)
+}
+
+// AsReadPtxSregClock returns op as a ReadPtxSregClockOp, and whether it is named nvvm.read.ptx.sreg.clock.
+func AsReadPtxSregClock(op *ir.Operation) (ReadPtxSregClockOp, bool) {
+	return ir.As[ReadPtxSregClockOp](op, ReadPtxSregClock)
+}
+
+// AsReadPtxSregClock64 returns op as a ReadPtxSregClock64Op, and whether it is named nvvm.read.ptx.sreg.clock64.
+func AsReadPtxSregClock64(op *ir.Operation) (ReadPtxSregClock64Op, bool) {
+	return ir.As[ReadPtxSregClock64Op](op, ReadPtxSregClock64)
+}
+
+// AsReadPtxSregClusterCtaidX returns op as a ReadPtxSregClusterCtaidXOp, and whether it is named nvvm.read.ptx.sreg.cluster.ctaid.x.
+func AsReadPtxSregClusterCtaidX(op *ir.Operation) (ReadPtxSregClusterCtaidXOp, bool) {
+	return ir.As[ReadPtxSregClusterCtaidXOp](op, ReadPtxSregClusterCtaidX)
+}
+
+// AsReadPtxSregClusterCtaidY returns op as a ReadPtxSregClusterCtaidYOp, and whether it is named nvvm.read.ptx.sreg.cluster.ctaid.y.
+func AsReadPtxSregClusterCtaidY(op *ir.Operation) (ReadPtxSregClusterCtaidYOp, bool) {
+	return ir.As[ReadPtxSregClusterCtaidYOp](op, ReadPtxSregClusterCtaidY)
+}
+
+// AsReadPtxSregClusterCtaidZ returns op as a ReadPtxSregClusterCtaidZOp, and whether it is named nvvm.read.ptx.sreg.cluster.ctaid.z.
+func AsReadPtxSregClusterCtaidZ(op *ir.Operation) (ReadPtxSregClusterCtaidZOp, bool) {
+	return ir.As[ReadPtxSregClusterCtaidZOp](op, ReadPtxSregClusterCtaidZ)
+}
+
+// AsReadPtxSregClusterCtarank returns op as a ReadPtxSregClusterCtarankOp, and whether it is named nvvm.read.ptx.sreg.cluster.ctarank.
+func AsReadPtxSregClusterCtarank(op *ir.Operation) (ReadPtxSregClusterCtarankOp, bool) {
+	return ir.As[ReadPtxSregClusterCtarankOp](op, ReadPtxSregClusterCtarank)
+}
+
+// AsReadPtxSregClusterNctaidX returns op as a ReadPtxSregClusterNctaidXOp, and whether it is named nvvm.read.ptx.sreg.cluster.nctaid.x.
+func AsReadPtxSregClusterNctaidX(op *ir.Operation) (ReadPtxSregClusterNctaidXOp, bool) {
+	return ir.As[ReadPtxSregClusterNctaidXOp](op, ReadPtxSregClusterNctaidX)
+}
+
+// AsReadPtxSregClusterNctaidY returns op as a ReadPtxSregClusterNctaidYOp, and whether it is named nvvm.read.ptx.sreg.cluster.nctaid.y.
+func AsReadPtxSregClusterNctaidY(op *ir.Operation) (ReadPtxSregClusterNctaidYOp, bool) {
+	return ir.As[ReadPtxSregClusterNctaidYOp](op, ReadPtxSregClusterNctaidY)
+}
+
+// AsReadPtxSregClusterNctaidZ returns op as a ReadPtxSregClusterNctaidZOp, and whether it is named nvvm.read.ptx.sreg.cluster.nctaid.z.
+func AsReadPtxSregClusterNctaidZ(op *ir.Operation) (ReadPtxSregClusterNctaidZOp, bool) {
+	return ir.As[ReadPtxSregClusterNctaidZOp](op, ReadPtxSregClusterNctaidZ)
+}
+
+// AsReadPtxSregClusterNctarank returns op as a ReadPtxSregClusterNctarankOp, and whether it is named nvvm.read.ptx.sreg.cluster.nctarank.
+func AsReadPtxSregClusterNctarank(op *ir.Operation) (ReadPtxSregClusterNctarankOp, bool) {
+	return ir.As[ReadPtxSregClusterNctarankOp](op, ReadPtxSregClusterNctarank)
+}
+
+// AsReadPtxSregClusteridX returns op as a ReadPtxSregClusteridXOp, and whether it is named nvvm.read.ptx.sreg.clusterid.x.
+func AsReadPtxSregClusteridX(op *ir.Operation) (ReadPtxSregClusteridXOp, bool) {
+	return ir.As[ReadPtxSregClusteridXOp](op, ReadPtxSregClusteridX)
+}
+
+// AsReadPtxSregClusteridY returns op as a ReadPtxSregClusteridYOp, and whether it is named nvvm.read.ptx.sreg.clusterid.y.
+func AsReadPtxSregClusteridY(op *ir.Operation) (ReadPtxSregClusteridYOp, bool) {
+	return ir.As[ReadPtxSregClusteridYOp](op, ReadPtxSregClusteridY)
+}
+
+// AsReadPtxSregClusteridZ returns op as a ReadPtxSregClusteridZOp, and whether it is named nvvm.read.ptx.sreg.clusterid.z.
+func AsReadPtxSregClusteridZ(op *ir.Operation) (ReadPtxSregClusteridZOp, bool) {
+	return ir.As[ReadPtxSregClusteridZOp](op, ReadPtxSregClusteridZ)
+}
+
+// AsReadPtxSregCtaidX returns op as a ReadPtxSregCtaidXOp, and whether it is named nvvm.read.ptx.sreg.ctaid.x.
+func AsReadPtxSregCtaidX(op *ir.Operation) (ReadPtxSregCtaidXOp, bool) {
+	return ir.As[ReadPtxSregCtaidXOp](op, ReadPtxSregCtaidX)
+}
+
+// AsReadPtxSregCtaidY returns op as a ReadPtxSregCtaidYOp, and whether it is named nvvm.read.ptx.sreg.ctaid.y.
+func AsReadPtxSregCtaidY(op *ir.Operation) (ReadPtxSregCtaidYOp, bool) {
+	return ir.As[ReadPtxSregCtaidYOp](op, ReadPtxSregCtaidY)
+}
+
+// AsReadPtxSregCtaidZ returns op as a ReadPtxSregCtaidZOp, and whether it is named nvvm.read.ptx.sreg.ctaid.z.
+func AsReadPtxSregCtaidZ(op *ir.Operation) (ReadPtxSregCtaidZOp, bool) {
+	return ir.As[ReadPtxSregCtaidZOp](op, ReadPtxSregCtaidZ)
+}
+
+// AsReadPtxSregEnvreg0 returns op as a ReadPtxSregEnvreg0Op, and whether it is named nvvm.read.ptx.sreg.envreg0.
+func AsReadPtxSregEnvreg0(op *ir.Operation) (ReadPtxSregEnvreg0Op, bool) {
+	return ir.As[ReadPtxSregEnvreg0Op](op, ReadPtxSregEnvreg0)
+}
+
+// AsReadPtxSregEnvreg1 returns op as a ReadPtxSregEnvreg1Op, and whether it is named nvvm.read.ptx.sreg.envreg1.
+func AsReadPtxSregEnvreg1(op *ir.Operation) (ReadPtxSregEnvreg1Op, bool) {
+	return ir.As[ReadPtxSregEnvreg1Op](op, ReadPtxSregEnvreg1)
+}
+
+// AsReadPtxSregEnvreg10 returns op as a ReadPtxSregEnvreg10Op, and whether it is named nvvm.read.ptx.sreg.envreg10.
+func AsReadPtxSregEnvreg10(op *ir.Operation) (ReadPtxSregEnvreg10Op, bool) {
+	return ir.As[ReadPtxSregEnvreg10Op](op, ReadPtxSregEnvreg10)
+}
+
+// AsReadPtxSregEnvreg11 returns op as a ReadPtxSregEnvreg11Op, and whether it is named nvvm.read.ptx.sreg.envreg11.
+func AsReadPtxSregEnvreg11(op *ir.Operation) (ReadPtxSregEnvreg11Op, bool) {
+	return ir.As[ReadPtxSregEnvreg11Op](op, ReadPtxSregEnvreg11)
+}
+
+// AsReadPtxSregEnvreg12 returns op as a ReadPtxSregEnvreg12Op, and whether it is named nvvm.read.ptx.sreg.envreg12.
+func AsReadPtxSregEnvreg12(op *ir.Operation) (ReadPtxSregEnvreg12Op, bool) {
+	return ir.As[ReadPtxSregEnvreg12Op](op, ReadPtxSregEnvreg12)
+}
+
+// AsReadPtxSregEnvreg13 returns op as a ReadPtxSregEnvreg13Op, and whether it is named nvvm.read.ptx.sreg.envreg13.
+func AsReadPtxSregEnvreg13(op *ir.Operation) (ReadPtxSregEnvreg13Op, bool) {
+	return ir.As[ReadPtxSregEnvreg13Op](op, ReadPtxSregEnvreg13)
+}
+
+// AsReadPtxSregEnvreg14 returns op as a ReadPtxSregEnvreg14Op, and whether it is named nvvm.read.ptx.sreg.envreg14.
+func AsReadPtxSregEnvreg14(op *ir.Operation) (ReadPtxSregEnvreg14Op, bool) {
+	return ir.As[ReadPtxSregEnvreg14Op](op, ReadPtxSregEnvreg14)
+}
+
+// AsReadPtxSregEnvreg15 returns op as a ReadPtxSregEnvreg15Op, and whether it is named nvvm.read.ptx.sreg.envreg15.
+func AsReadPtxSregEnvreg15(op *ir.Operation) (ReadPtxSregEnvreg15Op, bool) {
+	return ir.As[ReadPtxSregEnvreg15Op](op, ReadPtxSregEnvreg15)
+}
+
+// AsReadPtxSregEnvreg16 returns op as a ReadPtxSregEnvreg16Op, and whether it is named nvvm.read.ptx.sreg.envreg16.
+func AsReadPtxSregEnvreg16(op *ir.Operation) (ReadPtxSregEnvreg16Op, bool) {
+	return ir.As[ReadPtxSregEnvreg16Op](op, ReadPtxSregEnvreg16)
+}
+
+// AsReadPtxSregEnvreg17 returns op as a ReadPtxSregEnvreg17Op, and whether it is named nvvm.read.ptx.sreg.envreg17.
+func AsReadPtxSregEnvreg17(op *ir.Operation) (ReadPtxSregEnvreg17Op, bool) {
+	return ir.As[ReadPtxSregEnvreg17Op](op, ReadPtxSregEnvreg17)
+}
+
+// AsReadPtxSregEnvreg18 returns op as a ReadPtxSregEnvreg18Op, and whether it is named nvvm.read.ptx.sreg.envreg18.
+func AsReadPtxSregEnvreg18(op *ir.Operation) (ReadPtxSregEnvreg18Op, bool) {
+	return ir.As[ReadPtxSregEnvreg18Op](op, ReadPtxSregEnvreg18)
+}
+
+// AsReadPtxSregEnvreg19 returns op as a ReadPtxSregEnvreg19Op, and whether it is named nvvm.read.ptx.sreg.envreg19.
+func AsReadPtxSregEnvreg19(op *ir.Operation) (ReadPtxSregEnvreg19Op, bool) {
+	return ir.As[ReadPtxSregEnvreg19Op](op, ReadPtxSregEnvreg19)
+}
+
+// AsReadPtxSregEnvreg2 returns op as a ReadPtxSregEnvreg2Op, and whether it is named nvvm.read.ptx.sreg.envreg2.
+func AsReadPtxSregEnvreg2(op *ir.Operation) (ReadPtxSregEnvreg2Op, bool) {
+	return ir.As[ReadPtxSregEnvreg2Op](op, ReadPtxSregEnvreg2)
+}
+
+// AsReadPtxSregEnvreg20 returns op as a ReadPtxSregEnvreg20Op, and whether it is named nvvm.read.ptx.sreg.envreg20.
+func AsReadPtxSregEnvreg20(op *ir.Operation) (ReadPtxSregEnvreg20Op, bool) {
+	return ir.As[ReadPtxSregEnvreg20Op](op, ReadPtxSregEnvreg20)
+}
+
+// AsReadPtxSregEnvreg21 returns op as a ReadPtxSregEnvreg21Op, and whether it is named nvvm.read.ptx.sreg.envreg21.
+func AsReadPtxSregEnvreg21(op *ir.Operation) (ReadPtxSregEnvreg21Op, bool) {
+	return ir.As[ReadPtxSregEnvreg21Op](op, ReadPtxSregEnvreg21)
+}
+
+// AsReadPtxSregEnvreg22 returns op as a ReadPtxSregEnvreg22Op, and whether it is named nvvm.read.ptx.sreg.envreg22.
+func AsReadPtxSregEnvreg22(op *ir.Operation) (ReadPtxSregEnvreg22Op, bool) {
+	return ir.As[ReadPtxSregEnvreg22Op](op, ReadPtxSregEnvreg22)
+}
+
+// AsReadPtxSregEnvreg23 returns op as a ReadPtxSregEnvreg23Op, and whether it is named nvvm.read.ptx.sreg.envreg23.
+func AsReadPtxSregEnvreg23(op *ir.Operation) (ReadPtxSregEnvreg23Op, bool) {
+	return ir.As[ReadPtxSregEnvreg23Op](op, ReadPtxSregEnvreg23)
+}
+
+// AsReadPtxSregEnvreg24 returns op as a ReadPtxSregEnvreg24Op, and whether it is named nvvm.read.ptx.sreg.envreg24.
+func AsReadPtxSregEnvreg24(op *ir.Operation) (ReadPtxSregEnvreg24Op, bool) {
+	return ir.As[ReadPtxSregEnvreg24Op](op, ReadPtxSregEnvreg24)
+}
+
+// AsReadPtxSregEnvreg25 returns op as a ReadPtxSregEnvreg25Op, and whether it is named nvvm.read.ptx.sreg.envreg25.
+func AsReadPtxSregEnvreg25(op *ir.Operation) (ReadPtxSregEnvreg25Op, bool) {
+	return ir.As[ReadPtxSregEnvreg25Op](op, ReadPtxSregEnvreg25)
+}
+
+// AsReadPtxSregEnvreg26 returns op as a ReadPtxSregEnvreg26Op, and whether it is named nvvm.read.ptx.sreg.envreg26.
+func AsReadPtxSregEnvreg26(op *ir.Operation) (ReadPtxSregEnvreg26Op, bool) {
+	return ir.As[ReadPtxSregEnvreg26Op](op, ReadPtxSregEnvreg26)
+}
+
+// AsReadPtxSregEnvreg27 returns op as a ReadPtxSregEnvreg27Op, and whether it is named nvvm.read.ptx.sreg.envreg27.
+func AsReadPtxSregEnvreg27(op *ir.Operation) (ReadPtxSregEnvreg27Op, bool) {
+	return ir.As[ReadPtxSregEnvreg27Op](op, ReadPtxSregEnvreg27)
+}
+
+// AsReadPtxSregEnvreg28 returns op as a ReadPtxSregEnvreg28Op, and whether it is named nvvm.read.ptx.sreg.envreg28.
+func AsReadPtxSregEnvreg28(op *ir.Operation) (ReadPtxSregEnvreg28Op, bool) {
+	return ir.As[ReadPtxSregEnvreg28Op](op, ReadPtxSregEnvreg28)
+}
+
+// AsReadPtxSregEnvreg29 returns op as a ReadPtxSregEnvreg29Op, and whether it is named nvvm.read.ptx.sreg.envreg29.
+func AsReadPtxSregEnvreg29(op *ir.Operation) (ReadPtxSregEnvreg29Op, bool) {
+	return ir.As[ReadPtxSregEnvreg29Op](op, ReadPtxSregEnvreg29)
+}
+
+// AsReadPtxSregEnvreg3 returns op as a ReadPtxSregEnvreg3Op, and whether it is named nvvm.read.ptx.sreg.envreg3.
+func AsReadPtxSregEnvreg3(op *ir.Operation) (ReadPtxSregEnvreg3Op, bool) {
+	return ir.As[ReadPtxSregEnvreg3Op](op, ReadPtxSregEnvreg3)
+}
+
+// AsReadPtxSregEnvreg30 returns op as a ReadPtxSregEnvreg30Op, and whether it is named nvvm.read.ptx.sreg.envreg30.
+func AsReadPtxSregEnvreg30(op *ir.Operation) (ReadPtxSregEnvreg30Op, bool) {
+	return ir.As[ReadPtxSregEnvreg30Op](op, ReadPtxSregEnvreg30)
+}
+
+// AsReadPtxSregEnvreg31 returns op as a ReadPtxSregEnvreg31Op, and whether it is named nvvm.read.ptx.sreg.envreg31.
+func AsReadPtxSregEnvreg31(op *ir.Operation) (ReadPtxSregEnvreg31Op, bool) {
+	return ir.As[ReadPtxSregEnvreg31Op](op, ReadPtxSregEnvreg31)
+}
+
+// AsReadPtxSregEnvreg4 returns op as a ReadPtxSregEnvreg4Op, and whether it is named nvvm.read.ptx.sreg.envreg4.
+func AsReadPtxSregEnvreg4(op *ir.Operation) (ReadPtxSregEnvreg4Op, bool) {
+	return ir.As[ReadPtxSregEnvreg4Op](op, ReadPtxSregEnvreg4)
+}
+
+// AsReadPtxSregEnvreg5 returns op as a ReadPtxSregEnvreg5Op, and whether it is named nvvm.read.ptx.sreg.envreg5.
+func AsReadPtxSregEnvreg5(op *ir.Operation) (ReadPtxSregEnvreg5Op, bool) {
+	return ir.As[ReadPtxSregEnvreg5Op](op, ReadPtxSregEnvreg5)
+}
+
+// AsReadPtxSregEnvreg6 returns op as a ReadPtxSregEnvreg6Op, and whether it is named nvvm.read.ptx.sreg.envreg6.
+func AsReadPtxSregEnvreg6(op *ir.Operation) (ReadPtxSregEnvreg6Op, bool) {
+	return ir.As[ReadPtxSregEnvreg6Op](op, ReadPtxSregEnvreg6)
+}
+
+// AsReadPtxSregEnvreg7 returns op as a ReadPtxSregEnvreg7Op, and whether it is named nvvm.read.ptx.sreg.envreg7.
+func AsReadPtxSregEnvreg7(op *ir.Operation) (ReadPtxSregEnvreg7Op, bool) {
+	return ir.As[ReadPtxSregEnvreg7Op](op, ReadPtxSregEnvreg7)
+}
+
+// AsReadPtxSregEnvreg8 returns op as a ReadPtxSregEnvreg8Op, and whether it is named nvvm.read.ptx.sreg.envreg8.
+func AsReadPtxSregEnvreg8(op *ir.Operation) (ReadPtxSregEnvreg8Op, bool) {
+	return ir.As[ReadPtxSregEnvreg8Op](op, ReadPtxSregEnvreg8)
+}
+
+// AsReadPtxSregEnvreg9 returns op as a ReadPtxSregEnvreg9Op, and whether it is named nvvm.read.ptx.sreg.envreg9.
+func AsReadPtxSregEnvreg9(op *ir.Operation) (ReadPtxSregEnvreg9Op, bool) {
+	return ir.As[ReadPtxSregEnvreg9Op](op, ReadPtxSregEnvreg9)
+}
+
+// AsReadPtxSregGlobaltimer returns op as a ReadPtxSregGlobaltimerOp, and whether it is named nvvm.read.ptx.sreg.globaltimer.
+func AsReadPtxSregGlobaltimer(op *ir.Operation) (ReadPtxSregGlobaltimerOp, bool) {
+	return ir.As[ReadPtxSregGlobaltimerOp](op, ReadPtxSregGlobaltimer)
+}
+
+// AsReadPtxSregGlobaltimerLo returns op as a ReadPtxSregGlobaltimerLoOp, and whether it is named nvvm.read.ptx.sreg.globaltimer.lo.
+func AsReadPtxSregGlobaltimerLo(op *ir.Operation) (ReadPtxSregGlobaltimerLoOp, bool) {
+	return ir.As[ReadPtxSregGlobaltimerLoOp](op, ReadPtxSregGlobaltimerLo)
+}
+
+// AsReadPtxSregGridid returns op as a ReadPtxSregGrididOp, and whether it is named nvvm.read.ptx.sreg.gridid.
+func AsReadPtxSregGridid(op *ir.Operation) (ReadPtxSregGrididOp, bool) {
+	return ir.As[ReadPtxSregGrididOp](op, ReadPtxSregGridid)
+}
+
+// AsReadPtxSregLaneid returns op as a ReadPtxSregLaneidOp, and whether it is named nvvm.read.ptx.sreg.laneid.
+func AsReadPtxSregLaneid(op *ir.Operation) (ReadPtxSregLaneidOp, bool) {
+	return ir.As[ReadPtxSregLaneidOp](op, ReadPtxSregLaneid)
+}
+
+// AsReadPtxSregLanemaskEq returns op as a ReadPtxSregLanemaskEqOp, and whether it is named nvvm.read.ptx.sreg.lanemask.eq.
+func AsReadPtxSregLanemaskEq(op *ir.Operation) (ReadPtxSregLanemaskEqOp, bool) {
+	return ir.As[ReadPtxSregLanemaskEqOp](op, ReadPtxSregLanemaskEq)
+}
+
+// AsReadPtxSregLanemaskGe returns op as a ReadPtxSregLanemaskGeOp, and whether it is named nvvm.read.ptx.sreg.lanemask.ge.
+func AsReadPtxSregLanemaskGe(op *ir.Operation) (ReadPtxSregLanemaskGeOp, bool) {
+	return ir.As[ReadPtxSregLanemaskGeOp](op, ReadPtxSregLanemaskGe)
+}
+
+// AsReadPtxSregLanemaskGt returns op as a ReadPtxSregLanemaskGtOp, and whether it is named nvvm.read.ptx.sreg.lanemask.gt.
+func AsReadPtxSregLanemaskGt(op *ir.Operation) (ReadPtxSregLanemaskGtOp, bool) {
+	return ir.As[ReadPtxSregLanemaskGtOp](op, ReadPtxSregLanemaskGt)
+}
+
+// AsReadPtxSregLanemaskLe returns op as a ReadPtxSregLanemaskLeOp, and whether it is named nvvm.read.ptx.sreg.lanemask.le.
+func AsReadPtxSregLanemaskLe(op *ir.Operation) (ReadPtxSregLanemaskLeOp, bool) {
+	return ir.As[ReadPtxSregLanemaskLeOp](op, ReadPtxSregLanemaskLe)
+}
+
+// AsReadPtxSregLanemaskLt returns op as a ReadPtxSregLanemaskLtOp, and whether it is named nvvm.read.ptx.sreg.lanemask.lt.
+func AsReadPtxSregLanemaskLt(op *ir.Operation) (ReadPtxSregLanemaskLtOp, bool) {
+	return ir.As[ReadPtxSregLanemaskLtOp](op, ReadPtxSregLanemaskLt)
+}
+
+// AsReadPtxSregNclusteridX returns op as a ReadPtxSregNclusteridXOp, and whether it is named nvvm.read.ptx.sreg.nclusterid.x.
+func AsReadPtxSregNclusteridX(op *ir.Operation) (ReadPtxSregNclusteridXOp, bool) {
+	return ir.As[ReadPtxSregNclusteridXOp](op, ReadPtxSregNclusteridX)
+}
+
+// AsReadPtxSregNclusteridY returns op as a ReadPtxSregNclusteridYOp, and whether it is named nvvm.read.ptx.sreg.nclusterid.y.
+func AsReadPtxSregNclusteridY(op *ir.Operation) (ReadPtxSregNclusteridYOp, bool) {
+	return ir.As[ReadPtxSregNclusteridYOp](op, ReadPtxSregNclusteridY)
+}
+
+// AsReadPtxSregNclusteridZ returns op as a ReadPtxSregNclusteridZOp, and whether it is named nvvm.read.ptx.sreg.nclusterid.z.
+func AsReadPtxSregNclusteridZ(op *ir.Operation) (ReadPtxSregNclusteridZOp, bool) {
+	return ir.As[ReadPtxSregNclusteridZOp](op, ReadPtxSregNclusteridZ)
+}
+
+// AsReadPtxSregNctaidX returns op as a ReadPtxSregNctaidXOp, and whether it is named nvvm.read.ptx.sreg.nctaid.x.
+func AsReadPtxSregNctaidX(op *ir.Operation) (ReadPtxSregNctaidXOp, bool) {
+	return ir.As[ReadPtxSregNctaidXOp](op, ReadPtxSregNctaidX)
+}
+
+// AsReadPtxSregNctaidY returns op as a ReadPtxSregNctaidYOp, and whether it is named nvvm.read.ptx.sreg.nctaid.y.
+func AsReadPtxSregNctaidY(op *ir.Operation) (ReadPtxSregNctaidYOp, bool) {
+	return ir.As[ReadPtxSregNctaidYOp](op, ReadPtxSregNctaidY)
+}
+
+// AsReadPtxSregNctaidZ returns op as a ReadPtxSregNctaidZOp, and whether it is named nvvm.read.ptx.sreg.nctaid.z.
+func AsReadPtxSregNctaidZ(op *ir.Operation) (ReadPtxSregNctaidZOp, bool) {
+	return ir.As[ReadPtxSregNctaidZOp](op, ReadPtxSregNctaidZ)
+}
+
+// AsReadPtxSregNsmid returns op as a ReadPtxSregNsmidOp, and whether it is named nvvm.read.ptx.sreg.nsmid.
+func AsReadPtxSregNsmid(op *ir.Operation) (ReadPtxSregNsmidOp, bool) {
+	return ir.As[ReadPtxSregNsmidOp](op, ReadPtxSregNsmid)
+}
+
+// AsReadPtxSregNtidX returns op as a ReadPtxSregNtidXOp, and whether it is named nvvm.read.ptx.sreg.ntid.x.
+func AsReadPtxSregNtidX(op *ir.Operation) (ReadPtxSregNtidXOp, bool) {
+	return ir.As[ReadPtxSregNtidXOp](op, ReadPtxSregNtidX)
+}
+
+// AsReadPtxSregNtidY returns op as a ReadPtxSregNtidYOp, and whether it is named nvvm.read.ptx.sreg.ntid.y.
+func AsReadPtxSregNtidY(op *ir.Operation) (ReadPtxSregNtidYOp, bool) {
+	return ir.As[ReadPtxSregNtidYOp](op, ReadPtxSregNtidY)
+}
+
+// AsReadPtxSregNtidZ returns op as a ReadPtxSregNtidZOp, and whether it is named nvvm.read.ptx.sreg.ntid.z.
+func AsReadPtxSregNtidZ(op *ir.Operation) (ReadPtxSregNtidZOp, bool) {
+	return ir.As[ReadPtxSregNtidZOp](op, ReadPtxSregNtidZ)
+}
+
+// AsReadPtxSregNwarpid returns op as a ReadPtxSregNwarpidOp, and whether it is named nvvm.read.ptx.sreg.nwarpid.
+func AsReadPtxSregNwarpid(op *ir.Operation) (ReadPtxSregNwarpidOp, bool) {
+	return ir.As[ReadPtxSregNwarpidOp](op, ReadPtxSregNwarpid)
+}
+
+// AsReadPtxSregSmid returns op as a ReadPtxSregSmidOp, and whether it is named nvvm.read.ptx.sreg.smid.
+func AsReadPtxSregSmid(op *ir.Operation) (ReadPtxSregSmidOp, bool) {
+	return ir.As[ReadPtxSregSmidOp](op, ReadPtxSregSmid)
+}
+
+// AsReadPtxSregTidX returns op as a ReadPtxSregTidXOp, and whether it is named nvvm.read.ptx.sreg.tid.x.
+func AsReadPtxSregTidX(op *ir.Operation) (ReadPtxSregTidXOp, bool) {
+	return ir.As[ReadPtxSregTidXOp](op, ReadPtxSregTidX)
+}
+
+// AsReadPtxSregTidY returns op as a ReadPtxSregTidYOp, and whether it is named nvvm.read.ptx.sreg.tid.y.
+func AsReadPtxSregTidY(op *ir.Operation) (ReadPtxSregTidYOp, bool) {
+	return ir.As[ReadPtxSregTidYOp](op, ReadPtxSregTidY)
+}
+
+// AsReadPtxSregTidZ returns op as a ReadPtxSregTidZOp, and whether it is named nvvm.read.ptx.sreg.tid.z.
+func AsReadPtxSregTidZ(op *ir.Operation) (ReadPtxSregTidZOp, bool) {
+	return ir.As[ReadPtxSregTidZOp](op, ReadPtxSregTidZ)
+}
+
+// AsReadPtxSregWarpid returns op as a ReadPtxSregWarpidOp, and whether it is named nvvm.read.ptx.sreg.warpid.
+func AsReadPtxSregWarpid(op *ir.Operation) (ReadPtxSregWarpidOp, bool) {
+	return ir.As[ReadPtxSregWarpidOp](op, ReadPtxSregWarpid)
+}
+
+// AsReadPtxSregWarpsize returns op as a ReadPtxSregWarpsizeOp, and whether it is named nvvm.read.ptx.sreg.warpsize.
+func AsReadPtxSregWarpsize(op *ir.Operation) (ReadPtxSregWarpsizeOp, bool) {
+	return ir.As[ReadPtxSregWarpsizeOp](op, ReadPtxSregWarpsize)
+}
+
+// AsSetmaxregister returns op as a SetmaxregisterOp, and whether it is named nvvm.setmaxregister.
+func AsSetmaxregister(op *ir.Operation) (SetmaxregisterOp, bool) {
+	return ir.As[SetmaxregisterOp](op, Setmaxregister)
+}
+
+// AsShflSync returns op as a ShflSyncOp, and whether it is named nvvm.shfl.sync.
+func AsShflSync(op *ir.Operation) (ShflSyncOp, bool) {
+	return ir.As[ShflSyncOp](op, ShflSync)
+}
+
+// AsStmatrix returns op as a StmatrixOp, and whether it is named nvvm.stmatrix.
+func AsStmatrix(op *ir.Operation) (StmatrixOp, bool) {
+	return ir.As[StmatrixOp](op, Stmatrix)
+}
+
+// AsVoteSync returns op as a VoteSyncOp, and whether it is named nvvm.vote.sync.
+func AsVoteSync(op *ir.Operation) (VoteSyncOp, bool) {
+	return ir.As[VoteSyncOp](op, VoteSync)
+}
+
+// AsWgmmaCommitGroupSyncAligned returns op as a WgmmaCommitGroupSyncAlignedOp, and whether it is named nvvm.wgmma.commit.group.sync.aligned.
+func AsWgmmaCommitGroupSyncAligned(op *ir.Operation) (WgmmaCommitGroupSyncAlignedOp, bool) {
+	return ir.As[WgmmaCommitGroupSyncAlignedOp](op, WgmmaCommitGroupSyncAligned)
+}
+
+// AsWgmmaFenceAligned returns op as a WgmmaFenceAlignedOp, and whether it is named nvvm.wgmma.fence.aligned.
+func AsWgmmaFenceAligned(op *ir.Operation) (WgmmaFenceAlignedOp, bool) {
+	return ir.As[WgmmaFenceAlignedOp](op, WgmmaFenceAligned)
+}
+
+// AsWgmmaMmaAsync returns op as a WgmmaMmaAsyncOp, and whether it is named nvvm.wgmma.mma_async.
+func AsWgmmaMmaAsync(op *ir.Operation) (WgmmaMmaAsyncOp, bool) {
+	return ir.As[WgmmaMmaAsyncOp](op, WgmmaMmaAsync)
+}
+
+// AsWgmmaWaitGroupSyncAligned returns op as a WgmmaWaitGroupSyncAlignedOp, and whether it is named nvvm.wgmma.wait.group.sync.aligned.
+func AsWgmmaWaitGroupSyncAligned(op *ir.Operation) (WgmmaWaitGroupSyncAlignedOp, bool) {
+	return ir.As[WgmmaWaitGroupSyncAlignedOp](op, WgmmaWaitGroupSyncAligned)
+}
+
+// BarrierId returns the optional `barrierId` operand (32-bit signless integer), or nil if absent.
+func (o BarrierOp) BarrierId() ir.Value {
+	return o.Op.OperandNamed("barrierId")
+}
+
+// NumberOfThreads returns the optional `numberOfThreads` operand (32-bit signless integer), or nil if absent.
+func (o BarrierOp) NumberOfThreads() ir.Value {
+	return o.Op.OperandNamed("numberOfThreads")
+}
+
+// ReductionPredicate returns the optional `reductionPredicate` operand (32-bit signless integer), or nil if absent.
+func (o BarrierOp) ReductionPredicate() ir.Value {
+	return o.Op.OperandNamed("reductionPredicate")
+}
+
+// Res returns the optional `res` result (32-bit signless integer), or nil if absent.
+func (o BarrierOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// BarrierId returns the optional `barrierId` operand (32-bit signless integer), or nil if absent.
+func (o BarrierArriveOp) BarrierId() ir.Value {
+	return o.Op.OperandNamed("barrierId")
+}
+
+// NumberOfThreads returns the `numberOfThreads` operand (32-bit signless integer).
+func (o BarrierArriveOp) NumberOfThreads() ir.Value {
+	return o.Op.OperandNamed("numberOfThreads")
 }
 
 // TmaDescriptor returns the `tmaDescriptor` operand (LLVM pointer in address space 0).
@@ -262,11 +964,8 @@ func (o CpAsyncBulkTensorGlobalSharedCtaOp) TmaDescriptor() ir.Value {
 }
 
 // SrcMem returns the `srcMem` operand (LLVM pointer in address space 3).
-func (o CpAsyncBulkTensorGlobalSharedCtaOp) SrcMem() ir.Value { return o.Op.OperandNamed("srcMem") }
-
-// Coordinates returns the `coordinates` operands (32-bit signless integer).
-func (o CpAsyncBulkTensorGlobalSharedCtaOp) Coordinates() []ir.Value {
-	return o.Op.OperandGroup("coordinates")
+func (o CpAsyncBulkTensorGlobalSharedCtaOp) SrcMem() ir.Value {
+	return o.Op.OperandNamed("srcMem")
 }
 
 // L2CacheHint returns the optional `l2CacheHint` operand (64-bit signless integer), or nil if absent.
@@ -279,73 +978,29 @@ func (o CpAsyncBulkTensorGlobalSharedCtaOp) Predicate() ir.Value {
 	return o.Op.OperandNamed("predicate")
 }
 
-// Mode returns the `mode` attribute (List of Store-Modes supported for TMA Tensor Ops), or nil if absent.
-func (o CpAsyncBulkTensorGlobalSharedCtaOp) Mode() ir.Attribute { return o.Op.Attr("mode") }
-
-// CpAsyncBulkTensorPrefetchOp views an op named nvvm.cp.async.bulk.tensor.prefetch: its operands, results, attributes and
-// regions by their declared names.
-type CpAsyncBulkTensorPrefetchOp struct{ Op *ir.Operation }
-
-// AsCpAsyncBulkTensorPrefetch returns op as a CpAsyncBulkTensorPrefetchOp, and whether it is named nvvm.cp.async.bulk.tensor.prefetch.
-func AsCpAsyncBulkTensorPrefetch(op *ir.Operation) (CpAsyncBulkTensorPrefetchOp, bool) {
-	if op == nil || op.Name() != CpAsyncBulkTensorPrefetch {
-		return CpAsyncBulkTensorPrefetchOp{}, false
-	}
-	return CpAsyncBulkTensorPrefetchOp{op}, true
-}
-
 // TmaDescriptor returns the `tmaDescriptor` operand (LLVM pointer in address space 0).
 func (o CpAsyncBulkTensorPrefetchOp) TmaDescriptor() ir.Value {
 	return o.Op.OperandNamed("tmaDescriptor")
 }
 
-// Coordinates returns the `coordinates` operands (32-bit signless integer).
-func (o CpAsyncBulkTensorPrefetchOp) Coordinates() []ir.Value {
-	return o.Op.OperandGroup("coordinates")
-}
-
-// Im2colOffsets returns the `im2colOffsets` operands (16-bit signless integer).
-func (o CpAsyncBulkTensorPrefetchOp) Im2colOffsets() []ir.Value {
-	return o.Op.OperandGroup("im2colOffsets")
-}
-
 // L2CacheHint returns the optional `l2CacheHint` operand (64-bit signless integer), or nil if absent.
-func (o CpAsyncBulkTensorPrefetchOp) L2CacheHint() ir.Value { return o.Op.OperandNamed("l2CacheHint") }
-
-// Mode returns the `mode` attribute (List of Load-Modes supported for TMA Tensor Ops), or nil if absent.
-func (o CpAsyncBulkTensorPrefetchOp) Mode() ir.Attribute { return o.Op.Attr("mode") }
-
-// CpAsyncBulkTensorSharedClusterGlobalOp views an op named nvvm.cp.async.bulk.tensor.shared.cluster.global: its operands, results, attributes and
-// regions by their declared names.
-type CpAsyncBulkTensorSharedClusterGlobalOp struct{ Op *ir.Operation }
-
-// AsCpAsyncBulkTensorSharedClusterGlobal returns op as a CpAsyncBulkTensorSharedClusterGlobalOp, and whether it is named nvvm.cp.async.bulk.tensor.shared.cluster.global.
-func AsCpAsyncBulkTensorSharedClusterGlobal(op *ir.Operation) (CpAsyncBulkTensorSharedClusterGlobalOp, bool) {
-	if op == nil || op.Name() != CpAsyncBulkTensorSharedClusterGlobal {
-		return CpAsyncBulkTensorSharedClusterGlobalOp{}, false
-	}
-	return CpAsyncBulkTensorSharedClusterGlobalOp{op}, true
+func (o CpAsyncBulkTensorPrefetchOp) L2CacheHint() ir.Value {
+	return o.Op.OperandNamed("l2CacheHint")
 }
 
 // DstMem returns the `dstMem` operand (LLVM pointer in address space 3 or LLVM pointer in address space 7).
-func (o CpAsyncBulkTensorSharedClusterGlobalOp) DstMem() ir.Value { return o.Op.OperandNamed("dstMem") }
+func (o CpAsyncBulkTensorSharedClusterGlobalOp) DstMem() ir.Value {
+	return o.Op.OperandNamed("dstMem")
+}
 
 // TmaDescriptor returns the `tmaDescriptor` operand (LLVM pointer in address space 0).
 func (o CpAsyncBulkTensorSharedClusterGlobalOp) TmaDescriptor() ir.Value {
 	return o.Op.OperandNamed("tmaDescriptor")
 }
 
-// Coordinates returns the `coordinates` operands (32-bit signless integer).
-func (o CpAsyncBulkTensorSharedClusterGlobalOp) Coordinates() []ir.Value {
-	return o.Op.OperandGroup("coordinates")
-}
-
 // Mbar returns the `mbar` operand (LLVM pointer in address space 3).
-func (o CpAsyncBulkTensorSharedClusterGlobalOp) Mbar() ir.Value { return o.Op.OperandNamed("mbar") }
-
-// Im2colOffsets returns the `im2colOffsets` operands (16-bit signless integer).
-func (o CpAsyncBulkTensorSharedClusterGlobalOp) Im2colOffsets() []ir.Value {
-	return o.Op.OperandGroup("im2colOffsets")
+func (o CpAsyncBulkTensorSharedClusterGlobalOp) Mbar() ir.Value {
+	return o.Op.OperandNamed("mbar")
 }
 
 // MulticastMask returns the optional `multicastMask` operand (16-bit signless integer), or nil if absent.
@@ -363,8 +1018,670 @@ func (o CpAsyncBulkTensorSharedClusterGlobalOp) Predicate() ir.Value {
 	return o.Op.OperandNamed("predicate")
 }
 
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
+func (o CpAsyncMbarrierArriveOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Dst returns the `dst` operand (LLVM pointer in address space 3).
+func (o CpAsyncSharedGlobalOp) Dst() ir.Value {
+	return o.Op.OperandNamed("dst")
+}
+
+// Src returns the `src` operand (LLVM pointer in address space 1).
+func (o CpAsyncSharedGlobalOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
+
+// CpSize returns the optional `cpSize` operand (32-bit signless integer), or nil if absent.
+func (o CpAsyncSharedGlobalOp) CpSize() ir.Value {
+	return o.Op.OperandNamed("cpSize")
+}
+
+// Membermask returns the optional `membermask` operand (32-bit signless integer), or nil if absent.
+func (o ElectSyncOp) Membermask() ir.Value {
+	return o.Op.OperandNamed("membermask")
+}
+
+// Pred returns the `pred` result (1-bit signless integer).
+func (o ElectSyncOp) Pred() ir.Value {
+	return o.Op.ResultNamed("pred")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 0).
+func (o FenceProxyAcquireOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Size returns the `size` operand (32-bit signless integer).
+func (o FenceProxyAcquireOp) Size() ir.Value {
+	return o.Op.OperandNamed("size")
+}
+
+// Ptr returns the `ptr` operand (LLVM pointer in address space 3).
+func (o LdmatrixOp) Ptr() ir.Value {
+	return o.Op.OperandNamed("ptr")
+}
+
+// Res returns the `res` result (any type).
+func (o LdmatrixOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// A returns the `a` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
+func (o MapaOp) A() ir.Value {
+	return o.Op.OperandNamed("a")
+}
+
+// B returns the `b` operand (32-bit signless integer).
+func (o MapaOp) B() ir.Value {
+	return o.Op.OperandNamed("b")
+}
+
+// Res returns the `res` result (LLVM pointer in address space 0 or LLVM pointer in address space 7).
+func (o MapaOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3 or LLVM pointer in address space 7).
+func (o MbarrierArriveOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Count returns the optional `count` operand (32-bit signless integer), or nil if absent.
+func (o MbarrierArriveOp) Count() ir.Value {
+	return o.Op.OperandNamed("count")
+}
+
+// Res returns the optional `res` result (64-bit signless integer), or nil if absent.
+func (o MbarrierArriveOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3 or LLVM pointer in address space 7).
+func (o MbarrierArriveExpectTxOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Txcount returns the `txcount` operand (32-bit signless integer).
+func (o MbarrierArriveExpectTxOp) Txcount() ir.Value {
+	return o.Op.OperandNamed("txcount")
+}
+
+// Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
+func (o MbarrierArriveExpectTxOp) Predicate() ir.Value {
+	return o.Op.OperandNamed("predicate")
+}
+
+// Res returns the optional `res` result (64-bit signless integer), or nil if absent.
+func (o MbarrierArriveExpectTxOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
+func (o MbarrierArriveNocompleteOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Count returns the `count` operand (32-bit signless integer).
+func (o MbarrierArriveNocompleteOp) Count() ir.Value {
+	return o.Op.OperandNamed("count")
+}
+
+// Res returns the `res` result (64-bit signless integer).
+func (o MbarrierArriveNocompleteOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
+func (o MbarrierInitOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Count returns the `count` operand (32-bit signless integer).
+func (o MbarrierInitOp) Count() ir.Value {
+	return o.Op.OperandNamed("count")
+}
+
+// Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
+func (o MbarrierInitOp) Predicate() ir.Value {
+	return o.Op.OperandNamed("predicate")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
+func (o MbarrierInvalOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
+func (o MbarrierTestWaitOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// StateOrPhase returns the `stateOrPhase` operand (64-bit signless integer or 32-bit signless integer).
+func (o MbarrierTestWaitOp) StateOrPhase() ir.Value {
+	return o.Op.OperandNamed("stateOrPhase")
+}
+
+// Res returns the `res` result (1-bit signless integer).
+func (o MbarrierTestWaitOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
+func (o MbarrierTryWaitOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// StateOrPhase returns the `stateOrPhase` operand (64-bit signless integer or 32-bit signless integer).
+func (o MbarrierTryWaitOp) StateOrPhase() ir.Value {
+	return o.Op.OperandNamed("stateOrPhase")
+}
+
+// Ticks returns the optional `ticks` operand (32-bit signless integer), or nil if absent.
+func (o MbarrierTryWaitOp) Ticks() ir.Value {
+	return o.Op.OperandNamed("ticks")
+}
+
+// Res returns the `res` result (1-bit signless integer).
+func (o MbarrierTryWaitOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
+func (o MbarrierTryWaitParityOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Phase returns the `phase` operand (32-bit signless integer).
+func (o MbarrierTryWaitParityOp) Phase() ir.Value {
+	return o.Op.OperandNamed("phase")
+}
+
+// Ticks returns the `ticks` operand (32-bit signless integer).
+func (o MbarrierTryWaitParityOp) Ticks() ir.Value {
+	return o.Op.OperandNamed("ticks")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 1 or LLVM pointer in address space 5 or LLVM pointer in address space 0 or LLVM pointer in address space 4).
+func (o PrefetchOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
+func (o PrefetchOp) Predicate() ir.Value {
+	return o.Op.OperandNamed("predicate")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClockOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClock64Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusterCtaidXOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusterCtaidYOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusterCtaidZOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusterCtarankOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusterNctaidXOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusterNctaidYOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusterNctaidZOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusterNctarankOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusteridXOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusteridYOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregClusteridZOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregCtaidXOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregCtaidYOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregCtaidZOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg0Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg1Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg10Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg11Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg12Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg13Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg14Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg15Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg16Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg17Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg18Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg19Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg2Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg20Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg21Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg22Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg23Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg24Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg25Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg26Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg27Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg28Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg29Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg3Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg30Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg31Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg4Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg5Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg6Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg7Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg8Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregEnvreg9Op) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregGlobaltimerOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregGlobaltimerLoOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregGrididOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregLaneidOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregLanemaskEqOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregLanemaskGeOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregLanemaskGtOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregLanemaskLeOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregLanemaskLtOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNclusteridXOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNclusteridYOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNclusteridZOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNctaidXOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNctaidYOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNctaidZOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNsmidOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNtidXOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNtidYOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNtidZOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregNwarpidOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregSmidOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregTidXOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregTidYOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregTidZOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregWarpidOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM dialect-compatible type).
+func (o ReadPtxSregWarpsizeOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// ThreadMask returns the `thread_mask` operand (32-bit signless integer).
+func (o ShflSyncOp) ThreadMask() ir.Value {
+	return o.Op.OperandNamed("thread_mask")
+}
+
+// Val returns the `val` operand (32-bit signless integer or 32-bit float).
+func (o ShflSyncOp) Val() ir.Value {
+	return o.Op.OperandNamed("val")
+}
+
+// Offset returns the `offset` operand (32-bit signless integer).
+func (o ShflSyncOp) Offset() ir.Value {
+	return o.Op.OperandNamed("offset")
+}
+
+// MaskAndClamp returns the `mask_and_clamp` operand (32-bit signless integer).
+func (o ShflSyncOp) MaskAndClamp() ir.Value {
+	return o.Op.OperandNamed("mask_and_clamp")
+}
+
+// Res returns the `res` result (32-bit signless integer or 32-bit float or LLVM structure type).
+func (o ShflSyncOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Ptr returns the `ptr` operand (LLVM pointer in address space 3).
+func (o StmatrixOp) Ptr() ir.Value {
+	return o.Op.OperandNamed("ptr")
+}
+
+// Mask returns the `mask` operand (32-bit signless integer).
+func (o VoteSyncOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
+}
+
+// Pred returns the `pred` operand (1-bit signless integer).
+func (o VoteSyncOp) Pred() ir.Value {
+	return o.Op.OperandNamed("pred")
+}
+
+// Res returns the `res` result (32-bit signless integer or 1-bit signless integer).
+func (o VoteSyncOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Inouts returns the `inouts` operand (LLVM structure type).
+func (o WgmmaMmaAsyncOp) Inouts() ir.Value {
+	return o.Op.OperandNamed("inouts")
+}
+
+// DescriptorA returns the `descriptorA` operand (64-bit signless integer).
+func (o WgmmaMmaAsyncOp) DescriptorA() ir.Value {
+	return o.Op.OperandNamed("descriptorA")
+}
+
+// DescriptorB returns the `descriptorB` operand (64-bit signless integer).
+func (o WgmmaMmaAsyncOp) DescriptorB() ir.Value {
+	return o.Op.OperandNamed("descriptorB")
+}
+
+// Results returns the `results` result (LLVM structure type).
+func (o WgmmaMmaAsyncOp) Results() ir.Value {
+	return o.Op.ResultNamed("results")
+}
+
+// ReductionOp returns the `reductionOp` attribute (NVVM barrier reduction operation), or nil if absent.
+func (o BarrierOp) ReductionOp() ir.Attribute {
+	return o.Op.Attr("reductionOp")
+}
+
+// Aligned returns the `aligned` attribute (unit attribute), or nil if absent.
+func (o ClusterArriveOp) Aligned() ir.Attribute {
+	return o.Op.Attr("aligned")
+}
+
+// Aligned returns the `aligned` attribute (unit attribute), or nil if absent.
+func (o ClusterArriveRelaxedOp) Aligned() ir.Attribute {
+	return o.Op.Attr("aligned")
+}
+
+// Aligned returns the `aligned` attribute (unit attribute), or nil if absent.
+func (o ClusterWaitOp) Aligned() ir.Attribute {
+	return o.Op.Attr("aligned")
+}
+
+// Mode returns the `mode` attribute (List of Store-Modes supported for TMA Tensor Ops), or nil if absent.
+func (o CpAsyncBulkTensorGlobalSharedCtaOp) Mode() ir.Attribute {
+	return o.Op.Attr("mode")
+}
+
+// Mode returns the `mode` attribute (List of Load-Modes supported for TMA Tensor Ops), or nil if absent.
+func (o CpAsyncBulkTensorPrefetchOp) Mode() ir.Attribute {
+	return o.Op.Attr("mode")
+}
+
 // Group returns the `group` attribute (NVVM CTA group), or nil if absent.
-func (o CpAsyncBulkTensorSharedClusterGlobalOp) Group() ir.Attribute { return o.Op.Attr("group") }
+func (o CpAsyncBulkTensorSharedClusterGlobalOp) Group() ir.Attribute {
+	return o.Op.Attr("group")
+}
 
 // IsCTAOnly returns the `isCTAOnly` attribute (bool attribute), or nil if absent.
 func (o CpAsyncBulkTensorSharedClusterGlobalOp) IsCTAOnly() ir.Attribute {
@@ -372,1894 +1689,451 @@ func (o CpAsyncBulkTensorSharedClusterGlobalOp) IsCTAOnly() ir.Attribute {
 }
 
 // Mode returns the `mode` attribute (List of Load-Modes supported for TMA Tensor Ops), or nil if absent.
-func (o CpAsyncBulkTensorSharedClusterGlobalOp) Mode() ir.Attribute { return o.Op.Attr("mode") }
-
-// CpAsyncBulkWaitGroupOp views an op named nvvm.cp.async.bulk.wait_group: its operands, results, attributes and
-// regions by their declared names.
-type CpAsyncBulkWaitGroupOp struct{ Op *ir.Operation }
-
-// AsCpAsyncBulkWaitGroup returns op as a CpAsyncBulkWaitGroupOp, and whether it is named nvvm.cp.async.bulk.wait_group.
-func AsCpAsyncBulkWaitGroup(op *ir.Operation) (CpAsyncBulkWaitGroupOp, bool) {
-	if op == nil || op.Name() != CpAsyncBulkWaitGroup {
-		return CpAsyncBulkWaitGroupOp{}, false
-	}
-	return CpAsyncBulkWaitGroupOp{op}, true
+func (o CpAsyncBulkTensorSharedClusterGlobalOp) Mode() ir.Attribute {
+	return o.Op.Attr("mode")
 }
 
 // Group returns the `group` attribute (32-bit signless integer attribute whose minimum value is 0), or nil if absent.
-func (o CpAsyncBulkWaitGroupOp) Group() ir.Attribute { return o.Op.Attr("group") }
+func (o CpAsyncBulkWaitGroupOp) Group() ir.Attribute {
+	return o.Op.Attr("group")
+}
 
 // Read returns the `read` attribute (unit attribute), or nil if absent.
-func (o CpAsyncBulkWaitGroupOp) Read() ir.Attribute { return o.Op.Attr("read") }
-
-// CpAsyncCommitGroupOp views an op named nvvm.cp.async.commit.group: its operands, results, attributes and
-// regions by their declared names.
-type CpAsyncCommitGroupOp struct{ Op *ir.Operation }
-
-// AsCpAsyncCommitGroup returns op as a CpAsyncCommitGroupOp, and whether it is named nvvm.cp.async.commit.group.
-func AsCpAsyncCommitGroup(op *ir.Operation) (CpAsyncCommitGroupOp, bool) {
-	if op == nil || op.Name() != CpAsyncCommitGroup {
-		return CpAsyncCommitGroupOp{}, false
-	}
-	return CpAsyncCommitGroupOp{op}, true
+func (o CpAsyncBulkWaitGroupOp) Read() ir.Attribute {
+	return o.Op.Attr("read")
 }
-
-// CpAsyncMbarrierArriveOp views an op named nvvm.cp.async.mbarrier.arrive: its operands, results, attributes and
-// regions by their declared names.
-type CpAsyncMbarrierArriveOp struct{ Op *ir.Operation }
-
-// AsCpAsyncMbarrierArrive returns op as a CpAsyncMbarrierArriveOp, and whether it is named nvvm.cp.async.mbarrier.arrive.
-func AsCpAsyncMbarrierArrive(op *ir.Operation) (CpAsyncMbarrierArriveOp, bool) {
-	if op == nil || op.Name() != CpAsyncMbarrierArrive {
-		return CpAsyncMbarrierArriveOp{}, false
-	}
-	return CpAsyncMbarrierArriveOp{op}, true
-}
-
-// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
-func (o CpAsyncMbarrierArriveOp) Addr() ir.Value { return o.Op.Operand(0) }
 
 // Noinc returns the `noinc` attribute (1-bit signless integer attribute), or nil if absent.
-func (o CpAsyncMbarrierArriveOp) Noinc() ir.Attribute { return o.Op.Attr("noinc") }
-
-// CpAsyncSharedGlobalOp views an op named nvvm.cp.async.shared.global: its operands, results, attributes and
-// regions by their declared names.
-type CpAsyncSharedGlobalOp struct{ Op *ir.Operation }
-
-// AsCpAsyncSharedGlobal returns op as a CpAsyncSharedGlobalOp, and whether it is named nvvm.cp.async.shared.global.
-func AsCpAsyncSharedGlobal(op *ir.Operation) (CpAsyncSharedGlobalOp, bool) {
-	if op == nil || op.Name() != CpAsyncSharedGlobal {
-		return CpAsyncSharedGlobalOp{}, false
-	}
-	return CpAsyncSharedGlobalOp{op}, true
+func (o CpAsyncMbarrierArriveOp) Noinc() ir.Attribute {
+	return o.Op.Attr("noinc")
 }
 
-// Dst returns the `dst` operand (LLVM pointer in address space 3).
-func (o CpAsyncSharedGlobalOp) Dst() ir.Value { return o.Op.Operand(0) }
-
-// Src returns the `src` operand (LLVM pointer in address space 1).
-func (o CpAsyncSharedGlobalOp) Src() ir.Value { return o.Op.Operand(1) }
-
-// CpSize returns the optional `cpSize` operand (32-bit signless integer), or nil if absent.
-func (o CpAsyncSharedGlobalOp) CpSize() ir.Value { return o.Op.OperandNamed("cpSize") }
-
 // Modifier returns the `modifier` attribute (NVVM load cache modifier kind), or nil if absent.
-func (o CpAsyncSharedGlobalOp) Modifier() ir.Attribute { return o.Op.Attr("modifier") }
+func (o CpAsyncSharedGlobalOp) Modifier() ir.Attribute {
+	return o.Op.Attr("modifier")
+}
 
 // Size returns the `size` attribute (32-bit signless integer attribute), or nil if absent.
-func (o CpAsyncSharedGlobalOp) Size() ir.Attribute { return o.Op.Attr("size") }
-
-// CpAsyncWaitGroupOp views an op named nvvm.cp.async.wait.group: its operands, results, attributes and
-// regions by their declared names.
-type CpAsyncWaitGroupOp struct{ Op *ir.Operation }
-
-// AsCpAsyncWaitGroup returns op as a CpAsyncWaitGroupOp, and whether it is named nvvm.cp.async.wait.group.
-func AsCpAsyncWaitGroup(op *ir.Operation) (CpAsyncWaitGroupOp, bool) {
-	if op == nil || op.Name() != CpAsyncWaitGroup {
-		return CpAsyncWaitGroupOp{}, false
-	}
-	return CpAsyncWaitGroupOp{op}, true
+func (o CpAsyncSharedGlobalOp) Size() ir.Attribute {
+	return o.Op.Attr("size")
 }
 
 // N returns the `n` attribute (32-bit signless integer attribute), or nil if absent.
-func (o CpAsyncWaitGroupOp) N() ir.Attribute { return o.Op.Attr("n") }
-
-// ElectSyncOp views an op named nvvm.elect.sync: its operands, results, attributes and
-// regions by their declared names.
-type ElectSyncOp struct{ Op *ir.Operation }
-
-// AsElectSync returns op as a ElectSyncOp, and whether it is named nvvm.elect.sync.
-func AsElectSync(op *ir.Operation) (ElectSyncOp, bool) {
-	if op == nil || op.Name() != ElectSync {
-		return ElectSyncOp{}, false
-	}
-	return ElectSyncOp{op}, true
-}
-
-// Membermask returns the optional `membermask` operand (32-bit signless integer), or nil if absent.
-func (o ElectSyncOp) Membermask() ir.Value { return o.Op.OperandNamed("membermask") }
-
-// Pred returns the `pred` result (1-bit signless integer).
-func (o ElectSyncOp) Pred() ir.Value { return o.Op.Result(0) }
-
-// FenceMbarrierInitOp views an op named nvvm.fence.mbarrier.init: its operands, results, attributes and
-// regions by their declared names.
-type FenceMbarrierInitOp struct{ Op *ir.Operation }
-
-// AsFenceMbarrierInit returns op as a FenceMbarrierInitOp, and whether it is named nvvm.fence.mbarrier.init.
-func AsFenceMbarrierInit(op *ir.Operation) (FenceMbarrierInitOp, bool) {
-	if op == nil || op.Name() != FenceMbarrierInit {
-		return FenceMbarrierInitOp{}, false
-	}
-	return FenceMbarrierInitOp{op}, true
-}
-
-// FenceProxyOp views an op named nvvm.fence.proxy: its operands, results, attributes and
-// regions by their declared names.
-type FenceProxyOp struct{ Op *ir.Operation }
-
-// AsFenceProxy returns op as a FenceProxyOp, and whether it is named nvvm.fence.proxy.
-func AsFenceProxy(op *ir.Operation) (FenceProxyOp, bool) {
-	if op == nil || op.Name() != FenceProxy {
-		return FenceProxyOp{}, false
-	}
-	return FenceProxyOp{op}, true
+func (o CpAsyncWaitGroupOp) N() ir.Attribute {
+	return o.Op.Attr("n")
 }
 
 // Kind returns the `kind` attribute (Proxy kind), or nil if absent.
-func (o FenceProxyOp) Kind() ir.Attribute { return o.Op.Attr("kind") }
+func (o FenceProxyOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
 
 // Space returns the `space` attribute (Shared memory space), or nil if absent.
-func (o FenceProxyOp) Space() ir.Attribute { return o.Op.Attr("space") }
-
-// FenceProxyAcquireOp views an op named nvvm.fence.proxy.acquire: its operands, results, attributes and
-// regions by their declared names.
-type FenceProxyAcquireOp struct{ Op *ir.Operation }
-
-// AsFenceProxyAcquire returns op as a FenceProxyAcquireOp, and whether it is named nvvm.fence.proxy.acquire.
-func AsFenceProxyAcquire(op *ir.Operation) (FenceProxyAcquireOp, bool) {
-	if op == nil || op.Name() != FenceProxyAcquire {
-		return FenceProxyAcquireOp{}, false
-	}
-	return FenceProxyAcquireOp{op}, true
-}
-
-// Addr returns the `addr` operand (LLVM pointer in address space 0).
-func (o FenceProxyAcquireOp) Addr() ir.Value { return o.Op.Operand(0) }
-
-// Size returns the `size` operand (32-bit signless integer).
-func (o FenceProxyAcquireOp) Size() ir.Value { return o.Op.Operand(1) }
-
-// FromProxy returns the `fromProxy` attribute (Proxy kind), or nil if absent.
-func (o FenceProxyAcquireOp) FromProxy() ir.Attribute { return o.Op.Attr("fromProxy") }
-
-// Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
-func (o FenceProxyAcquireOp) Scope() ir.Attribute { return o.Op.Attr("scope") }
-
-// ToProxy returns the `toProxy` attribute (Proxy kind), or nil if absent.
-func (o FenceProxyAcquireOp) ToProxy() ir.Attribute { return o.Op.Attr("toProxy") }
-
-// FenceProxyReleaseOp views an op named nvvm.fence.proxy.release: its operands, results, attributes and
-// regions by their declared names.
-type FenceProxyReleaseOp struct{ Op *ir.Operation }
-
-// AsFenceProxyRelease returns op as a FenceProxyReleaseOp, and whether it is named nvvm.fence.proxy.release.
-func AsFenceProxyRelease(op *ir.Operation) (FenceProxyReleaseOp, bool) {
-	if op == nil || op.Name() != FenceProxyRelease {
-		return FenceProxyReleaseOp{}, false
-	}
-	return FenceProxyReleaseOp{op}, true
+func (o FenceProxyOp) Space() ir.Attribute {
+	return o.Op.Attr("space")
 }
 
 // FromProxy returns the `fromProxy` attribute (Proxy kind), or nil if absent.
-func (o FenceProxyReleaseOp) FromProxy() ir.Attribute { return o.Op.Attr("fromProxy") }
+func (o FenceProxyAcquireOp) FromProxy() ir.Attribute {
+	return o.Op.Attr("fromProxy")
+}
 
 // Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
-func (o FenceProxyReleaseOp) Scope() ir.Attribute { return o.Op.Attr("scope") }
+func (o FenceProxyAcquireOp) Scope() ir.Attribute {
+	return o.Op.Attr("scope")
+}
 
 // ToProxy returns the `toProxy` attribute (Proxy kind), or nil if absent.
-func (o FenceProxyReleaseOp) ToProxy() ir.Attribute { return o.Op.Attr("toProxy") }
-
-// FenceScClusterOp views an op named nvvm.fence.sc.cluster: its operands, results, attributes and
-// regions by their declared names.
-type FenceScClusterOp struct{ Op *ir.Operation }
-
-// AsFenceScCluster returns op as a FenceScClusterOp, and whether it is named nvvm.fence.sc.cluster.
-func AsFenceScCluster(op *ir.Operation) (FenceScClusterOp, bool) {
-	if op == nil || op.Name() != FenceScCluster {
-		return FenceScClusterOp{}, false
-	}
-	return FenceScClusterOp{op}, true
+func (o FenceProxyAcquireOp) ToProxy() ir.Attribute {
+	return o.Op.Attr("toProxy")
 }
 
-// LdmatrixOp views an op named nvvm.ldmatrix: its operands, results, attributes and
-// regions by their declared names.
-type LdmatrixOp struct{ Op *ir.Operation }
-
-// AsLdmatrix returns op as a LdmatrixOp, and whether it is named nvvm.ldmatrix.
-func AsLdmatrix(op *ir.Operation) (LdmatrixOp, bool) {
-	if op == nil || op.Name() != Ldmatrix {
-		return LdmatrixOp{}, false
-	}
-	return LdmatrixOp{op}, true
+// FromProxy returns the `fromProxy` attribute (Proxy kind), or nil if absent.
+func (o FenceProxyReleaseOp) FromProxy() ir.Attribute {
+	return o.Op.Attr("fromProxy")
 }
 
-// Ptr returns the `ptr` operand (LLVM pointer in address space 3).
-func (o LdmatrixOp) Ptr() ir.Value { return o.Op.Operand(0) }
+// Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
+func (o FenceProxyReleaseOp) Scope() ir.Attribute {
+	return o.Op.Attr("scope")
+}
 
-// Res returns the `res` result (any type).
-func (o LdmatrixOp) Res() ir.Value { return o.Op.Result(0) }
+// ToProxy returns the `toProxy` attribute (Proxy kind), or nil if absent.
+func (o FenceProxyReleaseOp) ToProxy() ir.Attribute {
+	return o.Op.Attr("toProxy")
+}
 
 // EltType returns the `eltType` attribute (Element type for ldmatrix and stmatrix), or nil if absent.
-func (o LdmatrixOp) EltType() ir.Attribute { return o.Op.Attr("eltType") }
+func (o LdmatrixOp) EltType() ir.Attribute {
+	return o.Op.Attr("eltType")
+}
 
 // Layout returns the `layout` attribute (NVVM MMA layout), or nil if absent.
-func (o LdmatrixOp) Layout() ir.Attribute { return o.Op.Attr("layout") }
+func (o LdmatrixOp) Layout() ir.Attribute {
+	return o.Op.Attr("layout")
+}
 
 // Num returns the `num` attribute (32-bit signless integer attribute), or nil if absent.
-func (o LdmatrixOp) Num() ir.Attribute { return o.Op.Attr("num") }
+func (o LdmatrixOp) Num() ir.Attribute {
+	return o.Op.Attr("num")
+}
 
 // Shape returns the `shape` attribute (Matrix shape for ldmatrix and stmatrix), or nil if absent.
-func (o LdmatrixOp) Shape() ir.Attribute { return o.Op.Attr("shape") }
-
-// MapaOp views an op named nvvm.mapa: its operands, results, attributes and
-// regions by their declared names.
-type MapaOp struct{ Op *ir.Operation }
-
-// AsMapa returns op as a MapaOp, and whether it is named nvvm.mapa.
-func AsMapa(op *ir.Operation) (MapaOp, bool) {
-	if op == nil || op.Name() != Mapa {
-		return MapaOp{}, false
-	}
-	return MapaOp{op}, true
-}
-
-// A returns the `a` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
-func (o MapaOp) A() ir.Value { return o.Op.Operand(0) }
-
-// B returns the `b` operand (32-bit signless integer).
-func (o MapaOp) B() ir.Value { return o.Op.Operand(1) }
-
-// Res returns the `res` result (LLVM pointer in address space 0 or LLVM pointer in address space 7).
-func (o MapaOp) Res() ir.Value { return o.Op.Result(0) }
-
-// MbarrierArriveOp views an op named nvvm.mbarrier.arrive: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierArriveOp struct{ Op *ir.Operation }
-
-// AsMbarrierArrive returns op as a MbarrierArriveOp, and whether it is named nvvm.mbarrier.arrive.
-func AsMbarrierArrive(op *ir.Operation) (MbarrierArriveOp, bool) {
-	if op == nil || op.Name() != MbarrierArrive {
-		return MbarrierArriveOp{}, false
-	}
-	return MbarrierArriveOp{op}, true
-}
-
-// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3 or LLVM pointer in address space 7).
-func (o MbarrierArriveOp) Addr() ir.Value { return o.Op.Operand(0) }
-
-// Count returns the optional `count` operand (32-bit signless integer), or nil if absent.
-func (o MbarrierArriveOp) Count() ir.Value { return o.Op.OperandNamed("count") }
-
-// Res returns the optional `res` result (64-bit signless integer), or nil if absent.
-func (o MbarrierArriveOp) Res() ir.Value {
-	if vs := o.Op.ResultGroup("res"); len(vs) > 0 {
-		return vs[0]
-	}
-	return nil
+func (o LdmatrixOp) Shape() ir.Attribute {
+	return o.Op.Attr("shape")
 }
 
 // Relaxed returns the `relaxed` attribute (bool attribute), or nil if absent.
-func (o MbarrierArriveOp) Relaxed() ir.Attribute { return o.Op.Attr("relaxed") }
-
-// Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
-func (o MbarrierArriveOp) Scope() ir.Attribute { return o.Op.Attr("scope") }
-
-// MbarrierArriveExpectTxOp views an op named nvvm.mbarrier.arrive.expect_tx: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierArriveExpectTxOp struct{ Op *ir.Operation }
-
-// AsMbarrierArriveExpectTx returns op as a MbarrierArriveExpectTxOp, and whether it is named nvvm.mbarrier.arrive.expect_tx.
-func AsMbarrierArriveExpectTx(op *ir.Operation) (MbarrierArriveExpectTxOp, bool) {
-	if op == nil || op.Name() != MbarrierArriveExpectTx {
-		return MbarrierArriveExpectTxOp{}, false
-	}
-	return MbarrierArriveExpectTxOp{op}, true
+func (o MbarrierArriveOp) Relaxed() ir.Attribute {
+	return o.Op.Attr("relaxed")
 }
 
-// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3 or LLVM pointer in address space 7).
-func (o MbarrierArriveExpectTxOp) Addr() ir.Value { return o.Op.Operand(0) }
-
-// Txcount returns the `txcount` operand (32-bit signless integer).
-func (o MbarrierArriveExpectTxOp) Txcount() ir.Value { return o.Op.Operand(1) }
-
-// Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
-func (o MbarrierArriveExpectTxOp) Predicate() ir.Value { return o.Op.OperandNamed("predicate") }
-
-// Res returns the optional `res` result (64-bit signless integer), or nil if absent.
-func (o MbarrierArriveExpectTxOp) Res() ir.Value {
-	if vs := o.Op.ResultGroup("res"); len(vs) > 0 {
-		return vs[0]
-	}
-	return nil
+// Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
+func (o MbarrierArriveOp) Scope() ir.Attribute {
+	return o.Op.Attr("scope")
 }
 
 // Relaxed returns the `relaxed` attribute (bool attribute), or nil if absent.
-func (o MbarrierArriveExpectTxOp) Relaxed() ir.Attribute { return o.Op.Attr("relaxed") }
+func (o MbarrierArriveExpectTxOp) Relaxed() ir.Attribute {
+	return o.Op.Attr("relaxed")
+}
 
 // Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
-func (o MbarrierArriveExpectTxOp) Scope() ir.Attribute { return o.Op.Attr("scope") }
-
-// MbarrierArriveNocompleteOp views an op named nvvm.mbarrier.arrive.nocomplete: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierArriveNocompleteOp struct{ Op *ir.Operation }
-
-// AsMbarrierArriveNocomplete returns op as a MbarrierArriveNocompleteOp, and whether it is named nvvm.mbarrier.arrive.nocomplete.
-func AsMbarrierArriveNocomplete(op *ir.Operation) (MbarrierArriveNocompleteOp, bool) {
-	if op == nil || op.Name() != MbarrierArriveNocomplete {
-		return MbarrierArriveNocompleteOp{}, false
-	}
-	return MbarrierArriveNocompleteOp{op}, true
+func (o MbarrierArriveExpectTxOp) Scope() ir.Attribute {
+	return o.Op.Attr("scope")
 }
-
-// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
-func (o MbarrierArriveNocompleteOp) Addr() ir.Value { return o.Op.Operand(0) }
-
-// Count returns the `count` operand (32-bit signless integer).
-func (o MbarrierArriveNocompleteOp) Count() ir.Value { return o.Op.Operand(1) }
-
-// Res returns the `res` result (64-bit signless integer).
-func (o MbarrierArriveNocompleteOp) Res() ir.Value { return o.Op.Result(0) }
-
-// MbarrierInitOp views an op named nvvm.mbarrier.init: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierInitOp struct{ Op *ir.Operation }
-
-// AsMbarrierInit returns op as a MbarrierInitOp, and whether it is named nvvm.mbarrier.init.
-func AsMbarrierInit(op *ir.Operation) (MbarrierInitOp, bool) {
-	if op == nil || op.Name() != MbarrierInit {
-		return MbarrierInitOp{}, false
-	}
-	return MbarrierInitOp{op}, true
-}
-
-// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
-func (o MbarrierInitOp) Addr() ir.Value { return o.Op.Operand(0) }
-
-// Count returns the `count` operand (32-bit signless integer).
-func (o MbarrierInitOp) Count() ir.Value { return o.Op.Operand(1) }
-
-// Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
-func (o MbarrierInitOp) Predicate() ir.Value { return o.Op.OperandNamed("predicate") }
-
-// MbarrierInvalOp views an op named nvvm.mbarrier.inval: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierInvalOp struct{ Op *ir.Operation }
-
-// AsMbarrierInval returns op as a MbarrierInvalOp, and whether it is named nvvm.mbarrier.inval.
-func AsMbarrierInval(op *ir.Operation) (MbarrierInvalOp, bool) {
-	if op == nil || op.Name() != MbarrierInval {
-		return MbarrierInvalOp{}, false
-	}
-	return MbarrierInvalOp{op}, true
-}
-
-// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
-func (o MbarrierInvalOp) Addr() ir.Value { return o.Op.Operand(0) }
-
-// MbarrierTestWaitOp views an op named nvvm.mbarrier.test.wait: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierTestWaitOp struct{ Op *ir.Operation }
-
-// AsMbarrierTestWait returns op as a MbarrierTestWaitOp, and whether it is named nvvm.mbarrier.test.wait.
-func AsMbarrierTestWait(op *ir.Operation) (MbarrierTestWaitOp, bool) {
-	if op == nil || op.Name() != MbarrierTestWait {
-		return MbarrierTestWaitOp{}, false
-	}
-	return MbarrierTestWaitOp{op}, true
-}
-
-// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
-func (o MbarrierTestWaitOp) Addr() ir.Value { return o.Op.Operand(0) }
-
-// StateOrPhase returns the `stateOrPhase` operand (64-bit signless integer or 32-bit signless integer).
-func (o MbarrierTestWaitOp) StateOrPhase() ir.Value { return o.Op.Operand(1) }
-
-// Res returns the `res` result (1-bit signless integer).
-func (o MbarrierTestWaitOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Relaxed returns the `relaxed` attribute (bool attribute), or nil if absent.
-func (o MbarrierTestWaitOp) Relaxed() ir.Attribute { return o.Op.Attr("relaxed") }
-
-// Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
-func (o MbarrierTestWaitOp) Scope() ir.Attribute { return o.Op.Attr("scope") }
-
-// MbarrierTryWaitOp views an op named nvvm.mbarrier.try_wait: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierTryWaitOp struct{ Op *ir.Operation }
-
-// AsMbarrierTryWait returns op as a MbarrierTryWaitOp, and whether it is named nvvm.mbarrier.try_wait.
-func AsMbarrierTryWait(op *ir.Operation) (MbarrierTryWaitOp, bool) {
-	if op == nil || op.Name() != MbarrierTryWait {
-		return MbarrierTryWaitOp{}, false
-	}
-	return MbarrierTryWaitOp{op}, true
+func (o MbarrierTestWaitOp) Relaxed() ir.Attribute {
+	return o.Op.Attr("relaxed")
 }
 
-// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
-func (o MbarrierTryWaitOp) Addr() ir.Value { return o.Op.Operand(0) }
-
-// StateOrPhase returns the `stateOrPhase` operand (64-bit signless integer or 32-bit signless integer).
-func (o MbarrierTryWaitOp) StateOrPhase() ir.Value { return o.Op.Operand(1) }
-
-// Ticks returns the optional `ticks` operand (32-bit signless integer), or nil if absent.
-func (o MbarrierTryWaitOp) Ticks() ir.Value { return o.Op.OperandNamed("ticks") }
-
-// Res returns the `res` result (1-bit signless integer).
-func (o MbarrierTryWaitOp) Res() ir.Value { return o.Op.Result(0) }
+// Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
+func (o MbarrierTestWaitOp) Scope() ir.Attribute {
+	return o.Op.Attr("scope")
+}
 
 // Relaxed returns the `relaxed` attribute (bool attribute), or nil if absent.
-func (o MbarrierTryWaitOp) Relaxed() ir.Attribute { return o.Op.Attr("relaxed") }
+func (o MbarrierTryWaitOp) Relaxed() ir.Attribute {
+	return o.Op.Attr("relaxed")
+}
 
 // Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
-func (o MbarrierTryWaitOp) Scope() ir.Attribute { return o.Op.Attr("scope") }
-
-// MbarrierTryWaitParityOp views an op named nvvm.mbarrier.try_wait.parity: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierTryWaitParityOp struct{ Op *ir.Operation }
-
-// AsMbarrierTryWaitParity returns op as a MbarrierTryWaitParityOp, and whether it is named nvvm.mbarrier.try_wait.parity.
-func AsMbarrierTryWaitParity(op *ir.Operation) (MbarrierTryWaitParityOp, bool) {
-	if op == nil || op.Name() != MbarrierTryWaitParity {
-		return MbarrierTryWaitParityOp{}, false
-	}
-	return MbarrierTryWaitParityOp{op}, true
+func (o MbarrierTryWaitOp) Scope() ir.Attribute {
+	return o.Op.Attr("scope")
 }
-
-// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
-func (o MbarrierTryWaitParityOp) Addr() ir.Value { return o.Op.Operand(0) }
-
-// Phase returns the `phase` operand (32-bit signless integer).
-func (o MbarrierTryWaitParityOp) Phase() ir.Value { return o.Op.Operand(1) }
-
-// Ticks returns the `ticks` operand (32-bit signless integer).
-func (o MbarrierTryWaitParityOp) Ticks() ir.Value { return o.Op.Operand(2) }
-
-// PrefetchOp views an op named nvvm.prefetch: its operands, results, attributes and
-// regions by their declared names.
-type PrefetchOp struct{ Op *ir.Operation }
-
-// AsPrefetch returns op as a PrefetchOp, and whether it is named nvvm.prefetch.
-func AsPrefetch(op *ir.Operation) (PrefetchOp, bool) {
-	if op == nil || op.Name() != Prefetch {
-		return PrefetchOp{}, false
-	}
-	return PrefetchOp{op}, true
-}
-
-// Addr returns the `addr` operand (LLVM pointer in address space 1 or LLVM pointer in address space 5 or LLVM pointer in address space 0 or LLVM pointer in address space 4).
-func (o PrefetchOp) Addr() ir.Value { return o.Op.Operand(0) }
-
-// Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
-func (o PrefetchOp) Predicate() ir.Value { return o.Op.OperandNamed("predicate") }
 
 // CacheLevel returns the `cacheLevel` attribute (NVVM Prefetch Cache Level), or nil if absent.
-func (o PrefetchOp) CacheLevel() ir.Attribute { return o.Op.Attr("cacheLevel") }
+func (o PrefetchOp) CacheLevel() ir.Attribute {
+	return o.Op.Attr("cacheLevel")
+}
 
 // EvictPriority returns the `evictPriority` attribute (NVVM Cache Eviction Priority), or nil if absent.
-func (o PrefetchOp) EvictPriority() ir.Attribute { return o.Op.Attr("evictPriority") }
+func (o PrefetchOp) EvictPriority() ir.Attribute {
+	return o.Op.Attr("evictPriority")
+}
 
 // InParamSpace returns the `in_param_space` attribute (unit attribute), or nil if absent.
-func (o PrefetchOp) InParamSpace() ir.Attribute { return o.Op.Attr("in_param_space") }
+func (o PrefetchOp) InParamSpace() ir.Attribute {
+	return o.Op.Attr("in_param_space")
+}
 
 // Tensormap returns the `tensormap` attribute (unit attribute), or nil if absent.
-func (o PrefetchOp) Tensormap() ir.Attribute { return o.Op.Attr("tensormap") }
+func (o PrefetchOp) Tensormap() ir.Attribute {
+	return o.Op.Attr("tensormap")
+}
 
 // Uniform returns the `uniform` attribute (unit attribute), or nil if absent.
-func (o PrefetchOp) Uniform() ir.Attribute { return o.Op.Attr("uniform") }
-
-// ReadPtxSregClockOp views an op named nvvm.read.ptx.sreg.clock: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClockOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClock returns op as a ReadPtxSregClockOp, and whether it is named nvvm.read.ptx.sreg.clock.
-func AsReadPtxSregClock(op *ir.Operation) (ReadPtxSregClockOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClock {
-		return ReadPtxSregClockOp{}, false
-	}
-	return ReadPtxSregClockOp{op}, true
+func (o PrefetchOp) Uniform() ir.Attribute {
+	return o.Op.Attr("uniform")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClockOp) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregClock64Op views an op named nvvm.read.ptx.sreg.clock64: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClock64Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregClock64 returns op as a ReadPtxSregClock64Op, and whether it is named nvvm.read.ptx.sreg.clock64.
-func AsReadPtxSregClock64(op *ir.Operation) (ReadPtxSregClock64Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregClock64 {
-		return ReadPtxSregClock64Op{}, false
-	}
-	return ReadPtxSregClock64Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClock64Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregClusterCtaidXOp views an op named nvvm.read.ptx.sreg.cluster.ctaid.x: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusterCtaidXOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusterCtaidX returns op as a ReadPtxSregClusterCtaidXOp, and whether it is named nvvm.read.ptx.sreg.cluster.ctaid.x.
-func AsReadPtxSregClusterCtaidX(op *ir.Operation) (ReadPtxSregClusterCtaidXOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusterCtaidX {
-		return ReadPtxSregClusterCtaidXOp{}, false
-	}
-	return ReadPtxSregClusterCtaidXOp{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusterCtaidXOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusterCtaidXOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregClusterCtaidYOp views an op named nvvm.read.ptx.sreg.cluster.ctaid.y: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusterCtaidYOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusterCtaidY returns op as a ReadPtxSregClusterCtaidYOp, and whether it is named nvvm.read.ptx.sreg.cluster.ctaid.y.
-func AsReadPtxSregClusterCtaidY(op *ir.Operation) (ReadPtxSregClusterCtaidYOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusterCtaidY {
-		return ReadPtxSregClusterCtaidYOp{}, false
-	}
-	return ReadPtxSregClusterCtaidYOp{op}, true
+func (o ReadPtxSregClusterCtaidXOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusterCtaidYOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusterCtaidYOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregClusterCtaidZOp views an op named nvvm.read.ptx.sreg.cluster.ctaid.z: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusterCtaidZOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusterCtaidZ returns op as a ReadPtxSregClusterCtaidZOp, and whether it is named nvvm.read.ptx.sreg.cluster.ctaid.z.
-func AsReadPtxSregClusterCtaidZ(op *ir.Operation) (ReadPtxSregClusterCtaidZOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusterCtaidZ {
-		return ReadPtxSregClusterCtaidZOp{}, false
-	}
-	return ReadPtxSregClusterCtaidZOp{op}, true
+func (o ReadPtxSregClusterCtaidYOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusterCtaidZOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusterCtaidZOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregClusterCtarankOp views an op named nvvm.read.ptx.sreg.cluster.ctarank: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusterCtarankOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusterCtarank returns op as a ReadPtxSregClusterCtarankOp, and whether it is named nvvm.read.ptx.sreg.cluster.ctarank.
-func AsReadPtxSregClusterCtarank(op *ir.Operation) (ReadPtxSregClusterCtarankOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusterCtarank {
-		return ReadPtxSregClusterCtarankOp{}, false
-	}
-	return ReadPtxSregClusterCtarankOp{op}, true
+func (o ReadPtxSregClusterCtaidZOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusterCtarankOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusterCtarankOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregClusterNctaidXOp views an op named nvvm.read.ptx.sreg.cluster.nctaid.x: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusterNctaidXOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusterNctaidX returns op as a ReadPtxSregClusterNctaidXOp, and whether it is named nvvm.read.ptx.sreg.cluster.nctaid.x.
-func AsReadPtxSregClusterNctaidX(op *ir.Operation) (ReadPtxSregClusterNctaidXOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusterNctaidX {
-		return ReadPtxSregClusterNctaidXOp{}, false
-	}
-	return ReadPtxSregClusterNctaidXOp{op}, true
+func (o ReadPtxSregClusterCtarankOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusterNctaidXOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusterNctaidXOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregClusterNctaidYOp views an op named nvvm.read.ptx.sreg.cluster.nctaid.y: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusterNctaidYOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusterNctaidY returns op as a ReadPtxSregClusterNctaidYOp, and whether it is named nvvm.read.ptx.sreg.cluster.nctaid.y.
-func AsReadPtxSregClusterNctaidY(op *ir.Operation) (ReadPtxSregClusterNctaidYOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusterNctaidY {
-		return ReadPtxSregClusterNctaidYOp{}, false
-	}
-	return ReadPtxSregClusterNctaidYOp{op}, true
+func (o ReadPtxSregClusterNctaidXOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusterNctaidYOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusterNctaidYOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregClusterNctaidZOp views an op named nvvm.read.ptx.sreg.cluster.nctaid.z: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusterNctaidZOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusterNctaidZ returns op as a ReadPtxSregClusterNctaidZOp, and whether it is named nvvm.read.ptx.sreg.cluster.nctaid.z.
-func AsReadPtxSregClusterNctaidZ(op *ir.Operation) (ReadPtxSregClusterNctaidZOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusterNctaidZ {
-		return ReadPtxSregClusterNctaidZOp{}, false
-	}
-	return ReadPtxSregClusterNctaidZOp{op}, true
+func (o ReadPtxSregClusterNctaidYOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusterNctaidZOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusterNctaidZOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregClusterNctarankOp views an op named nvvm.read.ptx.sreg.cluster.nctarank: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusterNctarankOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusterNctarank returns op as a ReadPtxSregClusterNctarankOp, and whether it is named nvvm.read.ptx.sreg.cluster.nctarank.
-func AsReadPtxSregClusterNctarank(op *ir.Operation) (ReadPtxSregClusterNctarankOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusterNctarank {
-		return ReadPtxSregClusterNctarankOp{}, false
-	}
-	return ReadPtxSregClusterNctarankOp{op}, true
+func (o ReadPtxSregClusterNctaidZOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusterNctarankOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusterNctarankOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregClusteridXOp views an op named nvvm.read.ptx.sreg.clusterid.x: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusteridXOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusteridX returns op as a ReadPtxSregClusteridXOp, and whether it is named nvvm.read.ptx.sreg.clusterid.x.
-func AsReadPtxSregClusteridX(op *ir.Operation) (ReadPtxSregClusteridXOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusteridX {
-		return ReadPtxSregClusteridXOp{}, false
-	}
-	return ReadPtxSregClusteridXOp{op}, true
+func (o ReadPtxSregClusterNctarankOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusteridXOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusteridXOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregClusteridYOp views an op named nvvm.read.ptx.sreg.clusterid.y: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusteridYOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusteridY returns op as a ReadPtxSregClusteridYOp, and whether it is named nvvm.read.ptx.sreg.clusterid.y.
-func AsReadPtxSregClusteridY(op *ir.Operation) (ReadPtxSregClusteridYOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusteridY {
-		return ReadPtxSregClusteridYOp{}, false
-	}
-	return ReadPtxSregClusteridYOp{op}, true
+func (o ReadPtxSregClusteridXOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusteridYOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusteridYOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregClusteridZOp views an op named nvvm.read.ptx.sreg.clusterid.z: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregClusteridZOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregClusteridZ returns op as a ReadPtxSregClusteridZOp, and whether it is named nvvm.read.ptx.sreg.clusterid.z.
-func AsReadPtxSregClusteridZ(op *ir.Operation) (ReadPtxSregClusteridZOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregClusteridZ {
-		return ReadPtxSregClusteridZOp{}, false
-	}
-	return ReadPtxSregClusteridZOp{op}, true
+func (o ReadPtxSregClusteridYOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregClusteridZOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregClusteridZOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregCtaidXOp views an op named nvvm.read.ptx.sreg.ctaid.x: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregCtaidXOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregCtaidX returns op as a ReadPtxSregCtaidXOp, and whether it is named nvvm.read.ptx.sreg.ctaid.x.
-func AsReadPtxSregCtaidX(op *ir.Operation) (ReadPtxSregCtaidXOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregCtaidX {
-		return ReadPtxSregCtaidXOp{}, false
-	}
-	return ReadPtxSregCtaidXOp{op}, true
+func (o ReadPtxSregClusteridZOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregCtaidXOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregCtaidXOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregCtaidYOp views an op named nvvm.read.ptx.sreg.ctaid.y: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregCtaidYOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregCtaidY returns op as a ReadPtxSregCtaidYOp, and whether it is named nvvm.read.ptx.sreg.ctaid.y.
-func AsReadPtxSregCtaidY(op *ir.Operation) (ReadPtxSregCtaidYOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregCtaidY {
-		return ReadPtxSregCtaidYOp{}, false
-	}
-	return ReadPtxSregCtaidYOp{op}, true
+func (o ReadPtxSregCtaidXOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregCtaidYOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregCtaidYOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregCtaidZOp views an op named nvvm.read.ptx.sreg.ctaid.z: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregCtaidZOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregCtaidZ returns op as a ReadPtxSregCtaidZOp, and whether it is named nvvm.read.ptx.sreg.ctaid.z.
-func AsReadPtxSregCtaidZ(op *ir.Operation) (ReadPtxSregCtaidZOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregCtaidZ {
-		return ReadPtxSregCtaidZOp{}, false
-	}
-	return ReadPtxSregCtaidZOp{op}, true
+func (o ReadPtxSregCtaidYOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregCtaidZOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregCtaidZOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregEnvreg0Op views an op named nvvm.read.ptx.sreg.envreg0: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg0Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg0 returns op as a ReadPtxSregEnvreg0Op, and whether it is named nvvm.read.ptx.sreg.envreg0.
-func AsReadPtxSregEnvreg0(op *ir.Operation) (ReadPtxSregEnvreg0Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg0 {
-		return ReadPtxSregEnvreg0Op{}, false
-	}
-	return ReadPtxSregEnvreg0Op{op}, true
+func (o ReadPtxSregCtaidZOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg0Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg1Op views an op named nvvm.read.ptx.sreg.envreg1: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg1Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg1 returns op as a ReadPtxSregEnvreg1Op, and whether it is named nvvm.read.ptx.sreg.envreg1.
-func AsReadPtxSregEnvreg1(op *ir.Operation) (ReadPtxSregEnvreg1Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg1 {
-		return ReadPtxSregEnvreg1Op{}, false
-	}
-	return ReadPtxSregEnvreg1Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg1Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg10Op views an op named nvvm.read.ptx.sreg.envreg10: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg10Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg10 returns op as a ReadPtxSregEnvreg10Op, and whether it is named nvvm.read.ptx.sreg.envreg10.
-func AsReadPtxSregEnvreg10(op *ir.Operation) (ReadPtxSregEnvreg10Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg10 {
-		return ReadPtxSregEnvreg10Op{}, false
-	}
-	return ReadPtxSregEnvreg10Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg10Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg11Op views an op named nvvm.read.ptx.sreg.envreg11: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg11Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg11 returns op as a ReadPtxSregEnvreg11Op, and whether it is named nvvm.read.ptx.sreg.envreg11.
-func AsReadPtxSregEnvreg11(op *ir.Operation) (ReadPtxSregEnvreg11Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg11 {
-		return ReadPtxSregEnvreg11Op{}, false
-	}
-	return ReadPtxSregEnvreg11Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg11Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg12Op views an op named nvvm.read.ptx.sreg.envreg12: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg12Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg12 returns op as a ReadPtxSregEnvreg12Op, and whether it is named nvvm.read.ptx.sreg.envreg12.
-func AsReadPtxSregEnvreg12(op *ir.Operation) (ReadPtxSregEnvreg12Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg12 {
-		return ReadPtxSregEnvreg12Op{}, false
-	}
-	return ReadPtxSregEnvreg12Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg12Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg13Op views an op named nvvm.read.ptx.sreg.envreg13: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg13Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg13 returns op as a ReadPtxSregEnvreg13Op, and whether it is named nvvm.read.ptx.sreg.envreg13.
-func AsReadPtxSregEnvreg13(op *ir.Operation) (ReadPtxSregEnvreg13Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg13 {
-		return ReadPtxSregEnvreg13Op{}, false
-	}
-	return ReadPtxSregEnvreg13Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg13Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg14Op views an op named nvvm.read.ptx.sreg.envreg14: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg14Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg14 returns op as a ReadPtxSregEnvreg14Op, and whether it is named nvvm.read.ptx.sreg.envreg14.
-func AsReadPtxSregEnvreg14(op *ir.Operation) (ReadPtxSregEnvreg14Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg14 {
-		return ReadPtxSregEnvreg14Op{}, false
-	}
-	return ReadPtxSregEnvreg14Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg14Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg15Op views an op named nvvm.read.ptx.sreg.envreg15: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg15Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg15 returns op as a ReadPtxSregEnvreg15Op, and whether it is named nvvm.read.ptx.sreg.envreg15.
-func AsReadPtxSregEnvreg15(op *ir.Operation) (ReadPtxSregEnvreg15Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg15 {
-		return ReadPtxSregEnvreg15Op{}, false
-	}
-	return ReadPtxSregEnvreg15Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg15Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg16Op views an op named nvvm.read.ptx.sreg.envreg16: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg16Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg16 returns op as a ReadPtxSregEnvreg16Op, and whether it is named nvvm.read.ptx.sreg.envreg16.
-func AsReadPtxSregEnvreg16(op *ir.Operation) (ReadPtxSregEnvreg16Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg16 {
-		return ReadPtxSregEnvreg16Op{}, false
-	}
-	return ReadPtxSregEnvreg16Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg16Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg17Op views an op named nvvm.read.ptx.sreg.envreg17: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg17Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg17 returns op as a ReadPtxSregEnvreg17Op, and whether it is named nvvm.read.ptx.sreg.envreg17.
-func AsReadPtxSregEnvreg17(op *ir.Operation) (ReadPtxSregEnvreg17Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg17 {
-		return ReadPtxSregEnvreg17Op{}, false
-	}
-	return ReadPtxSregEnvreg17Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg17Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg18Op views an op named nvvm.read.ptx.sreg.envreg18: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg18Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg18 returns op as a ReadPtxSregEnvreg18Op, and whether it is named nvvm.read.ptx.sreg.envreg18.
-func AsReadPtxSregEnvreg18(op *ir.Operation) (ReadPtxSregEnvreg18Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg18 {
-		return ReadPtxSregEnvreg18Op{}, false
-	}
-	return ReadPtxSregEnvreg18Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg18Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg19Op views an op named nvvm.read.ptx.sreg.envreg19: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg19Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg19 returns op as a ReadPtxSregEnvreg19Op, and whether it is named nvvm.read.ptx.sreg.envreg19.
-func AsReadPtxSregEnvreg19(op *ir.Operation) (ReadPtxSregEnvreg19Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg19 {
-		return ReadPtxSregEnvreg19Op{}, false
-	}
-	return ReadPtxSregEnvreg19Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg19Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg2Op views an op named nvvm.read.ptx.sreg.envreg2: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg2Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg2 returns op as a ReadPtxSregEnvreg2Op, and whether it is named nvvm.read.ptx.sreg.envreg2.
-func AsReadPtxSregEnvreg2(op *ir.Operation) (ReadPtxSregEnvreg2Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg2 {
-		return ReadPtxSregEnvreg2Op{}, false
-	}
-	return ReadPtxSregEnvreg2Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg2Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg20Op views an op named nvvm.read.ptx.sreg.envreg20: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg20Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg20 returns op as a ReadPtxSregEnvreg20Op, and whether it is named nvvm.read.ptx.sreg.envreg20.
-func AsReadPtxSregEnvreg20(op *ir.Operation) (ReadPtxSregEnvreg20Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg20 {
-		return ReadPtxSregEnvreg20Op{}, false
-	}
-	return ReadPtxSregEnvreg20Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg20Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg21Op views an op named nvvm.read.ptx.sreg.envreg21: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg21Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg21 returns op as a ReadPtxSregEnvreg21Op, and whether it is named nvvm.read.ptx.sreg.envreg21.
-func AsReadPtxSregEnvreg21(op *ir.Operation) (ReadPtxSregEnvreg21Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg21 {
-		return ReadPtxSregEnvreg21Op{}, false
-	}
-	return ReadPtxSregEnvreg21Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg21Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg22Op views an op named nvvm.read.ptx.sreg.envreg22: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg22Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg22 returns op as a ReadPtxSregEnvreg22Op, and whether it is named nvvm.read.ptx.sreg.envreg22.
-func AsReadPtxSregEnvreg22(op *ir.Operation) (ReadPtxSregEnvreg22Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg22 {
-		return ReadPtxSregEnvreg22Op{}, false
-	}
-	return ReadPtxSregEnvreg22Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg22Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg23Op views an op named nvvm.read.ptx.sreg.envreg23: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg23Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg23 returns op as a ReadPtxSregEnvreg23Op, and whether it is named nvvm.read.ptx.sreg.envreg23.
-func AsReadPtxSregEnvreg23(op *ir.Operation) (ReadPtxSregEnvreg23Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg23 {
-		return ReadPtxSregEnvreg23Op{}, false
-	}
-	return ReadPtxSregEnvreg23Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg23Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg24Op views an op named nvvm.read.ptx.sreg.envreg24: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg24Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg24 returns op as a ReadPtxSregEnvreg24Op, and whether it is named nvvm.read.ptx.sreg.envreg24.
-func AsReadPtxSregEnvreg24(op *ir.Operation) (ReadPtxSregEnvreg24Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg24 {
-		return ReadPtxSregEnvreg24Op{}, false
-	}
-	return ReadPtxSregEnvreg24Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg24Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg25Op views an op named nvvm.read.ptx.sreg.envreg25: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg25Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg25 returns op as a ReadPtxSregEnvreg25Op, and whether it is named nvvm.read.ptx.sreg.envreg25.
-func AsReadPtxSregEnvreg25(op *ir.Operation) (ReadPtxSregEnvreg25Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg25 {
-		return ReadPtxSregEnvreg25Op{}, false
-	}
-	return ReadPtxSregEnvreg25Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg25Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg26Op views an op named nvvm.read.ptx.sreg.envreg26: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg26Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg26 returns op as a ReadPtxSregEnvreg26Op, and whether it is named nvvm.read.ptx.sreg.envreg26.
-func AsReadPtxSregEnvreg26(op *ir.Operation) (ReadPtxSregEnvreg26Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg26 {
-		return ReadPtxSregEnvreg26Op{}, false
-	}
-	return ReadPtxSregEnvreg26Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg26Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg27Op views an op named nvvm.read.ptx.sreg.envreg27: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg27Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg27 returns op as a ReadPtxSregEnvreg27Op, and whether it is named nvvm.read.ptx.sreg.envreg27.
-func AsReadPtxSregEnvreg27(op *ir.Operation) (ReadPtxSregEnvreg27Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg27 {
-		return ReadPtxSregEnvreg27Op{}, false
-	}
-	return ReadPtxSregEnvreg27Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg27Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg28Op views an op named nvvm.read.ptx.sreg.envreg28: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg28Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg28 returns op as a ReadPtxSregEnvreg28Op, and whether it is named nvvm.read.ptx.sreg.envreg28.
-func AsReadPtxSregEnvreg28(op *ir.Operation) (ReadPtxSregEnvreg28Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg28 {
-		return ReadPtxSregEnvreg28Op{}, false
-	}
-	return ReadPtxSregEnvreg28Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg28Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg29Op views an op named nvvm.read.ptx.sreg.envreg29: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg29Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg29 returns op as a ReadPtxSregEnvreg29Op, and whether it is named nvvm.read.ptx.sreg.envreg29.
-func AsReadPtxSregEnvreg29(op *ir.Operation) (ReadPtxSregEnvreg29Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg29 {
-		return ReadPtxSregEnvreg29Op{}, false
-	}
-	return ReadPtxSregEnvreg29Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg29Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg3Op views an op named nvvm.read.ptx.sreg.envreg3: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg3Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg3 returns op as a ReadPtxSregEnvreg3Op, and whether it is named nvvm.read.ptx.sreg.envreg3.
-func AsReadPtxSregEnvreg3(op *ir.Operation) (ReadPtxSregEnvreg3Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg3 {
-		return ReadPtxSregEnvreg3Op{}, false
-	}
-	return ReadPtxSregEnvreg3Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg3Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg30Op views an op named nvvm.read.ptx.sreg.envreg30: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg30Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg30 returns op as a ReadPtxSregEnvreg30Op, and whether it is named nvvm.read.ptx.sreg.envreg30.
-func AsReadPtxSregEnvreg30(op *ir.Operation) (ReadPtxSregEnvreg30Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg30 {
-		return ReadPtxSregEnvreg30Op{}, false
-	}
-	return ReadPtxSregEnvreg30Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg30Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg31Op views an op named nvvm.read.ptx.sreg.envreg31: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg31Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg31 returns op as a ReadPtxSregEnvreg31Op, and whether it is named nvvm.read.ptx.sreg.envreg31.
-func AsReadPtxSregEnvreg31(op *ir.Operation) (ReadPtxSregEnvreg31Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg31 {
-		return ReadPtxSregEnvreg31Op{}, false
-	}
-	return ReadPtxSregEnvreg31Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg31Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg4Op views an op named nvvm.read.ptx.sreg.envreg4: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg4Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg4 returns op as a ReadPtxSregEnvreg4Op, and whether it is named nvvm.read.ptx.sreg.envreg4.
-func AsReadPtxSregEnvreg4(op *ir.Operation) (ReadPtxSregEnvreg4Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg4 {
-		return ReadPtxSregEnvreg4Op{}, false
-	}
-	return ReadPtxSregEnvreg4Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg4Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg5Op views an op named nvvm.read.ptx.sreg.envreg5: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg5Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg5 returns op as a ReadPtxSregEnvreg5Op, and whether it is named nvvm.read.ptx.sreg.envreg5.
-func AsReadPtxSregEnvreg5(op *ir.Operation) (ReadPtxSregEnvreg5Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg5 {
-		return ReadPtxSregEnvreg5Op{}, false
-	}
-	return ReadPtxSregEnvreg5Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg5Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg6Op views an op named nvvm.read.ptx.sreg.envreg6: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg6Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg6 returns op as a ReadPtxSregEnvreg6Op, and whether it is named nvvm.read.ptx.sreg.envreg6.
-func AsReadPtxSregEnvreg6(op *ir.Operation) (ReadPtxSregEnvreg6Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg6 {
-		return ReadPtxSregEnvreg6Op{}, false
-	}
-	return ReadPtxSregEnvreg6Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg6Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg7Op views an op named nvvm.read.ptx.sreg.envreg7: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg7Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg7 returns op as a ReadPtxSregEnvreg7Op, and whether it is named nvvm.read.ptx.sreg.envreg7.
-func AsReadPtxSregEnvreg7(op *ir.Operation) (ReadPtxSregEnvreg7Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg7 {
-		return ReadPtxSregEnvreg7Op{}, false
-	}
-	return ReadPtxSregEnvreg7Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg7Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg8Op views an op named nvvm.read.ptx.sreg.envreg8: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg8Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg8 returns op as a ReadPtxSregEnvreg8Op, and whether it is named nvvm.read.ptx.sreg.envreg8.
-func AsReadPtxSregEnvreg8(op *ir.Operation) (ReadPtxSregEnvreg8Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg8 {
-		return ReadPtxSregEnvreg8Op{}, false
-	}
-	return ReadPtxSregEnvreg8Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg8Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregEnvreg9Op views an op named nvvm.read.ptx.sreg.envreg9: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregEnvreg9Op struct{ Op *ir.Operation }
-
-// AsReadPtxSregEnvreg9 returns op as a ReadPtxSregEnvreg9Op, and whether it is named nvvm.read.ptx.sreg.envreg9.
-func AsReadPtxSregEnvreg9(op *ir.Operation) (ReadPtxSregEnvreg9Op, bool) {
-	if op == nil || op.Name() != ReadPtxSregEnvreg9 {
-		return ReadPtxSregEnvreg9Op{}, false
-	}
-	return ReadPtxSregEnvreg9Op{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregEnvreg9Op) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregGlobaltimerOp views an op named nvvm.read.ptx.sreg.globaltimer: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregGlobaltimerOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregGlobaltimer returns op as a ReadPtxSregGlobaltimerOp, and whether it is named nvvm.read.ptx.sreg.globaltimer.
-func AsReadPtxSregGlobaltimer(op *ir.Operation) (ReadPtxSregGlobaltimerOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregGlobaltimer {
-		return ReadPtxSregGlobaltimerOp{}, false
-	}
-	return ReadPtxSregGlobaltimerOp{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregGlobaltimerOp) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregGlobaltimerLoOp views an op named nvvm.read.ptx.sreg.globaltimer.lo: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregGlobaltimerLoOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregGlobaltimerLo returns op as a ReadPtxSregGlobaltimerLoOp, and whether it is named nvvm.read.ptx.sreg.globaltimer.lo.
-func AsReadPtxSregGlobaltimerLo(op *ir.Operation) (ReadPtxSregGlobaltimerLoOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregGlobaltimerLo {
-		return ReadPtxSregGlobaltimerLoOp{}, false
-	}
-	return ReadPtxSregGlobaltimerLoOp{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregGlobaltimerLoOp) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregGrididOp views an op named nvvm.read.ptx.sreg.gridid: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregGrididOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregGridid returns op as a ReadPtxSregGrididOp, and whether it is named nvvm.read.ptx.sreg.gridid.
-func AsReadPtxSregGridid(op *ir.Operation) (ReadPtxSregGrididOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregGridid {
-		return ReadPtxSregGrididOp{}, false
-	}
-	return ReadPtxSregGrididOp{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregGrididOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregGrididOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregLaneidOp views an op named nvvm.read.ptx.sreg.laneid: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregLaneidOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregLaneid returns op as a ReadPtxSregLaneidOp, and whether it is named nvvm.read.ptx.sreg.laneid.
-func AsReadPtxSregLaneid(op *ir.Operation) (ReadPtxSregLaneidOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregLaneid {
-		return ReadPtxSregLaneidOp{}, false
-	}
-	return ReadPtxSregLaneidOp{op}, true
+func (o ReadPtxSregGrididOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregLaneidOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregLaneidOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregLanemaskEqOp views an op named nvvm.read.ptx.sreg.lanemask.eq: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregLanemaskEqOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregLanemaskEq returns op as a ReadPtxSregLanemaskEqOp, and whether it is named nvvm.read.ptx.sreg.lanemask.eq.
-func AsReadPtxSregLanemaskEq(op *ir.Operation) (ReadPtxSregLanemaskEqOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregLanemaskEq {
-		return ReadPtxSregLanemaskEqOp{}, false
-	}
-	return ReadPtxSregLanemaskEqOp{op}, true
+func (o ReadPtxSregLaneidOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregLanemaskEqOp) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregLanemaskGeOp views an op named nvvm.read.ptx.sreg.lanemask.ge: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregLanemaskGeOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregLanemaskGe returns op as a ReadPtxSregLanemaskGeOp, and whether it is named nvvm.read.ptx.sreg.lanemask.ge.
-func AsReadPtxSregLanemaskGe(op *ir.Operation) (ReadPtxSregLanemaskGeOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregLanemaskGe {
-		return ReadPtxSregLanemaskGeOp{}, false
-	}
-	return ReadPtxSregLanemaskGeOp{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregLanemaskGeOp) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregLanemaskGtOp views an op named nvvm.read.ptx.sreg.lanemask.gt: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregLanemaskGtOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregLanemaskGt returns op as a ReadPtxSregLanemaskGtOp, and whether it is named nvvm.read.ptx.sreg.lanemask.gt.
-func AsReadPtxSregLanemaskGt(op *ir.Operation) (ReadPtxSregLanemaskGtOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregLanemaskGt {
-		return ReadPtxSregLanemaskGtOp{}, false
-	}
-	return ReadPtxSregLanemaskGtOp{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregLanemaskGtOp) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregLanemaskLeOp views an op named nvvm.read.ptx.sreg.lanemask.le: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregLanemaskLeOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregLanemaskLe returns op as a ReadPtxSregLanemaskLeOp, and whether it is named nvvm.read.ptx.sreg.lanemask.le.
-func AsReadPtxSregLanemaskLe(op *ir.Operation) (ReadPtxSregLanemaskLeOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregLanemaskLe {
-		return ReadPtxSregLanemaskLeOp{}, false
-	}
-	return ReadPtxSregLanemaskLeOp{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregLanemaskLeOp) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregLanemaskLtOp views an op named nvvm.read.ptx.sreg.lanemask.lt: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregLanemaskLtOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregLanemaskLt returns op as a ReadPtxSregLanemaskLtOp, and whether it is named nvvm.read.ptx.sreg.lanemask.lt.
-func AsReadPtxSregLanemaskLt(op *ir.Operation) (ReadPtxSregLanemaskLtOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregLanemaskLt {
-		return ReadPtxSregLanemaskLtOp{}, false
-	}
-	return ReadPtxSregLanemaskLtOp{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregLanemaskLtOp) Res() ir.Value { return o.Op.Result(0) }
-
-// ReadPtxSregNclusteridXOp views an op named nvvm.read.ptx.sreg.nclusterid.x: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNclusteridXOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNclusteridX returns op as a ReadPtxSregNclusteridXOp, and whether it is named nvvm.read.ptx.sreg.nclusterid.x.
-func AsReadPtxSregNclusteridX(op *ir.Operation) (ReadPtxSregNclusteridXOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNclusteridX {
-		return ReadPtxSregNclusteridXOp{}, false
-	}
-	return ReadPtxSregNclusteridXOp{op}, true
-}
-
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNclusteridXOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNclusteridXOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregNclusteridYOp views an op named nvvm.read.ptx.sreg.nclusterid.y: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNclusteridYOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNclusteridY returns op as a ReadPtxSregNclusteridYOp, and whether it is named nvvm.read.ptx.sreg.nclusterid.y.
-func AsReadPtxSregNclusteridY(op *ir.Operation) (ReadPtxSregNclusteridYOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNclusteridY {
-		return ReadPtxSregNclusteridYOp{}, false
-	}
-	return ReadPtxSregNclusteridYOp{op}, true
+func (o ReadPtxSregNclusteridXOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNclusteridYOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNclusteridYOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregNclusteridZOp views an op named nvvm.read.ptx.sreg.nclusterid.z: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNclusteridZOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNclusteridZ returns op as a ReadPtxSregNclusteridZOp, and whether it is named nvvm.read.ptx.sreg.nclusterid.z.
-func AsReadPtxSregNclusteridZ(op *ir.Operation) (ReadPtxSregNclusteridZOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNclusteridZ {
-		return ReadPtxSregNclusteridZOp{}, false
-	}
-	return ReadPtxSregNclusteridZOp{op}, true
+func (o ReadPtxSregNclusteridYOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNclusteridZOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNclusteridZOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregNctaidXOp views an op named nvvm.read.ptx.sreg.nctaid.x: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNctaidXOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNctaidX returns op as a ReadPtxSregNctaidXOp, and whether it is named nvvm.read.ptx.sreg.nctaid.x.
-func AsReadPtxSregNctaidX(op *ir.Operation) (ReadPtxSregNctaidXOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNctaidX {
-		return ReadPtxSregNctaidXOp{}, false
-	}
-	return ReadPtxSregNctaidXOp{op}, true
+func (o ReadPtxSregNclusteridZOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNctaidXOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNctaidXOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregNctaidYOp views an op named nvvm.read.ptx.sreg.nctaid.y: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNctaidYOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNctaidY returns op as a ReadPtxSregNctaidYOp, and whether it is named nvvm.read.ptx.sreg.nctaid.y.
-func AsReadPtxSregNctaidY(op *ir.Operation) (ReadPtxSregNctaidYOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNctaidY {
-		return ReadPtxSregNctaidYOp{}, false
-	}
-	return ReadPtxSregNctaidYOp{op}, true
+func (o ReadPtxSregNctaidXOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNctaidYOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNctaidYOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregNctaidZOp views an op named nvvm.read.ptx.sreg.nctaid.z: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNctaidZOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNctaidZ returns op as a ReadPtxSregNctaidZOp, and whether it is named nvvm.read.ptx.sreg.nctaid.z.
-func AsReadPtxSregNctaidZ(op *ir.Operation) (ReadPtxSregNctaidZOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNctaidZ {
-		return ReadPtxSregNctaidZOp{}, false
-	}
-	return ReadPtxSregNctaidZOp{op}, true
+func (o ReadPtxSregNctaidYOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNctaidZOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNctaidZOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregNsmidOp views an op named nvvm.read.ptx.sreg.nsmid: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNsmidOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNsmid returns op as a ReadPtxSregNsmidOp, and whether it is named nvvm.read.ptx.sreg.nsmid.
-func AsReadPtxSregNsmid(op *ir.Operation) (ReadPtxSregNsmidOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNsmid {
-		return ReadPtxSregNsmidOp{}, false
-	}
-	return ReadPtxSregNsmidOp{op}, true
+func (o ReadPtxSregNctaidZOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNsmidOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNsmidOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregNtidXOp views an op named nvvm.read.ptx.sreg.ntid.x: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNtidXOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNtidX returns op as a ReadPtxSregNtidXOp, and whether it is named nvvm.read.ptx.sreg.ntid.x.
-func AsReadPtxSregNtidX(op *ir.Operation) (ReadPtxSregNtidXOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNtidX {
-		return ReadPtxSregNtidXOp{}, false
-	}
-	return ReadPtxSregNtidXOp{op}, true
+func (o ReadPtxSregNsmidOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNtidXOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNtidXOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregNtidYOp views an op named nvvm.read.ptx.sreg.ntid.y: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNtidYOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNtidY returns op as a ReadPtxSregNtidYOp, and whether it is named nvvm.read.ptx.sreg.ntid.y.
-func AsReadPtxSregNtidY(op *ir.Operation) (ReadPtxSregNtidYOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNtidY {
-		return ReadPtxSregNtidYOp{}, false
-	}
-	return ReadPtxSregNtidYOp{op}, true
+func (o ReadPtxSregNtidXOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNtidYOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNtidYOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregNtidZOp views an op named nvvm.read.ptx.sreg.ntid.z: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNtidZOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNtidZ returns op as a ReadPtxSregNtidZOp, and whether it is named nvvm.read.ptx.sreg.ntid.z.
-func AsReadPtxSregNtidZ(op *ir.Operation) (ReadPtxSregNtidZOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNtidZ {
-		return ReadPtxSregNtidZOp{}, false
-	}
-	return ReadPtxSregNtidZOp{op}, true
+func (o ReadPtxSregNtidYOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNtidZOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNtidZOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregNwarpidOp views an op named nvvm.read.ptx.sreg.nwarpid: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregNwarpidOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregNwarpid returns op as a ReadPtxSregNwarpidOp, and whether it is named nvvm.read.ptx.sreg.nwarpid.
-func AsReadPtxSregNwarpid(op *ir.Operation) (ReadPtxSregNwarpidOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregNwarpid {
-		return ReadPtxSregNwarpidOp{}, false
-	}
-	return ReadPtxSregNwarpidOp{op}, true
+func (o ReadPtxSregNtidZOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregNwarpidOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregNwarpidOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregSmidOp views an op named nvvm.read.ptx.sreg.smid: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregSmidOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregSmid returns op as a ReadPtxSregSmidOp, and whether it is named nvvm.read.ptx.sreg.smid.
-func AsReadPtxSregSmid(op *ir.Operation) (ReadPtxSregSmidOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregSmid {
-		return ReadPtxSregSmidOp{}, false
-	}
-	return ReadPtxSregSmidOp{op}, true
+func (o ReadPtxSregNwarpidOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregSmidOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregSmidOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregTidXOp views an op named nvvm.read.ptx.sreg.tid.x: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregTidXOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregTidX returns op as a ReadPtxSregTidXOp, and whether it is named nvvm.read.ptx.sreg.tid.x.
-func AsReadPtxSregTidX(op *ir.Operation) (ReadPtxSregTidXOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregTidX {
-		return ReadPtxSregTidXOp{}, false
-	}
-	return ReadPtxSregTidXOp{op}, true
+func (o ReadPtxSregSmidOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregTidXOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregTidXOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregTidYOp views an op named nvvm.read.ptx.sreg.tid.y: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregTidYOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregTidY returns op as a ReadPtxSregTidYOp, and whether it is named nvvm.read.ptx.sreg.tid.y.
-func AsReadPtxSregTidY(op *ir.Operation) (ReadPtxSregTidYOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregTidY {
-		return ReadPtxSregTidYOp{}, false
-	}
-	return ReadPtxSregTidYOp{op}, true
+func (o ReadPtxSregTidXOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregTidYOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregTidYOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregTidZOp views an op named nvvm.read.ptx.sreg.tid.z: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregTidZOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregTidZ returns op as a ReadPtxSregTidZOp, and whether it is named nvvm.read.ptx.sreg.tid.z.
-func AsReadPtxSregTidZ(op *ir.Operation) (ReadPtxSregTidZOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregTidZ {
-		return ReadPtxSregTidZOp{}, false
-	}
-	return ReadPtxSregTidZOp{op}, true
+func (o ReadPtxSregTidYOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregTidZOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregTidZOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregWarpidOp views an op named nvvm.read.ptx.sreg.warpid: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregWarpidOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregWarpid returns op as a ReadPtxSregWarpidOp, and whether it is named nvvm.read.ptx.sreg.warpid.
-func AsReadPtxSregWarpid(op *ir.Operation) (ReadPtxSregWarpidOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregWarpid {
-		return ReadPtxSregWarpidOp{}, false
-	}
-	return ReadPtxSregWarpidOp{op}, true
+func (o ReadPtxSregTidZOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregWarpidOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregWarpidOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// ReadPtxSregWarpsizeOp views an op named nvvm.read.ptx.sreg.warpsize: its operands, results, attributes and
-// regions by their declared names.
-type ReadPtxSregWarpsizeOp struct{ Op *ir.Operation }
-
-// AsReadPtxSregWarpsize returns op as a ReadPtxSregWarpsizeOp, and whether it is named nvvm.read.ptx.sreg.warpsize.
-func AsReadPtxSregWarpsize(op *ir.Operation) (ReadPtxSregWarpsizeOp, bool) {
-	if op == nil || op.Name() != ReadPtxSregWarpsize {
-		return ReadPtxSregWarpsizeOp{}, false
-	}
-	return ReadPtxSregWarpsizeOp{op}, true
+func (o ReadPtxSregWarpidOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
-// Res returns the `res` result (LLVM dialect-compatible type).
-func (o ReadPtxSregWarpsizeOp) Res() ir.Value { return o.Op.Result(0) }
-
 // Range returns the `range` attribute (A range of two integers, corresponding to LLVM's ConstantRange), or nil if absent.
-func (o ReadPtxSregWarpsizeOp) Range() ir.Attribute { return o.Op.Attr("range") }
-
-// SetmaxregisterOp views an op named nvvm.setmaxregister: its operands, results, attributes and
-// regions by their declared names.
-type SetmaxregisterOp struct{ Op *ir.Operation }
-
-// AsSetmaxregister returns op as a SetmaxregisterOp, and whether it is named nvvm.setmaxregister.
-func AsSetmaxregister(op *ir.Operation) (SetmaxregisterOp, bool) {
-	if op == nil || op.Name() != Setmaxregister {
-		return SetmaxregisterOp{}, false
-	}
-	return SetmaxregisterOp{op}, true
+func (o ReadPtxSregWarpsizeOp) Range() ir.Attribute {
+	return o.Op.Attr("range")
 }
 
 // Action returns the `action` attribute (NVVM set max register action), or nil if absent.
-func (o SetmaxregisterOp) Action() ir.Attribute { return o.Op.Attr("action") }
-
-// RegCount returns the `regCount` attribute (32-bit signless integer attribute), or nil if absent.
-func (o SetmaxregisterOp) RegCount() ir.Attribute { return o.Op.Attr("regCount") }
-
-// ShflSyncOp views an op named nvvm.shfl.sync: its operands, results, attributes and
-// regions by their declared names.
-type ShflSyncOp struct{ Op *ir.Operation }
-
-// AsShflSync returns op as a ShflSyncOp, and whether it is named nvvm.shfl.sync.
-func AsShflSync(op *ir.Operation) (ShflSyncOp, bool) {
-	if op == nil || op.Name() != ShflSync {
-		return ShflSyncOp{}, false
-	}
-	return ShflSyncOp{op}, true
+func (o SetmaxregisterOp) Action() ir.Attribute {
+	return o.Op.Attr("action")
 }
 
-// ThreadMask returns the `thread_mask` operand (32-bit signless integer).
-func (o ShflSyncOp) ThreadMask() ir.Value { return o.Op.Operand(0) }
-
-// Val returns the `val` operand (32-bit signless integer or 32-bit float).
-func (o ShflSyncOp) Val() ir.Value { return o.Op.Operand(1) }
-
-// Offset returns the `offset` operand (32-bit signless integer).
-func (o ShflSyncOp) Offset() ir.Value { return o.Op.Operand(2) }
-
-// MaskAndClamp returns the `mask_and_clamp` operand (32-bit signless integer).
-func (o ShflSyncOp) MaskAndClamp() ir.Value { return o.Op.Operand(3) }
-
-// Res returns the `res` result (32-bit signless integer or 32-bit float or LLVM structure type).
-func (o ShflSyncOp) Res() ir.Value { return o.Op.Result(0) }
+// RegCount returns the `regCount` attribute (32-bit signless integer attribute), or nil if absent.
+func (o SetmaxregisterOp) RegCount() ir.Attribute {
+	return o.Op.Attr("regCount")
+}
 
 // Kind returns the `kind` attribute (NVVM shuffle kind), or nil if absent.
-func (o ShflSyncOp) Kind() ir.Attribute { return o.Op.Attr("kind") }
+func (o ShflSyncOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
 
 // ReturnValueAndIsValid returns the `return_value_and_is_valid` attribute (unit attribute), or nil if absent.
 func (o ShflSyncOp) ReturnValueAndIsValid() ir.Attribute {
 	return o.Op.Attr("return_value_and_is_valid")
 }
 
-// StmatrixOp views an op named nvvm.stmatrix: its operands, results, attributes and
-// regions by their declared names.
-type StmatrixOp struct{ Op *ir.Operation }
-
-// AsStmatrix returns op as a StmatrixOp, and whether it is named nvvm.stmatrix.
-func AsStmatrix(op *ir.Operation) (StmatrixOp, bool) {
-	if op == nil || op.Name() != Stmatrix {
-		return StmatrixOp{}, false
-	}
-	return StmatrixOp{op}, true
-}
-
-// Ptr returns the `ptr` operand (LLVM pointer in address space 3).
-func (o StmatrixOp) Ptr() ir.Value { return o.Op.Operand(0) }
-
-// Sources returns the `sources` operands (32-bit signless integer).
-func (o StmatrixOp) Sources() []ir.Value { return o.Op.OperandGroup("sources") }
-
 // EltType returns the `eltType` attribute (Element type for ldmatrix and stmatrix), or nil if absent.
-func (o StmatrixOp) EltType() ir.Attribute { return o.Op.Attr("eltType") }
+func (o StmatrixOp) EltType() ir.Attribute {
+	return o.Op.Attr("eltType")
+}
 
 // Layout returns the `layout` attribute (NVVM MMA layout), or nil if absent.
-func (o StmatrixOp) Layout() ir.Attribute { return o.Op.Attr("layout") }
+func (o StmatrixOp) Layout() ir.Attribute {
+	return o.Op.Attr("layout")
+}
 
 // Shape returns the `shape` attribute (Matrix shape for ldmatrix and stmatrix), or nil if absent.
-func (o StmatrixOp) Shape() ir.Attribute { return o.Op.Attr("shape") }
-
-// VoteSyncOp views an op named nvvm.vote.sync: its operands, results, attributes and
-// regions by their declared names.
-type VoteSyncOp struct{ Op *ir.Operation }
-
-// AsVoteSync returns op as a VoteSyncOp, and whether it is named nvvm.vote.sync.
-func AsVoteSync(op *ir.Operation) (VoteSyncOp, bool) {
-	if op == nil || op.Name() != VoteSync {
-		return VoteSyncOp{}, false
-	}
-	return VoteSyncOp{op}, true
+func (o StmatrixOp) Shape() ir.Attribute {
+	return o.Op.Attr("shape")
 }
-
-// Mask returns the `mask` operand (32-bit signless integer).
-func (o VoteSyncOp) Mask() ir.Value { return o.Op.Operand(0) }
-
-// Pred returns the `pred` operand (1-bit signless integer).
-func (o VoteSyncOp) Pred() ir.Value { return o.Op.Operand(1) }
-
-// Res returns the `res` result (32-bit signless integer or 1-bit signless integer).
-func (o VoteSyncOp) Res() ir.Value { return o.Op.Result(0) }
 
 // Kind returns the `kind` attribute (NVVM vote sync kind), or nil if absent.
-func (o VoteSyncOp) Kind() ir.Attribute { return o.Op.Attr("kind") }
-
-// WgmmaCommitGroupSyncAlignedOp views an op named nvvm.wgmma.commit.group.sync.aligned: its operands, results, attributes and
-// regions by their declared names.
-type WgmmaCommitGroupSyncAlignedOp struct{ Op *ir.Operation }
-
-// AsWgmmaCommitGroupSyncAligned returns op as a WgmmaCommitGroupSyncAlignedOp, and whether it is named nvvm.wgmma.commit.group.sync.aligned.
-func AsWgmmaCommitGroupSyncAligned(op *ir.Operation) (WgmmaCommitGroupSyncAlignedOp, bool) {
-	if op == nil || op.Name() != WgmmaCommitGroupSyncAligned {
-		return WgmmaCommitGroupSyncAlignedOp{}, false
-	}
-	return WgmmaCommitGroupSyncAlignedOp{op}, true
+func (o VoteSyncOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
 }
-
-// WgmmaFenceAlignedOp views an op named nvvm.wgmma.fence.aligned: its operands, results, attributes and
-// regions by their declared names.
-type WgmmaFenceAlignedOp struct{ Op *ir.Operation }
-
-// AsWgmmaFenceAligned returns op as a WgmmaFenceAlignedOp, and whether it is named nvvm.wgmma.fence.aligned.
-func AsWgmmaFenceAligned(op *ir.Operation) (WgmmaFenceAlignedOp, bool) {
-	if op == nil || op.Name() != WgmmaFenceAligned {
-		return WgmmaFenceAlignedOp{}, false
-	}
-	return WgmmaFenceAlignedOp{op}, true
-}
-
-// WgmmaMmaAsyncOp views an op named nvvm.wgmma.mma_async: its operands, results, attributes and
-// regions by their declared names.
-type WgmmaMmaAsyncOp struct{ Op *ir.Operation }
-
-// AsWgmmaMmaAsync returns op as a WgmmaMmaAsyncOp, and whether it is named nvvm.wgmma.mma_async.
-func AsWgmmaMmaAsync(op *ir.Operation) (WgmmaMmaAsyncOp, bool) {
-	if op == nil || op.Name() != WgmmaMmaAsync {
-		return WgmmaMmaAsyncOp{}, false
-	}
-	return WgmmaMmaAsyncOp{op}, true
-}
-
-// Inouts returns the `inouts` operand (LLVM structure type).
-func (o WgmmaMmaAsyncOp) Inouts() ir.Value { return o.Op.Operand(0) }
-
-// DescriptorA returns the `descriptorA` operand (64-bit signless integer).
-func (o WgmmaMmaAsyncOp) DescriptorA() ir.Value { return o.Op.Operand(1) }
-
-// DescriptorB returns the `descriptorB` operand (64-bit signless integer).
-func (o WgmmaMmaAsyncOp) DescriptorB() ir.Value { return o.Op.Operand(2) }
-
-// Results returns the `results` result (LLVM structure type).
-func (o WgmmaMmaAsyncOp) Results() ir.Value { return o.Op.Result(0) }
 
 // LayoutA returns the `layoutA` attribute (NVVM MMA layout), or nil if absent.
-func (o WgmmaMmaAsyncOp) LayoutA() ir.Attribute { return o.Op.Attr("layoutA") }
+func (o WgmmaMmaAsyncOp) LayoutA() ir.Attribute {
+	return o.Op.Attr("layoutA")
+}
 
 // LayoutB returns the `layoutB` attribute (NVVM MMA layout), or nil if absent.
-func (o WgmmaMmaAsyncOp) LayoutB() ir.Attribute { return o.Op.Attr("layoutB") }
+func (o WgmmaMmaAsyncOp) LayoutB() ir.Attribute {
+	return o.Op.Attr("layoutB")
+}
 
 // Satfinite returns the `satfinite` attribute (MMA overflow options), or nil if absent.
-func (o WgmmaMmaAsyncOp) Satfinite() ir.Attribute { return o.Op.Attr("satfinite") }
+func (o WgmmaMmaAsyncOp) Satfinite() ir.Attribute {
+	return o.Op.Attr("satfinite")
+}
 
 // ScaleA returns the `scaleA` attribute (WGMMA input predicate), or nil if absent.
-func (o WgmmaMmaAsyncOp) ScaleA() ir.Attribute { return o.Op.Attr("scaleA") }
+func (o WgmmaMmaAsyncOp) ScaleA() ir.Attribute {
+	return o.Op.Attr("scaleA")
+}
 
 // ScaleB returns the `scaleB` attribute (WGMMA input predicate), or nil if absent.
-func (o WgmmaMmaAsyncOp) ScaleB() ir.Attribute { return o.Op.Attr("scaleB") }
+func (o WgmmaMmaAsyncOp) ScaleB() ir.Attribute {
+	return o.Op.Attr("scaleB")
+}
 
 // ScaleD returns the `scaleD` attribute (WGMMA overflow options), or nil if absent.
-func (o WgmmaMmaAsyncOp) ScaleD() ir.Attribute { return o.Op.Attr("scaleD") }
+func (o WgmmaMmaAsyncOp) ScaleD() ir.Attribute {
+	return o.Op.Attr("scaleD")
+}
 
 // Shape returns the `shape` attribute (Attribute for MMA operation shape.), or nil if absent.
-func (o WgmmaMmaAsyncOp) Shape() ir.Attribute { return o.Op.Attr("shape") }
+func (o WgmmaMmaAsyncOp) Shape() ir.Attribute {
+	return o.Op.Attr("shape")
+}
 
 // TypeA returns the `typeA` attribute (NVVM WGMMA types), or nil if absent.
-func (o WgmmaMmaAsyncOp) TypeA() ir.Attribute { return o.Op.Attr("typeA") }
+func (o WgmmaMmaAsyncOp) TypeA() ir.Attribute {
+	return o.Op.Attr("typeA")
+}
 
 // TypeB returns the `typeB` attribute (NVVM WGMMA types), or nil if absent.
-func (o WgmmaMmaAsyncOp) TypeB() ir.Attribute { return o.Op.Attr("typeB") }
+func (o WgmmaMmaAsyncOp) TypeB() ir.Attribute {
+	return o.Op.Attr("typeB")
+}
 
 // TypeD returns the `typeD` attribute (NVVM WGMMA types), or nil if absent.
-func (o WgmmaMmaAsyncOp) TypeD() ir.Attribute { return o.Op.Attr("typeD") }
-
-// WgmmaWaitGroupSyncAlignedOp views an op named nvvm.wgmma.wait.group.sync.aligned: its operands, results, attributes and
-// regions by their declared names.
-type WgmmaWaitGroupSyncAlignedOp struct{ Op *ir.Operation }
-
-// AsWgmmaWaitGroupSyncAligned returns op as a WgmmaWaitGroupSyncAlignedOp, and whether it is named nvvm.wgmma.wait.group.sync.aligned.
-func AsWgmmaWaitGroupSyncAligned(op *ir.Operation) (WgmmaWaitGroupSyncAlignedOp, bool) {
-	if op == nil || op.Name() != WgmmaWaitGroupSyncAligned {
-		return WgmmaWaitGroupSyncAlignedOp{}, false
-	}
-	return WgmmaWaitGroupSyncAlignedOp{op}, true
+func (o WgmmaMmaAsyncOp) TypeD() ir.Attribute {
+	return o.Op.Attr("typeD")
 }
 
 // Group returns the `group` attribute (64-bit signless integer attribute), or nil if absent.
-func (o WgmmaWaitGroupSyncAlignedOp) Group() ir.Attribute { return o.Op.Attr("group") }
+func (o WgmmaWaitGroupSyncAlignedOp) Group() ir.Attribute {
+	return o.Op.Attr("group")
+}
+
+// Coordinates returns the `coordinates` operands (32-bit signless integer).
+func (o CpAsyncBulkTensorGlobalSharedCtaOp) Coordinates() []ir.Value {
+	return o.Op.OperandGroup("coordinates")
+}
+
+// Coordinates returns the `coordinates` operands (32-bit signless integer).
+func (o CpAsyncBulkTensorPrefetchOp) Coordinates() []ir.Value {
+	return o.Op.OperandGroup("coordinates")
+}
+
+// Im2colOffsets returns the `im2colOffsets` operands (16-bit signless integer).
+func (o CpAsyncBulkTensorPrefetchOp) Im2colOffsets() []ir.Value {
+	return o.Op.OperandGroup("im2colOffsets")
+}
+
+// Coordinates returns the `coordinates` operands (32-bit signless integer).
+func (o CpAsyncBulkTensorSharedClusterGlobalOp) Coordinates() []ir.Value {
+	return o.Op.OperandGroup("coordinates")
+}
+
+// Im2colOffsets returns the `im2colOffsets` operands (16-bit signless integer).
+func (o CpAsyncBulkTensorSharedClusterGlobalOp) Im2colOffsets() []ir.Value {
+	return o.Op.OperandGroup("im2colOffsets")
+}
+
+// Sources returns the `sources` operands (32-bit signless integer).
+func (o StmatrixOp) Sources() []ir.Value {
+	return o.Op.OperandGroup("sources")
+}

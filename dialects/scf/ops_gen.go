@@ -16,116 +16,132 @@ const (
 	Yield     = "scf.yield"
 )
 
-// ConditionOp views an op named scf.condition: its operands, results, attributes and
-// regions by their declared names.
-type ConditionOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// ConditionOp views an op named scf.condition.
+	ConditionOp struct{ Op *ir.Operation }
+	// ForOp views an op named scf.for.
+	ForOp struct{ Op *ir.Operation }
+	// IfOp views an op named scf.if.
+	IfOp struct{ Op *ir.Operation }
+	// WhileOp views an op named scf.while.
+	WhileOp struct{ Op *ir.Operation }
+	// YieldOp views an op named scf.yield.
+	YieldOp struct{ Op *ir.Operation }
+)
 
 // AsCondition returns op as a ConditionOp, and whether it is named scf.condition.
 func AsCondition(op *ir.Operation) (ConditionOp, bool) {
-	if op == nil || op.Name() != Condition {
-		return ConditionOp{}, false
-	}
-	return ConditionOp{op}, true
+	return ir.As[ConditionOp](op, Condition)
 }
-
-// Condition returns the `condition` operand (1-bit signless integer).
-func (o ConditionOp) Condition() ir.Value { return o.Op.Operand(0) }
-
-// Args returns the `args` operands (any type).
-func (o ConditionOp) Args() []ir.Value { return o.Op.OperandGroup("args") }
-
-// ForOp views an op named scf.for: its operands, results, attributes and
-// regions by their declared names.
-type ForOp struct{ Op *ir.Operation }
 
 // AsFor returns op as a ForOp, and whether it is named scf.for.
 func AsFor(op *ir.Operation) (ForOp, bool) {
-	if op == nil || op.Name() != For {
-		return ForOp{}, false
-	}
-	return ForOp{op}, true
+	return ir.As[ForOp](op, For)
 }
-
-// LowerBound returns the `lowerBound` operand (signless integer or index).
-func (o ForOp) LowerBound() ir.Value { return o.Op.Operand(0) }
-
-// UpperBound returns the `upperBound` operand (signless integer or index).
-func (o ForOp) UpperBound() ir.Value { return o.Op.Operand(1) }
-
-// Step returns the `step` operand (signless integer or index).
-func (o ForOp) Step() ir.Value { return o.Op.Operand(2) }
-
-// InitArgs returns the `initArgs` operands (any type).
-func (o ForOp) InitArgs() []ir.Value { return o.Op.OperandGroup("initArgs") }
-
-// Results returns the `results` results (any type).
-func (o ForOp) Results() []ir.Value { return o.Op.ResultGroup("results") }
-
-// UnsignedCmp returns the `unsignedCmp` attribute (unit attribute), or nil if absent.
-func (o ForOp) UnsignedCmp() ir.Attribute { return o.Op.Attr("unsignedCmp") }
-
-// Region returns the `region` region.
-func (o ForOp) Region() *ir.Region { return o.Op.Region(0) }
-
-// IfOp views an op named scf.if: its operands, results, attributes and
-// regions by their declared names.
-type IfOp struct{ Op *ir.Operation }
 
 // AsIf returns op as a IfOp, and whether it is named scf.if.
 func AsIf(op *ir.Operation) (IfOp, bool) {
-	if op == nil || op.Name() != If {
-		return IfOp{}, false
-	}
-	return IfOp{op}, true
+	return ir.As[IfOp](op, If)
 }
-
-// Condition returns the `condition` operand (1-bit signless integer).
-func (o IfOp) Condition() ir.Value { return o.Op.Operand(0) }
-
-// Results returns the `results` results (any type).
-func (o IfOp) Results() []ir.Value { return o.Op.ResultGroup("results") }
-
-// ThenRegion returns the `thenRegion` region.
-func (o IfOp) ThenRegion() *ir.Region { return o.Op.Region(0) }
-
-// ElseRegion returns the `elseRegion` region.
-func (o IfOp) ElseRegion() *ir.Region { return o.Op.Region(1) }
-
-// WhileOp views an op named scf.while: its operands, results, attributes and
-// regions by their declared names.
-type WhileOp struct{ Op *ir.Operation }
 
 // AsWhile returns op as a WhileOp, and whether it is named scf.while.
 func AsWhile(op *ir.Operation) (WhileOp, bool) {
-	if op == nil || op.Name() != While {
-		return WhileOp{}, false
-	}
-	return WhileOp{op}, true
+	return ir.As[WhileOp](op, While)
 }
-
-// Inits returns the `inits` operands (any type).
-func (o WhileOp) Inits() []ir.Value { return o.Op.OperandGroup("inits") }
-
-// Results returns the `results` results (any type).
-func (o WhileOp) Results() []ir.Value { return o.Op.ResultGroup("results") }
-
-// Before returns the `before` region.
-func (o WhileOp) Before() *ir.Region { return o.Op.Region(0) }
-
-// After returns the `after` region.
-func (o WhileOp) After() *ir.Region { return o.Op.Region(1) }
-
-// YieldOp views an op named scf.yield: its operands, results, attributes and
-// regions by their declared names.
-type YieldOp struct{ Op *ir.Operation }
 
 // AsYield returns op as a YieldOp, and whether it is named scf.yield.
 func AsYield(op *ir.Operation) (YieldOp, bool) {
-	if op == nil || op.Name() != Yield {
-		return YieldOp{}, false
-	}
-	return YieldOp{op}, true
+	return ir.As[YieldOp](op, Yield)
+}
+
+// Condition returns the `condition` operand (1-bit signless integer).
+func (o ConditionOp) Condition() ir.Value {
+	return o.Op.OperandNamed("condition")
+}
+
+// LowerBound returns the `lowerBound` operand (signless integer or index).
+func (o ForOp) LowerBound() ir.Value {
+	return o.Op.OperandNamed("lowerBound")
+}
+
+// UpperBound returns the `upperBound` operand (signless integer or index).
+func (o ForOp) UpperBound() ir.Value {
+	return o.Op.OperandNamed("upperBound")
+}
+
+// Step returns the `step` operand (signless integer or index).
+func (o ForOp) Step() ir.Value {
+	return o.Op.OperandNamed("step")
+}
+
+// Condition returns the `condition` operand (1-bit signless integer).
+func (o IfOp) Condition() ir.Value {
+	return o.Op.OperandNamed("condition")
+}
+
+// UnsignedCmp returns the `unsignedCmp` attribute (unit attribute), or nil if absent.
+func (o ForOp) UnsignedCmp() ir.Attribute {
+	return o.Op.Attr("unsignedCmp")
+}
+
+// Args returns the `args` operands (any type).
+func (o ConditionOp) Args() []ir.Value {
+	return o.Op.OperandGroup("args")
+}
+
+// InitArgs returns the `initArgs` operands (any type).
+func (o ForOp) InitArgs() []ir.Value {
+	return o.Op.OperandGroup("initArgs")
+}
+
+// Results returns the `results` results (any type).
+func (o ForOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
+}
+
+// Results returns the `results` results (any type).
+func (o IfOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
+}
+
+// Inits returns the `inits` operands (any type).
+func (o WhileOp) Inits() []ir.Value {
+	return o.Op.OperandGroup("inits")
+}
+
+// Results returns the `results` results (any type).
+func (o WhileOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
 }
 
 // Results returns the `results` operands (any type).
-func (o YieldOp) Results() []ir.Value { return o.Op.OperandGroup("results") }
+func (o YieldOp) Results() []ir.Value {
+	return o.Op.OperandGroup("results")
+}
+
+// Region returns the `region` region.
+func (o ForOp) Region() *ir.Region {
+	return o.Op.RegionNamed("region")
+}
+
+// ThenRegion returns the `thenRegion` region.
+func (o IfOp) ThenRegion() *ir.Region {
+	return o.Op.RegionNamed("thenRegion")
+}
+
+// ElseRegion returns the `elseRegion` region.
+func (o IfOp) ElseRegion() *ir.Region {
+	return o.Op.RegionNamed("elseRegion")
+}
+
+// Before returns the `before` region.
+func (o WhileOp) Before() *ir.Region {
+	return o.Op.RegionNamed("before")
+}
+
+// After returns the `after` region.
+func (o WhileOp) After() *ir.Region {
+	return o.Op.RegionNamed("after")
+}

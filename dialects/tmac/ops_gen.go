@@ -16,95 +16,97 @@ const (
 	WarpgroupMmaStore = "tmac.warpgroup.mma.store"
 )
 
-// MbarrierWaitOp views an op named tmac.mbarrier.wait: its operands, results, attributes and
-// regions by their declared names.
-type MbarrierWaitOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// MbarrierWaitOp views an op named tmac.mbarrier.wait.
+	MbarrierWaitOp struct{ Op *ir.Operation }
+	// TmaLoadOp views an op named tmac.tma.load.
+	TmaLoadOp struct{ Op *ir.Operation }
+	// TmaStoreOp views an op named tmac.tma.store.
+	TmaStoreOp struct{ Op *ir.Operation }
+	// TmaWaitOp views an op named tmac.tma.wait.
+	TmaWaitOp struct{ Op *ir.Operation }
+	// WarpgroupMmaStoreOp views an op named tmac.warpgroup.mma.store.
+	WarpgroupMmaStoreOp struct{ Op *ir.Operation }
+)
 
 // AsMbarrierWait returns op as a MbarrierWaitOp, and whether it is named tmac.mbarrier.wait.
 func AsMbarrierWait(op *ir.Operation) (MbarrierWaitOp, bool) {
-	if op == nil || op.Name() != MbarrierWait {
-		return MbarrierWaitOp{}, false
-	}
-	return MbarrierWaitOp{op}, true
+	return ir.As[MbarrierWaitOp](op, MbarrierWait)
 }
-
-// Barriers returns the `barriers` operand (mbarrier barrier type).
-func (o MbarrierWaitOp) Barriers() ir.Value { return o.Op.Operand(0) }
-
-// MbarId returns the `mbarId` operand (index).
-func (o MbarrierWaitOp) MbarId() ir.Value { return o.Op.Operand(1) }
-
-// TmaLoadOp views an op named tmac.tma.load: its operands, results, attributes and
-// regions by their declared names.
-type TmaLoadOp struct{ Op *ir.Operation }
 
 // AsTmaLoad returns op as a TmaLoadOp, and whether it is named tmac.tma.load.
 func AsTmaLoad(op *ir.Operation) (TmaLoadOp, bool) {
-	if op == nil || op.Name() != TmaLoad {
-		return TmaLoadOp{}, false
-	}
-	return TmaLoadOp{op}, true
+	return ir.As[TmaLoadOp](op, TmaLoad)
 }
-
-// Dst returns the `dst` operand (memref of any type values).
-func (o TmaLoadOp) Dst() ir.Value { return o.Op.Operand(0) }
-
-// TensorMap returns the `tensorMap` operand (TensorMap descriptor).
-func (o TmaLoadOp) TensorMap() ir.Value { return o.Op.Operand(1) }
-
-// Coordinates returns the `coordinates` operands (index).
-func (o TmaLoadOp) Coordinates() []ir.Value { return o.Op.OperandGroup("coordinates") }
-
-// TmaStoreOp views an op named tmac.tma.store: its operands, results, attributes and
-// regions by their declared names.
-type TmaStoreOp struct{ Op *ir.Operation }
 
 // AsTmaStore returns op as a TmaStoreOp, and whether it is named tmac.tma.store.
 func AsTmaStore(op *ir.Operation) (TmaStoreOp, bool) {
-	if op == nil || op.Name() != TmaStore {
-		return TmaStoreOp{}, false
-	}
-	return TmaStoreOp{op}, true
+	return ir.As[TmaStoreOp](op, TmaStore)
 }
-
-// Src returns the `src` operand (memref of any type values).
-func (o TmaStoreOp) Src() ir.Value { return o.Op.Operand(0) }
-
-// TensorMap returns the `tensorMap` operand (TensorMap descriptor).
-func (o TmaStoreOp) TensorMap() ir.Value { return o.Op.Operand(1) }
-
-// Coordinates returns the `coordinates` operands (index).
-func (o TmaStoreOp) Coordinates() []ir.Value { return o.Op.OperandGroup("coordinates") }
-
-// TmaWaitOp views an op named tmac.tma.wait: its operands, results, attributes and
-// regions by their declared names.
-type TmaWaitOp struct{ Op *ir.Operation }
 
 // AsTmaWait returns op as a TmaWaitOp, and whether it is named tmac.tma.wait.
 func AsTmaWait(op *ir.Operation) (TmaWaitOp, bool) {
-	if op == nil || op.Name() != TmaWait {
-		return TmaWaitOp{}, false
-	}
-	return TmaWaitOp{op}, true
+	return ir.As[TmaWaitOp](op, TmaWait)
 }
-
-// Tiles returns the `tiles` operands (memref of any type values).
-func (o TmaWaitOp) Tiles() []ir.Value { return o.Op.OperandGroup("tiles") }
-
-// WarpgroupMmaStoreOp views an op named tmac.warpgroup.mma.store: its operands, results, attributes and
-// regions by their declared names.
-type WarpgroupMmaStoreOp struct{ Op *ir.Operation }
 
 // AsWarpgroupMmaStore returns op as a WarpgroupMmaStoreOp, and whether it is named tmac.warpgroup.mma.store.
 func AsWarpgroupMmaStore(op *ir.Operation) (WarpgroupMmaStoreOp, bool) {
-	if op == nil || op.Name() != WarpgroupMmaStore {
-		return WarpgroupMmaStoreOp{}, false
-	}
-	return WarpgroupMmaStoreOp{op}, true
+	return ir.As[WarpgroupMmaStoreOp](op, WarpgroupMmaStore)
+}
+
+// Barriers returns the `barriers` operand (mbarrier barrier type).
+func (o MbarrierWaitOp) Barriers() ir.Value {
+	return o.Op.OperandNamed("barriers")
+}
+
+// MbarId returns the `mbarId` operand (index).
+func (o MbarrierWaitOp) MbarId() ir.Value {
+	return o.Op.OperandNamed("mbarId")
+}
+
+// Dst returns the `dst` operand (memref of any type values).
+func (o TmaLoadOp) Dst() ir.Value {
+	return o.Op.OperandNamed("dst")
+}
+
+// TensorMap returns the `tensorMap` operand (TensorMap descriptor).
+func (o TmaLoadOp) TensorMap() ir.Value {
+	return o.Op.OperandNamed("tensorMap")
+}
+
+// Src returns the `src` operand (memref of any type values).
+func (o TmaStoreOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
+
+// TensorMap returns the `tensorMap` operand (TensorMap descriptor).
+func (o TmaStoreOp) TensorMap() ir.Value {
+	return o.Op.OperandNamed("tensorMap")
 }
 
 // MatrixD returns the `matrixD` operand (warpgroup accumulator type).
-func (o WarpgroupMmaStoreOp) MatrixD() ir.Value { return o.Op.Operand(0) }
+func (o WarpgroupMmaStoreOp) MatrixD() ir.Value {
+	return o.Op.OperandNamed("matrixD")
+}
 
 // DstMemref returns the `dstMemref` operand (memref of any type values).
-func (o WarpgroupMmaStoreOp) DstMemref() ir.Value { return o.Op.Operand(1) }
+func (o WarpgroupMmaStoreOp) DstMemref() ir.Value {
+	return o.Op.OperandNamed("dstMemref")
+}
+
+// Coordinates returns the `coordinates` operands (index).
+func (o TmaLoadOp) Coordinates() []ir.Value {
+	return o.Op.OperandGroup("coordinates")
+}
+
+// Coordinates returns the `coordinates` operands (index).
+func (o TmaStoreOp) Coordinates() []ir.Value {
+	return o.Op.OperandGroup("coordinates")
+}
+
+// Tiles returns the `tiles` operands (memref of any type values).
+func (o TmaWaitOp) Tiles() []ir.Value {
+	return o.Op.OperandGroup("tiles")
+}

@@ -14,74 +14,88 @@ const (
 	Store     = "vector.store"
 )
 
-// BroadcastOp views an op named vector.broadcast: its operands, results, attributes and
-// regions by their declared names.
-type BroadcastOp struct{ Op *ir.Operation }
+// Views: each holds an op of one name and reads its operands, results,
+// attributes and regions by their declared names.
+type (
+	// BroadcastOp views an op named vector.broadcast.
+	BroadcastOp struct{ Op *ir.Operation }
+	// LoadOp views an op named vector.load.
+	LoadOp struct{ Op *ir.Operation }
+	// StoreOp views an op named vector.store.
+	StoreOp struct{ Op *ir.Operation }
+)
 
 // AsBroadcast returns op as a BroadcastOp, and whether it is named vector.broadcast.
 func AsBroadcast(op *ir.Operation) (BroadcastOp, bool) {
-	if op == nil || op.Name() != Broadcast {
-		return BroadcastOp{}, false
-	}
-	return BroadcastOp{op}, true
+	return ir.As[BroadcastOp](op, Broadcast)
 }
-
-// Source returns the `source` operand (any type).
-func (o BroadcastOp) Source() ir.Value { return o.Op.Operand(0) }
-
-// Vector returns the `vector` result (vector of any type values).
-func (o BroadcastOp) Vector() ir.Value { return o.Op.Result(0) }
-
-// LoadOp views an op named vector.load: its operands, results, attributes and
-// regions by their declared names.
-type LoadOp struct{ Op *ir.Operation }
 
 // AsLoad returns op as a LoadOp, and whether it is named vector.load.
 func AsLoad(op *ir.Operation) (LoadOp, bool) {
-	if op == nil || op.Name() != Load {
-		return LoadOp{}, false
-	}
-	return LoadOp{op}, true
+	return ir.As[LoadOp](op, Load)
 }
-
-// Base returns the `base` operand (memref of any type values).
-func (o LoadOp) Base() ir.Value { return o.Op.Operand(0) }
-
-// Indices returns the `indices` operands (index).
-func (o LoadOp) Indices() []ir.Value { return o.Op.OperandGroup("indices") }
-
-// Result returns the `result` result (vector of any type values).
-func (o LoadOp) Result() ir.Value { return o.Op.Result(0) }
-
-// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
-func (o LoadOp) Alignment() ir.Attribute { return o.Op.Attr("alignment") }
-
-// Nontemporal returns the `nontemporal` attribute (bool attribute), or nil if absent.
-func (o LoadOp) Nontemporal() ir.Attribute { return o.Op.Attr("nontemporal") }
-
-// StoreOp views an op named vector.store: its operands, results, attributes and
-// regions by their declared names.
-type StoreOp struct{ Op *ir.Operation }
 
 // AsStore returns op as a StoreOp, and whether it is named vector.store.
 func AsStore(op *ir.Operation) (StoreOp, bool) {
-	if op == nil || op.Name() != Store {
-		return StoreOp{}, false
-	}
-	return StoreOp{op}, true
+	return ir.As[StoreOp](op, Store)
+}
+
+// Source returns the `source` operand (any type).
+func (o BroadcastOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Vector returns the `vector` result (vector of any type values).
+func (o BroadcastOp) Vector() ir.Value {
+	return o.Op.ResultNamed("vector")
+}
+
+// Base returns the `base` operand (memref of any type values).
+func (o LoadOp) Base() ir.Value {
+	return o.Op.OperandNamed("base")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o LoadOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // ValueToStore returns the `valueToStore` operand (vector of any type values).
-func (o StoreOp) ValueToStore() ir.Value { return o.Op.Operand(0) }
+func (o StoreOp) ValueToStore() ir.Value {
+	return o.Op.OperandNamed("valueToStore")
+}
 
 // Base returns the `base` operand (memref of any type values).
-func (o StoreOp) Base() ir.Value { return o.Op.Operand(1) }
-
-// Indices returns the `indices` operands (index).
-func (o StoreOp) Indices() []ir.Value { return o.Op.OperandGroup("indices") }
+func (o StoreOp) Base() ir.Value {
+	return o.Op.OperandNamed("base")
+}
 
 // Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
-func (o StoreOp) Alignment() ir.Attribute { return o.Op.Attr("alignment") }
+func (o LoadOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
 
 // Nontemporal returns the `nontemporal` attribute (bool attribute), or nil if absent.
-func (o StoreOp) Nontemporal() ir.Attribute { return o.Op.Attr("nontemporal") }
+func (o LoadOp) Nontemporal() ir.Attribute {
+	return o.Op.Attr("nontemporal")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o StoreOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// Nontemporal returns the `nontemporal` attribute (bool attribute), or nil if absent.
+func (o StoreOp) Nontemporal() ir.Attribute {
+	return o.Op.Attr("nontemporal")
+}
+
+// Indices returns the `indices` operands (index).
+func (o LoadOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Indices returns the `indices` operands (index).
+func (o StoreOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}

@@ -72,9 +72,33 @@ func Generate(d Dialect) ([]byte, error) {
 		fmt.Fprintf(&b, "\t%s = %q\n", opIdent(def), def.Name)
 	}
 	fmt.Fprintf(&b, ")\n")
+	// The views, then the functions that make them, then their methods
+	// grouped by kind (single operands, groups, results, attributes,
+	// regions), each group in op order: godoc lists them by type anyway,
+	// and the file reads as a few uniform tables.
+	fmt.Fprintf(&b, "\n// Views: each holds an op of one name and reads its operands, results,\n// attributes and regions by their declared names.\ntype (\n")
 	for _, def := range defs {
-		if err := writeView(&b, def); err != nil {
+		fmt.Fprintf(&b, "\t// %sOp views an op named %s.\n\t%sOp struct{ Op *ir.Operation }\n", opIdent(def), def.Name, opIdent(def))
+	}
+	fmt.Fprintf(&b, ")\n")
+	for _, def := range defs {
+		id := opIdent(def)
+		fmt.Fprintf(&b, "\n// As%s returns op as a %sOp, and whether it is named %s.\n", id, id, def.Name)
+		fmt.Fprintf(&b, "func As%s(op *ir.Operation) (%sOp, bool) {\n\treturn ir.As[%sOp](op, %s)\n}\n", id, id, id, id)
+	}
+	var groups [numKinds][]accessor
+	for _, def := range defs {
+		accs, err := accessors(def)
+		if err != nil {
 			return nil, err
+		}
+		for _, a := range accs {
+			groups[a.kind] = append(groups[a.kind], a)
+		}
+	}
+	for _, g := range groups {
+		for _, a := range g {
+			fmt.Fprintf(&b, "\n// %s returns %s.\nfunc (o %s) %s() %s {\n\t%s\n}\n", a.name, a.doc, a.view, a.name, a.typ, a.body)
 		}
 	}
 	src, err := format.Source(b.Bytes())
@@ -102,25 +126,32 @@ func camel(s string) string {
 	return sb.String()
 }
 
-// accessor is one generated method.
+// accessorKind orders the generated methods in the file.
+type accessorKind int
+
+const (
+	value      accessorKind = iota // a single or optional operand or result
+	attribute                      // (read the same way, by name)
+	valueGroup                     // a variadic group
+	region
+	numKinds
+)
+
+// accessor is one generated method of the view named view.
 type accessor struct {
-	name, doc, typ, body string
+	kind                       accessorKind
+	view, name, doc, typ, body string
 }
 
-func writeView(b *bytes.Buffer, def *ir.OpDef) error {
-	id := opIdent(def)
-	view := id + "Op"
-	fmt.Fprintf(b, "\n// %s views an op named %s: its operands, results, attributes and\n// regions by their declared names.\n", view, def.Name)
-	fmt.Fprintf(b, "type %s struct{ Op *ir.Operation }\n\n", view)
-	fmt.Fprintf(b, "// As%s returns op as a %s, and whether it is named %s.\n", id, view, def.Name)
-	fmt.Fprintf(b, "func As%s(op *ir.Operation) (%s, bool) {\n", id, view)
-	fmt.Fprintf(b, "\tif op == nil || op.Name() != %s {\n\t\treturn %s{}, false\n\t}\n\treturn %s{op}, true\n}\n", id, view, view)
-
+// accessors returns the methods of def's view.
+func accessors(def *ir.OpDef) ([]accessor, error) {
+	view := opIdent(def) + "Op"
 	var accs []accessor
-	accs = append(accs, groupAccessors(def.Operands, def.Traits&ir.AttrSizedOperandSegments != 0, "operand", "Operand", "OperandGroup", "OperandNamed")...)
-	accs = append(accs, groupAccessors(def.Results, def.Traits&ir.AttrSizedResultSegments != 0, "result", "Result", "ResultGroup", "")...)
+	accs = append(accs, groupAccessors(def.Operands, "operand", "OperandGroup", "OperandNamed")...)
+	accs = append(accs, groupAccessors(def.Results, "result", "ResultGroup", "ResultNamed")...)
 	for _, a := range def.Attrs {
 		accs = append(accs, accessor{
+			kind: attribute,
 			name: camel(a.Name),
 			doc:  fmt.Sprintf("the `%s` attribute (%s), or nil if absent", a.Name, a.Constraint.Desc),
 			typ:  "ir.Attribute",
@@ -128,75 +159,44 @@ func writeView(b *bytes.Buffer, def *ir.OpDef) error {
 		})
 	}
 	for i, r := range def.Regions {
+		a := accessor{kind: region, name: camel(r.Name), doc: fmt.Sprintf("the `%s` region", r.Name), typ: "*ir.Region", body: fmt.Sprintf("return o.Op.RegionNamed(%q)", r.Name)}
 		if r.Variadic {
 			if i != len(def.Regions)-1 {
-				return fmt.Errorf("opgen: %s: a variadic region that is not the last", def.Name)
+				return nil, fmt.Errorf("opgen: %s: a variadic region that is not the last", def.Name)
 			}
-			accs = append(accs, accessor{
-				name: camel(r.Name),
-				doc:  fmt.Sprintf("the `%s` regions", r.Name),
-				typ:  "[]*ir.Region",
-				body: fmt.Sprintf("return o.Op.Regions()[%d:]", i),
-			})
-			continue
+			a.doc, a.typ, a.body = fmt.Sprintf("the `%s` regions", r.Name), "[]*ir.Region", fmt.Sprintf("return o.Op.Regions()[%d:]", i)
 		}
-		accs = append(accs, accessor{
-			name: camel(r.Name),
-			doc:  fmt.Sprintf("the `%s` region", r.Name),
-			typ:  "*ir.Region",
-			body: fmt.Sprintf("return o.Op.Region(%d)", i),
-		})
+		accs = append(accs, a)
 	}
 	seen := map[string]bool{"Op": true}
-	for _, a := range accs {
-		if seen[a.name] {
-			return fmt.Errorf("opgen: %s: two accessors named %s", def.Name, a.name)
+	for i := range accs {
+		if seen[accs[i].name] {
+			return nil, fmt.Errorf("opgen: %s: two accessors named %s", def.Name, accs[i].name)
 		}
-		seen[a.name] = true
-		fmt.Fprintf(b, "\n// %s returns %s.\nfunc (o %s) %s() %s { %s }\n", a.name, a.doc, view, a.name, a.typ, a.body)
+		seen[accs[i].name] = true
+		accs[i].view = view
 	}
-	return nil
+	return accs, nil
 }
 
 // groupAccessors returns the accessors of a list of operand or result
-// specs. A single value before any optional or variadic group has a fixed
-// index; the others are found by name (through operandSegmentSizes when
-// the op has several variable groups).
-func groupAccessors(specs []ir.ArgSpec, segmented bool, what, at, group, named string) []accessor {
+// specs: a single or optional value found by name (ir.Operation's
+// OperandNamed and ResultNamed, which know the fixed positions), a
+// variadic group through group.
+func groupAccessors(specs []ir.ArgSpec, what, group, named string) []accessor {
 	var accs []accessor
-	fixed := !segmented
-	for i, s := range specs {
-		name := camel(s.Name)
+	for _, s := range specs {
+		a := accessor{kind: value, name: camel(s.Name), typ: "ir.Value",
+			doc: fmt.Sprintf("the `%s` %s (%s)", s.Name, what, s.Type.Desc), body: fmt.Sprintf("return o.Op.%s(%q)", named, s.Name)}
 		switch s.Kind {
-		case ir.Single:
-			a := accessor{name: name, doc: fmt.Sprintf("the `%s` %s (%s)", s.Name, what, s.Type.Desc), typ: "ir.Value"}
-			switch {
-			case fixed:
-				a.body = fmt.Sprintf("return o.Op.%s(%d)", at, i)
-			case named != "":
-				a.body = fmt.Sprintf("return o.Op.%s(%q)", named, s.Name)
-			default:
-				a.body = fmt.Sprintf("return o.Op.%s(%q)[0]", group, s.Name)
-			}
-			accs = append(accs, a)
 		case ir.Optional:
-			fixed = false
-			a := accessor{name: name, doc: fmt.Sprintf("the optional `%s` %s (%s), or nil if absent", s.Name, what, s.Type.Desc), typ: "ir.Value"}
-			if named != "" {
-				a.body = fmt.Sprintf("return o.Op.%s(%q)", named, s.Name)
-			} else {
-				a.body = fmt.Sprintf("if vs := o.Op.%s(%q); len(vs) > 0 {\n\t\treturn vs[0]\n\t}\n\treturn nil", group, s.Name)
-			}
-			accs = append(accs, a)
+			a.doc = fmt.Sprintf("the optional `%s` %s (%s), or nil if absent", s.Name, what, s.Type.Desc)
 		case ir.Variadic:
-			fixed = false
-			accs = append(accs, accessor{
-				name: name,
-				doc:  fmt.Sprintf("the `%s` %ss (%s)", s.Name, what, s.Type.Desc),
-				typ:  "[]ir.Value",
-				body: fmt.Sprintf("return o.Op.%s(%q)", group, s.Name),
-			})
+			a.kind, a.typ = valueGroup, "[]ir.Value"
+			a.doc = fmt.Sprintf("the `%s` %ss (%s)", s.Name, what, s.Type.Desc)
+			a.body = fmt.Sprintf("return o.Op.%s(%q)", group, s.Name)
 		}
+		accs = append(accs, a)
 	}
 	return accs
 }
