@@ -223,16 +223,7 @@ type ArrayAttr struct {
 
 // Array returns the array attribute of elems.
 func Array(elems ...Attribute) *ArrayAttr {
-	var sb strings.Builder
-	sb.WriteByte('[')
-	for i, e := range elems {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(arrayElemString(e))
-	}
-	sb.WriteByte(']')
-	return internAttr(sb.String(), func(b attrBase) Attribute {
+	return internAttr("["+CommaSeparated(elems, arrayElemString)+"]", func(b attrBase) Attribute {
 		return &ArrayAttr{b, append([]Attribute(nil), elems...)}
 	}).(*ArrayAttr)
 }
@@ -556,20 +547,11 @@ type StridedLayoutAttr struct {
 
 // StridedLayout returns the strided layout attribute.
 func StridedLayout(strides []int64, offset int64) *StridedLayoutAttr {
-	var sb strings.Builder
-	sb.WriteString("strided<[")
-	for i, s := range strides {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(formatDim(s))
-	}
-	sb.WriteByte(']')
+	text := "strided<[" + CommaSeparated(strides, formatDim) + "]"
 	if offset != 0 {
-		sb.WriteString(", offset: " + formatDim(offset))
+		text += ", offset: " + formatDim(offset)
 	}
-	sb.WriteByte('>')
-	return internAttr(sb.String(), func(b attrBase) Attribute {
+	return internAttr(text+">", func(b attrBase) Attribute {
 		return &StridedLayoutAttr{b, append([]int64{}, strides...), offset}
 	}).(*StridedLayoutAttr)
 }

@@ -109,29 +109,8 @@ func (s *locAliasState) body(l Location) string {
 		}
 		return c.String()
 	}
-	switch l := l.(type) {
-	case NameLoc:
-		if l.Child == nil {
-			return l.String()
-		}
-		return QuoteString(l.Name) + "(" + ref(l.Child) + ")"
-	case CallSiteLoc:
-		return "callsite(" + ref(l.Callee) + " at " + ref(l.Caller) + ")"
-	case FusedLoc:
-		var sb strings.Builder
-		sb.WriteString("fused")
-		if l.Metadata != nil {
-			sb.WriteString("<" + l.Metadata.String() + ">")
-		}
-		sb.WriteByte('[')
-		for i, c := range l.Locs {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString(ref(c))
-		}
-		sb.WriteByte(']')
-		return sb.String()
+	if n, ok := l.(nestedLoc); ok {
+		return n.format(ref)
 	}
 	return l.String()
 }

@@ -1,9 +1,6 @@
 package ir
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Location is where an operation or value came from. Locations are carried
 // through every pass so diagnostics point at the user's source.
@@ -47,21 +44,27 @@ type NameLoc struct {
 	Child Location // may be nil
 }
 
-func (l NameLoc) String() string {
+func (l NameLoc) String() string { return l.format(Location.String) }
+func (NameLoc) isLoc()           {}
+
+// format prints l with child printing its nested location (the printer
+// puts aliases there).
+func (l NameLoc) format(child func(Location) string) string {
 	if l.Child == nil {
 		return QuoteString(l.Name)
 	}
-	return QuoteString(l.Name) + "(" + l.Child.String() + ")"
+	return QuoteString(l.Name) + "(" + child(l.Child) + ")"
 }
-func (NameLoc) isLoc() {}
 
 // CallSiteLoc is callsite(callee at caller).
 type CallSiteLoc struct{ Callee, Caller Location }
 
-func (l CallSiteLoc) String() string {
-	return "callsite(" + l.Callee.String() + " at " + l.Caller.String() + ")"
+func (l CallSiteLoc) String() string { return l.format(Location.String) }
+func (CallSiteLoc) isLoc()           {}
+
+func (l CallSiteLoc) format(child func(Location) string) string {
+	return "callsite(" + child(l.Callee) + " at " + child(l.Caller) + ")"
 }
-func (CallSiteLoc) isLoc() {}
 
 // FusedLoc is fused[a, b] or fused<#meta>[a, b].
 type FusedLoc struct {
@@ -69,23 +72,22 @@ type FusedLoc struct {
 	Metadata Attribute // may be nil
 }
 
-func (l FusedLoc) String() string {
-	var sb strings.Builder
-	sb.WriteString("fused")
+func (l FusedLoc) String() string { return l.format(Location.String) }
+func (FusedLoc) isLoc()           {}
+
+func (l FusedLoc) format(child func(Location) string) string {
+	s := "fused"
 	if l.Metadata != nil {
-		sb.WriteString("<" + l.Metadata.String() + ">")
+		s += "<" + l.Metadata.String() + ">"
 	}
-	sb.WriteByte('[')
-	for i, c := range l.Locs {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(c.String())
-	}
-	sb.WriteByte(']')
-	return sb.String()
+	return s + "[" + CommaSeparated(l.Locs, child) + "]"
 }
-func (FusedLoc) isLoc() {}
+
+// nestedLoc is a location that holds others: its format prints them with
+// child.
+type nestedLoc interface {
+	format(child func(Location) string) string
+}
 
 // Fused returns the fused location of locs as upstream canonicalizes it:
 // nested fused locations with the same metadata are flattened, unknown and

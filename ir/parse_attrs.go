@@ -428,7 +428,7 @@ func (p *Parser) parseDenseAttr(hint Type) (Attribute, error) {
 			return nil, p.ErrorAt(tyTok, "parsed zero elements, but type (%s) expected at least 1", ty)
 		}
 		if !slices.Equal(shape, st.Shape()) && !(len(elems) == 1 && n == 1) && !(len(elems) == 0 && n == 0) {
-			return nil, p.ErrorAt(t0, "inferred shape of elements literal ([%s]) does not match type ([%s])", joinDims(shape), joinDims(st.Shape()))
+			return nil, p.ErrorAt(t0, "inferred shape of elements literal ([%s]) does not match type ([%s])", CommaSeparated(shape, formatDim), CommaSeparated(st.Shape(), formatDim))
 		}
 	}
 	switch et := elem.(type) {
@@ -586,14 +586,6 @@ func (p *Parser) denseFromHex(tok Token, st ShapedType) (Attribute, error) {
 		return DenseSplatInt(vals[0], st), nil
 	}
 	return DenseInts(vals, st), nil
-}
-
-func joinDims(d []int64) string {
-	parts := make([]string, len(d))
-	for i, x := range d {
-		parts[i] = formatDim(x)
-	}
-	return strings.Join(parts, ", ")
 }
 
 func (p *Parser) parseDenseArrayAttr() (Attribute, error) {

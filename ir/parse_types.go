@@ -205,13 +205,30 @@ func (p *Parser) parseTypeUncached() (Type, error) {
 
 // ParseTypeList parses type (, type)*.
 func (p *Parser) ParseTypeList() ([]Type, error) {
-	var ts []Type
-	err := p.ParseCommaSeparatedList(DelimNone, func() error {
+	return p.parseTypesIn(DelimNone)
+}
+
+// parseTypesIn parses a comma-separated list of types within delim.
+func (p *Parser) parseTypesIn(delim Delimiter) ([]Type, error) {
+	ts := []Type{}
+	err := p.ParseCommaSeparatedList(delim, func() error {
 		t, err := p.ParseType()
 		ts = append(ts, t)
 		return err
 	})
 	return ts, err
+}
+
+// typesAfter parses lead (`:` or `->`) followed by what parse reads; with
+// optional, nothing when lead does not follow.
+func (p *Parser) typesAfter(lead string, optional bool, parse func() ([]Type, error)) ([]Type, error) {
+	if optional && !p.IsPunct(lead) {
+		return nil, nil
+	}
+	if err := p.ParsePunct(lead); err != nil {
+		return nil, err
+	}
+	return parse()
 }
 
 // ParseColonType parses `: type`.
@@ -224,18 +241,12 @@ func (p *Parser) ParseColonType() (Type, error) {
 
 // ParseColonTypeList parses `: type, type, ...`.
 func (p *Parser) ParseColonTypeList() ([]Type, error) {
-	if err := p.ParsePunct(":"); err != nil {
-		return nil, err
-	}
-	return p.ParseTypeList()
+	return p.typesAfter(":", false, p.ParseTypeList)
 }
 
 // ParseOptionalColonTypeList parses `: types` if a colon follows.
 func (p *Parser) ParseOptionalColonTypeList() ([]Type, error) {
-	if !p.IsPunct(":") {
-		return nil, nil
-	}
-	return p.ParseColonTypeList()
+	return p.typesAfter(":", true, p.ParseTypeList)
 }
 
 // ParseFunctionResultTypes parses a single type or a parenthesised list.
@@ -252,28 +263,16 @@ func (p *Parser) ParseFunctionResultTypes() ([]Type, error) {
 
 // ParseArrowTypeList parses `-> type` or `-> (types)`.
 func (p *Parser) ParseArrowTypeList() ([]Type, error) {
-	if err := p.ParsePunct("->"); err != nil {
-		return nil, err
-	}
-	return p.ParseFunctionResultTypes()
+	return p.typesAfter("->", false, p.ParseFunctionResultTypes)
 }
 
 // ParseOptionalArrowTypeList parses `-> types` if an arrow follows.
 func (p *Parser) ParseOptionalArrowTypeList() ([]Type, error) {
-	if !p.IsPunct("->") {
-		return nil, nil
-	}
-	return p.ParseArrowTypeList()
+	return p.typesAfter("->", true, p.ParseFunctionResultTypes)
 }
 
 func (p *Parser) parseParenTypeList() ([]Type, error) {
-	ts := []Type{}
-	err := p.ParseCommaSeparatedList(DelimParen, func() error {
-		t, err := p.ParseType()
-		ts = append(ts, t)
-		return err
-	})
-	return ts, err
+	return p.parseTypesIn(DelimParen)
 }
 
 // ParseFunctionType parses (inputs) -> results.

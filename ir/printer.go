@@ -175,28 +175,35 @@ func (p *Printer) PrintOperand(v Value) { p.sb.WriteString(p.names.valueRef(v)) 
 // ValueName returns the printed name of v (with %).
 func (p *Printer) ValueName(v Value) string { return p.names.valueRef(v) }
 
-// PrintOperands prints a comma-separated list of operands.
-func (p *Printer) PrintOperands(vs []Value) {
-	for i, v := range vs {
+// PrintCommaSeparated prints each element of xs with print, separated by
+// ", " (the printing side of Parser.ParseCommaSeparatedList).
+func PrintCommaSeparated[T any](p *Printer, xs []T, print func(T)) {
+	for i, x := range xs {
 		if i > 0 {
 			p.sb.WriteString(", ")
 		}
-		p.PrintOperand(v)
+		print(x)
 	}
 }
+
+// CommaSeparated returns the elements of xs as str prints them, separated
+// by ", ".
+func CommaSeparated[T any](xs []T, str func(T) string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = str(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// PrintOperands prints a comma-separated list of operands.
+func (p *Printer) PrintOperands(vs []Value) { PrintCommaSeparated(p, vs, p.PrintOperand) }
 
 // PrintType prints a type.
 func (p *Printer) PrintType(t Type) { p.sb.WriteString(t.String()) }
 
 // PrintTypes prints a comma-separated list of types.
-func (p *Printer) PrintTypes(ts []Type) {
-	for i, t := range ts {
-		if i > 0 {
-			p.sb.WriteString(", ")
-		}
-		p.sb.WriteString(t.String())
-	}
-}
+func (p *Printer) PrintTypes(ts []Type) { writeTypeList(&p.sb, ts) }
 
 // PrintAttribute prints an attribute.
 func (p *Printer) PrintAttribute(a Attribute) { p.sb.WriteString(a.String()) }
@@ -335,15 +342,12 @@ func (p *Printer) printBlock(b *Block, header, printTerminator bool) {
 		p.sb.WriteString(p.names.blockName(b))
 		if len(b.args) > 0 {
 			p.sb.WriteByte('(')
-			for i, a := range b.args {
-				if i > 0 {
-					p.sb.WriteString(", ")
-				}
+			PrintCommaSeparated(p, b.args, func(a *BlockArgument) {
 				p.PrintOperand(a)
 				p.sb.WriteString(": ")
 				p.PrintType(a.Type())
 				p.printTrailingLoc(a.Loc())
-			}
+			})
 			p.sb.WriteByte(')')
 		}
 		p.sb.WriteByte(':')
@@ -359,12 +363,7 @@ func (p *Printer) printBlock(b *Block, header, printTerminator bool) {
 			p.sb.WriteString("  // pred: " + p.names.blockName(preds[0]))
 		default:
 			p.sb.WriteString("  // " + strconv.Itoa(len(preds)) + " preds: ")
-			for i, pb := range preds {
-				if i > 0 {
-					p.sb.WriteString(", ")
-				}
-				p.sb.WriteString(p.names.blockName(pb))
-			}
+			PrintCommaSeparated(p, preds, p.PrintSuccessor)
 		}
 		p.sb.WriteByte('\n')
 	}
@@ -434,12 +433,7 @@ func (p *Printer) printGenericOp(op *Operation) {
 	p.sb.WriteByte(')')
 	if len(op.successors) > 0 {
 		p.sb.WriteByte('[')
-		for i, b := range op.successors {
-			if i > 0 {
-				p.sb.WriteString(", ")
-			}
-			p.PrintSuccessor(b)
-		}
+		PrintCommaSeparated(p, op.successors, p.PrintSuccessor)
 		p.sb.WriteByte(']')
 	}
 	if len(op.props) > 0 {
@@ -449,12 +443,7 @@ func (p *Printer) printGenericOp(op *Operation) {
 	}
 	if len(op.regions) > 0 {
 		p.sb.WriteString(" (")
-		for i, r := range op.regions {
-			if i > 0 {
-				p.sb.WriteString(", ")
-			}
-			p.PrintRegion(r, true, true, true)
-		}
+		PrintCommaSeparated(p, op.regions, func(r *Region) { p.PrintRegion(r, true, true, true) })
 		p.sb.WriteByte(')')
 	}
 	p.PrintOptionalAttrDict(op.attrs)

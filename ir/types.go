@@ -465,12 +465,7 @@ func FunctionTypeOf(inputs, results []Type) *FunctionType {
 }
 
 func writeTypeList(sb *strings.Builder, ts []Type) {
-	for i, t := range ts {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(t.String())
-	}
+	sb.WriteString(CommaSeparated(ts, Type.String))
 }
 
 // writeResultTypes prints a result list as upstream does: a single
