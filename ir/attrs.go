@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // Attribute is an interned compile-time constant value. Like types,
@@ -28,10 +27,7 @@ type attrBase struct{ text string }
 func (a *attrBase) String() string { return a.text }
 func (*attrBase) isAttr()          {}
 
-var attrTable struct {
-	sync.Mutex
-	m map[string]Attribute
-}
+var attrTable internTable[Attribute]
 
 // internAttr returns the canonical attribute printed as text.
 func internAttr(text string, build func(base attrBase) Attribute) Attribute {
@@ -202,17 +198,7 @@ func TypeAttrOf(t Type) *TypeAttr {
 
 // internAttrKeyed interns under key but prints as text.
 func internAttrKeyed(key, text string, build func(base attrBase) Attribute) Attribute {
-	attrTable.Lock()
-	defer attrTable.Unlock()
-	if a, ok := attrTable.m[key]; ok {
-		return a
-	}
-	if attrTable.m == nil {
-		attrTable.m = make(map[string]Attribute, 256)
-	}
-	a := build(attrBase{text: text})
-	attrTable.m[key] = a
-	return a
+	return attrTable.get(key, func() Attribute { return build(attrBase{text: text}) })
 }
 
 // ArrayAttr is [a, b, ...].

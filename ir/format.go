@@ -102,13 +102,13 @@ type FormatState struct {
 
 // compileFormat parses a format string for def.
 func compileFormat(def *OpDef, src string) (*format, error) {
-	c := &fmtCompiler{src: src, def: def}
+	c := &fmtCompiler{TextScanner: TextScanner{Src: src}, def: def}
 	elems, err := c.parseElems(false)
 	if err != nil {
 		return nil, err
 	}
-	if c.pos < len(c.src) {
-		return nil, fmt.Errorf("unexpected %q at %d", c.src[c.pos:], c.pos)
+	if c.Pos < len(c.Src) {
+		return nil, fmt.Errorf("unexpected %q at %d", c.Src[c.Pos:], c.Pos)
 	}
 	f := &format{def: def, elems: elems, used: map[string]bool{}}
 	f.collectUsed(elems)
@@ -135,56 +135,26 @@ func (f *format) collectUsed(es []*fmtElem) {
 }
 
 type fmtCompiler struct {
-	src string
-	pos int
+	TextScanner
 	def *OpDef
 }
 
-func (c *fmtCompiler) skipSpace() {
-	for c.pos < len(c.src) && (c.src[c.pos] == ' ' || c.src[c.pos] == '\n' || c.src[c.pos] == '\t') {
-		c.pos++
-	}
-}
-
-func (c *fmtCompiler) peek(s string) bool {
-	c.skipSpace()
-	return strings.HasPrefix(c.src[c.pos:], s)
-}
-
-func (c *fmtCompiler) eat(s string) bool {
-	if c.peek(s) {
-		c.pos += len(s)
-		return true
-	}
-	return false
-}
-
 func (c *fmtCompiler) ident() string {
-	c.skipSpace()
-	start := c.pos
-	for c.pos < len(c.src) {
-		ch := c.src[c.pos]
-		if isIDStart(ch) || isDigit(ch) || ch == '-' || ch == '_' {
-			c.pos++
-			continue
-		}
-		break
-	}
-	return c.src[start:c.pos]
+	return c.Ident(func(ch byte) bool { return isIDStart(ch) || isDigit(ch) || ch == '-' || ch == '_' })
 }
 
 func (c *fmtCompiler) parseElems(inGroup bool) ([]*fmtElem, error) {
 	var es []*fmtElem
 	for {
-		c.skipSpace()
-		if c.pos >= len(c.src) || (inGroup && c.peek(")")) {
+		c.SkipSpace()
+		if c.Pos >= len(c.Src) || (inGroup && c.Peek(")")) {
 			return es, nil
 		}
 		e, err := c.parseElem()
 		if err != nil {
 			return nil, err
 		}
-		if c.eat("^") {
+		if c.Eat("^") {
 			e.isAnchor = true
 		}
 		es = append(es, e)
@@ -192,15 +162,15 @@ func (c *fmtCompiler) parseElems(inGroup bool) ([]*fmtElem, error) {
 }
 
 func (c *fmtCompiler) parseElem() (*fmtElem, error) {
-	c.skipSpace()
+	c.SkipSpace()
 	switch {
-	case c.eat("`"):
-		end := strings.IndexByte(c.src[c.pos:], '`')
+	case c.Eat("`"):
+		end := strings.IndexByte(c.Src[c.Pos:], '`')
 		if end < 0 {
 			return nil, fmt.Errorf("unterminated literal")
 		}
-		lit := c.src[c.pos : c.pos+end]
-		c.pos += end + 1
+		lit := c.Src[c.Pos : c.Pos+end]
+		c.Pos += end + 1
 		switch lit {
 		case " ", "":
 			return &fmtElem{kind: fkSpace, text: lit}, nil
@@ -208,32 +178,32 @@ func (c *fmtCompiler) parseElem() (*fmtElem, error) {
 			return &fmtElem{kind: fkNewline}, nil
 		}
 		return &fmtElem{kind: fkLiteral, text: lit}, nil
-	case c.eat("$"):
+	case c.Eat("$"):
 		return c.variable(c.ident())
-	case c.eat("("):
+	case c.Eat("("):
 		g := &fmtElem{kind: fkOptional}
 		then, err := c.parseElems(true)
 		if err != nil {
 			return nil, err
 		}
-		if !c.eat(")") {
+		if !c.Eat(")") {
 			return nil, fmt.Errorf("expected ')' in optional group")
 		}
 		g.then = then
-		if c.eat(":") {
-			if !c.eat("(") {
+		if c.Eat(":") {
+			if !c.Eat("(") {
 				return nil, fmt.Errorf("expected '(' for else group")
 			}
 			els, err := c.parseElems(true)
 			if err != nil {
 				return nil, err
 			}
-			if !c.eat(")") {
+			if !c.Eat(")") {
 				return nil, fmt.Errorf("expected ')' in else group")
 			}
 			g.els = els
 		}
-		if !c.eat("?") {
+		if !c.Eat("?") {
 			return nil, fmt.Errorf("expected '?' after optional group")
 		}
 		for _, e := range g.then {
@@ -257,7 +227,7 @@ func (c *fmtCompiler) parseElem() (*fmtElem, error) {
 	case "results":
 		return &fmtElem{kind: fkAllResults}, nil
 	case "type", "qualified":
-		if !c.eat("(") {
+		if !c.Eat("(") {
 			return nil, fmt.Errorf("expected '(' after %s", kw)
 		}
 		var inner *fmtElem
@@ -275,64 +245,62 @@ func (c *fmtCompiler) parseElem() (*fmtElem, error) {
 			}
 			inner = &fmtElem{kind: fkType, args: []*fmtElem{arg}}
 		}
-		if !c.eat(")") {
+		if !c.Eat(")") {
 			return nil, fmt.Errorf("expected ')' after %s", kw)
 		}
 		return inner, nil
 	case "functional-type":
-		if !c.eat("(") {
-			return nil, fmt.Errorf("expected '('")
-		}
-		a, err := c.parseElem()
-		if err != nil {
-			return nil, err
-		}
-		if !c.eat(",") {
-			return nil, fmt.Errorf("expected ','")
-		}
-		b, err := c.parseElem()
-		if err != nil {
-			return nil, err
-		}
-		if !c.eat(")") {
-			return nil, fmt.Errorf("expected ')'")
-		}
-		return &fmtElem{kind: fkFunctionalType, args: []*fmtElem{a, b}}, nil
+		args, err := c.directiveArgs(2)
+		return &fmtElem{kind: fkFunctionalType, args: args}, err
 	case "ref":
-		if !c.eat("(") {
-			return nil, fmt.Errorf("expected '('")
-		}
-		inner, err := c.parseElem()
-		if err != nil {
-			return nil, err
-		}
-		if !c.eat(")") {
-			return nil, fmt.Errorf("expected ')'")
-		}
-		return &fmtElem{kind: fkRef, args: []*fmtElem{inner}}, nil
+		args, err := c.directiveArgs(1)
+		return &fmtElem{kind: fkRef, args: args}, err
 	case "custom":
-		if !c.eat("<") {
+		if !c.Eat("<") {
 			return nil, fmt.Errorf("expected '<' after custom")
 		}
 		name := c.ident()
-		if !c.eat(">") || !c.eat("(") {
+		if !c.Eat(">") || !c.Eat("(") {
 			return nil, fmt.Errorf("expected '>(' in custom directive")
 		}
 		e := &fmtElem{kind: fkCustom, text: name}
-		for !c.eat(")") {
+		for !c.Eat(")") {
 			a, err := c.parseElem()
 			if err != nil {
 				return nil, err
 			}
 			e.args = append(e.args, a)
-			c.eat(",")
+			c.Eat(",")
 		}
 		if _, ok := customDirectives[name]; !ok {
 			return nil, fmt.Errorf("unknown custom directive %q", name)
 		}
 		return e, nil
 	}
-	return nil, fmt.Errorf("unknown format element %q at %d", kw, c.pos)
+	return nil, fmt.Errorf("unknown format element %q at %d", kw, c.Pos)
+}
+
+// directiveArgs parses the n comma-separated elements of a directive,
+// `(a, b)`.
+func (c *fmtCompiler) directiveArgs(n int) ([]*fmtElem, error) {
+	if !c.Eat("(") {
+		return nil, fmt.Errorf("expected '('")
+	}
+	args := make([]*fmtElem, n)
+	for i := range args {
+		if i > 0 && !c.Eat(",") {
+			return nil, fmt.Errorf("expected ','")
+		}
+		a, err := c.parseElem()
+		if err != nil {
+			return nil, err
+		}
+		args[i] = a
+	}
+	if !c.Eat(")") {
+		return nil, fmt.Errorf("expected ')'")
+	}
+	return args, nil
 }
 
 func (c *fmtCompiler) variable(name string) (*fmtElem, error) {
@@ -636,7 +604,7 @@ func (f *format) parseElems(p *Parser, fs *FormatState, es []*fmtElem) error {
 func (f *format) groupStarts(p *Parser, e *fmtElem) bool {
 	switch e.kind {
 	case fkLiteral:
-		if isAlpha(e.text[0]) || e.text[0] == '_' {
+		if isKeywordLiteral(e.text) {
 			return p.IsKeyword(e.text)
 		}
 		return p.IsPunct(e.text)
@@ -707,10 +675,7 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 		}
 		return f.parseElems(p, fs, e.els)
 	case fkLiteral:
-		if isAlpha(e.text[0]) || e.text[0] == '_' {
-			return p.ParseKeyword(e.text)
-		}
-		return p.ParsePunct(e.text)
+		return p.ParseLiteral(e.text)
 	case fkSpace, fkNewline:
 		return nil
 	case fkOperand:

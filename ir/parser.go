@@ -457,6 +457,19 @@ func (p *Parser) ParseKeyword(kw string) error {
 	return p.expected("'" + kw + "'")
 }
 
+// ParseLiteral consumes lit, a keyword (`to`) or punctuation (`=`), or
+// fails with "expected 'lit'", as a literal of a declarative format does.
+func (p *Parser) ParseLiteral(lit string) error {
+	if isKeywordLiteral(lit) {
+		return p.ParseKeyword(lit)
+	}
+	return p.ParsePunct(lit)
+}
+
+// isKeywordLiteral reports whether a format literal is a keyword rather
+// than punctuation.
+func isKeywordLiteral(lit string) bool { return isAlpha(lit[0]) || lit[0] == '_' }
+
 // ParseOptionalAnyKeyword consumes and returns any bare identifier.
 func (p *Parser) ParseOptionalAnyKeyword() (string, bool) {
 	if p.tok.Kind == TokBareID {
@@ -846,10 +859,7 @@ func (p *Parser) ParseAssignmentList() ([]Argument, []UnresolvedOperand, error) 
 		if err != nil {
 			return err
 		}
-		if err := p.ParsePunct("="); err != nil {
-			return err
-		}
-		u, err := p.ParseOperand()
+		u, err := p.ParseOperandAfter("=")
 		if err != nil {
 			return err
 		}
@@ -858,6 +868,15 @@ func (p *Parser) ParseAssignmentList() ([]Argument, []UnresolvedOperand, error) 
 		return nil
 	})
 	return args, vals, err
+}
+
+// ParseOperandAfter parses lit (see ParseLiteral) and then an operand:
+// `= %lb`, `to %ub`, `, %rhs`.
+func (p *Parser) ParseOperandAfter(lit string) (UnresolvedOperand, error) {
+	if err := p.ParseLiteral(lit); err != nil {
+		return UnresolvedOperand{}, err
+	}
+	return p.ParseOperand()
 }
 
 // --- operations ---------------------------------------------------------
@@ -1488,10 +1507,7 @@ func (p *Parser) ParseArgument(withType, withAttrs bool) (Argument, error) {
 	}
 	a.Operand = u
 	if withType {
-		if err := p.ParsePunct(":"); err != nil {
-			return a, err
-		}
-		if a.Type, err = p.ParseType(); err != nil {
+		if a.Type, err = p.ParseColonType(); err != nil {
 			return a, err
 		}
 	}

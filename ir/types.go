@@ -26,25 +26,35 @@ type typeBase struct{ text string }
 func (t *typeBase) String() string { return t.text }
 func (*typeBase) isType()          {}
 
-var typeTable struct {
+// internTable holds the canonical instance of each type (or attribute) by
+// its key.
+type internTable[T any] struct {
 	sync.Mutex
-	m map[string]Type
+	m map[string]T
 }
+
+// get returns the instance under key, calling build to create it the first
+// time key is seen.
+func (t *internTable[T]) get(key string, build func() T) T {
+	t.Lock()
+	defer t.Unlock()
+	if v, ok := t.m[key]; ok {
+		return v
+	}
+	if t.m == nil {
+		t.m = make(map[string]T, 256)
+	}
+	v := build()
+	t.m[key] = v
+	return v
+}
+
+var typeTable internTable[Type]
 
 // internType returns the canonical instance of a type whose printed form is
 // text, calling build to create it the first time it is seen.
 func internType(text string, build func(base typeBase) Type) Type {
-	typeTable.Lock()
-	defer typeTable.Unlock()
-	if t, ok := typeTable.m[text]; ok {
-		return t
-	}
-	if typeTable.m == nil {
-		typeTable.m = make(map[string]Type, 256)
-	}
-	t := build(typeBase{text: text})
-	typeTable.m[text] = t
-	return t
+	return typeTable.get(text, func() Type { return build(typeBase{text: text}) })
 }
 
 // Signedness of an integer type.
