@@ -187,17 +187,11 @@ func parseCmp(name string, tc ir.TypeConstraint, preds []string, fastmath bool) 
 			return err
 		}
 		st.AddAttr("predicate", pred)
-		if err := p.ParsePunct(","); err != nil {
-			return err
-		}
-		lhs, err := p.ParseOperand()
+		lhs, err := p.ParseOperandAfter(",")
 		if err != nil {
 			return err
 		}
-		if err := p.ParsePunct(","); err != nil {
-			return err
-		}
-		rhs, err := p.ParseOperand()
+		rhs, err := p.ParseOperandAfter(",")
 		if err != nil {
 			return err
 		}
@@ -211,10 +205,7 @@ func parseCmp(name string, tc ir.TypeConstraint, preds []string, fastmath bool) 
 		if err := p.ParseOptionalAttrDict(st); err != nil {
 			return err
 		}
-		if err := p.ParsePunct(":"); err != nil {
-			return err
-		}
-		t, err := p.ParseType()
+		t, err := p.ParseColonType()
 		if err != nil {
 			return err
 		}
@@ -518,10 +509,7 @@ func parseSelect(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParseOptionalAttrDict(st); err != nil {
 		return err
 	}
-	if err := p.ParsePunct(":"); err != nil {
-		return err
-	}
-	t, err := p.ParseType()
+	t, err := p.ParseColonType()
 	if err != nil {
 		return err
 	}

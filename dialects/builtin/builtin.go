@@ -49,6 +49,21 @@ func parseModule(p *ir.Parser, st *ir.OperationState) error {
 	} else if ok {
 		st.AddAttr("sym_name", ir.Str(name))
 	}
+	return ParseModuleBody(p, st)
+}
+
+func printModule(p *ir.Printer, op *ir.Operation) {
+	if name := op.SymbolName(); name != "" {
+		p.Write(" ")
+		p.PrintSymbolName(name)
+	}
+	PrintModuleBody(p, op, "sym_name")
+}
+
+// ParseModuleBody parses what ends a module-like op (builtin.module,
+// gpu.module): `attributes {...}` if present and the body region, given
+// its one block when written empty.
+func ParseModuleBody(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParseOptionalAttrDictWithKeyword(st); err != nil {
 		return err
 	}
@@ -62,12 +77,10 @@ func parseModule(p *ir.Parser, st *ir.OperationState) error {
 	return nil
 }
 
-func printModule(p *ir.Printer, op *ir.Operation) {
-	if name := op.SymbolName(); name != "" {
-		p.Write(" ")
-		p.PrintSymbolName(name)
-	}
-	p.PrintOptionalAttrDictWithKeyword(op.AllAttrs(), "sym_name")
+// PrintModuleBody prints what ParseModuleBody reads, without the elided
+// attributes (those the op's custom form prints before it).
+func PrintModuleBody(p *ir.Printer, op *ir.Operation, elided ...string) {
+	p.PrintOptionalAttrDictWithKeyword(op.AllAttrs(), elided...)
 	p.Write(" ")
 	p.PrintRegion(op.Region(0), false, false, false)
 }

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"github.com/tmac-dev/tmac/dialects/builtin"
 	funcdialect "github.com/tmac-dev/tmac/dialects/func"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -39,17 +40,7 @@ func parseModule(p *ir.Parser, st *ir.OperationState) error {
 		}
 		st.AddAttr("targets", a)
 	}
-	if err := p.ParseOptionalAttrDictWithKeyword(st); err != nil {
-		return err
-	}
-	r := st.AddRegion()
-	if err := p.ParseRegion(r, nil); err != nil {
-		return err
-	}
-	if r.Empty() {
-		r.AddBlock(ir.NewBlock(nil, nil))
-	}
-	return nil
+	return builtin.ParseModuleBody(p, st)
 }
 
 func printModule(p *ir.Printer, op *ir.Operation) {
@@ -64,9 +55,7 @@ func printModule(p *ir.Printer, op *ir.Operation) {
 		p.Write(" ")
 		p.PrintAttribute(t)
 	}
-	p.PrintOptionalAttrDictWithKeyword(op.AllAttrs(), "sym_name", "targets", "offloadingHandler")
-	p.Write(" ")
-	p.PrintRegion(op.Region(0), false, false, false)
+	builtin.PrintModuleBody(p, op, "sym_name", "targets", "offloadingHandler")
 }
 
 func verifyModule(op *ir.Operation) error {
@@ -136,9 +125,7 @@ func printAttributions(p *ir.Printer, keyword string, args []*ir.BlockArgument, 
 		if i > 0 {
 			p.Write(", ")
 		}
-		p.PrintOperand(a)
-		p.Write(" : ")
-		p.PrintType(a.Type())
+		printTypedOperand(p, a)
 		if dicts != nil && i < len(dicts.Elems) {
 			if d, ok := dicts.Elems[i].(*ir.DictAttr); ok && len(d.Entries) > 0 {
 				p.Write(" ")
@@ -147,6 +134,13 @@ func printAttributions(p *ir.Printer, keyword string, args []*ir.BlockArgument, 
 		}
 	}
 	p.Write(")")
+}
+
+// printTypedOperand prints `%v : type`.
+func printTypedOperand(p *ir.Printer, v ir.Value) {
+	p.PrintOperand(v)
+	p.Write(" : ")
+	p.PrintType(v.Type())
 }
 
 // attributionAttrs returns the array of attribution dictionaries, or nil if

@@ -69,6 +69,22 @@ func init() {
 	})
 }
 
+// parseDim parses a dimension keyword (x, y or z); errPrefix starts the
+// messages ("custom op 'gpu.thread_id' " inside an op's custom form).
+func parseDim(p *ir.Parser, errPrefix string) (ir.Attribute, error) {
+	tok := p.Tok()
+	kw, _ := p.ParseOptionalAnyKeyword()
+	for _, d := range dimNames {
+		if kw == d {
+			return DimAttr(d), nil
+		}
+	}
+	return nil, ir.DiagList{
+		ir.Errorf(p.LocOf(tok), "%sexpected ::mlir::gpu::Dimension to be one of: x, y, z", errPrefix),
+		ir.Errorf(p.CurrentLoc(), "%sfailed to parse GPU_DimensionAttr parameter 'value' which is to be a `::mlir::gpu::Dimension`", errPrefix),
+	}
+}
+
 func parseType(p *ir.Parser, mnemonic string) (ir.Type, error) {
 	if mnemonic == "async.token" {
 		return AsyncToken, nil
@@ -79,17 +95,7 @@ func parseType(p *ir.Parser, mnemonic string) (ir.Type, error) {
 func parseAttr(p *ir.Parser, mnemonic string) (ir.Attribute, error) {
 	switch mnemonic {
 	case "dim":
-		tok := p.Tok()
-		kw, _ := p.ParseOptionalAnyKeyword()
-		for _, d := range dimNames {
-			if kw == d {
-				return DimAttr(d), nil
-			}
-		}
-		return nil, ir.DiagList{
-			ir.Errorf(p.LocOf(tok), "expected ::mlir::gpu::Dimension to be one of: x, y, z"),
-			ir.Errorf(p.CurrentLoc(), "failed to parse GPU_DimensionAttr parameter 'value' which is to be a `::mlir::gpu::Dimension`"),
-		}
+		return parseDim(p, "")
 	case "address_space":
 		if err := p.ParsePunct("<"); err != nil {
 			return nil, err

@@ -131,10 +131,7 @@ func registerDirectives() {
 				if err != nil {
 					return err
 				}
-				if err := p.ParsePunct(":"); err != nil {
-					return err
-				}
-				t, err := p.ParseType()
+				t, err := p.ParseColonType()
 				if err != nil {
 					return err
 				}
@@ -152,14 +149,7 @@ func registerDirectives() {
 				return
 			}
 			p.Write("args(")
-			for i, v := range vs {
-				if i > 0 {
-					p.Write(", ")
-				}
-				p.PrintOperand(v)
-				p.Write(" : ")
-				p.PrintType(v.Type())
-			}
+			ir.PrintCommaSeparated(p, vs, func(v ir.Value) { printTypedOperand(p, v) })
 			p.Write(")")
 		},
 	})

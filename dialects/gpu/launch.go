@@ -173,12 +173,7 @@ func hasClusters(op *ir.Operation) bool {
 
 func printSizeAssignment(p *ir.Printer, kw string, ids, sizes []*ir.BlockArgument, vals []ir.Value) {
 	p.Write(" " + kw + "(")
-	for i, a := range ids {
-		if i > 0 {
-			p.Write(", ")
-		}
-		p.PrintOperand(a)
-	}
+	ir.PrintCommaSeparated(p, ids, func(a *ir.BlockArgument) { p.PrintOperand(a) })
 	p.Write(") in (")
 	for i, a := range sizes {
 		if i > 0 {

@@ -82,17 +82,7 @@ var formatStrSyntax = &ir.AttrSyntax{
 func dimSyntax(opName string) *ir.AttrSyntax {
 	return &ir.AttrSyntax{
 		Parse: func(p *ir.Parser) (ir.Attribute, error) {
-			tok := p.Tok()
-			kw, _ := p.ParseOptionalAnyKeyword()
-			for _, d := range dimNames {
-				if kw == d {
-					return DimAttr(d), nil
-				}
-			}
-			return nil, ir.DiagList{
-				ir.Errorf(p.LocOf(tok), "custom op '%s' expected ::mlir::gpu::Dimension to be one of: x, y, z", opName),
-				ir.Errorf(p.CurrentLoc(), "custom op '%s' failed to parse GPU_DimensionAttr parameter 'value' which is to be a `::mlir::gpu::Dimension`", opName),
-			}
+			return parseDim(p, "custom op '"+opName+"' ")
 		},
 		// Upstream's enum printer adds its own leading space: `gpu.thread_id  x`.
 		Print: func(a ir.Attribute) string { return " " + DimOf(a) },

@@ -64,6 +64,16 @@ func positionOf(a ir.Attribute) []int64 {
 	return nil
 }
 
+// positionedType returns the type at the position of an extractvalue or
+// insertvalue in its container (the first operand), or the op's error.
+func positionedType(op *ir.Operation) (ir.Type, error) {
+	t, msg := ElementTypeAt(op.Operand(0).Type(), positionOf(op.Attr("position")))
+	if msg != "" {
+		return nil, op.EmitOpError("%s", msg)
+	}
+	return t, nil
+}
+
 func valueDirective(resultGroup string) *ir.CustomDirective {
 	return &ir.CustomDirective{
 		Parse: func(p *ir.Parser, fs *ir.FormatState, args []string) error {
@@ -91,27 +101,9 @@ func init() {
 	ir.RegisterCustomDirective("LLVMInsertValueElementType", valueDirective("value"))
 	posSpec := ir.AttrSpec{Name: "position", Constraint: ir.DenseI64ArrayC, Syntax: positionSyntax}
 	ir.Register(
-		&ir.OpDef{
-			Name:    "llvm.mlir.poison",
-			Summary: "Creates a poison value of LLVM dialect type.",
-			Traits:  ir.Pure | ir.ConstantLike,
-			Results: []ir.ArgSpec{{Name: "res", Type: CompatibleType}},
-			Format:  "attr-dict `:` type($res)",
-		},
-		&ir.OpDef{
-			Name:    "llvm.mlir.undef",
-			Summary: "Creates an undefined value of LLVM dialect type.",
-			Traits:  ir.Pure | ir.ConstantLike,
-			Results: []ir.ArgSpec{{Name: "res", Type: CompatibleType}},
-			Format:  "attr-dict `:` type($res)",
-		},
-		&ir.OpDef{
-			Name:    "llvm.mlir.zero",
-			Summary: "Creates a zero-initialized value of LLVM dialect type.",
-			Traits:  ir.Pure | ir.ConstantLike,
-			Results: []ir.ArgSpec{{Name: "res", Type: CompatibleType}},
-			Format:  "attr-dict `:` type($res)",
-		},
+		valueOp("llvm.mlir.poison", "Creates a poison value of LLVM dialect type."),
+		valueOp("llvm.mlir.undef", "Creates an undefined value of LLVM dialect type."),
+		valueOp("llvm.mlir.zero", "Creates a zero-initialized value of LLVM dialect type."),
 		&ir.OpDef{
 			Name:    "llvm.unreachable",
 			Summary: "LLVM dialect 'unreachable' terminator.",
@@ -137,14 +129,11 @@ func init() {
 			Format:   "$container `` $position attr-dict `:` type($container) custom<LLVMExtractValueElementType>(type($res), ref(type($container)), ref($position))",
 			Verify: func(op *ir.Operation) error {
 				ct := op.Operand(0).Type()
-				t, msg := ElementTypeAt(ct, positionOf(op.Attr("position")))
-				if msg != "" {
-					return op.EmitOpError("%s", msg)
+				t, err := positionedType(op)
+				if err == nil && t != op.Result(0).Type() {
+					err = op.EmitOpError("Type mismatch: extracting from '%s' should produce '%s' but this op returns '%s'", ct, t, op.Result(0).Type())
 				}
-				if t != op.Result(0).Type() {
-					return op.EmitOpError("Type mismatch: extracting from '%s' should produce '%s' but this op returns '%s'", ct, t, op.Result(0).Type())
-				}
-				return nil
+				return err
 			},
 		},
 		&ir.OpDef{
@@ -158,14 +147,11 @@ func init() {
 			Format:    "$value `,` $container `` $position attr-dict `:` type($container) custom<LLVMInsertValueElementType>(type($value), ref(type($container)), ref($position))",
 			Verify: func(op *ir.Operation) error {
 				ct := op.Operand(0).Type()
-				t, msg := ElementTypeAt(ct, positionOf(op.Attr("position")))
-				if msg != "" {
-					return op.EmitOpError("%s", msg)
+				t, err := positionedType(op)
+				if vt := op.Operand(1).Type(); err == nil && t != vt {
+					err = op.EmitOpError("Type mismatch: cannot insert '%s' into '%s'", vt, ct)
 				}
-				if vt := op.Operand(1).Type(); t != vt {
-					return op.EmitOpError("Type mismatch: cannot insert '%s' into '%s'", vt, ct)
-				}
-				return nil
+				return err
 			},
 		},
 		castOp("llvm.ptrtoint", "Convert a pointer to an integer.", ptrLike, intLike),
@@ -190,6 +176,18 @@ var (
 		return ir.IsSignlessInteger(t)
 	}}
 )
+
+// valueOp defines an op that creates a value of its result type out of
+// nothing (poison, undef, zero), written `: T`.
+func valueOp(name, summary string) *ir.OpDef {
+	return &ir.OpDef{
+		Name:    name,
+		Summary: summary,
+		Traits:  ir.Pure | ir.ConstantLike,
+		Results: []ir.ArgSpec{{Name: "res", Type: CompatibleType}},
+		Format:  "attr-dict `:` type($res)",
+	}
+}
 
 // castOp defines a one-operand conversion written `%x : T1 to T2`.
 func castOp(name, summary string, from, to ir.TypeConstraint) *ir.OpDef {

@@ -369,7 +369,7 @@ func ParseAffineMap(text string) (*AffineMap, error) {
 	if !ok || !strings.HasSuffix(body, ">") {
 		return nil, fmt.Errorf("not an affine map: %s", text)
 	}
-	ap := &affineParser{src: body[:len(body)-1]}
+	ap := &affineParser{TextScanner: ir.TextScanner{Src: body[:len(body)-1]}}
 	m := &AffineMap{}
 	dims, err := ap.idList("(", ")")
 	if err != nil {
@@ -377,7 +377,7 @@ func ParseAffineMap(text string) (*AffineMap, error) {
 	}
 	m.NumDims = len(dims)
 	var syms []string
-	if ap.peek("[") {
+	if ap.Peek("[") {
 		if syms, err = ap.idList("[", "]"); err != nil {
 			return nil, err
 		}
@@ -391,17 +391,17 @@ func ParseAffineMap(text string) (*AffineMap, error) {
 		ap.names[s] = -1 - i
 	}
 	ap.nd = len(dims)
-	if !ap.eat("->") || !ap.eat("(") {
+	if !ap.Eat("->") || !ap.Eat("(") {
 		return nil, fmt.Errorf("expected '-> (' in %s", text)
 	}
-	for !ap.eat(")") {
+	for !ap.Eat(")") {
 		e, err := ap.expr()
 		if err != nil {
 			return nil, err
 		}
 		m.Results = append(m.Results, e.finish())
-		ap.eat(",")
-		if ap.pos >= len(ap.src) {
+		ap.Eat(",")
+		if ap.Pos >= len(ap.Src) {
 			return nil, fmt.Errorf("unterminated affine map %s", text)
 		}
 	}
@@ -409,8 +409,7 @@ func ParseAffineMap(text string) (*AffineMap, error) {
 }
 
 type affineParser struct {
-	src   string
-	pos   int
+	ir.TextScanner
 	names map[string]int // dims >= 0, symbols < 0
 	nd    int
 }
@@ -438,51 +437,24 @@ func (e *linExpr) finish() AffineExpr {
 	return AffineExpr{Linear: !e.nonLinear, Coeffs: e.coeffs, Const: e.c, IsDim: e.dim}
 }
 
-func (ap *affineParser) skip() {
-	for ap.pos < len(ap.src) && (ap.src[ap.pos] == ' ' || ap.src[ap.pos] == '\n' || ap.src[ap.pos] == '\t') {
-		ap.pos++
-	}
-}
-
-func (ap *affineParser) peek(s string) bool {
-	ap.skip()
-	return strings.HasPrefix(ap.src[ap.pos:], s)
-}
-
-func (ap *affineParser) eat(s string) bool {
-	if ap.peek(s) {
-		ap.pos += len(s)
-		return true
-	}
-	return false
-}
-
 func (ap *affineParser) ident() string {
-	ap.skip()
-	start := ap.pos
-	for ap.pos < len(ap.src) {
-		c := ap.src[ap.pos]
-		if c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
-			ap.pos++
-			continue
-		}
-		break
-	}
-	return ap.src[start:ap.pos]
+	return ap.Ident(func(c byte) bool {
+		return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	})
 }
 
 func (ap *affineParser) idList(open, close string) ([]string, error) {
-	if !ap.eat(open) {
+	if !ap.Eat(open) {
 		return nil, fmt.Errorf("expected %q", open)
 	}
 	var ids []string
-	for !ap.eat(close) {
+	for !ap.Eat(close) {
 		id := ap.ident()
 		if id == "" {
-			return nil, fmt.Errorf("expected identifier at %d", ap.pos)
+			return nil, fmt.Errorf("expected identifier at %d", ap.Pos)
 		}
 		ids = append(ids, id)
-		ap.eat(",")
+		ap.Eat(",")
 	}
 	return ids, nil
 }
@@ -500,9 +472,9 @@ func (ap *affineParser) expr() (*linExpr, error) {
 	for {
 		neg := false
 		switch {
-		case ap.eat("+"):
-		case ap.peek("-") && !ap.peek("->"):
-			ap.pos++
+		case ap.Eat("+"):
+		case ap.Peek("-") && !ap.Peek("->"):
+			ap.Pos++
 			neg = true
 		default:
 			return e, nil
@@ -526,13 +498,13 @@ func (ap *affineParser) term() (*linExpr, error) {
 	}
 	for {
 		switch {
-		case ap.eat("*"):
+		case ap.Eat("*"):
 			r, err := ap.factor()
 			if err != nil {
 				return nil, err
 			}
 			e = mulLin(e, r)
-		case ap.peek("floordiv") || ap.peek("ceildiv") || ap.peek("mod"):
+		case ap.Peek("floordiv") || ap.Peek("ceildiv") || ap.Peek("mod"):
 			ap.ident()
 			if _, err := ap.factor(); err != nil {
 				return nil, err
@@ -545,19 +517,19 @@ func (ap *affineParser) term() (*linExpr, error) {
 }
 
 func (ap *affineParser) factor() (*linExpr, error) {
-	ap.skip()
+	ap.SkipSpace()
 	switch {
-	case ap.eat("("):
+	case ap.Eat("("):
 		e, err := ap.expr()
 		if err != nil {
 			return nil, err
 		}
-		if !ap.eat(")") {
-			return nil, fmt.Errorf("expected ')' at %d", ap.pos)
+		if !ap.Eat(")") {
+			return nil, fmt.Errorf("expected ')' at %d", ap.Pos)
 		}
 		return e, nil
-	case ap.peek("-"):
-		ap.pos++
+	case ap.Peek("-"):
+		ap.Pos++
 		e, err := ap.factor()
 		if err != nil {
 			return nil, err
@@ -566,7 +538,7 @@ func (ap *affineParser) factor() (*linExpr, error) {
 	}
 	id := ap.ident()
 	if id == "" {
-		return nil, fmt.Errorf("expected affine expression at %d", ap.pos)
+		return nil, fmt.Errorf("expected affine expression at %d", ap.Pos)
 	}
 	if v, err := strconv.ParseInt(id, 10, 64); err == nil {
 		return ap.constant(v), nil

@@ -89,6 +89,20 @@ func indexes(name string) ir.ArgSpec {
 	return ir.ArgSpec{Name: name, Kind: ir.Variadic, Type: ir.IndexOnly}
 }
 
+// offsetsSizesStrides are the operands of a view with offsets, sizes and
+// strides (memref.subview, memref.reinterpret_cast): the source, then the
+// dynamic entries of each list; staticOffsetsSizesStrides hold the lists
+// (Dynamic where an operand stands).
+func offsetsSizesStrides(source ir.ArgSpec) []ir.ArgSpec {
+	return []ir.ArgSpec{source, indexes("offsets"), indexes("sizes"), indexes("strides")}
+}
+
+var staticOffsetsSizesStrides = []ir.AttrSpec{
+	{Name: "static_offsets", Constraint: ir.DenseI64ArrayC},
+	{Name: "static_sizes", Constraint: ir.DenseI64ArrayC},
+	{Name: "static_strides", Constraint: ir.DenseI64ArrayC},
+}
+
 func named(hint string) func(op *ir.Operation, name func(v ir.Value, name string)) {
 	return func(op *ir.Operation, name func(v ir.Value, name string)) {
 		name(op.Result(0), hint)
@@ -171,18 +185,11 @@ func init() {
 			Verify:      verifyView,
 		},
 		&ir.OpDef{
-			Name:   "memref.subview",
-			Traits: ir.Pure | ir.AttrSizedOperandSegments,
-			Operands: []ir.ArgSpec{
-				{Name: "source", Type: memRefC},
-				indexes("offsets"), indexes("sizes"), indexes("strides"),
-			},
-			Results: []ir.ArgSpec{{Name: "result", Type: memRefC}},
-			Attrs: []ir.AttrSpec{
-				{Name: "static_offsets", Constraint: ir.DenseI64ArrayC},
-				{Name: "static_sizes", Constraint: ir.DenseI64ArrayC},
-				{Name: "static_strides", Constraint: ir.DenseI64ArrayC},
-			},
+			Name:     "memref.subview",
+			Traits:   ir.Pure | ir.AttrSizedOperandSegments,
+			Operands: offsetsSizesStrides(ir.ArgSpec{Name: "source", Type: memRefC}),
+			Results:  []ir.ArgSpec{{Name: "result", Type: memRefC}},
+			Attrs:    staticOffsetsSizesStrides,
 			Format: "$source `` custom<DynamicIndexList>($offsets, $static_offsets)" +
 				" custom<DynamicIndexList>($sizes, $static_sizes)" +
 				" custom<DynamicIndexList>($strides, $static_strides)" +
@@ -200,18 +207,11 @@ func init() {
 			Verify:      verifyCast,
 		},
 		&ir.OpDef{
-			Name:   "memref.reinterpret_cast",
-			Traits: ir.Pure | ir.AttrSizedOperandSegments,
-			Operands: []ir.ArgSpec{
-				{Name: "source", Type: baseMemRefC},
-				indexes("offsets"), indexes("sizes"), indexes("strides"),
-			},
-			Results: []ir.ArgSpec{{Name: "result", Type: stridedMemRefC}},
-			Attrs: []ir.AttrSpec{
-				{Name: "static_offsets", Constraint: ir.DenseI64ArrayC},
-				{Name: "static_sizes", Constraint: ir.DenseI64ArrayC},
-				{Name: "static_strides", Constraint: ir.DenseI64ArrayC},
-			},
+			Name:     "memref.reinterpret_cast",
+			Traits:   ir.Pure | ir.AttrSizedOperandSegments,
+			Operands: offsetsSizesStrides(ir.ArgSpec{Name: "source", Type: baseMemRefC}),
+			Results:  []ir.ArgSpec{{Name: "result", Type: stridedMemRefC}},
+			Attrs:    staticOffsetsSizesStrides,
 			Format: "$source `to` `offset` `` `:` custom<DynamicIndexList>($offsets, $static_offsets)" +
 				" `,` `sizes` `` `:` custom<DynamicIndexList>($sizes, $static_sizes)" +
 				" `,` `strides` `` `:` custom<DynamicIndexList>($strides, $static_strides)" +

@@ -188,40 +188,33 @@ func nvgpuType(t ir.Type, name string) (*ir.DialectType, bool) {
 	return d, true
 }
 
-// AsTensorMapDescriptor returns the parameters of a tensormap descriptor type.
-func AsTensorMapDescriptor(t ir.Type) (*TensorMapDescriptor, bool) {
-	d, ok := nvgpuType(t, tensorMapName)
+// typeParams returns the parameters of t if it is the nvgpu type name.
+func typeParams[P any](t ir.Type, name string) (*P, bool) {
+	d, ok := nvgpuType(t, name)
 	if !ok {
 		return nil, false
 	}
-	return d.Data.(*TensorMapDescriptor), true
+	return d.Data.(*P), true
+}
+
+// AsTensorMapDescriptor returns the parameters of a tensormap descriptor type.
+func AsTensorMapDescriptor(t ir.Type) (*TensorMapDescriptor, bool) {
+	return typeParams[TensorMapDescriptor](t, tensorMapName)
 }
 
 // AsMBarrierGroup returns the parameters of an mbarrier group type.
 func AsMBarrierGroup(t ir.Type) (*MBarrierGroup, bool) {
-	d, ok := nvgpuType(t, mbarGroupName)
-	if !ok {
-		return nil, false
-	}
-	return d.Data.(*MBarrierGroup), true
+	return typeParams[MBarrierGroup](t, mbarGroupName)
 }
 
 // AsWarpgroupDescriptor returns the parameters of a warpgroup descriptor type.
 func AsWarpgroupDescriptor(t ir.Type) (*WarpgroupDescriptor, bool) {
-	d, ok := nvgpuType(t, wgDescName)
-	if !ok {
-		return nil, false
-	}
-	return d.Data.(*WarpgroupDescriptor), true
+	return typeParams[WarpgroupDescriptor](t, wgDescName)
 }
 
 // AsWarpgroupAccumulator returns the parameters of an accumulator type.
 func AsWarpgroupAccumulator(t ir.Type) (*WarpgroupAccumulator, bool) {
-	d, ok := nvgpuType(t, wgAccName)
-	if !ok {
-		return nil, false
-	}
-	return d.Data.(*WarpgroupAccumulator), true
+	return typeParams[WarpgroupAccumulator](t, wgAccName)
 }
 
 // IsMBarrierToken reports whether t is !nvgpu.mbarrier.token.

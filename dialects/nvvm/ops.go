@@ -161,6 +161,11 @@ func init() {
 		{Name: "relaxed", Constraint: boolAttrC, Default: relaxedDef},
 		enumAttr("", "scope", MemScope, "NVVM Memory Scope", false, memScopeDef, false),
 	}
+	tmaLoadMode := enumAttr("", "mode", TMALoadMode, "List of Load-Modes supported for TMA Tensor Ops", false, TMALoadMode.Attr("tile"), false)
+	// The layout attributes of ldmatrix and stmatrix.
+	ldStEltType := enumAttr("", "eltType", LdStEltType, "Element type for ldmatrix and stmatrix", false, nil, false)
+	ldStLayout := enumAttr("", "layout", MMALayout, "NVVM MMA layout", false, nil, false)
+	ldStShape := ir.AttrSpec{Name: "shape", Constraint: ir.AttrConstraint{Desc: "Matrix shape for ldmatrix and stmatrix", OK: isLdStShape}}
 	ptr03 := llvm.PtrInSpaces(0, 3)
 	ptr037 := llvm.PtrInSpaces(0, 3, 7)
 
@@ -311,7 +316,7 @@ func init() {
 			Attrs: []ir.AttrSpec{
 				enumAttr("", "group", CTAGroup, "NVVM CTA group", true, nil, false),
 				{Name: "isCTAOnly", Constraint: boolAttrC, Default: ir.Bool(false)},
-				enumAttr("", "mode", TMALoadMode, "List of Load-Modes supported for TMA Tensor Ops", false, TMALoadMode.Attr("tile"), false),
+				tmaLoadMode,
 			},
 			Format: "$dstMem `,` $tmaDescriptor `,` $mbar `,` `box` `[` $coordinates `]` (`im2col` `[` $im2colOffsets^ `]`)? " +
 				"(`multicast_mask` `=` $multicastMask^)? (`l2_cache_hint` `=` $l2CacheHint^)? (`predicate` `=` $predicate^)? " +
@@ -348,7 +353,7 @@ func init() {
 				{Name: "l2CacheHint", Kind: ir.Optional, Type: tI64},
 			},
 			Attrs: []ir.AttrSpec{
-				enumAttr("", "mode", TMALoadMode, "List of Load-Modes supported for TMA Tensor Ops", false, TMALoadMode.Attr("tile"), false),
+				tmaLoadMode,
 			},
 			Format: "$tmaDescriptor `,` `box` `[` $coordinates `]` (`im2col` `[` $im2colOffsets^ `]`)? (`l2_cache_hint` `=` $l2CacheHint^)? " +
 				"attr-dict `:` custom<NVVMPtrType>(type($tmaDescriptor))",
@@ -472,27 +477,18 @@ func init() {
 			Summary:  "Warp-cooperative matrix load",
 			Operands: []ir.ArgSpec{{Name: "ptr", Type: llvm.PtrInSpaces(3)}},
 			Results:  []ir.ArgSpec{{Name: "res", Type: ir.AnyType}},
-			Attrs: []ir.AttrSpec{
-				enumAttr("", "eltType", LdStEltType, "Element type for ldmatrix and stmatrix", false, nil, false),
-				enumAttr("", "layout", MMALayout, "NVVM MMA layout", false, nil, false),
-				i32Attr("num", false),
-				{Name: "shape", Constraint: ir.AttrConstraint{Desc: "Matrix shape for ldmatrix and stmatrix", OK: isLdStShape}},
-			},
-			Format:  "$ptr attr-dict `:` functional-type($ptr, $res)",
-			Verify:  verifyLdMatrix,
-			Effects: []ir.Effect{{Kind: ir.Read, Operand: "ptr"}},
+			Attrs:    []ir.AttrSpec{ldStEltType, ldStLayout, i32Attr("num", false), ldStShape},
+			Format:   "$ptr attr-dict `:` functional-type($ptr, $res)",
+			Verify:   verifyLdMatrix,
+			Effects:  []ir.Effect{{Kind: ir.Read, Operand: "ptr"}},
 		},
 		&ir.OpDef{
 			Name:     "nvvm.stmatrix",
 			Summary:  "Warp-cooperative matrix store",
 			Operands: []ir.ArgSpec{{Name: "ptr", Type: llvm.PtrInSpaces(3)}, {Name: "sources", Kind: ir.Variadic, Type: tI32}},
-			Attrs: []ir.AttrSpec{
-				enumAttr("", "eltType", LdStEltType, "Element type for ldmatrix and stmatrix", false, nil, false),
-				enumAttr("", "layout", MMALayout, "NVVM MMA layout", false, nil, false),
-				{Name: "shape", Constraint: ir.AttrConstraint{Desc: "Matrix shape for ldmatrix and stmatrix", OK: isLdStShape}},
-			},
-			Format: "$ptr `,` $sources attr-dict `:` custom<NVVMOperandTypes>()",
-			Verify: verifyStMatrix,
+			Attrs:    []ir.AttrSpec{ldStEltType, ldStLayout, ldStShape},
+			Format:   "$ptr `,` $sources attr-dict `:` custom<NVVMOperandTypes>()",
+			Verify:   verifyStMatrix,
 		},
 
 		&ir.OpDef{Name: "nvvm.wgmma.fence.aligned", Summary: "Fence before wgmma.mma_async", Format: "attr-dict", Verify: verifySM},

@@ -104,24 +104,15 @@ func parseFor(p *ir.Parser, st *ir.OperationState) error {
 	if err != nil {
 		return err
 	}
-	if err := p.ParsePunct("="); err != nil {
-		return err
-	}
-	lb, err := p.ParseOperand()
+	lb, err := p.ParseOperandAfter("=")
 	if err != nil {
 		return err
 	}
-	if err := p.ParseKeyword("to"); err != nil {
-		return err
-	}
-	ub, err := p.ParseOperand()
+	ub, err := p.ParseOperandAfter("to")
 	if err != nil {
 		return err
 	}
-	if err := p.ParseKeyword("step"); err != nil {
-		return err
-	}
-	step, err := p.ParseOperand()
+	step, err := p.ParseOperandAfter("step")
 	if err != nil {
 		return err
 	}
