@@ -117,6 +117,32 @@ func (fc *fcomp) slotOf(v ir.Value) (slot, error) {
 	return s, nil
 }
 
+// slotsOf returns the slots of vs.
+func (fc *fcomp) slotsOf(vs []ir.Value) ([]slot, error) {
+	var ss []slot
+	for _, v := range vs {
+		s, err := fc.slotOf(v)
+		if err != nil {
+			return nil, err
+		}
+		ss = append(ss, s)
+	}
+	return ss, nil
+}
+
+// copySlot copies slot s of frame src into slot d, of the same kind, of
+// frame dst.
+func copySlot(dst *frame, d slot, src *frame, s slot) {
+	switch s.k {
+	case kInt:
+		dst.i[d.i] = src.i[s.i]
+	case kFloat:
+		dst.f[d.i] = src.f[s.i]
+	default:
+		dst.m[d.i] = src.m[s.i]
+	}
+}
+
 // sl returns the slot of v, panicking with a compile error (recovered in
 // compileOp) when its type is unsupported.
 func (fc *fcomp) sl(op *ir.Operation, v ir.Value) int32 {
@@ -280,13 +306,9 @@ func (fc *fcomp) moves(srcs []ir.Value, dsts []slot) (instr, error) {
 	if len(srcs) != len(dsts) {
 		return nil, fmt.Errorf("internal: %d values for %d slots", len(srcs), len(dsts))
 	}
-	var from []slot
-	for _, v := range srcs {
-		s, err := fc.slotOf(v)
-		if err != nil {
-			return nil, err
-		}
-		from = append(from, s)
+	from, err := fc.slotsOf(srcs)
+	if err != nil {
+		return nil, err
 	}
 	// Drop self-moves; detect overlap (a source that is also a target).
 	var fs, ds []slot
@@ -319,46 +341,21 @@ func (fc *fcomp) moves(srcs []ir.Value, dsts []slot) (instr, error) {
 			overlap = true
 		}
 	}
-	one := func(fr *frame, f, d slot) {
-		switch f.k {
-		case kInt:
-			fr.i[d.i] = fr.i[f.i]
-		case kFloat:
-			fr.f[d.i] = fr.f[f.i]
-		default:
-			fr.m[d.i] = fr.m[f.i]
-		}
-	}
 	if !overlap {
 		return func(fr *frame) {
 			for j := range fs {
-				one(fr, fs[j], ds[j])
+				copySlot(fr, ds[j], fr, fs[j])
 			}
 		}, nil
 	}
+	// Gather the sources into slots 0.. of a scratch frame, then scatter.
 	return func(fr *frame) {
-		ti := make([]int64, len(fs))
-		tf := make([]float64, len(fs))
-		tm := make([]*memref, len(fs))
+		tmp := &frame{i: make([]int64, len(fs)), f: make([]float64, len(fs)), m: make([]*memref, len(fs))}
 		for j, f := range fs {
-			switch f.k {
-			case kInt:
-				ti[j] = fr.i[f.i]
-			case kFloat:
-				tf[j] = fr.f[f.i]
-			default:
-				tm[j] = fr.m[f.i]
-			}
+			copySlot(tmp, slot{f.k, int32(j)}, fr, f)
 		}
 		for j, d := range ds {
-			switch d.k {
-			case kInt:
-				fr.i[d.i] = ti[j]
-			case kFloat:
-				fr.f[d.i] = tf[j]
-			default:
-				fr.m[d.i] = tm[j]
-			}
+			copySlot(fr, d, tmp, slot{d.k, int32(j)})
 		}
 	}, nil
 }
@@ -423,46 +420,23 @@ func (fc *fcomp) call(c funcdialect.CallOp) (instr, error) {
 	if err != nil {
 		return nil, err
 	}
-	var args, res []slot
-	for _, v := range c.Operands() {
-		s, err := fc.slotOf(v)
-		if err != nil {
-			return nil, opErr(op, "%v", err)
-		}
-		args = append(args, s)
+	args, err := fc.slotsOf(c.Operands())
+	if err != nil {
+		return nil, opErr(op, "%v", err)
 	}
-	for _, v := range c.Results() {
-		s, err := fc.slotOf(v)
-		if err != nil {
-			return nil, opErr(op, "%v", err)
-		}
-		res = append(res, s)
+	res, err := fc.slotsOf(c.Results())
+	if err != nil {
+		return nil, opErr(op, "%v", err)
 	}
 	return func(fr *frame) {
 		cfr := callee.newFrame(fr.acc, fr.par)
 		cfr.workers = fr.workers
 		for j, a := range args {
-			d := callee.args[j]
-			switch a.k {
-			case kInt:
-				cfr.i[d.i] = fr.i[a.i]
-			case kFloat:
-				cfr.f[d.i] = fr.f[a.i]
-			default:
-				cfr.m[d.i] = fr.m[a.i]
-			}
+			copySlot(cfr, callee.args[j], fr, a)
 		}
 		runList(cfr, callee.body)
 		for j, r := range res {
-			s := callee.results[j]
-			switch r.k {
-			case kInt:
-				fr.i[r.i] = cfr.i[s.i]
-			case kFloat:
-				fr.f[r.i] = cfr.f[s.i]
-			default:
-				fr.m[r.i] = cfr.m[s.i]
-			}
+			copySlot(fr, r, cfr, callee.results[j])
 		}
 	}, nil
 }
