@@ -59,53 +59,83 @@ var api struct {
 var (
 	loadOnce sync.Once
 	loadErr  error
+	lib      uintptr // the driver, opened by Load
 )
 
 // Load opens libcuda.so.1 and resolves the entry points.
 func Load() error {
 	loadOnce.Do(func() {
-		lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		var err error
+		lib, err = purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err != nil {
 			loadErr = fmt.Errorf("cannot load the CUDA driver (libcuda.so.1): %v; is an NVIDIA driver installed?", err)
 			return
 		}
-		bind := func(fn any, name string) {
-			if loadErr != nil {
-				return
-			}
-			if _, err := purego.Dlsym(lib, name); err != nil {
-				loadErr = fmt.Errorf("the CUDA driver lacks %s: %v", name, err)
-				return
-			}
-			purego.RegisterLibFunc(fn, lib, name)
-		}
-		bind(&api.cuInit, "cuInit")
-		bind(&api.cuDeviceGet, "cuDeviceGet")
-		bind(&api.cuDeviceGetCount, "cuDeviceGetCount")
-		bind(&api.cuDeviceGetName, "cuDeviceGetName")
-		bind(&api.cuDeviceGetAttribute, "cuDeviceGetAttribute")
-		bind(&api.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
-		bind(&api.cuCtxSetCurrent, "cuCtxSetCurrent")
-		bind(&api.cuCtxSynchronize, "cuCtxSynchronize")
-		bind(&api.cuModuleLoadDataEx, "cuModuleLoadDataEx")
-		bind(&api.cuModuleUnload, "cuModuleUnload")
-		bind(&api.cuModuleGetFunction, "cuModuleGetFunction")
-		bind(&api.cuFuncSetAttribute, "cuFuncSetAttribute")
-		bind(&api.cuMemAlloc, "cuMemAlloc_v2")
-		bind(&api.cuMemFree, "cuMemFree_v2")
-		bind(&api.cuMemcpyHtoD, "cuMemcpyHtoD_v2")
-		bind(&api.cuMemcpyDtoH, "cuMemcpyDtoH_v2")
-		bind(&api.cuMemsetD8, "cuMemsetD8_v2")
-		bind(&api.cuLaunchKernel, "cuLaunchKernel")
-		bind(&api.cuEventCreate, "cuEventCreate")
-		bind(&api.cuEventRecord, "cuEventRecord")
-		bind(&api.cuEventSynchronize, "cuEventSynchronize")
-		bind(&api.cuEventElapsedTime, "cuEventElapsedTime")
-		bind(&api.cuEventDestroy, "cuEventDestroy_v2")
-		bind(&api.cuGetErrorName, "cuGetErrorName")
-		bind(&api.cuGetErrorString, "cuGetErrorString")
+		loadErr = bind("", []symbol{
+			{&api.cuInit, "cuInit"},
+			{&api.cuDeviceGet, "cuDeviceGet"},
+			{&api.cuDeviceGetCount, "cuDeviceGetCount"},
+			{&api.cuDeviceGetName, "cuDeviceGetName"},
+			{&api.cuDeviceGetAttribute, "cuDeviceGetAttribute"},
+			{&api.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
+			{&api.cuCtxSetCurrent, "cuCtxSetCurrent"},
+			{&api.cuCtxSynchronize, "cuCtxSynchronize"},
+			{&api.cuModuleLoadDataEx, "cuModuleLoadDataEx"},
+			{&api.cuModuleUnload, "cuModuleUnload"},
+			{&api.cuModuleGetFunction, "cuModuleGetFunction"},
+			{&api.cuFuncSetAttribute, "cuFuncSetAttribute"},
+			{&api.cuMemAlloc, "cuMemAlloc_v2"},
+			{&api.cuMemFree, "cuMemFree_v2"},
+			{&api.cuMemcpyHtoD, "cuMemcpyHtoD_v2"},
+			{&api.cuMemcpyDtoH, "cuMemcpyDtoH_v2"},
+			{&api.cuMemsetD8, "cuMemsetD8_v2"},
+			{&api.cuLaunchKernel, "cuLaunchKernel"},
+			{&api.cuEventCreate, "cuEventCreate"},
+			{&api.cuEventRecord, "cuEventRecord"},
+			{&api.cuEventSynchronize, "cuEventSynchronize"},
+			{&api.cuEventElapsedTime, "cuEventElapsedTime"},
+			{&api.cuEventDestroy, "cuEventDestroy_v2"},
+			{&api.cuGetErrorName, "cuGetErrorName"},
+			{&api.cuGetErrorString, "cuGetErrorString"},
+		})
 	})
 	return loadErr
+}
+
+// A symbol is a driver entry point and the function variable it binds.
+type symbol struct {
+	fn   any
+	name string
+}
+
+// bind resolves syms in the driver Load opened and registers each in its
+// function variable; the error of a missing one ends with why (empty, or
+// " (CUDA 12 or newer is needed)").
+func bind(why string, syms []symbol) error {
+	for _, s := range syms {
+		if _, err := purego.Dlsym(lib, s.name); err != nil {
+			return fmt.Errorf("the CUDA driver lacks %s%s: %v", s.name, why, err)
+		}
+		purego.RegisterLibFunc(s.fn, lib, s.name)
+	}
+	return nil
+}
+
+// lateSymbols are entry points of CUDA 12 that only some calls need,
+// bound on the first of them (after Load).
+type lateSymbols struct {
+	once sync.Once
+	err  error
+	syms []symbol
+}
+
+func (l *lateSymbols) load() error {
+	l.once.Do(func() {
+		if l.err = Load(); l.err == nil {
+			l.err = bind(" (CUDA 12 or newer is needed)", l.syms)
+		}
+	})
+	return l.err
 }
 
 // Error is a failed driver call.
@@ -278,16 +308,22 @@ type Dim3 struct{ X, Y, Z int }
 func Launch(f Function, grid, block Dim3, sharedBytes int, params []unsafe.Pointer) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	var pp *unsafe.Pointer
-	if len(params) > 0 {
-		for _, p := range params {
-			pin.Pin(p)
-		}
-		pin.Pin(&params[0])
-		pp = &params[0]
-	}
+	pp := pinParams(&pin, params)
 	return check("cuLaunchKernel", api.cuLaunchKernel(f, uint32(grid.X), uint32(grid.Y), uint32(grid.Z),
 		uint32(block.X), uint32(block.Y), uint32(block.Z), uint32(sharedBytes), 0, pp, nil))
+}
+
+// pinParams pins the kernel parameters and their array for a launch and
+// returns the array's address (nil for none).
+func pinParams(pin *runtime.Pinner, params []unsafe.Pointer) *unsafe.Pointer {
+	if len(params) == 0 {
+		return nil
+	}
+	for _, p := range params {
+		pin.Pin(p)
+	}
+	pin.Pin(&params[0])
+	return &params[0]
 }
 
 // Synchronize waits for all work on the current context.

@@ -3,10 +3,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // Driver calls used by tmac run's host plan beyond driver.go's:
@@ -21,41 +18,13 @@ var exAPI struct {
 	cuMemsetD32      func(dst DevicePtr, v uint32, n uint64) Result
 }
 
-var (
-	exOnce sync.Once
-	exErr  error
-)
-
-func loadEx() error {
-	exOnce.Do(func() {
-		if err := Load(); err != nil {
-			exErr = err
-			return
-		}
-		lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
-		if err != nil {
-			exErr = fmt.Errorf("cannot load the CUDA driver (libcuda.so.1): %v", err)
-			return
-		}
-		for _, b := range []struct {
-			fn   any
-			name string
-		}{
-			{&exAPI.cuLaunchKernelEx, "cuLaunchKernelEx"},
-			{&exAPI.cuEventQuery, "cuEventQuery"},
-			{&exAPI.cuMemcpyDtoD, "cuMemcpyDtoD_v2"},
-			{&exAPI.cuMemsetD16, "cuMemsetD16_v2"},
-			{&exAPI.cuMemsetD32, "cuMemsetD32_v2"},
-		} {
-			if _, err := purego.Dlsym(lib, b.name); err != nil {
-				exErr = fmt.Errorf("the CUDA driver lacks %s (CUDA 12 or newer is needed): %v", b.name, err)
-				return
-			}
-			purego.RegisterLibFunc(b.fn, lib, b.name)
-		}
-	})
-	return exErr
-}
+var exSyms = lateSymbols{syms: []symbol{
+	{&exAPI.cuLaunchKernelEx, "cuLaunchKernelEx"},
+	{&exAPI.cuEventQuery, "cuEventQuery"},
+	{&exAPI.cuMemcpyDtoD, "cuMemcpyDtoD_v2"},
+	{&exAPI.cuMemsetD16, "cuMemsetD16_v2"},
+	{&exAPI.cuMemsetD32, "cuMemsetD32_v2"},
+}}
 
 // launchAttribute is a CUlaunchAttribute: a 4-byte id, 4 bytes of padding
 // and a 64-byte value union.
@@ -82,7 +51,7 @@ const launchAttributeClusterDimension = 4
 // LaunchEx runs f like Launch, with a thread block cluster of the given
 // size (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).
 func LaunchEx(f Function, grid, block, cluster Dim3, sharedBytes int, params []unsafe.Pointer) error {
-	if err := loadEx(); err != nil {
+	if err := exSyms.load(); err != nil {
 		return err
 	}
 	var pin runtime.Pinner
@@ -96,21 +65,13 @@ func LaunchEx(f Function, grid, block, cluster Dim3, sharedBytes int, params []u
 		SharedMemBytes: uint32(sharedBytes), Attrs: attr, NumAttrs: 1,
 	}
 	pin.Pin(cfg)
-	var pp *unsafe.Pointer
-	if len(params) > 0 {
-		for _, p := range params {
-			pin.Pin(p)
-		}
-		pin.Pin(&params[0])
-		pp = &params[0]
-	}
-	return check("cuLaunchKernelEx", exAPI.cuLaunchKernelEx(cfg, f, pp, nil))
+	return check("cuLaunchKernelEx", exAPI.cuLaunchKernelEx(cfg, f, pinParams(&pin, params), nil))
 }
 
 // Done reports whether all work recorded before e has finished
 // (cuEventQuery: CUDA_ERROR_NOT_READY means not yet).
 func (e Event) Done() (bool, error) {
-	if err := loadEx(); err != nil {
+	if err := exSyms.load(); err != nil {
 		return false, err
 	}
 	const notReady = 600
@@ -126,7 +87,7 @@ func (e Event) Destroy() error { return check("cuEventDestroy", api.cuEventDestr
 
 // CopyDeviceToDevice copies n bytes between device buffers.
 func CopyDeviceToDevice(dst, src DevicePtr, n int) error {
-	if err := loadEx(); err != nil {
+	if err := exSyms.load(); err != nil {
 		return err
 	}
 	return check("cuMemcpyDtoD", exAPI.cuMemcpyDtoD(dst, src, uint64(n)))
@@ -134,7 +95,7 @@ func CopyDeviceToDevice(dst, src DevicePtr, n int) error {
 
 // MemsetPattern fills n elements of len(pattern) bytes (1, 2 or 4) at dst.
 func MemsetPattern(dst DevicePtr, pattern []byte, n int) error {
-	if err := loadEx(); err != nil {
+	if err := exSyms.load(); err != nil {
 		return err
 	}
 	switch len(pattern) {

@@ -3,10 +3,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // TMA tensor maps (CUtensorMap) built with cuTensorMapEncodeTiled.
@@ -259,39 +256,18 @@ func (m *TensorMap) Bytes() []byte { return m.mem[m.off : m.off+TensorMapSize] }
 func (m *TensorMap) Ptr() unsafe.Pointer { return unsafe.Pointer(&m.mem[m.off]) }
 
 var (
-	tmapOnce   sync.Once
-	tmapErr    error
 	tmapEncode func(m unsafe.Pointer, dt uint32, rank uint32, global uintptr,
 		dims, strides *uint64, box, estrides *uint32,
 		interleave, swizzle, l2, oob uint32) Result
+	tmapSyms = lateSymbols{syms: []symbol{{&tmapEncode, "cuTensorMapEncodeTiled"}}}
 )
-
-func loadTensorMap() error {
-	tmapOnce.Do(func() {
-		if err := Load(); err != nil {
-			tmapErr = err
-			return
-		}
-		lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
-		if err != nil {
-			tmapErr = fmt.Errorf("cannot load the CUDA driver (libcuda.so.1): %v", err)
-			return
-		}
-		if _, err := purego.Dlsym(lib, "cuTensorMapEncodeTiled"); err != nil {
-			tmapErr = fmt.Errorf("the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12 or newer is needed): %v", err)
-			return
-		}
-		purego.RegisterLibFunc(&tmapEncode, lib, "cuTensorMapEncodeTiled")
-	})
-	return tmapErr
-}
 
 // EncodeTiled validates d and builds its tensor map with the driver.
 func EncodeTiled(d *TiledDesc) (*TensorMap, error) {
 	if err := ValidateTiled(d); err != nil {
 		return nil, err
 	}
-	if err := loadTensorMap(); err != nil {
+	if err := tmapSyms.load(); err != nil {
 		return nil, err
 	}
 	rank := len(d.Dims)
