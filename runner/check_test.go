@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tmac-dev/tmac/internal/testutil"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 	"github.com/tmac-dev/tmac/runtime/interp"
@@ -31,20 +32,28 @@ func.func @reference(%x: memref<40x8xf32>, %y: memref<40x8xf32>) {
 }
 `
 
+// testArgs parses src, selects its entry and makes its arguments as tmac
+// run does, with the scalar values sets and the options opts.
+func testArgs(t *testing.T, src string, sets map[int]string, opts *Options) (mod, entry *ir.Operation, outputs []bool, args []*runArg) {
+	t.Helper()
+	mod = testutil.Parse(t, src)
+	entry, err := plan.SelectEntry(mod, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft, _ := plan.FuncType(entry)
+	outputs = plan.Outputs(entry, nil)
+	if args, err = makeArgs(ft.Inputs, outputs, nil, sets, opts); err != nil {
+		t.Fatal(err)
+	}
+	return mod, entry, outputs, args
+}
+
 // TestCheckResultsSampled checks the report of a sampled check: it says
 // so, counts what it compared, and fails on a wrong element it covers.
 func TestCheckResultsSampled(t *testing.T) {
-	mod, err := ir.Parse("t.tma", sampledModule, ir.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	entry, _ := plan.SelectEntry(mod, "")
 	opts := &Options{Seed: 5, RTol: -1, ATol: -1, Dist: "normal"}
-	outputs := plan.Outputs(entry, nil)
-	args, err := makeArgs([]ir.Type{entry.Region(0).Entry().Arg(0).Type(), entry.Region(0).Entry().Arg(1).Type()}, outputs, nil, nil, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod, entry, outputs, args := testArgs(t, sampledModule, nil, opts)
 	// The "GPU" result: the full reference.
 	good := args[1].buf.Clone()
 	if _, err := interp.Call(mod, plan.ReferenceName, []interp.Arg{args[0].buf.Clone(), good}); err != nil {
@@ -72,7 +81,7 @@ func TestCheckResultsSampled(t *testing.T) {
 	// An output the sample does not write at all fails (here x, were it
 	// marked as an output).
 	var w bytes.Buffer
-	failed, err = checkResults(&w, mod, entry, args, []*buffer.Buffer{args[0].buf.Clone(), good}, []bool{true, true}, 4, opts)
+	failed, err := checkResults(&w, mod, entry, args, []*buffer.Buffer{args[0].buf.Clone(), good}, []bool{true, true}, 4, opts)
 	if err != nil || !failed || !strings.Contains(w.String(), "FAIL arg0 memref<40x8xf32>: the sampled reference wrote none of the 320 elements of this output, so nothing could be compared") {
 		t.Errorf("unwritten output: %v\n%s", err, w.String())
 	}
@@ -83,19 +92,9 @@ func TestCheckResultsSampled(t *testing.T) {
 // second check reuses them (a tampered cache entry shows that it does),
 // and a module whose @reference differs computes its own.
 func TestReferenceReused(t *testing.T) {
-	mod, err := ir.Parse("t.tma", sampledModule, ir.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	entry, _ := plan.SelectEntry(mod, "")
 	cache := NewRefCache()
 	f := &Options{Seed: 5, RTol: -1, ATol: -1, Dist: "normal", RefCache: cache}
-	outputs := plan.Outputs(entry, nil)
-	ft, _ := plan.FuncType(entry)
-	args, err := makeArgs(ft.Inputs, outputs, nil, nil, f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod, entry, outputs, args := testArgs(t, sampledModule, nil, f)
 	// The "GPU" result: twice the input.
 	good := args[1].buf.Clone()
 	for i := 0; i < good.Len(); i++ {
@@ -122,10 +121,7 @@ func TestReferenceReused(t *testing.T) {
 	if failed, err := checkResults(&w, mod, entry, args, results, outputs, 2, f); err != nil || failed || strings.Contains(w.String(), "reused") {
 		t.Errorf("sampled check: %v %v\n%s", failed, err, w.String())
 	}
-	other, err := ir.Parse("u.tma", strings.Replace(sampledModule, "%two = arith.constant 2.0 : f32", "%two = arith.constant 2.000000e+00 : f32\n  %unused = arith.constant 3.0 : f32", 1), ir.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := testutil.ParseNamed(t, "u.tma", strings.Replace(sampledModule, "%two = arith.constant 2.0 : f32", "%two = arith.constant 2.000000e+00 : f32\n  %unused = arith.constant 3.0 : f32", 1))
 	oentry, _ := plan.SelectEntry(other, "")
 	w.Reset()
 	if failed, err := checkResults(&w, other, oentry, args, results, outputs, 0, f); err != nil || failed || strings.Contains(w.String(), "reused") {

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/internal/testutil"
 	"github.com/tmac-dev/tmac/runtime/buffer"
-	"github.com/tmac-dev/tmac/runtime/plan"
 )
 
 const dumpModule = `func.func @mm(%a: memref<4x8xf16>, %b: memref<8x2xbf16>, %s: i32, %d: memref<4x2xf32> {tmac.output}) {
@@ -22,18 +21,8 @@ const dumpModule = `func.func @mm(%a: memref<4x8xf16>, %b: memref<8x2xbf16>, %s:
 // manifest names every argument, the inputs are the host values, the
 // output is the "GPU" result, and the poisoned output has no input file.
 func TestWriteDump(t *testing.T) {
-	mod, err := ir.Parse("t.tma", dumpModule, ir.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	entry, _ := plan.SelectEntry(mod, "")
-	ft, _ := plan.FuncType(entry)
 	opts := &Options{Seed: 3, RTol: -1, ATol: -1, Dist: "normal"}
-	outputs := plan.Outputs(entry, nil)
-	args, err := makeArgs(ft.Inputs, outputs, nil, map[int]string{2: "7"}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, outputs, args := testArgs(t, dumpModule, map[int]string{2: "7"}, opts)
 	out, _ := buffer.New(args[3].buf.Elem, args[3].buf.Shape)
 	for i := 0; i < out.Len(); i++ {
 		out.SetFloat(i, float64(i)+0.5)
@@ -57,17 +46,12 @@ func TestWriteDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	br := &BenchResult{Reps: 10, Warmup: 2, RotatedCopies: 1, KernelMedianS: 1.5e-6, Flops: 128}
-	err = writeDump(dir, &dumpRun{source: "t.tma", entry: "mm", device: "fake", args: args, results: results,
+	err := writeDump(dir, &dumpRun{source: "t.tma", entry: "mm", device: "fake", args: args, results: results,
 		outputs: outputs, check: "PASS", bench: br, opts: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ents, _ := os.ReadDir(dir)
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	if got := strings.Join(names, " "); got != "arg0.in.npy arg1.in.npy arg3.out.npy manifest.json" {
+	if got := testutil.DirNames(dir); got != "arg0.in.npy arg1.in.npy arg3.out.npy manifest.json" {
 		t.Fatalf("files %q", got)
 	}
 	js, err := os.ReadFile(filepath.Join(dir, dumpManifestName))

@@ -14,29 +14,23 @@ import (
 	"github.com/tmac-dev/tmac/bundle"
 	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/driver"
+	"github.com/tmac-dev/tmac/internal/testutil"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runner"
 	"github.com/tmac-dev/tmac/runtime/plan"
 	"github.com/tmac-dev/tmac/toolchain"
 )
 
-func readTestFile(t *testing.T, path string) string {
+// tunableLoops parses the program at path and finds its tunable loops,
+// failing unless there are n.
+func tunableLoops(t *testing.T, path string, n int) (*ir.Operation, []*tunableLoop) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	mod, text := testutil.ParseFile(t, path)
+	loops := findTunableLoops(mod, text)
+	if len(loops) != n {
+		t.Fatalf("%s: %d loops, want %d", path, len(loops), n)
 	}
-	return string(data)
-}
-
-func parseTestFile(t *testing.T, path string) (*ir.Operation, string) {
-	t.Helper()
-	text := readTestFile(t, path)
-	mod, err := driver.ParseChunk(driver.Chunk{File: path, Text: text, FirstLine: 1}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mod, text
+	return mod, loops
 }
 
 func TestParseTuneLists(t *testing.T) {
@@ -94,11 +88,7 @@ func TestEnumerateVariants(t *testing.T) {
 }
 
 func TestFindAndSelectLoops(t *testing.T) {
-	mod, text := parseTestFile(t, "../lit-tests/tune/Inputs/two-loops.tma")
-	loops := findTunableLoops(mod, text)
-	if len(loops) != 2 {
-		t.Fatalf("%d loops, want 2", len(loops))
-	}
+	_, loops := tunableLoops(t, "../lit-tests/tune/Inputs/two-loops.tma", 2)
 	for i, want := range []string{"%i", "%j"} {
 		l := loops[i]
 		if l.index != i || l.iv != want || l.fn != "two" || l.storeLoop != nil || l.storeKind != "" {
@@ -140,11 +130,7 @@ func TestFindAndSelectLoops(t *testing.T) {
 // the K loop, tmac.store_stages on the tile loop around it, and the
 // pipelined schedule removes tmac.warp_specialize again.
 func TestApplyVariant(t *testing.T) {
-	mod, text := parseTestFile(t, "../examples/variants/gemm_ws_persistent_tmastore.tma")
-	loops := findTunableLoops(mod, text)
-	if len(loops) != 1 {
-		t.Fatalf("%d loops", len(loops))
-	}
+	mod, loops := tunableLoops(t, "../examples/variants/gemm_ws_persistent_tmastore.tma", 1)
 	l := loops[0]
 	tile := l.op.ParentOp()
 	if l.iv != "%k" || l.storeKind != "tile loop" || l.storeLoop != tile || tile.Name() != scf.For {
@@ -184,8 +170,8 @@ func TestApplyVariant(t *testing.T) {
 	}
 
 	// A loop that holds its own stores gets tmac.store_stages itself.
-	mod, text = parseTestFile(t, "../examples/add_pipelined.tma")
-	l = findTunableLoops(mod, text)[0]
+	_, loops = tunableLoops(t, "../examples/add_pipelined.tma", 1)
+	l = loops[0]
 	if l.storeKind != "loop" || l.storeLoop != l.op || l.iv != "%t" {
 		t.Fatalf("add: %q %q", l.storeKind, l.iv)
 	}
@@ -299,12 +285,7 @@ func TestTuneBuild(t *testing.T) {
 	}); code != 0 {
 		t.Fatalf("rebuild: exit %d: %s", code, stderr)
 	}
-	ents, _ := os.ReadDir(dir)
-	var files []string
-	for _, e := range ents {
-		files = append(files, e.Name())
-	}
-	if got := strings.Join(files, " "); got != "gemm_pipelined-pipelined-s3.tmab tune.json" {
+	if got := testutil.DirNames(dir); got != "gemm_pipelined-pipelined-s3.tmab tune.json" {
 		t.Errorf("after the rebuild: %s", got)
 	}
 }
@@ -497,7 +478,7 @@ func TestClassifyRankAndTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back Results
-	if err := json.Unmarshal([]byte(readTestFile(t, path)), &back); err != nil {
+	if err := json.Unmarshal([]byte(testutil.ReadFile(t, path)), &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Best != "fast" || len(back.Results) != 7 || back.Results[0].KernelMedianS != 216.6e-6 || back.Results[6].Status != resSkipped {
@@ -574,7 +555,7 @@ func TestTuneRunFake(t *testing.T) {
 		}
 	}
 	var res Results
-	if err := json.Unmarshal([]byte(readTestFile(t, filepath.Join(dir, ResultsName))), &res); err != nil {
+	if err := json.Unmarshal([]byte(testutil.ReadFile(t, filepath.Join(dir, ResultsName))), &res); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -585,7 +566,7 @@ func TestTuneRunFake(t *testing.T) {
 		res.Best != "g-pipelined-s3" || res.Device != "Fake H200" || res.Reps != 7 || res.Format != ResultsFormat {
 		t.Errorf("results %s, best %q, device %q", strings.Join(got, " "), res.Best, res.Device)
 	}
-	if log := readTestFile(t, filepath.Join(dir, "logs", "g-ws-s2.log")); log != "log of g-ws-s2.tmab\n" || res.Results[3].Log != "logs/g-ws-s2.log" {
+	if log := testutil.ReadFile(t, filepath.Join(dir, "logs", "g-ws-s2.log")); log != "log of g-ws-s2.tmab\n" || res.Results[3].Log != "logs/g-ws-s2.log" {
 		t.Errorf("log %q (%s)", log, res.Results[3].Log)
 	}
 
@@ -600,7 +581,7 @@ func TestTuneRunFake(t *testing.T) {
 		!strings.Contains(stdout, "  NOT-RUN  g-ws-s4: not run: g-ws-s3 hung the GPU before it\n") {
 		t.Errorf("exit %d, ran %v:\n%s", code, ran, stdout)
 	}
-	if res := readTestFile(t, filepath.Join(dir, ResultsName)); strings.Contains(res, `"best"`) {
+	if res := testutil.ReadFile(t, filepath.Join(dir, ResultsName)); strings.Contains(res, `"best"`) {
 		t.Errorf("a best without a pass:\n%s", res)
 	}
 }

@@ -8,27 +8,15 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/tmac-dev/tmac/dialects/all"
 	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/internal/testutil"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 )
 
-func parse(t testing.TB, src string) *ir.Operation {
-	t.Helper()
-	m, err := ir.Parse("t.mlir", src, ir.ParseOptions{})
-	if err != nil {
-		t.Fatalf("parse: %v", err)
-	}
-	if err := ir.VerifyModule(m); err != nil {
-		t.Fatalf("verify: %v", err)
-	}
-	return m
-}
-
 func run1(t *testing.T, src string, args ...Arg) []Arg {
 	t.Helper()
-	res, err := Call(parse(t, src), "f", args)
+	res, err := Call(testutil.Parse(t, src), "f", args)
 	if err != nil {
 		t.Fatalf("call: %v", err)
 	}
@@ -72,7 +60,7 @@ func TestIntegerArith(t *testing.T) {
 }
 
 func TestDivisionByZero(t *testing.T) {
-	m := parse(t, "func.func @f(%a: i32, %b: i32) -> i32 {\n %r = arith.divsi %a, %b : i32\n return %r : i32\n}\n")
+	m := testutil.Parse(t, "func.func @f(%a: i32, %b: i32) -> i32 {\n %r = arith.divsi %a, %b : i32\n return %r : i32\n}\n")
 	_, err := Call(m, "f", []Arg{int64(1), int64(0)})
 	if err == nil || !strings.Contains(err.Error(), "division by zero") || !strings.Contains(err.Error(), `"t.mlir":2:`) {
 		t.Fatalf("err = %v", err)
@@ -101,7 +89,7 @@ func TestUndefinedResults(t *testing.T) {
 		} else {
 			src = "func.func @f(%a: " + c.from + ") -> " + c.to + " {\n %r = " + c.op + " %a : " + c.from + " to " + c.to + "\n return %r : " + c.to + "\n}\n"
 		}
-		_, err := Call(parse(t, src), "f", c.args)
+		_, err := Call(testutil.Parse(t, src), "f", c.args)
 		if err == nil || !strings.Contains(err.Error(), "undefined result") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: err = %v, want an undefined result (%s)", c.op, c.args, err, c.want)
 		}
@@ -353,7 +341,7 @@ func TestSubview(t *testing.T) {
 		}
 	}
 	// Out of bounds subview is an error.
-	_, err := Call(parse(t, src), "f", []Arg{b, int64(5)})
+	_, err := Call(testutil.Parse(t, src), "f", []Arg{b, int64(5)})
 	if err == nil || !strings.Contains(err.Error(), "memref.subview") {
 		t.Errorf("err = %v", err)
 	}
@@ -391,7 +379,7 @@ func.func @f(%in: memref<3xf32>, %out: memref<3xf32>, %io: memref<3xf32>) {
 		in.SetFloat(i, float64(i+1))
 		io.SetFloat(i, 10)
 	}
-	_, acc, err := CallWithAccess(parse(t, src), "f", []Arg{in, out, io})
+	_, acc, err := CallWithAccess(testutil.Parse(t, src), "f", []Arg{in, out, io})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,16 +420,29 @@ func TestUnsupported(t *testing.T) {
 	}
 }
 
-const gemmLoadStore = `func.func @f(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>) {
+// gemm returns @f(%A, %B, %C): C = A x B over dynamic shapes, A and B of
+// element type in and C of f32, the outer loops over the rows (%i) and
+// columns (%j) of C; jBody, the body of the %j loop, computes C[%i, %j]
+// from %A, %B, the reduction size %K and %z = 0.0 : f32.
+func gemm(in, jBody string) string {
+	return strings.ReplaceAll(`func.func @f(%A: memref<?x?xIN>, %B: memref<?x?xIN>, %C: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %z = arith.constant 0.0 : f32
-  %M = memref.dim %A, %c0 : memref<?x?xf32>
-  %K = memref.dim %A, %c1 : memref<?x?xf32>
-  %N = memref.dim %B, %c1 : memref<?x?xf32>
+  %M = memref.dim %A, %c0 : memref<?x?xIN>
+  %K = memref.dim %A, %c1 : memref<?x?xIN>
+  %N = memref.dim %B, %c1 : memref<?x?xIN>
   scf.for %i = %c0 to %M step %c1 {
     scf.for %j = %c0 to %N step %c1 {
-      memref.store %z, %C[%i, %j] : memref<?x?xf32>
+`, "IN", in) + jBody + `    }
+  }
+  return
+}
+`
+}
+
+// gemmLoadStore accumulates in C itself.
+var gemmLoadStore = gemm("f32", `      memref.store %z, %C[%i, %j] : memref<?x?xf32>
       scf.for %k = %c0 to %K step %c1 {
         %a = memref.load %A[%i, %k] : memref<?x?xf32>
         %b = memref.load %B[%k, %j] : memref<?x?xf32>
@@ -450,22 +451,10 @@ const gemmLoadStore = `func.func @f(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C
         %s = arith.addf %c, %p : f32
         memref.store %s, %C[%i, %j] : memref<?x?xf32>
       }
-    }
-  }
-  return
-}
-`
+`)
 
-const gemmIterArgs = `func.func @f(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %z = arith.constant 0.0 : f32
-  %M = memref.dim %A, %c0 : memref<?x?xf32>
-  %K = memref.dim %A, %c1 : memref<?x?xf32>
-  %N = memref.dim %B, %c1 : memref<?x?xf32>
-  scf.for %i = %c0 to %M step %c1 {
-    scf.for %j = %c0 to %N step %c1 {
-      %acc = scf.for %k = %c0 to %K step %c1 iter_args(%s = %z) -> (f32) {
+// gemmIterArgs accumulates in a value carried by the K loop.
+var gemmIterArgs = gemm("f32", `      %acc = scf.for %k = %c0 to %K step %c1 iter_args(%s = %z) -> (f32) {
         %a = memref.load %A[%i, %k] : memref<?x?xf32>
         %b = memref.load %B[%k, %j] : memref<?x?xf32>
         %p = arith.mulf %a, %b : f32
@@ -473,11 +462,7 @@ const gemmIterArgs = `func.func @f(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C:
         scf.yield %t : f32
       }
       memref.store %acc, %C[%i, %j] : memref<?x?xf32>
-    }
-  }
-  return
-}
-`
+`)
 
 func outerLoop(t *testing.T, m *ir.Operation) *ir.Operation {
 	var loop *ir.Operation
@@ -493,15 +478,9 @@ func outerLoop(t *testing.T, m *ir.Operation) *ir.Operation {
 	return loop
 }
 
-func TestParallelSafety(t *testing.T) {
-	for _, src := range []string{gemmLoadStore, gemmIterArgs} {
-		if !ParallelSafe(outerLoop(t, parse(t, src))) {
-			t.Errorf("GEMM outer loop rejected:\n%s", src)
-		}
-	}
-	reject := []string{
-		// Accumulates into one element.
-		`func.func @f(%A: memref<?xf32>, %S: memref<1xf32>) {
+// sumLoop adds the elements of %A into %S[0]: every iteration reads and
+// writes the same element.
+const sumLoop = `func.func @f(%A: memref<?xf32>, %S: memref<1xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %A, %c0 : memref<?xf32>
@@ -513,7 +492,16 @@ func TestParallelSafety(t *testing.T) {
   }
   return
 }
-`,
+`
+
+func TestParallelSafety(t *testing.T) {
+	for _, src := range []string{gemmLoadStore, gemmIterArgs} {
+		if !ParallelSafe(outerLoop(t, testutil.Parse(t, src))) {
+			t.Errorf("GEMM outer loop rejected:\n%s", src)
+		}
+	}
+	reject := []string{
+		sumLoop,
 		// Reads a neighbour that another iteration writes.
 		`func.func @f(%A: memref<?xf32>) {
   %c0 = arith.constant 0 : index
@@ -543,7 +531,7 @@ func TestParallelSafety(t *testing.T) {
 `,
 	}
 	for _, src := range reject {
-		if ParallelSafe(outerLoop(t, parse(t, src))) {
+		if ParallelSafe(outerLoop(t, testutil.Parse(t, src))) {
 			t.Errorf("unsafe loop accepted:\n%s", src)
 		}
 	}
@@ -553,7 +541,7 @@ func TestParallelSafety(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		a.SetFloat(i, 1)
 	}
-	run1(t, reject[0], a, s)
+	run1(t, sumLoop, a, s)
 	if s.Float(0) != 1000 {
 		t.Errorf("sum = %v, want 1000", s.Float(0))
 	}
@@ -589,7 +577,7 @@ func TestGemmSmall(t *testing.T) {
 	for _, src := range []string{gemmLoadStore, gemmIterArgs} {
 		for _, workers := range []int{1, 4} {
 			a, b, c := gemmBuffers(n)
-			p := Compile(parse(t, src))
+			p := Compile(testutil.Parse(t, src))
 			p.Workers = workers
 			_, acc, err := p.Call("f", []Arg{a, b, c})
 			if err != nil {
@@ -624,7 +612,7 @@ func TestGemm1024Timing(t *testing.T) {
 	const n = 1024
 	for name, src := range map[string]string{"load/store": gemmLoadStore, "iter_args": gemmIterArgs} {
 		a, b, c := gemmBuffers(n)
-		p := Compile(parse(t, src))
+		p := Compile(testutil.Parse(t, src))
 		start := time.Now()
 		if _, _, err := p.Call("f", []Arg{a, b, c}); err != nil {
 			t.Fatal(err)
@@ -649,7 +637,7 @@ func TestGemm1024Timing(t *testing.T) {
 }
 
 func BenchmarkGemm256(b *testing.B) {
-	m := parse(b, gemmIterArgs)
+	m := testutil.Parse(b, gemmIterArgs)
 	p := Compile(m)
 	x, y, z := gemmBuffers(256)
 	for i := 0; i < b.N; i++ {
@@ -660,7 +648,7 @@ func BenchmarkGemm256(b *testing.B) {
 }
 
 func BenchmarkGemm256LoadStore(b *testing.B) {
-	p := Compile(parse(b, gemmLoadStore))
+	p := Compile(testutil.Parse(b, gemmLoadStore))
 	p.Workers = 1
 	x, y, z := gemmBuffers(256)
 	for i := 0; i < b.N; i++ {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/internal/testutil"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 )
@@ -52,16 +53,7 @@ func TestSampleIterations(t *testing.T) {
 
 // gemmF16 is a reference like the GEMM examples': f32 C = f16 A x f16 B,
 // the outer loop over rows of C.
-const gemmF16 = `func.func @f(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %z = arith.constant 0.0 : f32
-  %M = memref.dim %A, %c0 : memref<?x?xf16>
-  %K = memref.dim %A, %c1 : memref<?x?xf16>
-  %N = memref.dim %B, %c1 : memref<?x?xf16>
-  scf.for %i = %c0 to %M step %c1 {
-    scf.for %j = %c0 to %N step %c1 {
-      %acc = scf.for %k = %c0 to %K step %c1 iter_args(%s = %z) -> (f32) {
+var gemmF16 = gemm("f16", `      %acc = scf.for %k = %c0 to %K step %c1 iter_args(%s = %z) -> (f32) {
         %a = memref.load %A[%i, %k] : memref<?x?xf16>
         %b = memref.load %B[%k, %j] : memref<?x?xf16>
         %af = arith.extf %a : f16 to f32
@@ -71,15 +63,11 @@ const gemmF16 = `func.func @f(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memr
         scf.yield %t : f32
       }
       memref.store %acc, %C[%i, %j] : memref<?x?xf32>
-    }
-  }
-  return
-}
-`
+`)
 
 func TestSampledCall(t *testing.T) {
 	const m, n, k = 53, 9, 17
-	mod := parse(t, gemmF16)
+	mod := testutil.Parse(t, gemmF16)
 	a, _ := buffer.New(ir.F16T, []int64{m, k})
 	b, _ := buffer.New(ir.F16T, []int64{k, n})
 	for i := 0; i < a.Len(); i++ {
@@ -162,7 +150,7 @@ func TestTrackWrites(t *testing.T) {
   return
 }
 `
-	mod := parse(t, src)
+	mod := testutil.Parse(t, src)
 	a, _ := buffer.New(ir.F32T, []int64{4, 6})
 	b, _ := buffer.New(ir.IntegerTypeOf(16), []int64{8})
 	r, _ := buffer.New(ir.IntegerTypeOf(8), []int64{16})
@@ -200,19 +188,7 @@ func TestTrackWrites(t *testing.T) {
 
 func TestSampleLoopRefusals(t *testing.T) {
 	cases := []struct{ src, want string }{
-		{`func.func @f(%A: memref<?xf32>, %S: memref<1xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %A, %c0 : memref<?xf32>
-  scf.for %i = %c0 to %n step %c1 {
-    %a = memref.load %A[%i] : memref<?xf32>
-    %s = memref.load %S[%c0] : memref<1xf32>
-    %t = arith.addf %a, %s : f32
-    memref.store %t, %S[%c0] : memref<1xf32>
-  }
-  return
-}
-`, "are not provably independent"},
+		{sumLoop, "are not provably independent"},
 		{`func.func @f(%A: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -249,7 +225,7 @@ func TestSampleLoopRefusals(t *testing.T) {
 `, "'memref.load' after the outermost loop"},
 	}
 	for _, c := range cases {
-		mod := parse(t, c.src)
+		mod := testutil.Parse(t, c.src)
 		a, _ := buffer.New(ir.F32T, []int64{4})
 		s, _ := buffer.New(ir.F32T, []int64{1})
 		_, _, err := Compile(mod).CallWith("f", []Arg{a, s}[:len(ir.LookupSymbol(mod, "f").Region(0).Entry().Args())], CallOptions{SampleOuter: 2})
@@ -260,7 +236,7 @@ func TestSampleLoopRefusals(t *testing.T) {
 			t.Errorf("SampleLoop accepted:\n%s", c.src)
 		}
 	}
-	mod := parse(t, gemmF16)
+	mod := testutil.Parse(t, gemmF16)
 	a, _ := buffer.New(ir.F16T, []int64{4, 4})
 	c, _ := buffer.New(ir.F32T, []int64{4, 4})
 	if _, _, err := Compile(mod).CallWith("f", []Arg{a, a.Clone(), c}, CallOptions{SampleOuter: 1}); err == nil || !strings.Contains(err.Error(), "at least 2") {

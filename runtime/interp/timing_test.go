@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmac-dev/tmac/internal/testutil"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 )
@@ -34,7 +35,7 @@ func TestGemmF16ReferenceTiming(t *testing.T) {
 		d, _ := buffer.New(ir.F32T, []int64{m, n})
 		a.FillRandom(r, buffer.Normal)
 		b.FillRandom(r, buffer.Normal)
-		p := Compile(parse(t, ref))
+		p := Compile(testutil.Parse(t, ref))
 		p.Workers = workers
 		start := time.Now()
 		if _, _, err := p.CallWith("reference", []Arg{a, b, d}, CallOptions{SampleOuter: sample}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tmac-dev/tmac/internal/testutil"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/buffer"
 	"github.com/tmac-dev/tmac/runtime/interp"
@@ -46,10 +47,7 @@ func.func @reference(%a: memref<40x16xf16>, %b: memref<16x8xf16>, %d: memref<40x
 // the reference wrote fails, and an output the sample never wrote is an
 // error, not a pass.
 func TestSampledReferenceCheck(t *testing.T) {
-	mod, err := ir.Parse("t.tma", sampledGemm, ir.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod := testutil.Parse(t, sampledGemm)
 	entry, err := SelectEntry(mod, "")
 	if err != nil {
 		t.Fatal(err)
@@ -153,10 +151,7 @@ func TestRefSampleAttr(t *testing.T) {
 		{"attributes {tmac.ref_sample = 1 : i64}", 0, "must be an integer >= 2"},
 		{`attributes {tmac.ref_sample = "all"}`, 0, "must be an integer >= 2"},
 	} {
-		mod, err := ir.Parse("t.tma", "func.func @f(%x: memref<4xf32>) "+c.attr+" { return }", ir.ParseOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		mod := testutil.Parse(t, "func.func @f(%x: memref<4xf32>) "+c.attr+" { return }")
 		n, err := RefSample(ir.LookupSymbol(mod, "f"))
 		if n != c.want || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%s: RefSample = %d, %v", c.attr, n, err)
