@@ -739,20 +739,8 @@ func (e *explainer) barriers(ks *schedule.KernelSchedule) {
 		if off, ok := smemAt[g.Alloc]; ok && g.Alloc != nil {
 			at = fmt.Sprint(off)
 		}
-		count := "-"
-		switch {
-		case g.Count > 0:
-			count = fmt.Sprint(g.Count)
-		case len(g.InitCounts) > 0:
-			count = joinDistinct(g.InitCounts)
-		}
-		tx := "-"
-		switch {
-		case g.TxBytes > 0:
-			tx = fmt.Sprint(g.TxBytes)
-		case len(g.ExpectTx) > 0:
-			tx = joinDistinct(g.ExpectTx)
-		}
+		count := perPhase(g.Count, g.InitCounts)
+		tx := perPhase(g.TxBytes, g.ExpectTx)
 		guards := g.Guards
 		if g.Loop != nil {
 			var names []string
@@ -791,6 +779,19 @@ func (e *explainer) barriers(ks *schedule.KernelSchedule) {
 	for _, d := range ds {
 		fmt.Fprintf(e.w, "  %s:\n    arrive: %s\n    wait:   %s\n", d.name, d.arrive, d.wait)
 	}
+}
+
+// perPhase shows a group's arrivals or transaction bytes per phase: n, set
+// by the pass that created the group, else the distinct values lower-nvgpu
+// lowered (vs), else "-".
+func perPhase(n int64, vs []int64) string {
+	switch {
+	case n > 0:
+		return fmt.Sprint(n)
+	case len(vs) > 0:
+		return joinDistinct(vs)
+	}
+	return "-"
 }
 
 func joinDistinct(vs []int64) string {
