@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tmac-dev/tmac/bundle"
 	"github.com/tmac-dev/tmac/codegen"
@@ -63,11 +64,17 @@ The default pipeline, pass by pass:
 	fl.StringVar(&f.pipeline, "pass-pipeline", defaultPipeline, "pass pipeline to run before code generation")
 	fl.BoolVar(&f.printAfterAll, "print-ir-after-all", false, "print the IR after every pass (to stderr)")
 	fl.BoolVar(&f.allowUnregistered, "allow-unregistered-dialect", false, "accept ops of unknown dialects (they cannot be compiled)")
-	fl.StringVar(&f.llc.Path, "llc", "", "llc to use (default: $TMAC_LLC, llc-22, /usr/lib/llvm-22/bin/llc, llc)")
-	fl.StringVar(&f.llc.MCPU, "mcpu", "sm_90a", "target GPU")
+	addLLCFlags(fl, &f.llc, "llc to use (default: $TMAC_LLC, llc-22, /usr/lib/llvm-22/bin/llc, llc)")
 	fl.IntVar(&f.llc.PTXVersion, "ptx-version", 0, "PTX ISA version, e.g. 80 (default: llc's)")
-	fl.IntVarP(&f.llc.OptLevel, "opt-level", "O", 3, "llc optimisation level (0-3)")
 	return cmd
+}
+
+// addLLCFlags adds the flags that set how llc runs (tmac compile, run and
+// tune build): --llc, described by llcHelp, --mcpu and -O.
+func addLLCFlags(fl *pflag.FlagSet, llc *toolchain.LLCOptions, llcHelp string) {
+	fl.StringVar(&llc.Path, "llc", "", llcHelp)
+	fl.StringVar(&llc.MCPU, "mcpu", "sm_90a", "target GPU")
+	fl.IntVarP(&llc.OptLevel, "opt-level", "O", 3, "llc optimisation level (0-3)")
 }
 
 var emitExt = map[string]string{"mlir": ".mlir.tma", "llvm": ".ll", "ptx": ".ptx", "bundle": bundle.Ext}

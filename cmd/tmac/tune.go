@@ -100,9 +100,7 @@ program is invalid, 2 usage error.`,
 	fl.StringVar(&f.schedules, "schedules", "pipelined,ws", "schedules to try: pipelined, ws, pingpong")
 	fl.StringVar(&f.loop, "loop", "", "the loop to tune when a program has several: index, %iv or @function")
 	fl.StringVar(&f.pipeline, "pass-pipeline", defaultPipeline, "pass pipeline")
-	fl.StringVar(&f.llc.Path, "llc", "", "llc to use")
-	fl.StringVar(&f.llc.MCPU, "mcpu", "sm_90a", "target GPU")
-	fl.IntVarP(&f.llc.OptLevel, "opt-level", "O", 3, "llc optimisation level (0-3)")
+	addLLCFlags(fl, &f.llc, "llc to use")
 	return cmd
 }
 
