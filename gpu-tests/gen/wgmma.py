@@ -2,6 +2,8 @@
 """Writes gpu-tests/wgmma_{f16,bf16,tf32,e4m3}.tma: single-tile warpgroup MMA
 tests (run from the repository root: python3 gpu-tests/gen/wgmma.py)."""
 
+from snippets import MBARRIER_INIT
+
 TYPES = {
     # name: (MLIR element type, bytes per element, K of the tile)
     "f16": ("f16", 2, 64),
@@ -51,12 +53,7 @@ KERNEL = """    gpu.func @{kname}(%amap: !nvgpu.tensormap.descriptor<tensor = {a
       %bs = memref.view %smem[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to {bview}
       %bar = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
       %tid = gpu.thread_id  x
-      %is0 = arith.cmpi eq, %tid, %c0 : index
-      scf.if %is0 {{
-        nvgpu.mbarrier.init %bar[%c0], %c1 : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
-        nvvm.fence.proxy {{kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}}
-      }}
-      gpu.barrier
+{mbarrier_init}
       scf.if %is0 {{
         nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %txbytes : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
         nvgpu.tma.async.load %amap[%c0, %c0], %bar[%c0] to %as : !nvgpu.tensormap.descriptor<tensor = {atile}, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>> -> {atile}
@@ -165,7 +162,7 @@ for name, (elt, es, k) in TYPES.items():
         btmap = ws("%dx%dx%s" % (n, k, elt))
         bloads = BLOAD.format(j=0, btmap=btmap).replace("%boff0", "%c8192").replace("%bx0", "%c0")
         out.append(KERNEL.format(kname="wgmma_%s_n%d" % (name, n), atile=atile, btmap=btmap, bview=btmap,
-                                 blogical=blogical, n=n, tx=tx, bloads=bloads, attrs=""))
+                                 blogical=blogical, n=n, tx=tx, bloads=bloads, attrs="", mbarrier_init=MBARRIER_INIT))
         if mn:
             # MN-major B: KxN in memory, N/64 boxes of Kx64 side by side.
             btmap = ws("%dx64x%s" % (k, elt))
@@ -174,6 +171,7 @@ for name, (elt, es, k) in TYPES.items():
                 parts.append("        %%boff%d = arith.constant %d : index\n        %%bx%d = arith.constant %d : index\n" % (j, 8192 + j * k * 128, j, 64 * j)
                              + BLOAD.format(j=j, btmap=btmap))
             out.append(KERNEL.format(kname="wgmma_%s_n%d_tB" % (name, n), atile=atile, btmap=btmap, bview=blogical,
-                                     blogical=blogical, n=n, tx=tx, bloads="\n".join(parts), attrs="{transposeB}"))
+                                     blogical=blogical, n=n, tx=tx, bloads="\n".join(parts), attrs="{transposeB}",
+                                     mbarrier_init=MBARRIER_INIT))
     out.append("  }\n}\n")
     open("gpu-tests/wgmma_%s.tma" % name, "w").write("".join(out).replace("%res, %d, %acc {} :", "").replace(" {} :", " :"))

@@ -43,6 +43,27 @@ func median(xs []float64) float64 {
 	return xs[len(xs)/2]
 }
 
+// perLaunch times enqueue, which enqueues one batch of launches, and
+// returns the host time per launch of each of the batches after three
+// warm-up ones (the GPU drains each batch before the next).
+func perLaunch(batches int, enqueue func() error) ([]float64, error) {
+	var ts []float64
+	for i := 0; i < batches+3; i++ {
+		t0 := time.Now()
+		if err := enqueue(); err != nil {
+			return nil, err
+		}
+		dt := time.Since(t0).Seconds() / batch
+		if err := cuda.Synchronize(); err != nil {
+			return nil, err
+		}
+		if i >= 3 {
+			ts = append(ts, dt)
+		}
+	}
+	return ts, nil
+}
+
 func run(path string, batches int) error {
 	prog, err := runner.ReadBundle(path)
 	if err != nil {
@@ -69,19 +90,9 @@ func run(path string, batches int) error {
 		return err
 	}
 	// tmac's host path: the whole entry (500 launch_func in an scf.for).
-	var tmac []float64
-	for i := 0; i < batches+3; i++ {
-		t0 := time.Now()
-		if err := p.Run(gpu, []plan.Value{m}, nil); err != nil {
-			return err
-		}
-		dt := time.Since(t0).Seconds() / batch
-		if err := cuda.Synchronize(); err != nil {
-			return err
-		}
-		if i >= 3 {
-			tmac = append(tmac, dt)
-		}
+	tmac, err := perLaunch(batches, func() error { return p.Run(gpu, []plan.Value{m}, nil) })
+	if err != nil {
+		return err
 	}
 	// Bare cuLaunchKernel with the parameter prepared once.
 	f, err := gpu.Function("noop")
@@ -90,21 +101,16 @@ func run(path string, batches int) error {
 	}
 	ptr := uint64(m.Dev)
 	params := []unsafe.Pointer{unsafe.Pointer(&ptr)}
-	var bare []float64
-	for i := 0; i < batches+3; i++ {
-		t0 := time.Now()
+	bare, err := perLaunch(batches, func() error {
 		for j := 0; j < batch; j++ {
 			if err := cuda.Launch(f, cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, params); err != nil {
 				return err
 			}
 		}
-		dt := time.Since(t0).Seconds() / batch
-		if err := cuda.Synchronize(); err != nil {
-			return err
-		}
-		if i >= 3 {
-			bare = append(bare, dt)
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	mt, mb := median(tmac), median(bare)
 	fmt.Printf("host time per launch of an empty kernel (median of %d batches of %d):\n", batches, batch)
