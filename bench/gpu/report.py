@@ -47,6 +47,14 @@ def _ratio(c, key):
     return f"{r['ratio']:.2f}" if r else "-"
 
 
+def _table(lines, header, align, rows):
+    """Appends a Markdown table: the header cells, each column's alignment
+    ("---" or "---:") and the rows' cells."""
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "|".join(align) + "|")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+
+
 GEMM_COLUMNS = ["cuBLAS (torch.matmul", "cuBLAS (torch.mm, f32 out)", "Triton tiled", "Triton TMA persistent", "MLIR 22"]
 
 
@@ -63,9 +71,7 @@ def markdown(results):
     lines.append("")
     gemm = [c for c in cases if c["kind"] == "gemm"]
     if gemm:
-        lines.append("| GEMM M x N x K | in | out | tmac | cuBLAS (matmul, in-dtype out) | cuBLAS (f32 out) | Triton tiled | "
-                     "Triton TMA persistent | MLIR 22 chapter-4 | tmac/cuBLAS | tmac/cuBLAS same out | tmac/Triton | tmac/MLIR |")
-        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        rows = []
         for c in gemm:
             by = {i["name"]: i for i in c["impls"]}
             tm = by.get("tmac")
@@ -74,7 +80,10 @@ def markdown(results):
             for n in GEMM_COLUMNS:
                 row.append(_cell(next((by[k] for k in by if k.startswith(n)), None), 1e12, "{:.1f}"))
             row += [_ratio(c, k) for k in ("tmac/cuBLAS", "tmac/cuBLAS same out", "tmac/Triton", "tmac/MLIR")]
-            lines.append("| " + " | ".join(row) + " |")
+            rows.append(row)
+        _table(lines, ["GEMM M x N x K", "in", "out", "tmac", "cuBLAS (matmul, in-dtype out)", "cuBLAS (f32 out)", "Triton tiled",
+                       "Triton TMA persistent", "MLIR 22 chapter-4", "tmac/cuBLAS", "tmac/cuBLAS same out", "tmac/Triton",
+                       "tmac/MLIR"], ["---"] * 3 + ["---:"] * 10, rows)
         lines.append("")
         lines.append("TFLOP/s (2·M·N·K per run over the median time). FAIL / ERROR: the implementation failed its check "
                      "or did not run, and is left out of the ratios; n/a: no result (see the details). tmac/cuBLAS, "
@@ -83,9 +92,7 @@ def markdown(results):
         lines.append("")
     mem = [c for c in cases if c["kind"] != "gemm"]
     if mem:
-        lines.append("| memory-bound | shape | tmac | torch op | torch d2d copy | Triton op | Triton copy (same bytes) | "
-                     "tmac/torch op | tmac/d2d copy | tmac/Triton |")
-        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        rows = []
         for c in mem:
             by = {i["name"]: i for i in c["impls"]}
             cp = next((by[k] for k in by if k.startswith("torch d2d copy")), None)
@@ -95,14 +102,14 @@ def markdown(results):
                    _cell(cp, 1e12, "{:.3f}"), _cell(trop, 1e12, "{:.3f}"),
                    _cell(by.get("Triton copy (same bytes)"), 1e12, "{:.3f}")]
             row += [_ratio(c, k) for k in ("tmac/torch op", "tmac/d2d copy", "tmac/Triton")]
-            lines.append("| " + " | ".join(row) + " |")
+            rows.append(row)
+        _table(lines, ["memory-bound", "shape", "tmac", "torch op", "torch d2d copy", "Triton op", "Triton copy (same bytes)",
+                       "tmac/torch op", "tmac/d2d copy", "tmac/Triton"], ["---"] * 2 + ["---:"] * 8, rows)
         lines.append("")
         lines.append("TB/s: the bytes of every operand once (inputs read, output written) over the median time; for an "
                      "add the copies move the same number of bytes (half read, half written).")
         lines.append("")
-    lines.append("| case | implementation | result | ‖out−ref‖/‖ref‖ (tol) | out | median | sync median | throughput | "
-                 "configuration / note |")
-    lines.append("|---|---|---|---:|---|---:|---:|---:|---|")
+    rows = []
     for c in cases:
         unit = "TFLOP/s" if c["kind"] == "gemm" else "TB/s"
         for i in c["impls"]:
@@ -111,8 +118,9 @@ def markdown(results):
             sm = "-" if i["sync_median_s"] is None else f"{i['sync_median_s'] * 1e6:.1f} µs"
             thr = "-" if i["throughput"] is None else f"{i['throughput'] / 1e12:.3f} {unit}"
             note = "; ".join(x for x in (i["config"], i["note"]) if x).replace("|", "/")
-            lines.append(f"| {c['name']} | {i['name']} | {i['status']} | {rel} | {i['out_dtype'] or '-'} | {med} | {sm} | "
-                         f"{thr} | {note} |")
+            rows.append([c["name"], i["name"], i["status"], rel, i["out_dtype"] or "-", med, sm, thr, note])
+    _table(lines, ["case", "implementation", "result", "‖out−ref‖/‖ref‖ (tol)", "out", "median", "sync median", "throughput",
+                   "configuration / note"], ["---"] * 3 + ["---:", "---", "---:", "---:", "---:", "---"], rows)
     errors = [c for c in results["cases"] if c["kind"] == "error"]
     if errors:
         lines.append("")
