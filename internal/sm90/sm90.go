@@ -50,15 +50,7 @@ func (l Launch) Check() error {
 	if err := checkAxes("block", l.Block, [3]int64{MaxBlockDimXY, MaxBlockDimXY, MaxBlockDimZ}); err != nil {
 		return err
 	}
-	threads, known := int64(1), true
-	for _, b := range l.Block {
-		if b == Unknown {
-			known = false
-			continue
-		}
-		threads *= b
-	}
-	if known && threads > MaxThreadsPerBlock {
+	if threads, known := knownProduct(l.Block); known && threads > MaxThreadsPerBlock {
 		return fmt.Errorf("%d threads per block (%d x %d x %d), over the limit of %d", threads, l.Block[0], l.Block[1], l.Block[2], MaxThreadsPerBlock)
 	}
 	if d := l.DynamicSharedBytes; d != Unknown && (d < 0 || d > MaxSharedBytesPerBlock) {
@@ -67,24 +59,34 @@ func (l Launch) Check() error {
 	if l.Cluster == [3]int64{} {
 		return nil
 	}
-	blocks, known := int64(1), true
 	for i, c := range l.Cluster {
 		if c == Unknown {
-			known = false
 			continue
 		}
 		if c < 1 {
 			return fmt.Errorf("cluster size %c = %d must be positive", axes[i], c)
 		}
-		blocks *= c
 		if g := l.Grid[i]; g != Unknown && g%c != 0 {
 			return fmt.Errorf("grid size %c = %d is not a multiple of the cluster size %d", axes[i], g, c)
 		}
 	}
-	if known && blocks > MaxClusterBlocks {
+	if blocks, known := knownProduct(l.Cluster); known && blocks > MaxClusterBlocks {
 		return fmt.Errorf("clusters of %d blocks (%d x %d x %d), over the portable limit of %d", blocks, l.Cluster[0], l.Cluster[1], l.Cluster[2], MaxClusterBlocks)
 	}
 	return nil
+}
+
+// knownProduct returns the product of the three sizes and whether all of
+// them are known.
+func knownProduct(sizes [3]int64) (int64, bool) {
+	p := int64(1)
+	for _, n := range sizes {
+		if n == Unknown {
+			return 0, false
+		}
+		p *= n
+	}
+	return p, true
 }
 
 // checkAxes checks each known size of a launch dimension (grid or block)
