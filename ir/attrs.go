@@ -362,42 +362,31 @@ func DenseI32Array(vals ...int64) *DenseArrayAttr { return DenseIntArray(I32, va
 
 // DenseIntArray returns array<elem: vals...>; i1 arrays print true/false.
 func DenseIntArray(elem Type, vals []int64) *DenseArrayAttr {
-	var sb strings.Builder
-	sb.WriteString("array<" + elem.String())
-	for i, v := range vals {
-		if i == 0 {
-			sb.WriteString(": ")
-		} else {
-			sb.WriteString(", ")
-		}
+	text := denseArrayText(elem, vals, func(v int64) string {
 		if IsIntegerOfWidth(elem, 1) {
-			sb.WriteString(strconv.FormatBool(v != 0))
-		} else {
-			sb.WriteString(formatIntValue(truncInt(v, elem), elem))
+			return strconv.FormatBool(v != 0)
 		}
-	}
-	sb.WriteByte('>')
-	return internAttr(sb.String(), func(b attrBase) Attribute {
+		return formatIntValue(truncInt(v, elem), elem)
+	})
+	return internAttr(text, func(b attrBase) Attribute {
 		return &DenseArrayAttr{attrBase: b, Elem: elem, Ints: append([]int64{}, vals...)}
 	}).(*DenseArrayAttr)
 }
 
 // DenseFloatArray returns array<f32: vals...>.
 func DenseFloatArray(elem *FloatType, vals []float64) *DenseArrayAttr {
-	var sb strings.Builder
-	sb.WriteString("array<" + elem.String())
-	for i, v := range vals {
-		if i == 0 {
-			sb.WriteString(": ")
-		} else {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(FormatFloat(RoundToFloatKind(v, elem.Kind), elem.Kind))
-	}
-	sb.WriteByte('>')
-	return internAttr(sb.String(), func(b attrBase) Attribute {
+	text := denseArrayText(elem, vals, func(v float64) string { return FormatFloat(RoundToFloatKind(v, elem.Kind), elem.Kind) })
+	return internAttr(text, func(b attrBase) Attribute {
 		return &DenseArrayAttr{attrBase: b, Elem: elem, Floats: append([]float64{}, vals...)}
 	}).(*DenseArrayAttr)
+}
+
+// denseArrayText prints array<elem: v, ...> (array<elem> when empty).
+func denseArrayText[T any](elem Type, vals []T, str func(T) string) string {
+	if len(vals) == 0 {
+		return "array<" + elem.String() + ">"
+	}
+	return "array<" + elem.String() + ": " + CommaSeparated(vals, str) + ">"
 }
 
 // DenseAttr is dense<...> : type, a splat or a full list of elements for a
@@ -565,6 +554,17 @@ type DialectAttr struct {
 	Dialect string
 	Name    string
 	Data    any
+}
+
+// AttrData returns the parameters of a when it is a dialect attribute
+// whose parameters are a *P, else nil.
+func AttrData[P any](a Attribute) *P {
+	if da, ok := a.(*DialectAttr); ok {
+		if d, ok := da.Data.(*P); ok {
+			return d
+		}
+	}
+	return nil
 }
 
 // DialectAttrOf interns a dialect attribute with printed form text.

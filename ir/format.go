@@ -181,27 +181,18 @@ func (c *fmtCompiler) parseElem() (*fmtElem, error) {
 	case c.Eat("$"):
 		return c.variable(c.ident())
 	case c.Eat("("):
-		g := &fmtElem{kind: fkOptional}
-		then, err := c.parseElems(true)
+		then, err := c.groupBody("optional")
 		if err != nil {
 			return nil, err
 		}
-		if !c.Eat(")") {
-			return nil, fmt.Errorf("expected ')' in optional group")
-		}
-		g.then = then
+		g := &fmtElem{kind: fkOptional, then: then}
 		if c.Eat(":") {
 			if !c.Eat("(") {
 				return nil, fmt.Errorf("expected '(' for else group")
 			}
-			els, err := c.parseElems(true)
-			if err != nil {
+			if g.els, err = c.groupBody("else"); err != nil {
 				return nil, err
 			}
-			if !c.Eat(")") {
-				return nil, fmt.Errorf("expected ')' in else group")
-			}
-			g.els = els
 		}
 		if !c.Eat("?") {
 			return nil, fmt.Errorf("expected '?' after optional group")
@@ -278,6 +269,19 @@ func (c *fmtCompiler) parseElem() (*fmtElem, error) {
 		return e, nil
 	}
 	return nil, fmt.Errorf("unknown format element %q at %d", kw, c.Pos)
+}
+
+// groupBody parses the elements of an optional or else group after its
+// '(', and the ')'.
+func (c *fmtCompiler) groupBody(which string) ([]*fmtElem, error) {
+	es, err := c.parseElems(true)
+	if err != nil {
+		return nil, err
+	}
+	if !c.Eat(")") {
+		return nil, fmt.Errorf("expected ')' in %s group", which)
+	}
+	return es, nil
 }
 
 // directiveArgs parses the n comma-separated elements of a directive,

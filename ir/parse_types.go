@@ -187,15 +187,9 @@ func (p *Parser) parseTypeUncached() (Type, error) {
 			if err := p.ParsePunct("<"); err != nil {
 				return nil, err
 			}
-			et := p.tok
-			elem, err := p.ParseType()
+			elem, err := p.parseElementType("invalid element type for complex", func(t Type) bool { return IsInteger(t) || IsFloat(t) })
 			if err != nil {
 				return nil, err
-			}
-			switch elem.(type) {
-			case *IntegerType, *FloatType:
-			default:
-				return nil, p.ErrorAt(et, "invalid element type for complex")
 			}
 			return ComplexTypeOf(elem), p.ParsePunct(">")
 		}
@@ -365,13 +359,9 @@ func (p *Parser) parseMemRefType() (Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	elemTok := p.tok
-	elem, err := p.ParseType()
+	elem, err := p.parseElementType("invalid memref element type", isValidMemRefElement)
 	if err != nil {
 		return nil, err
-	}
-	if !isValidMemRefElement(elem) {
-		return nil, p.ErrorAt(elemTok, "invalid memref element type")
 	}
 	var layout, space Attribute
 	for p.ParseOptionalPunct(",") {
@@ -433,6 +423,20 @@ func affineMapNumDims(text string) (int, bool) {
 	return strings.Count(rest[:end], ",") + 1, true
 }
 
+// parseElementType parses the element type of a container type; one that
+// valid rejects is reported at its first token with msg.
+func (p *Parser) parseElementType(msg string, valid func(Type) bool) (Type, error) {
+	tok := p.tok
+	elem, err := p.ParseType()
+	if err != nil {
+		return nil, err
+	}
+	if !valid(elem) {
+		return nil, p.ErrorAt(tok, "%s", msg)
+	}
+	return elem, nil
+}
+
 func isValidMemRefElement(t Type) bool {
 	switch t.(type) {
 	case *IntegerType, *IndexType, *FloatType, *VectorType, *MemRefType, *DialectType, *OpaqueType, *TupleType, *ComplexType:
@@ -485,15 +489,11 @@ func (p *Parser) parseVectorType() (Type, error) {
 			return nil, err
 		}
 	}
-	elemTok := p.tok
-	elem, err := p.ParseType()
+	elem, err := p.parseElementType("failed to verify 'elementType': VectorElementTypeInterface instance", func(t Type) bool {
+		return IsInteger(t) || IsIndex(t) || IsFloat(t)
+	})
 	if err != nil {
 		return nil, err
-	}
-	switch elem.(type) {
-	case *IntegerType, *IndexType, *FloatType:
-	default:
-		return nil, p.ErrorAt(elemTok, "failed to verify 'elementType': VectorElementTypeInterface instance")
 	}
 	return ScalableVectorTypeOf(dims, scalable, elem), p.ParsePunct(">")
 }
@@ -509,14 +509,15 @@ func (p *Parser) parseTensorType() (Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	elemTok := p.tok
-	elem, err := p.ParseType()
+	elem, err := p.parseElementType("invalid tensor element type", func(t Type) bool {
+		switch t.(type) {
+		case *MemRefType, *UnrankedMemRefType, *FunctionType:
+			return false
+		}
+		return true
+	})
 	if err != nil {
 		return nil, err
-	}
-	switch elem.(type) {
-	case *MemRefType, *UnrankedMemRefType, *FunctionType:
-		return nil, p.ErrorAt(elemTok, "invalid tensor element type")
 	}
 	if p.IsPunct(",") {
 		return nil, p.Errorf("tensor encodings are not supported by tmac")

@@ -378,40 +378,31 @@ func (p *Parser) skipFileMetadata() error {
 }
 
 func (p *Parser) parseTypeAliasDef() error {
-	name := p.tok.Text[1:]
-	t0 := p.tok
-	if strings.Contains(name, ".") {
-		return p.ErrorAt(t0, "type names with a '.' are reserved for dialect-defined names")
-	}
-	p.next()
-	p.next() // '='
-	if _, dup := p.typeAliases[name]; dup {
-		return p.ErrorAt(t0, "redefinition of type alias id '%s'", name)
-	}
-	t, err := p.ParseType()
-	if err != nil {
-		return err
-	}
-	p.typeAliases[name] = t
-	return nil
+	return parseAliasDef(p, "type", p.typeAliases, p.ParseType)
 }
 
 func (p *Parser) parseAttrAliasDef() error {
+	return parseAliasDef(p, "attribute", p.attrAliases, func() (Attribute, error) { return p.ParseAttribute(nil) })
+}
+
+// parseAliasDef parses `!name = type` or `#name = attr` (kind says which)
+// into aliases, with parse reading the value.
+func parseAliasDef[T any](p *Parser, kind string, aliases map[string]T, parse func() (T, error)) error {
 	name := p.tok.Text[1:]
 	t0 := p.tok
 	if strings.Contains(name, ".") {
-		return p.ErrorAt(t0, "attribute names with a '.' are reserved for dialect-defined names")
+		return p.ErrorAt(t0, "%s names with a '.' are reserved for dialect-defined names", kind)
 	}
 	p.next()
 	p.next() // '='
-	if _, dup := p.attrAliases[name]; dup {
-		return p.ErrorAt(t0, "redefinition of attribute alias id '%s'", name)
+	if _, dup := aliases[name]; dup {
+		return p.ErrorAt(t0, "redefinition of %s alias id '%s'", kind, name)
 	}
-	a, err := p.ParseAttribute(nil)
+	v, err := parse()
 	if err != nil {
 		return err
 	}
-	p.attrAliases[name] = a
+	aliases[name] = v
 	return nil
 }
 
@@ -421,40 +412,35 @@ func (p *Parser) parseAttrAliasDef() error {
 func (p *Parser) IsPunct(s string) bool { return p.tok.Kind == TokPunct && p.tok.Text == s }
 
 // ParseOptionalPunct consumes s if it is next.
-func (p *Parser) ParseOptionalPunct(s string) bool {
-	if p.IsPunct(s) {
-		p.next()
-		return true
-	}
-	return false
-}
+func (p *Parser) ParseOptionalPunct(s string) bool { return p.consumeIf(p.IsPunct(s)) }
 
 // ParsePunct consumes s or fails with "expected 's'".
-func (p *Parser) ParsePunct(s string) error {
-	if p.ParseOptionalPunct(s) {
-		return nil
-	}
-	return p.expected("'" + s + "'")
-}
+func (p *Parser) ParsePunct(s string) error { return p.require(p.ParseOptionalPunct(s), s) }
 
 // IsKeyword reports whether the current token is the bare identifier kw.
 func (p *Parser) IsKeyword(kw string) bool { return p.tok.Kind == TokBareID && p.tok.Text == kw }
 
 // ParseOptionalKeyword consumes kw if it is next.
-func (p *Parser) ParseOptionalKeyword(kw string) bool {
-	if p.IsKeyword(kw) {
+func (p *Parser) ParseOptionalKeyword(kw string) bool { return p.consumeIf(p.IsKeyword(kw)) }
+
+// ParseKeyword consumes kw or fails with "expected 'kw'".
+func (p *Parser) ParseKeyword(kw string) error { return p.require(p.ParseOptionalKeyword(kw), kw) }
+
+// consumeIf moves past the current token when it is the one looked for
+// (found), and returns found.
+func (p *Parser) consumeIf(found bool) bool {
+	if found {
 		p.next()
-		return true
 	}
-	return false
+	return found
 }
 
-// ParseKeyword consumes kw or fails.
-func (p *Parser) ParseKeyword(kw string) error {
-	if p.ParseOptionalKeyword(kw) {
+// require is nil when lit was found, else the error "expected 'lit'".
+func (p *Parser) require(found bool, lit string) error {
+	if found {
 		return nil
 	}
-	return p.expected("'" + kw + "'")
+	return p.expected("'" + lit + "'")
 }
 
 // ParseLiteral consumes lit, a keyword (`to`) or punctuation (`=`), or
@@ -542,6 +528,17 @@ func (p *Parser) ParseInteger() (int64, error) {
 		return 0, p.expected("integer value")
 	}
 	return v, nil
+}
+
+// ParseIntegerList parses comma-separated integers within d: `[1, 2]`.
+func (p *Parser) ParseIntegerList(d Delimiter) ([]int64, error) {
+	var vals []int64
+	err := p.ParseCommaSeparatedList(d, func() error {
+		v, err := p.ParseInteger()
+		vals = append(vals, v)
+		return err
+	})
+	return vals, err
 }
 
 func parseIntLiteral(text string, neg bool) (int64, error) {
@@ -805,6 +802,16 @@ func (p *Parser) ResolveOperandsSameType(us []UnresolvedOperand, t Type, st *Ope
 		st.Operands = append(st.Operands, v)
 	}
 	return nil
+}
+
+// ParseOperandOfType parses an operand whose type the syntax implies (the
+// i1 condition of scf.if and cf.cond_br) and adds it to st.
+func (p *Parser) ParseOperandOfType(t Type, st *OperationState) error {
+	u, err := p.ParseOperand()
+	if err != nil {
+		return err
+	}
+	return p.ResolveOperandsSameType([]UnresolvedOperand{u}, t, st)
 }
 
 // defineValue binds %name (or the values of a result group) in scope.

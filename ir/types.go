@@ -519,6 +519,17 @@ type DialectType struct {
 	Data    any    // dialect-specific parameters
 }
 
+// TypeData returns the parameters of t when it is a dialect type whose
+// parameters are a *P, else nil.
+func TypeData[P any](t Type) *P {
+	if dt, ok := t.(*DialectType); ok {
+		if d, ok := dt.Data.(*P); ok {
+			return d
+		}
+	}
+	return nil
+}
+
 // DialectTypeOf interns a dialect type whose printed form is text. make is
 // called once to build the parameters.
 func DialectTypeOf(dialect, name, text string, data func() any) *DialectType {
