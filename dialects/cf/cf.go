@@ -4,7 +4,6 @@ package cf
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -147,23 +146,14 @@ func printBr(p *ir.Printer, op *ir.Operation) {
 }
 
 func parseCondBr(p *ir.Parser, st *ir.OperationState) error {
-	c, err := p.ParseOperand()
-	if err != nil {
-		return err
-	}
-	if err := p.ResolveOperands([]ir.UnresolvedOperand{c}, []ir.Type{ir.IntegerTypeOf(1)}, st); err != nil {
+	if err := p.ParseOperandOfType(ir.I1, st); err != nil {
 		return err
 	}
 	if p.ParseOptionalKeyword("weights") {
 		if err := p.ParsePunct("("); err != nil {
 			return err
 		}
-		var ws []int64
-		err := p.ParseCommaSeparatedList(ir.DelimSquare, func() error {
-			v, err := p.ParseInteger()
-			ws = append(ws, v)
-			return err
-		})
+		ws, err := p.ParseIntegerList(ir.DelimSquare)
 		if err != nil {
 			return err
 		}
@@ -194,11 +184,7 @@ func printCondBr(p *ir.Printer, op *ir.Operation) {
 	p.Write(" ")
 	p.PrintOperand(op.Operand(0))
 	if w, ok := op.Attr("branch_weights").(*ir.DenseArrayAttr); ok {
-		parts := make([]string, len(w.Ints))
-		for i, v := range w.Ints {
-			parts[i] = strconv.FormatInt(v, 10)
-		}
-		p.Write(" weights([" + strings.Join(parts, ", ") + "])")
+		p.Write(" weights([" + ir.CommaSeparated(w.Ints, func(v int64) string { return strconv.FormatInt(v, 10) }) + "])")
 	}
 	p.Write(", ")
 	printSuccessorAndOperands(p, op.Successors()[0], op.OperandGroup("trueDestOperands"))

@@ -101,10 +101,20 @@ func printBinary(p *ir.Printer, op *ir.Operation) {
 
 // --- attributions (gpu.func and gpu.launch) ---------------------------------
 
-// parseAttributions parses `keyword(%a : type {attrs}?, ...)` if present.
-func parseAttributions(p *ir.Parser, keyword string) ([]ir.Argument, bool, error) {
+// parseAttributions parses the attributions of gpu.func and gpu.launch,
+// `workgroup(...)` and `private(...)`, each if present.
+func parseAttributions(p *ir.Parser) (workgroup, private []ir.Argument, err error) {
+	if workgroup, err = parseAttributionList(p, "workgroup"); err != nil {
+		return nil, nil, err
+	}
+	private, err = parseAttributionList(p, "private")
+	return workgroup, private, err
+}
+
+// parseAttributionList parses `keyword(%a : type {attrs}?, ...)` if present.
+func parseAttributionList(p *ir.Parser, keyword string) ([]ir.Argument, error) {
 	if !p.ParseOptionalKeyword(keyword) {
-		return nil, false, nil
+		return nil, nil
 	}
 	var args []ir.Argument
 	err := p.ParseCommaSeparatedList(ir.DelimParen, func() error {
@@ -112,7 +122,7 @@ func parseAttributions(p *ir.Parser, keyword string) ([]ir.Argument, bool, error
 		args = append(args, a)
 		return err
 	})
-	return args, true, err
+	return args, err
 }
 
 func printAttributions(p *ir.Printer, keyword string, args []*ir.BlockArgument, attrs ir.Attribute) {
@@ -191,11 +201,7 @@ func parseFunc(p *ir.Parser, st *ir.OperationState) error {
 	if a := sig.ResAttrsAttr(); a != nil {
 		st.AddAttr("res_attrs", a)
 	}
-	workgroup, _, err := parseAttributions(p, "workgroup")
-	if err != nil {
-		return err
-	}
-	private, _, err := parseAttributions(p, "private")
+	workgroup, private, err := parseAttributions(p)
 	if err != nil {
 		return err
 	}

@@ -111,11 +111,7 @@ func parseLaunch(p *ir.Parser, st *ir.OperationState) error {
 		segs[7], segs[8], segs[9] = 1, 1, 1
 	}
 	if p.ParseOptionalKeyword("dynamic_shared_memory_size") {
-		u, err := p.ParseOperand()
-		if err != nil {
-			return err
-		}
-		if err := p.ResolveOperandsSameType([]ir.UnresolvedOperand{u}, ir.I32, st); err != nil {
+		if err := p.ParseOperandOfType(ir.I32, st); err != nil {
 			return err
 		}
 		segs[10] = 1
@@ -135,11 +131,7 @@ func parseLaunch(p *ir.Parser, st *ir.OperationState) error {
 			st.AddAttr(kw, ir.SymbolRef(s))
 		}
 	}
-	workgroup, _, err := parseAttributions(p, "workgroup")
-	if err != nil {
-		return err
-	}
-	private, _, err := parseAttributions(p, "private")
+	workgroup, private, err := parseAttributions(p)
 	if err != nil {
 		return err
 	}

@@ -1,20 +1,11 @@
 package llvm
 
-import (
-	"strings"
-
-	"github.com/tmac-dev/tmac/ir"
-)
+import "github.com/tmac-dev/tmac/ir"
 
 // positionSyntax writes a DenseI64ArrayAttr as `[0, 1]`.
 var positionSyntax = &ir.AttrSyntax{
 	Parse: func(p *ir.Parser) (ir.Attribute, error) {
-		var vals []int64
-		err := p.ParseCommaSeparatedList(ir.DelimSquare, func() error {
-			v, err := p.ParseInteger()
-			vals = append(vals, v)
-			return err
-		})
+		vals, err := p.ParseIntegerList(ir.DelimSquare)
 		if err != nil {
 			return nil, err
 		}
@@ -25,11 +16,7 @@ var positionSyntax = &ir.AttrSyntax{
 		if !ok {
 			return a.String()
 		}
-		parts := make([]string, len(da.Ints))
-		for i, v := range da.Ints {
-			parts[i] = itoa(v)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		return "[" + ir.CommaSeparated(da.Ints, itoa) + "]"
 	},
 }
 

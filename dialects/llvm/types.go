@@ -106,10 +106,8 @@ func Array(n int64, elem ir.Type) *ir.DialectType {
 
 // PtrAddrSpace returns the address space of an !llvm.ptr type.
 func PtrAddrSpace(t ir.Type) (int64, bool) {
-	if dt, ok := t.(*ir.DialectType); ok {
-		if d, ok := dt.Data.(*PtrData); ok {
-			return d.AddrSpace, true
-		}
+	if d := ir.TypeData[PtrData](t); d != nil {
+		return d.AddrSpace, true
 	}
 	return 0, false
 }
@@ -133,24 +131,10 @@ func IsPtr(t ir.Type, spaces ...int64) bool {
 }
 
 // StructOf returns the parameters of an !llvm.struct type, or nil.
-func StructOf(t ir.Type) *StructData {
-	if dt, ok := t.(*ir.DialectType); ok {
-		if d, ok := dt.Data.(*StructData); ok {
-			return d
-		}
-	}
-	return nil
-}
+func StructOf(t ir.Type) *StructData { return ir.TypeData[StructData](t) }
 
 // ArrayOf returns the parameters of an !llvm.array type, or nil.
-func ArrayOf(t ir.Type) *ArrayData {
-	if dt, ok := t.(*ir.DialectType); ok {
-		if d, ok := dt.Data.(*ArrayData); ok {
-			return d
-		}
-	}
-	return nil
-}
+func ArrayOf(t ir.Type) *ArrayData { return ir.TypeData[ArrayData](t) }
 
 // IsCompatibleType reports whether t is an LLVM dialect-compatible type.
 func IsCompatibleType(t ir.Type) bool {
@@ -318,14 +302,7 @@ func ConstantRange(width int, lower, upper int64) *ir.DialectAttr {
 }
 
 // RangeOf returns the parameters of a #llvm.constant_range attribute.
-func RangeOf(a ir.Attribute) *RangeData {
-	if da, ok := a.(*ir.DialectAttr); ok {
-		if d, ok := da.Data.(*RangeData); ok {
-			return d
-		}
-	}
-	return nil
-}
+func RangeOf(a ir.Attribute) *RangeData { return ir.AttrData[RangeData](a) }
 
 // ParseRangeBody parses `<iN, lo, hi>`.
 func ParseRangeBody(p *ir.Parser) (ir.Attribute, error) {

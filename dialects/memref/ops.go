@@ -89,20 +89,6 @@ func indexes(name string) ir.ArgSpec {
 	return ir.ArgSpec{Name: name, Kind: ir.Variadic, Type: ir.IndexOnly}
 }
 
-// offsetsSizesStrides are the operands of a view with offsets, sizes and
-// strides (memref.subview, memref.reinterpret_cast): the source, then the
-// dynamic entries of each list; staticOffsetsSizesStrides hold the lists
-// (Dynamic where an operand stands).
-func offsetsSizesStrides(source ir.ArgSpec) []ir.ArgSpec {
-	return []ir.ArgSpec{source, indexes("offsets"), indexes("sizes"), indexes("strides")}
-}
-
-var staticOffsetsSizesStrides = []ir.AttrSpec{
-	{Name: "static_offsets", Constraint: ir.DenseI64ArrayC},
-	{Name: "static_sizes", Constraint: ir.DenseI64ArrayC},
-	{Name: "static_strides", Constraint: ir.DenseI64ArrayC},
-}
-
 func named(hint string) func(op *ir.Operation, name func(v ir.Value, name string)) {
 	return func(op *ir.Operation, name func(v ir.Value, name string)) {
 		name(op.Result(0), hint)
@@ -131,6 +117,27 @@ func allocDef(name, hint string, verify func(*ir.Operation) error) *ir.OpDef {
 		ResultNames: named(hint),
 		Verify:      verify,
 		Effects:     []ir.Effect{{Kind: ir.Allocate}},
+	}
+}
+
+// stridedViewDef defines a view of source given by offsets, sizes and
+// strides (memref.subview, memref.reinterpret_cast): the dynamic entries
+// of each list are operands after the source, the lists themselves are
+// the static_* attributes (Dynamic where an operand stands).
+func stridedViewDef(name, hint string, source, result ir.TypeConstraint, verify func(*ir.Operation) error, format string) *ir.OpDef {
+	return &ir.OpDef{
+		Name:     name,
+		Traits:   ir.Pure | ir.AttrSizedOperandSegments,
+		Operands: []ir.ArgSpec{{Name: "source", Type: source}, indexes("offsets"), indexes("sizes"), indexes("strides")},
+		Results:  []ir.ArgSpec{{Name: "result", Type: result}},
+		Attrs: []ir.AttrSpec{
+			{Name: "static_offsets", Constraint: ir.DenseI64ArrayC},
+			{Name: "static_sizes", Constraint: ir.DenseI64ArrayC},
+			{Name: "static_strides", Constraint: ir.DenseI64ArrayC},
+		},
+		Format:      format,
+		ResultNames: named(hint),
+		Verify:      verify,
 	}
 }
 
@@ -184,19 +191,11 @@ func init() {
 			ResultNames: named("view"),
 			Verify:      verifyView,
 		},
-		&ir.OpDef{
-			Name:     "memref.subview",
-			Traits:   ir.Pure | ir.AttrSizedOperandSegments,
-			Operands: offsetsSizesStrides(ir.ArgSpec{Name: "source", Type: memRefC}),
-			Results:  []ir.ArgSpec{{Name: "result", Type: memRefC}},
-			Attrs:    staticOffsetsSizesStrides,
-			Format: "$source `` custom<DynamicIndexList>($offsets, $static_offsets)" +
-				" custom<DynamicIndexList>($sizes, $static_sizes)" +
-				" custom<DynamicIndexList>($strides, $static_strides)" +
-				" attr-dict `:` type($source) `to` type($result)",
-			ResultNames: named("subview"),
-			Verify:      verifySubView,
-		},
+		stridedViewDef("memref.subview", "subview", memRefC, memRefC, verifySubView,
+			"$source `` custom<DynamicIndexList>($offsets, $static_offsets)"+
+				" custom<DynamicIndexList>($sizes, $static_sizes)"+
+				" custom<DynamicIndexList>($strides, $static_strides)"+
+				" attr-dict `:` type($source) `to` type($result)"),
 		&ir.OpDef{
 			Name:        "memref.cast",
 			Traits:      ir.Pure,
@@ -206,19 +205,11 @@ func init() {
 			ResultNames: named("cast"),
 			Verify:      verifyCast,
 		},
-		&ir.OpDef{
-			Name:     "memref.reinterpret_cast",
-			Traits:   ir.Pure | ir.AttrSizedOperandSegments,
-			Operands: offsetsSizesStrides(ir.ArgSpec{Name: "source", Type: baseMemRefC}),
-			Results:  []ir.ArgSpec{{Name: "result", Type: stridedMemRefC}},
-			Attrs:    staticOffsetsSizesStrides,
-			Format: "$source `to` `offset` `` `:` custom<DynamicIndexList>($offsets, $static_offsets)" +
-				" `,` `sizes` `` `:` custom<DynamicIndexList>($sizes, $static_sizes)" +
-				" `,` `strides` `` `:` custom<DynamicIndexList>($strides, $static_strides)" +
-				" attr-dict `:` type($source) `to` type($result)",
-			ResultNames: named("reinterpret_cast"),
-			Verify:      verifyReinterpretCast,
-		},
+		stridedViewDef("memref.reinterpret_cast", "reinterpret_cast", baseMemRefC, stridedMemRefC, verifyReinterpretCast,
+			"$source `to` `offset` `` `:` custom<DynamicIndexList>($offsets, $static_offsets)"+
+				" `,` `sizes` `` `:` custom<DynamicIndexList>($sizes, $static_sizes)"+
+				" `,` `strides` `` `:` custom<DynamicIndexList>($strides, $static_strides)"+
+				" attr-dict `:` type($source) `to` type($result)"),
 		&ir.OpDef{
 			Name:    "memref.get_global",
 			Traits:  ir.Pure,

@@ -91,14 +91,7 @@ func (e *enumDef) Constraint(desc string) ir.AttrConstraint {
 	return ir.AttrConstraint{Desc: desc, OK: e.Is}
 }
 
-func enumData(a ir.Attribute) *EnumData {
-	if da, ok := a.(*ir.DialectAttr); ok {
-		if d, ok := da.Data.(*EnumData); ok {
-			return d
-		}
-	}
-	return nil
-}
+func enumData(a ir.Attribute) *EnumData { return ir.AttrData[EnumData](a) }
 
 // EnumValue returns the keyword of an NVVM enum attribute ("" if a is not one).
 func EnumValue(a ir.Attribute) string {
@@ -198,14 +191,7 @@ func LdStMatrixShape(m, n int64) *ir.DialectAttr {
 }
 
 // ShapeOf returns the parameters of a shape attribute, or nil.
-func ShapeOf(a ir.Attribute) *ShapeData {
-	if da, ok := a.(*ir.DialectAttr); ok {
-		if d, ok := da.Data.(*ShapeData); ok {
-			return d
-		}
-	}
-	return nil
-}
+func ShapeOf(a ir.Attribute) *ShapeData { return ir.AttrData[ShapeData](a) }
 
 func parseShapeBody(p *ir.Parser, keys []string) (map[string]int64, error) {
 	if err := p.ParsePunct("<"); err != nil {
@@ -316,14 +302,7 @@ func Target(d TargetData) *ir.DialectAttr {
 }
 
 // TargetOf returns the parameters of an #nvvm.target attribute, or nil.
-func TargetOf(a ir.Attribute) *TargetData {
-	if da, ok := a.(*ir.DialectAttr); ok {
-		if d, ok := da.Data.(*TargetData); ok {
-			return d
-		}
-	}
-	return nil
-}
+func TargetOf(a ir.Attribute) *TargetData { return ir.AttrData[TargetData](a) }
 
 func parseTarget(p *ir.Parser) (ir.Attribute, error) {
 	d := TargetData{O: DefaultO, Triple: DefaultTriple, Chip: DefaultChip, VerifyTarget: true}

@@ -296,11 +296,7 @@ func verifyForRegions(op *ir.Operation) error {
 // --- scf.if ---------------------------------------------------------------
 
 func parseIf(p *ir.Parser, st *ir.OperationState) error {
-	c, err := p.ParseOperand()
-	if err != nil {
-		return err
-	}
-	if err := p.ResolveOperands([]ir.UnresolvedOperand{c}, []ir.Type{ir.IntegerTypeOf(1)}, st); err != nil {
+	if err := p.ParseOperandOfType(ir.I1, st); err != nil {
 		return err
 	}
 	if p.IsPunct("->") {
