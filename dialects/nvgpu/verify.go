@@ -28,6 +28,20 @@ func IsSharedMemory(space ir.Attribute) bool {
 	return false
 }
 
+// IsGlobalMemory reports whether a memref memory space is global memory:
+// none, the integer 1 or #gpu.address_space<global>.
+func IsGlobalMemory(space ir.Attribute) bool {
+	switch a := space.(type) {
+	case nil:
+		return true
+	case *ir.IntegerAttr:
+		return a.Int() == 1
+	case *ir.DialectAttr:
+		return a.String() == "#gpu.address_space<global>"
+	}
+	return false
+}
+
 func bitWidth(t ir.Type) int64 { return int64(ir.BitWidth(t)) }
 
 // VerifyTensorMapDescriptor checks the descriptor rules shared by the TMA

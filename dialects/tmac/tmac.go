@@ -136,7 +136,7 @@ func verifyConvertStore(op *ir.Operation) error {
 	if st, _, ok := memref.StridesAndOffset(m); !ok || st[1] != 1 {
 		return op.EmitError("destination %s must have a strided layout with innermost stride 1", m)
 	}
-	if !nvgpu.IsSharedMemory(m.MemorySpace) && !isGlobalSpace(m.MemorySpace) {
+	if !nvgpu.IsSharedMemory(m.MemorySpace) && !nvgpu.IsGlobalMemory(m.MemorySpace) {
 		return op.EmitError("destination %s must be in global or shared memory", m)
 	}
 	return nil
@@ -147,20 +147,6 @@ func verifyConvertStore(op *ir.Operation) error {
 func IsConvertStoreElem(t ir.Type) bool {
 	f, ok := t.(*ir.FloatType)
 	return ok && (f.Kind == ir.F32 || f.Kind == ir.F16 || f.Kind == ir.BF16)
-}
-
-// isGlobalSpace reports whether a memref memory space is global memory:
-// none, 1 or #gpu.address_space<global>.
-func isGlobalSpace(space ir.Attribute) bool {
-	switch a := space.(type) {
-	case nil:
-		return true
-	case *ir.IntegerAttr:
-		return a.Int() == 1
-	case *ir.DialectAttr:
-		return a.String() == "#gpu.address_space<global>"
-	}
-	return false
 }
 
 // verifyTileCopy checks a tile against its tensor map: a static, row-major

@@ -38,10 +38,6 @@ import (
 // splat x1): vector.broadcast is the only vector constructor codegen has,
 // and llc folds the select of two splats into a two-element build_vector.
 
-func init() {
-	registerNVGPU(lowerConvertStore, tmac.WarpgroupMmaStore)
-}
-
 // convertStorePairs says how a destination's layout admits pair stores.
 type convertStorePairs int
 
@@ -67,15 +63,10 @@ func convertStorePlan(t *ir.MemRefType) convertStorePairs {
 }
 
 func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
-	st := wgmmaStateOf(rw)
 	s := tmac.WarpgroupMmaStoreOp{Op: op}
-	acc, ok := nvgpu.AsWarpgroupAccumulator(st.nvgpuType(s.MatrixD()))
-	if !ok {
-		return rw.Errorf(op, "has an unexpected accumulator type")
-	}
-	d := acc.Fragmented
-	if msg := checkAccumulatorShape(d); msg != "" {
-		return rw.Errorf(op, "cannot store an accumulator that %s", msg)
+	d, err := storedAccumulator(rw, op, s.MatrixD())
+	if err != nil {
+		return err
 	}
 	dst := s.DstMemref()
 	mt, ok := dst.Type().(*ir.MemRefType)

@@ -4,20 +4,23 @@ package lowernvgpu
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/builtin"
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/llvm"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
 )
 
 // lower-nvgpu rewrites the nvgpu ops inside kernels (gpu.func) into nvvm,
 // llvm, arith and memref ops that codegen lowers to LLVM IR. The rules live
-// in one file per op family (tma.go, mbarrier.go, wgmma.go, ...), registered
-// by op name.
+// in one file per op family (tma.go, mbarrier.go, wgmma.go, ...), listed by
+// op name in nvgpuLowerings.
 //
 // Conventions of the lowered IR:
 //   - an !nvgpu.mbarrier.group becomes shared memory
@@ -65,49 +68,58 @@ type NVGPURewriter struct {
 	State map[string]any
 }
 
-// nvgpuKernelChecks run on each kernel before any of its ops is rewritten
-// (static checks that need the nvgpu ops intact).
-var nvgpuKernelChecks []func(rw *NVGPURewriter) error
-
-func registerNVGPUKernelCheck(fn func(rw *NVGPURewriter) error) {
-	nvgpuKernelChecks = append(nvgpuKernelChecks, fn)
+// nvgpuLowerings holds the rewrite of each op lower-nvgpu handles, by
+// family (the file that lowers it). A rewrite inserts the replacement ops
+// at rw.B (positioned before op), replaces op's results and erases op; it
+// returns an error diagnostic for what cannot be lowered.
+var nvgpuLowerings = map[string]func(rw *NVGPURewriter, op *ir.Operation) error{
+	// mbarrier.go
+	nvgpu.MbarrierCreate:           lowerMBarrierCreate,
+	nvgpu.MbarrierGet:              lowerMBarrierGet,
+	nvgpu.MbarrierInit:             lowerMBarrierInit,
+	nvgpu.MbarrierArrive:           lowerMBarrierArrive,
+	nvgpu.MbarrierArriveNocomplete: lowerMBarrierArrive,
+	nvgpu.MbarrierArriveExpectTx:   lowerMBarrierExpectTx,
+	nvgpu.MbarrierTestWait:         lowerMBarrierTestWait,
+	nvgpu.MbarrierTryWaitParity:    lowerMBarrierTryWait,
+	// tma.go
+	nvgpu.TmaAsyncLoad:          lowerTMALoad,
+	nvgpu.TmaAsyncStore:         lowerTMAStore,
+	nvgpu.TmaPrefetchDescriptor: lowerTMAPrefetch,
+	nvgpu.TmaFenceDescriptor:    lowerTMAFence,
+	nvgpu.TmaCreateDescriptor:   rejectTMACreate,
+	// wgmma.go
+	nvgpu.WarpgroupGenerateDescriptor: lowerWarpgroupGenerateDescriptor,
+	nvgpu.WarpgroupMmaInitAccumulator: lowerWarpgroupInitAccumulator,
+	nvgpu.WarpgroupMma:                lowerWarpgroupMma,
+	nvgpu.WarpgroupMmaStore:           lowerWarpgroupMmaStore,
+	// convert_store.go
+	tmac.WarpgroupMmaStore: lowerConvertStore,
+	// other.go
+	nvgpu.Rcp:                    lowerRcp,
+	nvgpu.DeviceAsyncCopy:        lowerDeviceAsyncCopy,
+	nvgpu.DeviceAsyncCreateGroup: lowerDeviceAsyncCreateGroup,
+	nvgpu.DeviceAsyncWait:        lowerDeviceAsyncWait,
+	nvgpu.Ldmatrix:               rejectWarpMMA,
+	nvgpu.MmaSync:                rejectWarpMMA,
+	nvgpu.MmaSpSync:              rejectWarpMMA,
 }
 
-// nvgpuLowerings holds the rewrite of each nvgpu op. A rewrite inserts the
-// replacement ops at rw.B (positioned before op), replaces op's results and
-// erases op; it returns an error diagnostic for what cannot be lowered.
-var nvgpuLowerings = map[string]func(rw *NVGPURewriter, op *ir.Operation) error{}
-
-func registerNVGPU(fn func(rw *NVGPURewriter, op *ir.Operation) error, names ...string) {
-	for _, n := range names {
-		if _, dup := nvgpuLowerings[n]; dup {
-			panic("lower-nvgpu: registered twice: " + n)
-		}
-		nvgpuLowerings[n] = fn
-	}
+// nvgpuKernelChecks run on each kernel, in this order, before any of its
+// ops is rewritten (static checks and analyses that need the nvgpu ops
+// intact).
+var nvgpuKernelChecks = []func(rw *NVGPURewriter) error{
+	findTMABarrierGroups,   // mbarrier.go: the groups TMA loads complete on
+	checkExpectTx,          // tma.go: expect_tx bytes against the loads
+	prepareWarpgroupValues, // wgmma.go: accumulator and descriptor values retyped in place
 }
 
 // NVGPULoweredOps returns the nvgpu ops lower-nvgpu handles, sorted.
-func NVGPULoweredOps() []string {
-	var names []string
-	for n := range nvgpuLowerings {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func NVGPULoweredOps() []string { return slices.Sorted(maps.Keys(nvgpuLowerings)) }
 
 func runLowerNVGPU(top *ir.Operation, ctx *passes.Context) error {
 	sched := ctx.Record()
-	var kernels []*ir.Operation
-	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() == gpu.Func {
-			kernels = append(kernels, op)
-			return ir.Skip
-		}
-		return ir.Advance
-	})
-	for _, k := range kernels {
+	for _, k := range ir.Nested(top, gpu.Func) {
 		rw := &NVGPURewriter{B: ir.NewBuilder(k.Loc), Replaced: map[ir.Value]ir.Value{}, Kernel: k, State: map[string]any{}}
 		for _, check := range nvgpuKernelChecks {
 			if err := check(rw); err != nil {

@@ -46,17 +46,6 @@ import (
 // nvgpu has no op to invalidate a barrier: use nvvm.mbarrier.inval on the
 // address of nvgpu.mbarrier.get converted with llvm.inttoptr to !llvm.ptr<3>.
 
-func init() {
-	registerNVGPU(lowerMBarrierCreate, nvgpu.MbarrierCreate)
-	registerNVGPU(lowerMBarrierGet, nvgpu.MbarrierGet)
-	registerNVGPU(lowerMBarrierInit, nvgpu.MbarrierInit)
-	registerNVGPU(lowerMBarrierArrive, nvgpu.MbarrierArrive, nvgpu.MbarrierArriveNocomplete)
-	registerNVGPU(lowerMBarrierExpectTx, nvgpu.MbarrierArriveExpectTx)
-	registerNVGPU(lowerMBarrierTestWait, nvgpu.MbarrierTestWait)
-	registerNVGPU(lowerMBarrierTryWait, nvgpu.MbarrierTryWaitParity)
-	registerNVGPUKernelCheck(findTMABarrierGroups)
-}
-
 const (
 	stateTMAGroups    = "mbarrier.tma-groups"    // map[ir.Value]bool: groups TMA loads complete on
 	stateFencePending = "mbarrier.fence-pending" // initFences of inits still waiting for their fences

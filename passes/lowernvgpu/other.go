@@ -29,14 +29,6 @@ import (
 //     (and tmac has no nvvm.mma.sync); on sm_90a, warpgroup MMA replaces
 //     them.
 
-func init() {
-	registerNVGPU(lowerRcp, nvgpu.Rcp)
-	registerNVGPU(lowerDeviceAsyncCopy, nvgpu.DeviceAsyncCopy)
-	registerNVGPU(lowerDeviceAsyncCreateGroup, nvgpu.DeviceAsyncCreateGroup)
-	registerNVGPU(lowerDeviceAsyncWait, nvgpu.DeviceAsyncWait)
-	registerNVGPU(rejectWarpMMA, nvgpu.Ldmatrix, nvgpu.MmaSync, nvgpu.MmaSpSync)
-}
-
 const (
 	fastMathARcp = 1 << 4
 	fastMathAFn  = 1 << 6
@@ -58,20 +50,6 @@ func lowerRcp(rw *NVGPURewriter, op *ir.Operation) error {
 		ir.NamedAttr{Name: "fastmath", Value: arith.FastMath(fastMathARcp | fastMathAFn)})
 	rw.Replace(op, div.Result(0))
 	return nil
-}
-
-// isGlobalMemory reports whether a memref memory space is global memory
-// (none, 1 or #gpu.address_space<global>).
-func isGlobalMemory(space ir.Attribute) bool {
-	switch a := space.(type) {
-	case nil:
-		return true
-	case *ir.IntegerAttr:
-		return a.Int() == 1
-	case *ir.DialectAttr:
-		return a.String() == "#gpu.address_space<global>"
-	}
-	return false
 }
 
 // elementPtr returns an !llvm.ptr<as> to mem[indices].
@@ -115,7 +93,7 @@ func lowerDeviceAsyncCopy(rw *NVGPURewriter, op *ir.Operation) error {
 	cp := nvgpu.DeviceAsyncCopyOp{Op: op}
 	dst, src := cp.Dst(), cp.Src()
 	st := src.Type().(*ir.MemRefType)
-	if !isGlobalMemory(st.MemorySpace) {
+	if !nvgpu.IsGlobalMemory(st.MemorySpace) {
 		return rw.Errorf(op, "copies from '%s': cp.async reads global memory only", st)
 	}
 	bits := int64(ir.BitWidth(st.Elem))

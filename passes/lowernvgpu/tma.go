@@ -55,27 +55,21 @@ import (
 //     when all are static, no load multicasts and no load on that barrier
 //     (same group and index value) is in another block.
 
-func init() {
-	registerNVGPU(lowerTMALoad, nvgpu.TmaAsyncLoad)
-	registerNVGPU(lowerTMAStore, nvgpu.TmaAsyncStore)
-	registerNVGPU(lowerTMAPrefetch, nvgpu.TmaPrefetchDescriptor)
-	registerNVGPU(lowerTMAFence, nvgpu.TmaFenceDescriptor)
-	registerNVGPU(rejectTMACreate, nvgpu.TmaCreateDescriptor)
-	registerNVGPUKernelCheck(checkExpectTx)
-}
-
 // stateAutoAligned holds the allocations whose alignment lower-nvgpu set.
 const stateAutoAligned = "tma.auto-aligned"
 
-// checkTMADescriptor adds the tmac checks of a descriptor used by a copy.
-func checkTMADescriptor(rw *NVGPURewriter, op *ir.Operation, d *nvgpu.TensorMapDescriptor) error {
+// checkTMACopy adds the tmac checks of a TMA copy between the tensor map
+// desc and the shared memory smem: the descriptor's box, then smem's
+// alignment (ensureTMAAlignment).
+func checkTMACopy(rw *NVGPURewriter, op *ir.Operation, desc, smem ir.Value) error {
+	d, _ := nvgpu.AsTensorMapDescriptor(desc.Type())
 	t := d.Tensor
 	if t.Rank() == 1 && d.Swizzle != nvgpu.SwizzleNone {
 		if b := t.Shape()[0] * int64(ir.BitWidth(t.Elem)) / 8; b > d.Swizzle.Bytes() {
 			return rw.Errorf(op, "the inner box dimension of a %s tensor map is %d bytes; TMA allows at most the swizzle span, %d bytes", d.Swizzle, b, d.Swizzle.Bytes())
 		}
 	}
-	return nil
+	return ensureTMAAlignment(rw, op, smem, d.SharedAlign(), alignWhy(d))
 }
 
 // ensureTMAAlignment checks (and, where the program left it open, sets) the
@@ -196,13 +190,8 @@ func alignWhy(d *nvgpu.TensorMapDescriptor) string {
 
 func lowerTMALoad(rw *NVGPURewriter, op *ir.Operation) error {
 	l := nvgpu.TmaAsyncLoadOp{Op: op}
-	descV := l.TensorMapDescriptor()
-	d, _ := nvgpu.AsTensorMapDescriptor(descV.Type())
-	if err := checkTMADescriptor(rw, op, d); err != nil {
-		return err
-	}
-	dst := l.Dst()
-	if err := ensureTMAAlignment(rw, op, dst, d.SharedAlign(), alignWhy(d)); err != nil {
+	descV, dst := l.TensorMapDescriptor(), l.Dst()
+	if err := checkTMACopy(rw, op, descV, dst); err != nil {
 		return err
 	}
 	mbar, err := rw.opBarrierPtr(op, l)
@@ -226,13 +215,8 @@ func lowerTMALoad(rw *NVGPURewriter, op *ir.Operation) error {
 
 func lowerTMAStore(rw *NVGPURewriter, op *ir.Operation) error {
 	st := nvgpu.TmaAsyncStoreOp{Op: op}
-	descV := st.TensorMapDescriptor()
-	d, _ := nvgpu.AsTensorMapDescriptor(descV.Type())
-	if err := checkTMADescriptor(rw, op, d); err != nil {
-		return err
-	}
-	src := st.Src()
-	if err := ensureTMAAlignment(rw, op, src, d.SharedAlign(), alignWhy(d)); err != nil {
+	descV, src := st.TensorMapDescriptor(), st.Src()
+	if err := checkTMACopy(rw, op, descV, src); err != nil {
 		return err
 	}
 	coords := tmaCoordinates(rw, st.Coordinates())

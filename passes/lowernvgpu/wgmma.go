@@ -55,14 +55,6 @@ import (
 // j*rows*S. That is what TMA writes when the tile is loaded as boxes whose
 // inner dimension is S bytes, one box per chunk at consecutive addresses.
 
-func init() {
-	registerNVGPU(lowerWarpgroupGenerateDescriptor, nvgpu.WarpgroupGenerateDescriptor)
-	registerNVGPU(lowerWarpgroupInitAccumulator, nvgpu.WarpgroupMmaInitAccumulator)
-	registerNVGPU(lowerWarpgroupMma, nvgpu.WarpgroupMma)
-	registerNVGPU(lowerWarpgroupMmaStore, nvgpu.WarpgroupMmaStore)
-	registerNVGPUKernelCheck(prepareWarpgroupValues)
-}
-
 // ---------------------------------------------------------------- layouts
 
 // wgmmaMajor says which dimension of an operand tile is contiguous.
@@ -724,15 +716,10 @@ func descriptorSwizzle(rw *NVGPURewriter, op *ir.Operation, v ir.Value) (nvgpu.S
 // -------------------------------------------------------------------- store
 
 func lowerWarpgroupMmaStore(rw *NVGPURewriter, op *ir.Operation) error {
-	st := wgmmaStateOf(rw)
 	s := nvgpu.WarpgroupMmaStoreOp{Op: op}
-	acc, ok := nvgpu.AsWarpgroupAccumulator(st.nvgpuType(s.MatrixD()))
-	if !ok {
-		return rw.Errorf(op, "has an unexpected accumulator type")
-	}
-	d := acc.Fragmented
-	if msg := checkAccumulatorShape(d); msg != "" {
-		return rw.Errorf(op, "cannot store an accumulator that %s", msg)
+	d, err := storedAccumulator(rw, op, s.MatrixD())
+	if err != nil {
+		return err
 	}
 	if f, _ := d.Elem.(*ir.FloatType); f == nil || f.Kind != ir.F32 {
 		return rw.Errorf(op, "stores only f32 accumulators")
@@ -751,6 +738,20 @@ func lowerWarpgroupMmaStore(rw *NVGPURewriter, op *ir.Operation) error {
 	})
 	op.Erase()
 	return nil
+}
+
+// storedAccumulator returns the fragmented vector type of the accumulator
+// acc that op (nvgpu or tmac warpgroup.mma.store) stores, or why it cannot
+// be stored.
+func storedAccumulator(rw *NVGPURewriter, op *ir.Operation, acc ir.Value) (*ir.VectorType, error) {
+	a, ok := nvgpu.AsWarpgroupAccumulator(wgmmaStateOf(rw).nvgpuType(acc))
+	if !ok {
+		return nil, rw.Errorf(op, "has an unexpected accumulator type")
+	}
+	if msg := checkAccumulatorShape(a.Fragmented); msg != "" {
+		return nil, rw.Errorf(op, "cannot store an accumulator that %s", msg)
+	}
+	return a.Fragmented, nil
 }
 
 // wgmmaFragment is a thread's part of a lowered f32 accumulator, ready to
