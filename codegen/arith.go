@@ -103,13 +103,8 @@ func intrinsicSuffix(t types.Type) string {
 	case *types.IntType:
 		return fmt.Sprintf("i%d", t.BitSize)
 	case *types.FloatType:
-		switch t.Kind {
-		case types.FloatKindHalf:
-			return "f16"
-		case types.FloatKindFloat:
-			return "f32"
-		case types.FloatKindDouble:
-			return "f64"
+		if b := floatBitsOf(t); b != 0 {
+			return fmt.Sprintf("f%d", b)
 		}
 	case *bfloatType:
 		return "bf16"
@@ -582,6 +577,8 @@ func (fe *FuncEmitter) exactFloatCast(x value.Value, to types.Type) value.Value 
 	return fe.B().NewFPTrunc(x, to)
 }
 
+// floatBitsOf returns the width of a float type, or of a vector's float
+// elements; 0 for other types.
 func floatBitsOf(t types.Type) int {
 	if v, ok := t.(*types.VectorType); ok {
 		t = v.ElemType

@@ -9,7 +9,8 @@ package codegen
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	lir "github.com/llir/llvm/ir"
 	"github.com/llir/llvm/ir/constant"
@@ -44,14 +45,7 @@ func Register(fn LowerFunc, names ...string) {
 func Supported(name string) bool { _, ok := lowerings[name]; return ok }
 
 // SupportedOps returns the names of all lowered ops, sorted.
-func SupportedOps() []string {
-	var names []string
-	for n := range lowerings {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func SupportedOps() []string { return slices.Sorted(maps.Keys(lowerings)) }
 
 // failure carries a diagnostic out of the lowering functions; it is
 // recovered by EmitModule, so lowering code can stay free of error plumbing.

@@ -67,16 +67,9 @@ func lowerFma(fe *FuncEmitter, op *ir.Operation) {
 // accuracy is documented on math.exp's definition (dialects/math).
 func lowerExp(fe *FuncEmitter, op *ir.Operation) {
 	e := mathdialect.ExpOp{Op: op}
-	k, _ := floatKind(e.Result().Type())
-	if k == ir.F64 {
-		Fail(op, "'math.exp' on f64 cannot be compiled: there is no f64 exponential on the GPU (only the f32 ex2.approx)")
-	}
-	x := fe.toF32(fe.Val(e.Operand()), k)
+	x, k := fe.f32Operand(op, e.Operand(), e.Result(), "there is no f64 exponential on the GPU (only the f32 ex2.approx)")
 	y := fe.B().NewFMul(x, splatFloat(x.Type(), float64(float32(math.Log2E))))
-	r := fe.mapScalar(y, types.Float, func(v value.Value) value.Value {
-		return fe.CallIntrinsic("llvm.nvvm.ex2.approx.f", types.Float, v)
-	})
-	fe.Set(e.Result(), fe.fromF32(r, k))
+	fe.Set(e.Result(), fe.fromF32(fe.mapF32Intrinsic("llvm.nvvm.ex2.approx.f", y), k))
 }
 
 // lowerLog2 computes log2(x) as math.log2's definition documents: in f64
@@ -84,20 +77,33 @@ func lowerExp(fe *FuncEmitter, op *ir.Operation) {
 // no lowering of llvm.log2 for NVPTX.
 func lowerLog2(fe *FuncEmitter, op *ir.Operation) {
 	l := mathdialect.Log2Op{Op: op}
-	k, _ := floatKind(l.Result().Type())
-	if k == ir.F64 {
-		Fail(op, "'math.log2' on f64 cannot be compiled: only f32 and narrower formats have a GPU lowering")
-	}
-	x := fe.toF32(fe.Val(l.Operand()), k)
+	x, k := fe.f32Operand(op, l.Operand(), l.Result(), "only f32 and narrower formats have a GPU lowering")
 	var r value.Value
 	if slices.Contains(fastMath(op), enum.FastMathFlagAFn) {
-		r = fe.mapScalar(x, types.Float, func(v value.Value) value.Value {
-			return fe.CallIntrinsic("llvm.nvvm.lg2.approx.f", types.Float, v)
-		})
+		r = fe.mapF32Intrinsic("llvm.nvvm.lg2.approx.f", x)
 	} else {
 		r = fe.log2F64(x)
 	}
 	fe.Set(l.Result(), fe.fromF32(r, k))
+}
+
+// f32Operand returns the operand x of a unary math op computed in f32,
+// converted to f32 exactly, and the op's float format (see arith.go); an
+// f64 op is rejected, saying why.
+func (fe *FuncEmitter) f32Operand(op *ir.Operation, x, result ir.Value, why string) (value.Value, ir.FloatKind) {
+	k, _ := floatKind(result.Type())
+	if k == ir.F64 {
+		Fail(op, "'%s' on f64 cannot be compiled: %s", op.Name(), why)
+	}
+	return fe.toF32(fe.Val(x), k), k
+}
+
+// mapF32Intrinsic applies the f32 -> f32 intrinsic name to x (f32 or a
+// vector of f32), element by element.
+func (fe *FuncEmitter) mapF32Intrinsic(name string, x value.Value) value.Value {
+	return fe.mapScalar(x, types.Float, func(v value.Value) value.Value {
+		return fe.CallIntrinsic(name, types.Float, v)
+	})
 }
 
 // log2Terms is the number of terms of the atanh series log2F64 sums:

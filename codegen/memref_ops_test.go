@@ -3,42 +3,7 @@ package codegen
 import (
 	"strings"
 	"testing"
-
-	_ "github.com/tmac-dev/tmac/dialects/all"
-	"github.com/tmac-dev/tmac/ir"
 )
-
-// memrefTestEmit compiles the body of one kernel with the given arguments
-// and returns the LLVM IR text, or the error.
-func memrefTestEmit(t *testing.T, args, body string) (string, error) {
-	t.Helper()
-	src := "module attributes {gpu.container_module} {\n gpu.module @m {\n  gpu.func @k(" + args + ") kernel {\n" +
-		body + "\n   gpu.return\n  }\n }\n}\n"
-	mod, err := ir.Parse("test.tma", src, ir.ParseOptions{})
-	if err != nil {
-		t.Fatalf("parse: %v\n%s", err, src)
-	}
-	if err := ir.VerifyModule(mod); err != nil {
-		t.Fatalf("verify: %v\n%s", err, src)
-	}
-	m, err := EmitModule(mod)
-	if err != nil {
-		return "", err
-	}
-	return m.String(), nil
-}
-
-func memrefTestWant(t *testing.T, ll string, wants ...string) {
-	t.Helper()
-	rest := ll
-	for _, w := range wants {
-		i := strings.Index(rest, w)
-		if i < 0 {
-			t.Fatalf("missing (in order) %q in:\n%s", w, ll)
-		}
-		rest = rest[i+len(w):]
-	}
-}
 
 // A rank-reducing subview of a memref with two unit dims keeps the one
 // whose stride the result type shows.
@@ -52,24 +17,24 @@ func TestSubViewRankReductionByStride(t *testing.T) {
 		// Dim 1 dropped, dim 0 kept: i*8 + j.
 		{"memref<1x4xf32, strided<[8, 1]>>", "mul i64 %arg1, 8"},
 	} {
-		ll, err := memrefTestEmit(t, "%a: memref<1x1x4xf32, strided<[8, 4, 1]>>, %i: index, %j: index, %x: f32",
+		ll, err := emitKernel(t, "%a: memref<1x1x4xf32, strided<[8, 4, 1]>>, %i: index, %j: index, %x: f32",
 			"%s = memref.subview %a[0, 0, 0] [1, 1, 4] [1, 1, 1] : memref<1x1x4xf32, strided<[8, 4, 1]>> to "+tc.res+"\n"+
 				"memref.store %x, %s[%i, %j] : "+tc.res)
 		if err != nil {
 			t.Fatal(err)
 		}
-		memrefTestWant(t, ll, tc.want, "add i64 %", "getelementptr inbounds float, float* %arg0")
+		wantInOrder(t, ll, tc.want, "add i64 %", "getelementptr inbounds float, float* %arg0")
 	}
 }
 
 // memref.dim with a dynamic index selects among all sizes.
 func TestDimDynamicIndex(t *testing.T) {
-	ll, err := memrefTestEmit(t, "%a: memref<2x?x5xf32>, %d: index, %o: memref<1xindex>, %i: index",
+	ll, err := emitKernel(t, "%a: memref<2x?x5xf32>, %d: index, %o: memref<1xindex>, %i: index",
 		"%n = memref.dim %a, %d : memref<2x?x5xf32>\nmemref.store %n, %o[%i] : memref<1xindex>")
 	if err != nil {
 		t.Fatal(err)
 	}
-	memrefTestWant(t, ll,
+	wantInOrder(t, ll,
 		"icmp eq i64 %arg1, 1", "select i1 %0, i64 %arg0.size1, i64 2",
 		"icmp eq i64 %arg1, 2", "select i1 %2, i64 5, i64 %1",
 		"store i64 %3")
@@ -77,7 +42,7 @@ func TestDimDynamicIndex(t *testing.T) {
 
 // Several nontemporal accesses share one !{i32 1} node.
 func TestNontemporalNodeShared(t *testing.T) {
-	ll, err := memrefTestEmit(t, "%a: memref<8xf32>, %i: index",
+	ll, err := emitKernel(t, "%a: memref<8xf32>, %i: index",
 		"%x = memref.load %a[%i] {nontemporal = true} : memref<8xf32>\n"+
 			"memref.store %x, %a[%i] {nontemporal = true} : memref<8xf32>\n"+
 			"%v = vector.load %a[%i] {nontemporal = true} : memref<8xf32>, vector<4xf32>")
@@ -95,7 +60,7 @@ func TestNontemporalNodeShared(t *testing.T) {
 // Static allocas are hoisted to the entry block in program order, even
 // from later blocks; dynamic ones stay where they are.
 func TestAllocaHoisting(t *testing.T) {
-	ll, err := memrefTestEmit(t, "%n: index, %x: f32, %i: index",
+	ll, err := emitKernel(t, "%n: index, %x: f32, %i: index",
 		"%a = memref.alloca() : memref<3xf32>\n"+
 			"cf.br ^bb1\n^bb1:\n"+
 			"%b = memref.alloca() : memref<2x2xi32, #gpu.address_space<private>>\n"+
@@ -105,7 +70,7 @@ func TestAllocaHoisting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	memrefTestWant(t, ll, "entry:\n", "alloca float, i64 3\n", "alloca i32, i64 4\n",
+	wantInOrder(t, ll, "entry:\n", "alloca float, i64 3\n", "alloca i32, i64 4\n",
 		"addrspacecast i32* %1 to i32 addrspace(5)*", "br label", "alloca float, i64 %arg0")
 }
 
@@ -113,7 +78,7 @@ func TestAllocaHoisting(t *testing.T) {
 // a dynamic layout and back, and reinterpret_cast: only the index
 // arithmetic remains.
 func TestStaticDescriptorsFold(t *testing.T) {
-	ll, err := memrefTestEmit(t, "%a: memref<16x16xf32>, %i: index, %j: index, %o: memref<2xf32>",
+	ll, err := emitKernel(t, "%a: memref<16x16xf32>, %i: index, %j: index, %o: memref<2xf32>",
 		"%s = memref.subview %a[2, 4] [7, 8] [2, 1] : memref<16x16xf32> to memref<7x8xf32, strided<[32, 1], offset: 36>>\n"+
 			"%c = memref.cast %s : memref<7x8xf32, strided<[32, 1], offset: 36>> to memref<?x?xf32, strided<[?, ?], offset: ?>>\n"+
 			"%d = memref.cast %c : memref<?x?xf32, strided<[?, ?], offset: ?>> to memref<7x8xf32, strided<[32, 1], offset: 36>>\n"+
@@ -125,7 +90,7 @@ func TestStaticDescriptorsFold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	memrefTestWant(t, ll,
+	wantInOrder(t, ll,
 		"%0 = mul i64 %arg1, 32\n", "%1 = add i64 36, %0\n", "%2 = add i64 %1, %arg2\n",
 		"getelementptr inbounds float, float* %arg0, i64 %2\n",
 		"%5 = mul i64 %arg1, 3\n", "%6 = add i64 5, %5\n",
@@ -140,7 +105,7 @@ func TestAllocRejections(t *testing.T) {
 		{"%a: memref<4xf32, #gpu.address_space<global>>", "memref.dealloc %a : memref<4xf32, #gpu.address_space<global>>", "only shared and private memory can be deallocated"},
 		{"", "%a = memref.alloca() : memref<4xf32, #gpu.address_space<workgroup>>\nmemref.dealloc %a : memref<4xf32, #gpu.address_space<workgroup>>", ""},
 	} {
-		_, err := memrefTestEmit(t, tc.args, tc.body)
+		_, err := emitKernel(t, tc.args, tc.body)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", tc.body, err)

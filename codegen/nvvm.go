@@ -292,17 +292,20 @@ func lowerNVVMFenceTensormap(fe *FuncEmitter, op *ir.Operation) {
 
 // ------------------------------------------------------------- mbarriers
 
-// nvvmScope returns the scope attribute of an mbarrier op ("cta" by default).
-func nvvmScope(op *ir.Operation) string {
-	s := nvvm.EnumOf(op, "scope")
-	switch s {
+// nvvmArriveScope returns the scope of an mbarrier arrive or wait ("cta"
+// by default) and whether it is relaxed (which needs PTX 8.6).
+func (fe *FuncEmitter) nvvmArriveScope(op *ir.Operation) (scope string, relaxed bool) {
+	switch scope = nvvm.EnumOf(op, "scope"); scope {
 	case "":
-		return "cta"
+		scope = "cta"
 	case "cta", "cluster":
-		return s
+	default:
+		Fail(op, "mbarrier scope must be either CTA or Cluster")
 	}
-	Fail(op, "mbarrier scope must be either CTA or Cluster")
-	return ""
+	if relaxed = nvvm.IsTrue(op, "relaxed"); relaxed {
+		fe.Mod.RequirePTX(86, op)
+	}
+	return scope, relaxed
 }
 
 // nvvmSharedSuffix returns ".shared" for an addrspace(3) mbarrier operand
@@ -354,11 +357,7 @@ func nvvmArriveName(base string, relaxed bool, scope string, cluster bool) strin
 
 func lowerNVVMMbarrierArrive(fe *FuncEmitter, op *ir.Operation) {
 	a := nvvm.MbarrierArriveOp{Op: op}
-	scope := nvvmScope(op)
-	relaxed := nvvm.IsTrue(op, "relaxed")
-	if relaxed {
-		fe.Mod.RequirePTX(86, op)
-	}
+	scope, relaxed := fe.nvvmArriveScope(op)
 	count := fe.nvvmOpt(a.Count())
 	as := nvvmPtrSpace(a.Addr())
 	if as == 7 {
@@ -396,11 +395,7 @@ func lowerNVVMMbarrierNoComplete(fe *FuncEmitter, op *ir.Operation) {
 
 func lowerNVVMMbarrierExpectTx(fe *FuncEmitter, op *ir.Operation) {
 	a := nvvm.MbarrierArriveExpectTxOp{Op: op}
-	scope := nvvmScope(op)
-	relaxed := nvvm.IsTrue(op, "relaxed")
-	if relaxed {
-		fe.Mod.RequirePTX(86, op)
-	}
+	scope, relaxed := fe.nvvmArriveScope(op)
 	tx := fe.Val(a.Txcount())
 	cluster := nvvmPtrSpace(a.Addr()) == 7
 	if cluster && a.Res() != nil {
@@ -442,11 +437,7 @@ func lowerNVVMMbarrierWait(fe *FuncEmitter, op *ir.Operation) {
 	if isTry {
 		w = tryWait
 	}
-	scope := nvvmScope(op)
-	relaxed := nvvm.IsTrue(op, "relaxed")
-	if relaxed {
-		fe.Mod.RequirePTX(86, op)
-	}
+	scope, relaxed := fe.nvvmArriveScope(op)
 	state := fe.Val(w.StateOrPhase())
 	parity := state.Type().Equal(types.I32)
 	test := !isTry

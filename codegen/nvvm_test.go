@@ -12,25 +12,6 @@ import (
 	"github.com/tmac-dev/tmac/ir"
 )
 
-// nvvmTestEmit compiles a module holding one gpu.module with the given
-// functions and returns the LLVM IR text, or the error.
-func nvvmTestEmit(t *testing.T, funcs string) (string, error) {
-	t.Helper()
-	src := "module attributes {gpu.container_module} {\n gpu.module @m {\n" + funcs + "\n }\n}\n"
-	mod, err := ir.Parse("test.tma", src, ir.ParseOptions{})
-	if err != nil {
-		t.Fatalf("parse: %v\n%s", err, src)
-	}
-	if err := ir.VerifyModule(mod); err != nil {
-		t.Fatalf("verify: %v\n%s", err, src)
-	}
-	m, err := EmitModule(mod)
-	if err != nil {
-		return "", err
-	}
-	return m.String(), nil
-}
-
 // Every registered nvvm and llvm op and every device-side gpu op has a
 // lowering.
 func TestNVVMAndLLVMOpsAllLowered(t *testing.T) {
@@ -118,7 +99,7 @@ func TestNVVMPointerCasts(t *testing.T) {
 // Index ops along dimensions the kernel declares of size 1 fold to 0 and
 // known sizes to constants, without reading registers.
 func TestGPUIndexFolding(t *testing.T) {
-	ll, err := nvvmTestEmit(t, `  gpu.func @k(%out: memref<4xindex>) kernel attributes {known_block_size = array<i32: 32, 4, 1>, known_grid_size = array<i32: 16, 1, 1>} {
+	ll, err := emitFuncs(t, `  gpu.func @k(%out: memref<4xindex>) kernel attributes {known_block_size = array<i32: 32, 4, 1>, known_grid_size = array<i32: 16, 1, 1>} {
    %0 = gpu.thread_id z
    %1 = gpu.block_dim y
    %2 = gpu.grid_dim x
@@ -148,7 +129,7 @@ func TestGPUIndexFolding(t *testing.T) {
 
 // The same printf format used in two kernels is one constant-space global.
 func TestPrintfFormatShared(t *testing.T) {
-	ll, err := nvvmTestEmit(t, `  gpu.func @a(%x: i32) kernel {
+	ll, err := emitFuncs(t, `  gpu.func @a(%x: i32) kernel {
    gpu.printf "v=%d\n", %x : i32
    gpu.return
   }
@@ -173,14 +154,14 @@ func TestPrintfFormatShared(t *testing.T) {
 
 // Rejections that need the emitter: results of unusual types.
 func TestNVVMRejections(t *testing.T) {
-	_, err := nvvmTestEmit(t, `  gpu.func @k(%p: !llvm.ptr<3>) kernel {
+	_, err := emitFuncs(t, `  gpu.func @k(%p: !llvm.ptr<3>) kernel {
    %0 = nvvm.ldmatrix %p {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 2 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32)>
    gpu.return
   }`)
 	if err != nil {
 		t.Fatalf("x2 ldmatrix: %v", err)
 	}
-	_, err = nvvmTestEmit(t, `  gpu.func @k(%x: i32) kernel {
+	_, err = emitFuncs(t, `  gpu.func @k(%x: i32) kernel {
    %0 = nvvm.barrier -> i32
    gpu.return
   }`)

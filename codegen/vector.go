@@ -45,17 +45,10 @@ func elemBytes(op *ir.Operation, t types.Type) int64 {
 	switch t := t.(type) {
 	case *types.IntType:
 		return int64((t.BitSize + 7) / 8)
-	case *types.FloatType:
-		switch t.Kind {
-		case types.FloatKindHalf:
-			return 2
-		case types.FloatKindFloat:
-			return 4
-		case types.FloatKindDouble:
-			return 8
+	case *types.FloatType, *bfloatType:
+		if b := floatBitsOf(t); b != 0 {
+			return int64(b) / 8
 		}
-	case *bfloatType:
-		return 2
 	case *types.PointerType:
 		return 8
 	}
