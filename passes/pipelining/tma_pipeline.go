@@ -562,6 +562,36 @@ func (p *pipelinedLoop) topLevel(op *ir.Operation) *ir.Operation {
 	return op
 }
 
+// boundPendingMMAs makes at most limit wgmma groups stay pending after the
+// last mma of the body, so that the previous iteration's have completed:
+// limit is the number of mma ops directly in the body (an mma nested in a
+// region of the body may commit no group, so it does not count), 0 with
+// one slot, where the iteration must complete its own mma. A last mma
+// directly in the body gets its waitGroup lowered to limit; a nested one
+// is followed by an explicit wait_group limit after its top-level
+// ancestor. It returns limit, the groups the body may leave pending and
+// the top-level op after which that holds.
+func (p *pipelinedLoop) boundPendingMMAs() (limit, pending int64, after *ir.Operation) {
+	last := p.mmas[len(p.mmas)-1]
+	if p.n > 1 {
+		for _, m := range p.mmas {
+			if m.Block() == p.body {
+				limit++
+			}
+		}
+	}
+	if last.Block() == p.body {
+		if passutil.MmaWaitGroup(nvgpu.WarpgroupMmaOp{Op: last}) > limit {
+			last.SetAttr("waitGroup", ir.I64Attr(limit))
+		}
+		return limit, passutil.MmaWaitGroup(nvgpu.WarpgroupMmaOp{Op: last}), last
+	}
+	wb := newTB(last.Loc)
+	wb.SetInsertionPointAfter(p.topLevel(last))
+	wait := wb.op(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
+	return limit, limit, wait
+}
+
 // before reports whether top-level op a comes before top-level op b.
 func before(a, b *ir.Operation) bool {
 	for o := a.Next(); o != nil; o = o.Next() {
@@ -1085,27 +1115,7 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 	// explicit wait_group follows its top-level ancestor.
 	pending := int64(0) // wgmma groups the body may leave pending
 	if async && len(p.mmas) > 0 {
-		last := p.mmas[len(p.mmas)-1]
-		limit := int64(0)
-		for _, m := range p.mmas {
-			if m.Block() == body {
-				limit++
-			}
-		}
-		if p.n == 1 {
-			limit = 0
-		}
-		if last.Block() == body {
-			if passutil.MmaWaitGroup(nvgpu.WarpgroupMmaOp{Op: last}) > limit {
-				last.SetAttr("waitGroup", ir.I64Attr(limit))
-			}
-			pending = passutil.MmaWaitGroup(nvgpu.WarpgroupMmaOp{Op: last})
-		} else {
-			wb := newTB(last.Loc)
-			wb.SetInsertionPointAfter(lastMMA)
-			wb.op(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
-			pending = limit
-		}
+		_, pending, _ = p.boundPendingMMAs()
 	}
 	needBarrier := (sync && (!anyBar || p.n == 1)) || (async && multiWG && (!barAfterMMA || p.n == 1))
 	if p.rec != nil && async {
@@ -1257,14 +1267,7 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 		for _, st := range p.stores {
 			b := newTB(st.Op.Loc)
 			b.SetInsertionPoint(st.Op)
-			r := p.tiles[st.Src()]
-			b.ifThen(is0, func(b tb) {
-				p.boxes(b, r, slot, st.Coordinates(), func(b tb, src ir.Value, cs []ir.Value) {
-					b.op(nvgpu.TmaAsyncStore, append([]ir.Value{src, st.TensorMap()}, cs...), nil,
-						ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(cs)), 0)})
-				})
-			})
-			st.Op.Erase()
+			p.storeTile(b, st, slot, is0)
 		}
 		p.drainStores(loop, is0)
 		return
@@ -1328,16 +1331,23 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 				ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
 			b.barrier()
 		}
-		r := p.tiles[st.Src()]
-		b.ifThen(is0, func(b tb) {
-			p.boxes(b, r, sslot, st.Coordinates(), func(b tb, src ir.Value, cs []ir.Value) {
-				b.op(nvgpu.TmaAsyncStore, append([]ir.Value{src, st.TensorMap()}, cs...), nil,
-					ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(cs)), 0)})
-			})
-		})
-		st.Op.Erase()
+		p.storeTile(b, st, sslot, is0)
 	}
 	p.drainStores(loop, is0)
+}
+
+// storeTile replaces the tile store st: at b, the thread where is0 holds
+// stores the tile from the given slot of its ring, one
+// nvgpu.tma.async.store per box.
+func (p *pipelinedLoop) storeTile(b tb, st tmac.TmaStoreOp, slot, is0 ir.Value) {
+	r := p.tiles[st.Src()]
+	b.ifThen(is0, func(b tb) {
+		p.boxes(b, r, slot, st.Coordinates(), func(b tb, src ir.Value, cs []ir.Value) {
+			b.op(nvgpu.TmaAsyncStore, append([]ir.Value{src, st.TensorMap()}, cs...), nil,
+				ir.NamedAttr{Name: "operandSegmentSizes", Value: ir.DenseI32Array(1, 1, int64(len(cs)), 0)})
+		})
+	})
+	st.Op.Erase()
 }
 
 // drainStores waits after the loop until every store has read its shared

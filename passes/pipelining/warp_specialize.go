@@ -13,7 +13,6 @@ import (
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
-	"github.com/tmac-dev/tmac/passes/internal/passutil"
 	"github.com/tmac-dev/tmac/passes/schedule"
 )
 
@@ -766,26 +765,7 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 	// iteration are pending, so iteration j-1's have completed. With one
 	// slot, the iteration's own mma must complete (limit 0) and the slot is
 	// released at the end of the iteration that read it.
-	last := p.mmas[len(p.mmas)-1]
-	limit := int64(0)
-	for _, m := range p.mmas {
-		if m.Block() == body {
-			limit++
-		}
-	}
-	if p.n == 1 {
-		limit = 0
-	}
-	anchor := p.topLevel(last)
-	if last.Block() == body {
-		if passutil.MmaWaitGroup(nvgpu.WarpgroupMmaOp{Op: last}) > limit {
-			last.SetAttr("waitGroup", ir.I64Attr(limit))
-		}
-	} else {
-		wb := newTB(last.Loc)
-		wb.SetInsertionPointAfter(anchor)
-		anchor = wb.op(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(limit)})
-	}
+	limit, _, anchor := p.boundPendingMMAs()
 	if p.rec != nil {
 		p.rec.WGMMAWait = limit
 	}
