@@ -38,6 +38,22 @@ module attributes {gpu.container_module} {
 
 const block64 = "known_block_size = array<i32: 64, 1, 1>"
 
+// ringBody is a loop over 8 ring positions: position i fills barrier
+// i mod 2 and waits on it for parity (i / div) mod 2.
+func ringBody(div string) string {
+	return `
+      nvgpu.mbarrier.init %bars[%c0], %c1, predicate = %is0 : !bar
+      nvgpu.mbarrier.init %bars[%c1], %c1, predicate = %is0 : !bar
+      scf.for %i = %c0 to %c8 step %c1 {
+        %s = arith.remui %i, %c2 : index
+        nvgpu.mbarrier.arrive.expect_tx %bars[%s], %c8, predicate = %is0 : !bar
+        %r = arith.divui %i, ` + div + ` : index
+        %m = arith.remui %r, %c2 : index
+        %p = arith.cmpi ne, %m, %c0 : index
+        nvgpu.mbarrier.try_wait.parity %bars[%s], %p, %ticks : !bar
+      }`
+}
+
 func TestMBarrierPhase(t *testing.T) {
 	for _, c := range []struct {
 		name, attrs, body, want string // want: "" = no report
@@ -101,28 +117,8 @@ func TestMBarrierPhase(t *testing.T) {
       nvgpu.mbarrier.try_wait.parity %bars[%c0], %f, %ticks : !bar`, ""},
 		// Loops: barrier i mod 2, parity (i / 2) mod 2 is right; (i / 4)
 		// mod 2 fails at i = 2.
-		{"ring-ok", block64, `
-      nvgpu.mbarrier.init %bars[%c0], %c1, predicate = %is0 : !bar
-      nvgpu.mbarrier.init %bars[%c1], %c1, predicate = %is0 : !bar
-      scf.for %i = %c0 to %c8 step %c1 {
-        %s = arith.remui %i, %c2 : index
-        nvgpu.mbarrier.arrive.expect_tx %bars[%s], %c8, predicate = %is0 : !bar
-        %r = arith.divui %i, %c2 : index
-        %m = arith.remui %r, %c2 : index
-        %p = arith.cmpi ne, %m, %c0 : index
-        nvgpu.mbarrier.try_wait.parity %bars[%s], %p, %ticks : !bar
-      }`, ""},
-		{"ring-wrong", block64, `
-      nvgpu.mbarrier.init %bars[%c0], %c1, predicate = %is0 : !bar
-      nvgpu.mbarrier.init %bars[%c1], %c1, predicate = %is0 : !bar
-      scf.for %i = %c0 to %c8 step %c1 {
-        %s = arith.remui %i, %c2 : index
-        nvgpu.mbarrier.arrive.expect_tx %bars[%s], %c8, predicate = %is0 : !bar
-        %r = arith.divui %i, %c4 : index
-        %m = arith.remui %r, %c2 : index
-        %p = arith.cmpi ne, %m, %c0 : index
-        nvgpu.mbarrier.try_wait.parity %bars[%s], %p, %ticks : !bar
-      }`, "wait on barrier 0 expects parity 0 but at this point phase 1 has not completed"},
+		{"ring-ok", block64, ringBody("%c2"), ""},
+		{"ring-wrong", block64, ringBody("%c4"), "wait on barrier 0 expects parity 0 but at this point phase 1 has not completed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := passtest.Parse(t, mbarKernel(c.attrs, c.body))

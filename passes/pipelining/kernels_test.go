@@ -220,11 +220,19 @@ func find(k *ir.Operation, name string, keep func(*ir.Operation) bool) []*ir.Ope
 	return out
 }
 
-// konst is a constant of type ty made before at.
-func konst(at *ir.Operation, v int64, ty ir.Type) ir.Value {
-	b := ir.NewBuilder(at.Loc)
-	b.SetInsertionPoint(at)
-	return b.CreateOp("arith.constant", nil, []ir.Type{ty}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(v, ty)}).Result(0)
+// eraseAll erases ops.
+func eraseAll(ops []*ir.Operation) {
+	for _, o := range ops {
+		o.Erase()
+	}
+}
+
+// setConst makes operand i of op the constant v of type ty (made just
+// before op).
+func setConst(op *ir.Operation, i int, v int64, ty ir.Type) {
+	b := ir.NewBuilder(op.Loc)
+	b.SetInsertionPoint(op)
+	op.SetOperand(i, b.CreateOp("arith.constant", nil, []ir.Type{ty}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(v, ty)}).Result(0))
 }
 
 // mutation is a row of the Catches tests: a break of the passes' output,

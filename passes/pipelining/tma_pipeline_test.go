@@ -296,19 +296,14 @@ func TestTMAPipelineCatches(t *testing.T) {
 		}, "before every reader released it"},
 		{"no wgmma wait after the loop", []pipeCase{gemm}, "lower-nvgpu", func(k *ir.Operation) {
 			// The epilogue's own wait too: nothing retires the last group.
-			for _, o := range find(k, "nvvm.wgmma.wait.group.sync.aligned", func(o *ir.Operation) bool { return o.ParentOfName("scf.for") == nil }) {
-				o.Erase()
-			}
+			eraseAll(find(k, "nvvm.wgmma.wait.group.sync.aligned", func(o *ir.Operation) bool { return o.ParentOfName("scf.for") == nil }))
 		}, "reads a wgmma accumulator before nvvm.wgmma.wait.group has retired its group"},
 		{"no barrier before the refill", []pipeCase{ew}, "", func(k *ir.Operation) {
-			for _, o := range find(k, "gpu.barrier", inLoop) {
-				o.Erase()
-			}
+			eraseAll(find(k, "gpu.barrier", inLoop))
 		}, "before every reader released it"},
 		{"wrong expect_tx", []pipeCase{gemm}, "lower-nvgpu", func(k *ir.Operation) {
 			// After lower-nvgpu, whose static check would reject it.
-			e := find(k, "nvvm.mbarrier.arrive.expect_tx", nil)[0]
-			e.SetOperand(1, konst(e, 16384, ir.I32))
+			setConst(find(k, "nvvm.mbarrier.arrive.expect_tx", nil)[0], 1, 16384, ir.I32)
 		}, "drive the mbarrier's transaction count below zero"},
 		{"no prologue", []pipeCase{gemm}, "", func(k *ir.Operation) {
 			find(k, "scf.if", topLevel)[1].Erase()
@@ -317,22 +312,17 @@ func TestTMAPipelineCatches(t *testing.T) {
 			// j + N-1 becomes j + N: the slot still being read is refilled.
 			for _, a := range find(k, "arith.addi", inLoop) {
 				if c, ok := arith.ConstantInt(a.Operand(1)); ok && c == 2 {
-					a.SetOperand(1, konst(a, 3, ir.Index))
+					setConst(a, 1, 3, ir.Index)
 				}
-			}
-		}, "before every reader released it"},
-		{"no store rotation wait", []pipeCase{ew}, "", func(k *ir.Operation) {
-			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", inLoopIf) {
-				o.Erase()
 			}
 		}, "before every reader released it"},
 		{"no proxy fence", []pipeCase{ew}, "", func(k *ir.Operation) {
 			find(k, "nvvm.fence.proxy", nil)[0].Erase()
 		}, "no fence.proxy.async since"},
-		{"refill of a pass-through slot before its store has read it", []pipeCase{cp}, "", func(k *ir.Operation) {
-			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", inLoopIf) {
-				o.Erase()
-			}
+		// ew: no store rotation wait; copy: the refill of a pass-through
+		// slot before its store has read it.
+		{"no bulk wait_group in the loop", []pipeCase{ew, cp}, "", func(k *ir.Operation) {
+			eraseAll(find(k, "nvvm.cp.async.bulk.wait_group", inLoopIf))
 		}, "before every reader released it"},
 		{"refill wait allows two iterations of stores", []pipeCase{cp}, "", func(k *ir.Operation) {
 			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", inLoopIf) {
@@ -346,15 +336,8 @@ func TestTMAPipelineCatches(t *testing.T) {
 			w.Remove()
 			st.Block().InsertBefore(w, st.Next())
 		}, "before their fill"},
-		{"no final store wait (pass-through)", []pipeCase{cp}, "", func(k *ir.Operation) {
-			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", func(o *ir.Operation) bool { return !inLoopIf(o) }) {
-				o.Erase()
-			}
-		}, "exits without waiting for its TMA store"},
-		{"no final store wait", []pipeCase{ew}, "", func(k *ir.Operation) {
-			for _, o := range find(k, "nvvm.cp.async.bulk.wait_group", func(o *ir.Operation) bool { return !inLoopIf(o) }) {
-				o.Erase()
-			}
+		{"no final store wait", []pipeCase{ew, cp}, "", func(k *ir.Operation) {
+			eraseAll(find(k, "nvvm.cp.async.bulk.wait_group", func(o *ir.Operation) bool { return !inLoopIf(o) }))
 		}, "exits without waiting for its TMA store"},
 	}, func(c pipeCase, after string, mutate func(k *ir.Operation)) error {
 		return runPipe(c, after, mutate, 1, 2, 3)

@@ -316,40 +316,52 @@ func TestWarpSpecializeClusterCatches(t *testing.T) {
 		b.SetInsertionPoint(at)
 		return b.CreateOp("nvvm.read.ptx.sreg.cluster.ctarank", nil, []ir.Type{ir.I32}).Result(0)
 	}
+	// divideEmptyCounts divides the counts of the empty barriers by the
+	// cluster size (the number of nvvm.mapa, one per block).
+	divideEmptyCounts := func(k *ir.Operation) {
+		cs := int64(len(find(k, "nvvm.mapa", nil)))
+		for _, in := range emptyInits(k) {
+			n, _ := arith.ConstantInt(in.OperandNamed("count"))
+			setConst(in, 1, n/cs, ir.Index)
+		}
+	}
+	// multicastLoads are the TMA loads of the multicast boxes, in box order.
+	multicastLoads := func(k *ir.Operation) []*ir.Operation {
+		return find(k, "nvgpu.tma.async.load", func(l *ir.Operation) bool { return l.OperandNamed("multicastMask") != nil })
+	}
 	// multicastIfs are the scf.if ops guarding the multicast boxes, in box
 	// order.
 	multicastIfs := func(k *ir.Operation) []*ir.Operation {
 		var out []*ir.Operation
-		for _, l := range find(k, "nvgpu.tma.async.load", func(l *ir.Operation) bool { return l.OperandNamed("multicastMask") != nil }) {
+		for _, l := range multicastLoads(k) {
 			out = append(out, l.ParentOp())
 		}
 		return out
+	}
+	// multicastMask gives every multicast load the mask m.
+	multicastMask := func(m int64) func(k *ir.Operation) {
+		return func(k *ir.Operation) {
+			for _, l := range multicastLoads(k) {
+				i, _, _ := l.OperandGroupRange("multicastMask")
+				setConst(l, i, m, ir.I16)
+			}
+		}
 	}
 	t.Parallel()
 	g2 := clusterCase{kind: "gemm", n: 2, c: 1, cs: 2, trip: 4}
 	g4 := clusterCase{kind: "gemm", n: 3, c: 1, cs: 4, trip: 4, one: true}
 	catches(t, []mutation[clusterCase]{
-		{"empty count not multiplied by the cluster size", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
-			for _, in := range emptyInits(k) {
-				n, _ := arith.ConstantInt(in.OperandNamed("count"))
-				in.SetOperand(1, konst(in, n/int64(len(find(k, "nvvm.mapa", nil))), ir.Index))
-			}
-		}, "before every reader released it|before their previous fill|returned after phase|more arrivals than the mbarrier's count|deadlock"},
+		{"empty count not multiplied by the cluster size", []clusterCase{g2, g4}, "", divideEmptyCounts, "before every reader released it|before their previous fill|returned after phase|more arrivals than the mbarrier's count|deadlock"},
 		{"release to the own block only (cs arrivals there)", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
 			for _, mp := range find(k, "nvvm.mapa", nil) {
 				mp.SetOperand(1, ownRank(mp))
 			}
 		}, "before every reader released it|before their previous fill|more arrivals than the mbarrier's count"},
 		{"release to the own block only (one arrival, count C)", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
-			maps := find(k, "nvvm.mapa", nil)
-			for _, in := range emptyInits(k) {
-				n, _ := arith.ConstantInt(in.OperandNamed("count"))
-				in.SetOperand(1, konst(in, n/int64(len(maps)), ir.Index))
-			}
-			maps[0].SetOperand(1, ownRank(maps[0]))
-			for _, a := range find(k, "nvvm.mbarrier.arrive", nil)[1:] {
-				a.Erase()
-			}
+			divideEmptyCounts(k)
+			mp := find(k, "nvvm.mapa", nil)[0]
+			mp.SetOperand(1, ownRank(mp))
+			eraseAll(find(k, "nvvm.mbarrier.arrive", nil)[1:])
 		}, "before every reader released it|before their previous fill"},
 		// (CTA scope is enough for wgmma readers; thread readers need cluster scope.)
 		{"remote release at CTA scope with thread readers", []clusterCase{{kind: "gemm", n: 2, c: 1, cs: 2, trip: 4, mixed: true}, {kind: "ew", n: 2, c: 1, cs: 2, trip: 4}}, "", func(k *ir.Operation) {
@@ -369,21 +381,10 @@ func TestWarpSpecializeClusterCatches(t *testing.T) {
 			find(k, "nvvm.cluster.arrive", nil)[1].Erase()
 			find(k, "nvvm.cluster.wait", nil)[1].Erase()
 		}, "which has exited"},
-		{"multicast to rank 0 only", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
-			for _, l := range find(k, "nvgpu.tma.async.load", func(l *ir.Operation) bool { return l.OperandNamed("multicastMask") != nil }) {
-				i, _, _ := l.OperandGroupRange("multicastMask")
-				l.SetOperand(i, konst(l, 1, ir.I16))
-			}
-		}, "got loads|deadlock"},
-		{"multicast mask beyond the cluster", []clusterCase{g2}, "", func(k *ir.Operation) {
-			for _, l := range find(k, "nvgpu.tma.async.load", func(l *ir.Operation) bool { return l.OperandNamed("multicastMask") != nil }) {
-				i, _, _ := l.OperandGroupRange("multicastMask")
-				l.SetOperand(i, konst(l, 7, ir.I16))
-			}
-		}, "multicast mask 0x7"},
+		{"multicast to rank 0 only", []clusterCase{g2, g4}, "", multicastMask(1), "got loads|deadlock"},
+		{"multicast mask beyond the cluster", []clusterCase{g2}, "", multicastMask(7), "multicast mask 0x7"},
 		{"box 1 loaded by every block", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
-			f := multicastIfs(k)[1]
-			f.SetOperand(0, konst(f, 1, ir.I1))
+			setConst(multicastIfs(k)[1], 0, 1, ir.I1)
 		}, "got loads|before their previous fill|race: a TMA load into shared memory another copy in flight is using|drive the mbarrier's transaction count below zero"},
 		{"box 0 issued by the last rank (once)", []clusterCase{g2, g4}, "", func(k *ir.Operation) {
 			f := multicastIfs(k)[0]

@@ -396,6 +396,22 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 		expect(false, "no K index in the ring position")
 		return nil, nil
 	}
+	// kStepIn makes the ops named user read the K step instead of the
+	// ring position of the producer, or of the consumers.
+	kStepIn := func(consumers bool, user string) func(k *ir.Operation) {
+		return func(k *ir.Operation) {
+			g, c := positions(k)
+			if consumers {
+				g = c
+			}
+			_, j := kIndex(g)
+			for _, u := range ir.Uses(g.Result(0)) {
+				if u.Owner().Name() == user {
+					u.Owner().SetOperand(u.Index(), j)
+				}
+			}
+		}
+	}
 	gemm := tileCase{kind: "gemm", n: 3, c: 2, trip: 4, outer: 1, tiles: 7, grid: 3, ebar: true}
 	ew := tileCase{kind: "ew", n: 2, c: 1, trip: 3, inner: 1, outer: 2, tl: 2, tu: 12, ts: 3, ebar: true, kbar: true}
 	catches(t, []mutation[tileCase]{
@@ -422,15 +438,8 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 				ir.ReplaceAllUsesWith(div.Result(0), t0)
 			}
 		}, "waits for ring position|returned after phase|deadlock|got loads"},
-		{"producer's parity from the K step's round (j/N), not the ring position's", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
-			g, _ := positions(k)
-			_, j := kIndex(g)
-			for _, u := range ir.Uses(g.Result(0)) {
-				if u.Owner().Name() == "arith.divui" {
-					u.Owner().SetOperand(u.Index(), j)
-				}
-			}
-		}, "returned after phase|before every reader released it|deadlock"},
+		{"producer's parity from the K step's round (j/N), not the ring position's", []tileCase{gemm, ew}, "", kStepIn(false, "arith.divui"),
+			"returned after phase|before every reader released it|deadlock"},
 		{"producer loads every tile with the first tile's coordinates", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
 			// the producer's tile loop: the first scf.for; its index
 			// replaced by lb in the cloned coordinate ops only
@@ -442,15 +451,7 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 				}
 			}
 		}, "got loads"},
-		{"consumers release by the K step (j > 0): the tile's last slot is never released", []tileCase{gemm}, "", func(k *ir.Operation) {
-			_, g := positions(k)
-			_, j := kIndex(g)
-			for _, u := range ir.Uses(g.Result(0)) {
-				if u.Owner().Name() == "arith.cmpi" {
-					u.Owner().SetOperand(u.Index(), j)
-				}
-			}
-		}, "deadlock"},
+		{"consumers release by the K step (j > 0): the tile's last slot is never released", []tileCase{gemm}, "", kStepIn(true, "arith.cmpi"), "deadlock"},
 		{"consumers release slot (j-1) mod N of the K step, not of the ring position", []tileCase{gemm}, "", func(k *ir.Operation) {
 			_, g := positions(k)
 			_, j := kIndex(g)

@@ -117,7 +117,7 @@ func TestWarpSpecializePingpongCatches(t *testing.T) {
 			for _, in := range find(k, "nvgpu.mbarrier.init", nil) {
 				if in.OperandNamed("barriers") == empty {
 					n, _ := ir.AttrInt(in.OperandNamed("count").DefiningOp().Attr("value"))
-					in.SetOperand(1, konst(in, 2*n, ir.Index))
+					setConst(in, 1, 2*n, ir.Index)
 				}
 			}
 		}, "deadlock"},
@@ -133,8 +133,8 @@ func TestWarpSpecializePingpongCatches(t *testing.T) {
 		{"named barrier over both warpgroups inside the tile", []tileCase{gemm, gemmGrid, ew, ewDyn}, "", func(k *ir.Operation) {
 			f := consumerTiles(k)
 			for _, nb := range tileBarriers(f) {
-				nb.SetOperand(0, konst(nb, 1, ir.I32))
-				nb.SetOperand(1, konst(nb, 256, ir.I32))
+				setConst(nb, 0, 1, ir.I32)
+				setConst(nb, 1, 256, ir.I32)
 			}
 		}, "deadlock|named barrier 1 is used with"},
 		// Where the threads read the tiles too, the leader releases the
@@ -143,7 +143,7 @@ func TestWarpSpecializePingpongCatches(t *testing.T) {
 		{"named barrier 1 for both warpgroups (over 128 threads each)", []tileCase{gemmMixed, gemmMixedGrid}, "", func(k *ir.Operation) {
 			f := consumerTiles(k)
 			for _, nb := range tileBarriers(f) {
-				nb.SetOperand(0, konst(nb, 1, ir.I32))
+				setConst(nb, 0, 1, ir.I32)
 			}
 		}, "named barrier 1 gathers warpgroups"},
 	}, func(c tileCase, _ string, mutate func(k *ir.Operation)) error {

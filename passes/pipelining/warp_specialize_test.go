@@ -253,6 +253,16 @@ func TestWarpSpecializeCatches(t *testing.T) {
 		p, _ := ir.AttrInt(c.Attr("predicate"))
 		c.SetAttr("predicate", ir.IntAttr(1-p, ir.I64))
 	}
+	// initCount makes the barriers initialised with count from count to.
+	initCount := func(from, to int64) func(k *ir.Operation) {
+		return func(k *ir.Operation) {
+			for _, in := range find(k, "nvgpu.mbarrier.init", nil) {
+				if v, _ := arith.ConstantInt(in.OperandNamed("count")); v == from {
+					setConst(in, 1, to, ir.Index)
+				}
+			}
+		}
+	}
 	catches(t, []mutation[wsCase]{
 		{"producer waits the wrong parity", []wsCase{gemm}, "", func(k *ir.Operation) {
 			p, _ := waits(k)
@@ -276,31 +286,23 @@ func TestWarpSpecializeCatches(t *testing.T) {
 			_, c := waits(k)
 			a.SetOperand(1, c.OperandNamed("mbarId"))
 			cond := a.ParentOp().Operand(0).DefiningOp()
-			cond.SetOperand(1, konst(cond, 1, ir.I1))
+			setConst(cond, 1, 1, ir.I1)
 		}, "before every reader released it"},
 		{"release at j = 0 too", []wsCase{gemm1}, "", func(k *ir.Operation) {
 			a := find(k, "nvgpu.mbarrier.arrive", nil)[0]
 			cond := a.ParentOp().Operand(0).DefiningOp() // leader && j > 0
-			cond.SetOperand(1, konst(cond, 1, ir.I1))
+			setConst(cond, 1, 1, ir.I1)
 		}, "before every reader released it|more arrivals than the mbarrier's count|releases slot"},
-		{"empty count of one warpgroup", []wsCase{gemm}, "", func(k *ir.Operation) {
-			for _, in := range find(k, "nvgpu.mbarrier.init", nil) {
-				if v, _ := arith.ConstantInt(in.OperandNamed("count")); v == 2 {
-					in.SetOperand(1, konst(in, 1, ir.Index))
-				}
-			}
-		}, "before every reader released it|more arrivals than the mbarrier's count"},
+		{"empty count of one warpgroup", []wsCase{gemm}, "", initCount(2, 1), "before every reader released it|more arrivals than the mbarrier's count"},
 		{"wgmma leaves two groups pending", []wsCase{gemm}, "", func(k *ir.Operation) {
 			find(k, "nvgpu.warpgroup.mma", nil)[0].SetAttr("waitGroup", ir.I64Attr(2))
 		}, "before every reader released it"},
 		// (After lower-nvgpu, whose static check would reject them.)
 		{"expect_tx too small", []wsCase{gemm}, "lower-nvgpu", func(k *ir.Operation) {
-			e := find(k, "nvvm.mbarrier.arrive.expect_tx", nil)[0]
-			e.SetOperand(1, konst(e, 8192, ir.I32))
+			setConst(find(k, "nvvm.mbarrier.arrive.expect_tx", nil)[0], 1, 8192, ir.I32)
 		}, "drive the mbarrier's transaction count below zero"},
 		{"expect_tx too large", []wsCase{gemm}, "lower-nvgpu", func(k *ir.Operation) {
-			e := find(k, "nvvm.mbarrier.arrive.expect_tx", nil)[0]
-			e.SetOperand(1, konst(e, 1<<20, ir.I32))
+			setConst(find(k, "nvvm.mbarrier.arrive.expect_tx", nil)[0], 1, 1<<20, ir.I32)
 		}, "deadlock"},
 		{"thread readers: arrive before the last read", []wsCase{ew}, "", func(k *ir.Operation) {
 			a := find(k, "nvgpu.mbarrier.arrive", nil)[0]
@@ -308,29 +310,19 @@ func TestWarpSpecializeCatches(t *testing.T) {
 			ld := find(k, "memref.load", nil)[1]
 			ld.Block().InsertBefore(a, ld)
 		}, "before every reader released it"},
-		{"thread readers: empty count of one warpgroup", []wsCase{ew}, "", func(k *ir.Operation) {
-			for _, in := range find(k, "nvgpu.mbarrier.init", nil) {
-				if v, _ := arith.ConstantInt(in.OperandNamed("count")); v == 256 {
-					in.SetOperand(1, konst(in, 128, ir.Index))
-				}
-			}
-		}, "before every reader released it|more arrivals than the mbarrier's count"},
+		{"thread readers: empty count of one warpgroup", []wsCase{ew}, "", initCount(256, 128), "before every reader released it|more arrivals than the mbarrier's count"},
 		{"named barrier over the whole block", []wsCase{ew}, "", func(k *ir.Operation) {
-			nb := find(k, "nvvm.barrier", nil)[0]
-			nb.SetOperand(1, konst(nb, 384, ir.I32))
+			setConst(find(k, "nvvm.barrier", nil)[0], 1, 384, ir.I32)
 		}, "deadlock"},
 		{"named barrier id 0 (the block barrier)", []wsCase{ew}, "", func(k *ir.Operation) {
-			nb := find(k, "nvvm.barrier", nil)[0]
-			nb.SetOperand(0, konst(nb, 0, ir.I32))
+			setConst(find(k, "nvvm.barrier", nil)[0], 0, 0, ir.I32)
 		}, "named barrier 0 is used with"},
 		{"wrong coordinates", []wsCase{gemm}, "", func(k *ir.Operation) {
-			l := find(k, "nvgpu.tma.async.load", nil)[0]
-			l.SetOperand(3, konst(l, 0, ir.Index))
+			setConst(find(k, "nvgpu.tma.async.load", nil)[0], 3, 0, ir.Index)
 		}, "got loads"},
 		{"producer's loads skip the first iteration", []wsCase{gemm}, "", func(k *ir.Operation) {
 			// for j = 1 to T in the producer
-			f := find(k, "scf.for", nil)[0]
-			f.SetOperand(0, konst(f, 1, ir.Index))
+			setConst(find(k, "scf.for", nil)[0], 0, 1, ir.Index)
 		}, "deadlock|got loads"},
 	}, func(c wsCase, after string, mutate func(k *ir.Operation)) error {
 		return runWS(c, after, mutate, 1, 2, 3)
