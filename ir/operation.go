@@ -518,24 +518,21 @@ func (b *Block) Append(op *Operation) { b.insertBefore(op, nil) }
 func (b *Block) InsertBefore(op, before *Operation) { b.insertBefore(op, before) }
 
 func (b *Block) insertBefore(op, before *Operation) {
-	op.block = b
-	if before == nil {
-		op.prev, op.next = b.last, nil
-		if b.last != nil {
-			b.last.next = op
-		} else {
-			b.first = op
-		}
-		b.last = op
-		return
+	prev := b.last
+	if before != nil {
+		prev = before.prev
 	}
-	op.prev, op.next = before.prev, before
-	if before.prev != nil {
-		before.prev.next = op
+	op.block, op.prev, op.next = b, prev, before
+	if prev != nil {
+		prev.next = op
 	} else {
 		b.first = op
 	}
-	before.prev = op
+	if before != nil {
+		before.prev = op
+	} else {
+		b.last = op
+	}
 }
 
 // IsEntry reports whether b is the first block of its region.

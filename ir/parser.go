@@ -862,11 +862,7 @@ func (p *Parser) ParseAssignmentList() ([]Argument, []UnresolvedOperand, error) 
 	var args []Argument
 	var vals []UnresolvedOperand
 	err := p.ParseCommaSeparatedList(DelimParen, func() error {
-		a, err := p.ParseArgument(false, false)
-		if err != nil {
-			return err
-		}
-		u, err := p.ParseOperandAfter("=")
+		a, u, err := p.ParseAssignment()
 		if err != nil {
 			return err
 		}
@@ -875,6 +871,17 @@ func (p *Parser) ParseAssignmentList() ([]Argument, []UnresolvedOperand, error) 
 		return nil
 	})
 	return args, vals, err
+}
+
+// ParseAssignment parses `%arg = %value`: a new (untyped) region argument
+// and the value bound to it.
+func (p *Parser) ParseAssignment() (Argument, UnresolvedOperand, error) {
+	a, err := p.ParseArgument(false, false)
+	if err != nil {
+		return a, UnresolvedOperand{}, err
+	}
+	u, err := p.ParseOperandAfter("=")
+	return a, u, err
 }
 
 // ParseOperandAfter parses lit (see ParseLiteral) and then an operand:

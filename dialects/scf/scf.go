@@ -100,11 +100,7 @@ func parseFor(p *ir.Parser, st *ir.OperationState) error {
 	if p.ParseOptionalKeyword("unsigned") {
 		st.AddAttr("unsignedCmp", ir.Unit)
 	}
-	ivArg, err := p.ParseArgument(false, false)
-	if err != nil {
-		return err
-	}
-	lb, err := p.ParseOperandAfter("=")
+	ivArg, lb, err := p.ParseAssignment()
 	if err != nil {
 		return err
 	}
