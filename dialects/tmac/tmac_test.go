@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/tmac-dev/tmac/dialects/all"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/tmac"
+	"github.com/tmac-dev/tmac/internal/testutil"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -35,25 +35,7 @@ func.func @k(%d: !d, %d1: !d1, %bars: !bars, %n: index) {
 
 func parse(t *testing.T, src string) *ir.Operation {
 	t.Helper()
-	m, err := ir.Parse("t.tma", src, ir.ParseOptions{})
-	if err != nil {
-		t.Fatalf("parse: %v", err)
-	}
-	if err := ir.VerifyModule(m); err != nil {
-		t.Fatalf("verify: %v", err)
-	}
-	return m
-}
-
-func opsNamed(m *ir.Operation, name string) []*ir.Operation {
-	var ops []*ir.Operation
-	ir.Walk(m, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() == name {
-			ops = append(ops, op)
-		}
-		return ir.Advance
-	})
-	return ops
+	return testutil.ParseNamed(t, "t.tma", src)
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -82,10 +64,10 @@ func TestRoundTrip(t *testing.T) {
 	if back := ir.Print(parse(t, generic), ir.PrintOptions{}); back != custom {
 		t.Errorf("generic form does not parse back to the custom one:\n%s\n---\n%s", custom, back)
 	}
-	if n := len(opsNamed(m, "tmac.tma.load")); n != 3 {
+	if n := len(ir.Nested(m, "tmac.tma.load")); n != 3 {
 		t.Errorf("%d loads", n)
 	}
-	f := opsNamed(m, "scf.for")[0]
+	f := ir.Nested(m, "scf.for")[0]
 	if a, ok := f.Attr(tmac.StagesAttr).(*ir.IntegerAttr); !ok || a.Int() != 4 {
 		t.Errorf("stages attr %v", f.Attr(tmac.StagesAttr))
 	}
@@ -96,7 +78,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestBoxesPerTileAndTileBytes(t *testing.T) {
 	m := parse(t, loopSrc)
-	loads := opsNamed(m, "tmac.tma.load")
+	loads := ir.Nested(m, "tmac.tma.load")
 	want := []struct{ boxes, bytes int64 }{{1, 64 * 64 * 2}, {4, 64 * 256 * 2}, {1, 256 * 4}}
 	for i, op := range loads {
 		tile := op.Operand(0).Type().(*ir.MemRefType)
@@ -107,7 +89,7 @@ func TestBoxesPerTileAndTileBytes(t *testing.T) {
 			t.Errorf("load %d: TileBytes = %d, want %d", i, got, want[i].bytes)
 		}
 	}
-	store := opsNamed(m, "tmac.tma.store")[0]
+	store := ir.Nested(m, "tmac.tma.store")[0]
 	if got := tmac.BoxesPerTile(store.Operand(0).Type().(*ir.MemRefType), store.Operand(1).Type()); got != 1 {
 		t.Errorf("store BoxesPerTile = %d", got)
 	}

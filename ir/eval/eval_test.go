@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/tmac-dev/tmac/dialects/all"
+	"github.com/tmac-dev/tmac/internal/testutil"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 )
@@ -13,11 +13,7 @@ import (
 // opOf parses a function whose first op is the op to evaluate.
 func opOf(t *testing.T, src string) *ir.Operation {
 	t.Helper()
-	m, err := ir.Parse("t.mlir", src, ir.ParseOptions{})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, src)
-	}
-	fn := m.Region(0).Entry().First()
+	fn := testutil.Parse(t, src).Region(0).Entry().First()
 	return fn.Region(0).Entry().First()
 }
 
