@@ -83,12 +83,7 @@ func zeroOf(op *ir.Operation) any {
 func sameOperands(op *ir.Operation) bool { return op.Operand(0) == op.Operand(1) }
 
 var binaryFolders = map[string]func(*ir.Operation, []ir.Attribute) []any{
-	"arith.addi": intBinary(func(op *ir.Operation, x ir.Value, r int64, ok bool) any {
-		if ok && r == 0 {
-			return x
-		}
-		return nil
-	}),
+	"arith.addi": intBinary(rightIdentity(0)),
 	"arith.subi": intBinary(func(op *ir.Operation, x ir.Value, r int64, ok bool) any {
 		if ok && r == 0 {
 			return x
@@ -107,9 +102,9 @@ var binaryFolders = map[string]func(*ir.Operation, []ir.Attribute) []any{
 		}
 		return nil
 	}),
-	"arith.divui":     intBinary(divIdent),
-	"arith.divsi":     intBinary(divIdent),
-	"arith.ceildivui": intBinary(divIdent),
+	"arith.divui":     intBinary(rightIdentity(1)),
+	"arith.divsi":     intBinary(rightIdentity(1)),
+	"arith.ceildivui": intBinary(rightIdentity(1)),
 	"arith.remui":     intBinary(remIdent),
 	"arith.remsi":     intBinary(remIdent),
 	"arith.andi": intBinary(func(op *ir.Operation, x ir.Value, r int64, ok bool) any {
@@ -143,9 +138,9 @@ var binaryFolders = map[string]func(*ir.Operation, []ir.Attribute) []any{
 		}
 		return nil
 	}),
-	"arith.shli":  intBinary(shiftIdent),
-	"arith.shrui": intBinary(shiftIdent),
-	"arith.shrsi": intBinary(shiftIdent),
+	"arith.shli":  intBinary(rightIdentity(0)),
+	"arith.shrui": intBinary(rightIdentity(0)),
+	"arith.shrsi": intBinary(rightIdentity(0)),
 	"arith.maxsi": intBinary(sameIdent),
 	"arith.minsi": intBinary(sameIdent),
 	"arith.maxui": intBinary(sameIdent),
@@ -183,23 +178,19 @@ func sameFloatIdent(op *ir.Operation, _ float64, _ bool) any {
 	return nil
 }
 
-func divIdent(op *ir.Operation, x ir.Value, r int64, ok bool) any {
-	if ok && r == 1 {
-		return x
+// rightIdentity folds x op c to x (x + 0, x / 1, x << 0).
+func rightIdentity(c int64) func(*ir.Operation, ir.Value, int64, bool) any {
+	return func(_ *ir.Operation, x ir.Value, r int64, ok bool) any {
+		if ok && r == c {
+			return x
+		}
+		return nil
 	}
-	return nil
 }
 
 func remIdent(op *ir.Operation, x ir.Value, r int64, ok bool) any {
 	if ok && r == 1 {
 		return zeroOf(op)
-	}
-	return nil
-}
-
-func shiftIdent(op *ir.Operation, x ir.Value, r int64, ok bool) any {
-	if ok && r == 0 {
-		return x
 	}
 	return nil
 }
