@@ -34,6 +34,13 @@ var (
 	wgAccC     = ir.TypeConstraint{Desc: "warpgroup accumulator type", OK: func(t ir.Type) bool { _, ok := nvgpu.AsWarpgroupAccumulator(t); return ok }}
 )
 
+// tileRules is what tmac.tma.load and tmac.tma.store ask of their tile and
+// tensor map (checked by verifyTileCopy).
+const tileRules = "`tensorMap` follows the rules of `nvgpu.tma.create.descriptor`; its box has rank 1 to 5 and a last dimension of a multiple of 16 bytes. " +
+	"The tile is a statically shaped shared-memory memref with the identity layout and the box's element type and rank, shaped like the box " +
+	"except in the innermost dimension, which may be a multiple of the box's: the tile is then copied box after box, each box contiguous " +
+	"(each box must then start aligned: 128 bytes, or 8 rows of the swizzle span with a swizzle). One coordinate per box dimension. "
+
 func init() {
 	ir.RegisterDialect(&ir.Dialect{
 		Name:         "tmac",
@@ -48,15 +55,10 @@ func init() {
 				{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}},
 			Format:  "$tensorMap `[` $coordinates `]` `to` $dst attr-dict `:` type($tensorMap) `->` type($dst)",
 			Effects: []ir.Effect{{Kind: ir.Write, Operand: "dst", Proxy: ir.AsyncProxy}},
-			Doc: "`tensorMap` follows the rules of `nvgpu.tma.create.descriptor`; its box has rank 1 to 5 and a last dimension of a multiple of 16 bytes. " +
-				"The tile is a statically shaped shared-memory memref with the identity layout and the box's element type and rank, shaped like the box " +
-				"except in the innermost dimension, which may be a multiple of the box's: the tile is then copied box after box, each box contiguous " +
-				"(each box must then start aligned: 128 bytes, or 8 rows of the swizzle span with a swizzle). One coordinate per box dimension. " +
+			Doc: tileRules +
 				"`tma-pipeline` (and `warp-specialize`) accept it only in the simple tile-loop form: in an `scf.for` at the top level of a kernel, " +
 				"into a tile allocated outside the loop and used only in it, read after a `tmac.tma.wait` on the tile.",
-			Verify: func(op *ir.Operation) error {
-				return verifyTileCopy(op, op.Operand(0), op.Operand(1), len(op.Operands())-2)
-			},
+			Verify: verifyTileCopy,
 		},
 		&ir.OpDef{
 			Name:    "tmac.tma.store",
@@ -65,14 +67,9 @@ func init() {
 				{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}},
 			Format:  "$src `to` $tensorMap `[` $coordinates `]` attr-dict `:` type($src) `->` type($tensorMap)",
 			Effects: []ir.Effect{{Kind: ir.Read, Operand: "src", Proxy: ir.AsyncProxy}},
-			Doc: "`tensorMap` follows the rules of `nvgpu.tma.create.descriptor`; its box has rank 1 to 5 and a last dimension of a multiple of 16 bytes. " +
-				"The tile is a statically shaped shared-memory memref with the identity layout and the box's element type and rank, shaped like the box " +
-				"except in the innermost dimension, which may be a multiple of the box's: the tile is then copied box after box, each box contiguous " +
-				"(each box must then start aligned: 128 bytes, or 8 rows of the swizzle span with a swizzle). One coordinate per box dimension. " +
+			Doc: tileRules +
 				"`tma-pipeline` adds the proxy fence, the barrier and the rotation over `tmac.store_stages` output tiles.",
-			Verify: func(op *ir.Operation) error {
-				return verifyTileCopy(op, op.Operand(0), op.Operand(1), len(op.Operands())-2)
-			},
+			Verify: verifyTileCopy,
 		},
 		&ir.OpDef{
 			Name:     "tmac.tma.wait",
@@ -149,12 +146,15 @@ func IsConvertStoreElem(t ir.Type) bool {
 	return ok && (f.Kind == ir.F32 || f.Kind == ir.F16 || f.Kind == ir.BF16)
 }
 
-// verifyTileCopy checks a tile against its tensor map: a static, row-major
-// shared-memory memref of the box's element type and rank, whose shape is
-// the box's except the innermost dimension, which may be a multiple of the
-// box's (the tile is then copied box after box, each box contiguous: the
-// layout wgmma reads for 128B-swizzled operands wider than one swizzle span).
-func verifyTileCopy(op *ir.Operation, tile, desc ir.Value, ncoords int) error {
+// verifyTileCopy checks the tile of a tmac.tma.load or store (its first
+// operand) against its tensor map (the second; the coordinates follow): a
+// static, row-major shared-memory memref of the box's element type and
+// rank, whose shape is the box's except the innermost dimension, which may
+// be a multiple of the box's (the tile is then copied box after box, each
+// box contiguous: the layout wgmma reads for 128B-swizzled operands wider
+// than one swizzle span).
+func verifyTileCopy(op *ir.Operation) error {
+	tile, desc, ncoords := op.Operand(0), op.Operand(1), op.NumOperands()-2
 	d, _ := nvgpu.AsTensorMapDescriptor(desc.Type())
 	if msg := nvgpu.VerifyTensorMapDescriptor(d); msg != "" {
 		return op.EmitError("%s", msg)
