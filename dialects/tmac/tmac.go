@@ -34,6 +34,13 @@ var (
 	wgAccC     = ir.TypeConstraint{Desc: "warpgroup accumulator type", OK: func(t ir.Type) bool { _, ok := nvgpu.AsWarpgroupAccumulator(t); return ok }}
 )
 
+// tileCopyOperands are the operands of tmac.tma.load and store: the tile
+// (named dst or src), the tensor map and one coordinate per box dimension.
+func tileCopyOperands(tile string) []ir.ArgSpec {
+	return []ir.ArgSpec{{Name: tile, Type: ir.AnyMemRef}, {Name: "tensorMap", Type: tensorMapC},
+		{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}}
+}
+
 // tileRules is what tmac.tma.load and tmac.tma.store ask of their tile and
 // tensor map (checked by verifyTileCopy).
 const tileRules = "`tensorMap` follows the rules of `nvgpu.tma.create.descriptor`; its box has rank 1 to 5 and a last dimension of a multiple of 16 bytes. " +
@@ -49,24 +56,22 @@ func init() {
 	})
 	ir.Register(
 		&ir.OpDef{
-			Name:    "tmac.tma.load",
-			Summary: "asynchronous TMA load of a tile into logical shared memory, completed by tmac.tma.wait",
-			Operands: []ir.ArgSpec{{Name: "dst", Type: ir.AnyMemRef}, {Name: "tensorMap", Type: tensorMapC},
-				{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}},
-			Format:  "$tensorMap `[` $coordinates `]` `to` $dst attr-dict `:` type($tensorMap) `->` type($dst)",
-			Effects: []ir.Effect{{Kind: ir.Write, Operand: "dst", Proxy: ir.AsyncProxy}},
+			Name:     "tmac.tma.load",
+			Summary:  "asynchronous TMA load of a tile into logical shared memory, completed by tmac.tma.wait",
+			Operands: tileCopyOperands("dst"),
+			Format:   "$tensorMap `[` $coordinates `]` `to` $dst attr-dict `:` type($tensorMap) `->` type($dst)",
+			Effects:  []ir.Effect{{Kind: ir.Write, Operand: "dst", Proxy: ir.AsyncProxy}},
 			Doc: tileRules +
 				"`tma-pipeline` (and `warp-specialize`) accept it only in the simple tile-loop form: in an `scf.for` at the top level of a kernel, " +
 				"into a tile allocated outside the loop and used only in it, read after a `tmac.tma.wait` on the tile.",
 			Verify: verifyTileCopy,
 		},
 		&ir.OpDef{
-			Name:    "tmac.tma.store",
-			Summary: "asynchronous TMA store of a shared-memory tile to global memory",
-			Operands: []ir.ArgSpec{{Name: "src", Type: ir.AnyMemRef}, {Name: "tensorMap", Type: tensorMapC},
-				{Name: "coordinates", Kind: ir.Variadic, Type: ir.IndexOnly}},
-			Format:  "$src `to` $tensorMap `[` $coordinates `]` attr-dict `:` type($src) `->` type($tensorMap)",
-			Effects: []ir.Effect{{Kind: ir.Read, Operand: "src", Proxy: ir.AsyncProxy}},
+			Name:     "tmac.tma.store",
+			Summary:  "asynchronous TMA store of a shared-memory tile to global memory",
+			Operands: tileCopyOperands("src"),
+			Format:   "$src `to` $tensorMap `[` $coordinates `]` attr-dict `:` type($src) `->` type($tensorMap)",
+			Effects:  []ir.Effect{{Kind: ir.Read, Operand: "src", Proxy: ir.AsyncProxy}},
 			Doc: tileRules +
 				"`tma-pipeline` adds the proxy fence, the barrier and the rotation over `tmac.store_stages` output tiles.",
 			Verify: verifyTileCopy,
