@@ -234,21 +234,21 @@ func writeOutput(stdout io.Writer, path, text string) error {
 		_, err := io.WriteString(stdout, text)
 		return err
 	}
-	// A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in
-	// place: renaming a temporary file over it would replace it.
+	// A descriptor's name (/dev/stdout, /dev/fd/N, /proc/self/fd/N: links
+	// to whatever the descriptor is, a terminal, a pipe or a file the
+	// shell redirected it to) is written through, appending where the
+	// shell would, and so is a device or pipe (/dev/null, a FIFO):
+	// renaming a temporary file over either would replace the link or
+	// the device. A symbolic link to a file is followed: the file it
+	// names is replaced and the link stays.
+	if isDescriptorPath(path) {
+		return writeInPlace(path, text, os.O_APPEND)
+	}
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved
+	}
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err == nil {
-			_, err = io.WriteString(f, text)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "tmac: error:", err)
-			return &exitError{1}
-		}
-		return nil
+		return writeInPlace(path, text, 0)
 	}
 	dir := filepath.Dir(path)
 	tmp, err := createOutputTemp(dir, path)
@@ -265,6 +265,32 @@ func writeOutput(stdout io.Writer, path, text string) error {
 	tmp.Close()
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
+		fmt.Fprintln(os.Stderr, "tmac: error:", err)
+		return &exitError{1}
+	}
+	return nil
+}
+
+// isDescriptorPath reports whether path names an open descriptor.
+func isDescriptorPath(path string) bool {
+	switch filepath.Clean(path) {
+	case "/dev/stdout", "/dev/stderr":
+		return true
+	}
+	return strings.HasPrefix(path, "/dev/fd/") || strings.HasPrefix(path, "/proc/self/fd/")
+}
+
+// writeInPlace writes text into an existing device, pipe or descriptor
+// (flag: os.O_APPEND or 0).
+func writeInPlace(path, text string, flag int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|flag, 0)
+	if err == nil {
+		_, err = io.WriteString(f, text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "tmac: error:", err)
 		return &exitError{1}
 	}
