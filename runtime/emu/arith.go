@@ -3,6 +3,9 @@ package emu
 import (
 	"fmt"
 
+	"github.com/tmac-dev/tmac/dialects/arith"
+	"github.com/tmac-dev/tmac/dialects/llvm"
+	"github.com/tmac-dev/tmac/dialects/vector"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 )
@@ -15,29 +18,45 @@ import (
 // width (i1 as 0 or 1), floats rounded to their type.
 
 func init() {
-	register(runConstant, "arith.constant", "llvm.mlir.constant")
-	register(func(t *thread, in *instr) {
-		n := in.op.Result(0).Type().(*ir.VectorType).Shape()[0]
-		var v vec
-		switch x := t.vals[in.in[0]].(type) {
-		case float64:
-			v.f = make([]float64, n)
-			for i := range v.f {
-				v.f[i] = x
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		c := arith.ConstantOp{Op: op}
+		return constant(c.Value(), c.Result())
+	}, arith.Constant)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		c := llvm.MlirConstantOp{Op: op}
+		return constant(c.Value(), c.Res())
+	}, llvm.MlirConstant)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		b := vector.BroadcastOp{Op: op}
+		src, res := k.slot(b.Source()), b.Vector()
+		return func(t *thread, in *instr) {
+			n := res.Type().(*ir.VectorType).Shape()[0]
+			var v vec
+			switch x := t.vals[src].(type) {
+			case float64:
+				v.f = make([]float64, n)
+				for i := range v.f {
+					v.f[i] = x
+				}
+			case int64:
+				v.i = make([]int64, n)
+				for i := range v.i {
+					v.i[i] = x
+				}
 			}
-		case int64:
-			v.i = make([]int64, n)
-			for i := range v.i {
-				v.i[i] = x
-			}
+			t.set(in, 0, v)
 		}
-		t.set(in, 0, v)
-	}, "vector.broadcast", "vector.splat")
+	}, vector.Broadcast)
 }
 
-func runConstant(t *thread, in *instr) {
-	ty := in.op.Result(0).Type()
-	switch a := in.op.Attr("value").(type) {
+// constant is the implementation of a constant op holding value, its
+// result res (arith.constant, llvm.mlir.constant).
+func constant(value ir.Attribute, res ir.Value) runFunc {
+	return func(t *thread, in *instr) { runConstant(t, in, value, res.Type()) }
+}
+
+func runConstant(t *thread, in *instr, value ir.Attribute, ty ir.Type) {
+	switch a := value.(type) {
 	case *ir.IntegerAttr:
 		t.set(in, 0, wrap(a.Int(), ty))
 		return
@@ -64,7 +83,7 @@ func runConstant(t *thread, in *instr) {
 			return
 		}
 	}
-	t.failf(in.op, "constant %s of type %s is not emulated", in.op.Attr("value"), ty)
+	t.failf(in.op, "constant %s of type %s is not emulated", value, ty)
 }
 
 // elemType is the scalar type of t (the element type of a vector).

@@ -12,11 +12,14 @@ import (
 
 type instr struct {
 	op      *ir.Operation
-	run     func(t *thread, in *instr)
-	in      []int // operand value numbers
+	run     runFunc
+	in      []int // operand value numbers, in operand order
 	out     []int // result value numbers
 	regions []*code
 }
+
+// runFunc runs an op on a thread.
+type runFunc func(t *thread, in *instr)
 
 // code is one block of instructions; args are the block's argument numbers.
 type code struct {
@@ -65,8 +68,11 @@ func compileKernel(fn *ir.Operation) (*kernel, error) {
 				}
 				in.regions = append(in.regions, region(op.Region(i)))
 			}
-			f, ok := impls[op.Name()]
-			if !ok && eval.Has(op) {
+			var f runFunc
+			prepare, ok := impls[op.Name()]
+			if ok {
+				f = prepare(k, op)
+			} else if eval.Has(op) {
 				var e error
 				if f, e = elementwise(op); e != nil && err == nil {
 					err = e
@@ -90,6 +96,24 @@ func compileKernel(fn *ir.Operation) (*kernel, error) {
 	}
 	k.nvals = len(k.ids)
 	return k, nil
+}
+
+// slot is the value number of v, an operand of an op of the kernel
+// (-1 for nil: an optional operand the op does not have).
+func (k *kernel) slot(v ir.Value) int {
+	if v == nil {
+		return -1
+	}
+	return k.id(v)
+}
+
+// slots are the value numbers of vs.
+func (k *kernel) slots(vs []ir.Value) []int {
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		out[i] = k.slot(v)
+	}
+	return out
 }
 
 func (k *kernel) id(v ir.Value) int {
@@ -144,14 +168,28 @@ func opError(op *ir.Operation, format string, args ...any) *Error {
 	return &Error{Op: op, Msg: fmt.Sprintf(format, args...)}
 }
 
-// impls maps op names to their implementations (filled by init functions
-// of the files that implement them).
-var impls = map[string]func(t *thread, in *instr){}
+// An implementation prepares an op once when its kernel is compiled: it
+// reads the op through its view (dialects/<d>'s generated accessors),
+// resolves the operands it uses to their value numbers (kernel.slot) and
+// returns what each thread runs. Every check of the values stays in what
+// runs, so a fault is reported on the thread and block that meets it.
+type implementation func(k *kernel, op *ir.Operation) runFunc
 
-func register(f func(t *thread, in *instr), names ...string) {
+// impls maps op names (the dialects' generated constants) to their
+// implementations, filled by init functions of the files that implement
+// them.
+var impls = map[string]implementation{}
+
+func register(f implementation, names ...string) {
 	for _, n := range names {
 		impls[n] = f
 	}
+}
+
+// direct is the implementation of an op that needs nothing from the op
+// before it runs (no operands, or only what f reads from in).
+func direct(f runFunc) implementation {
+	return func(*kernel, *ir.Operation) runFunc { return f }
 }
 
 // Emulated reports whether the emulator runs ops named name: those it

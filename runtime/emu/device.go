@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/kernelabi"
 	"github.com/tmac-dev/tmac/runtime/cuda"
@@ -138,7 +139,7 @@ func (d *Device) kernel(name string) (*kernel, error) {
 	}
 	var fn *ir.Operation
 	ir.Walk(d.module, func(op *ir.Operation) ir.WalkResult {
-		if op.Name() == "gpu.func" && op.SymbolName() == name {
+		if op.Name() == gpu.Func && op.SymbolName() == name {
 			fn = op
 			return ir.Interrupt
 		}
@@ -326,7 +327,7 @@ func (d *Device) runCluster(k *kernel, l *plan.Launch, args []any, cid, cl [3]in
 func Kernels(module *ir.Operation) []string {
 	var out []string
 	ir.Walk(module, func(op *ir.Operation) ir.WalkResult {
-		if _, ok := op.Attr("gpu.kernel").(*ir.UnitAttr); ok && op.Name() == "gpu.func" {
+		if _, ok := op.Attr("gpu.kernel").(*ir.UnitAttr); ok && op.Name() == gpu.Func {
 			out = append(out, op.SymbolName())
 		}
 		return ir.Advance

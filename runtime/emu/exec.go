@@ -5,7 +5,13 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tmac-dev/tmac/dialects/builtin"
+	funcdialect "github.com/tmac-dev/tmac/dialects/func"
 	"github.com/tmac-dev/tmac/dialects/gpu"
+	memrefdialect "github.com/tmac-dev/tmac/dialects/memref"
+	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/dialects/vector"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 )
@@ -19,17 +25,18 @@ type vec struct {
 	i []int64
 }
 
-// runCode runs c with its block arguments bound to args and returns the
-// operands of its terminator (scf.yield), if any.
+// runCode runs c with its block arguments bound to args and returns all
+// the operands of its terminator, if any (scf.yield's results;
+// scf.condition's condition, then the values it passes on).
 func (t *thread) runCode(c *code, args []any) []any {
 	for i, a := range c.args {
 		t.vals[a] = args[i]
 	}
 	for _, in := range c.instrs {
 		switch in.op.Name() {
-		case "scf.yield", "scf.condition":
-			return t.operands(in)
-		case "gpu.return", "func.return", "gpu.terminator":
+		case scf.Yield, scf.Condition:
+			return t.values(in.in)
+		case gpu.Return, funcdialect.Return, gpu.Terminator:
 			return nil
 		}
 		in.run(t, in)
@@ -37,28 +44,52 @@ func (t *thread) runCode(c *code, args []any) []any {
 	return nil
 }
 
-func (t *thread) operands(in *instr) []any {
-	out := make([]any, len(in.in))
-	for i, v := range in.in {
+// values are the values of value numbers vs.
+func (t *thread) values(vs []int) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
 		out[i] = t.vals[v]
 	}
 	return out
 }
 
-func (t *thread) int(in *instr, i int) int64 {
-	v, ok := t.vals[in.in[i]].(int64)
+// int is the integer value of in's operand with value number v (a slot
+// its implementation resolved).
+func (t *thread) int(in *instr, v int) int64 {
+	x, ok := t.vals[v].(int64)
 	if !ok {
-		t.failf(in.op, "operand %d is not an integer value (%T)", i, t.vals[in.in[i]])
+		t.failf(in.op, "operand %d is not an integer value (%T)", in.operandIndex(v), t.vals[v])
 	}
-	return v
+	return x
 }
 
-func (t *thread) mem(in *instr, i int) *memref {
-	v, ok := t.vals[in.in[i]].(*memref)
-	if !ok {
-		t.failf(in.op, "operand %d is not a memref (%T)", i, t.vals[in.in[i]])
+// ints are the integer values of in's operands with value numbers vs.
+func (t *thread) ints(in *instr, vs []int) []int64 {
+	out := make([]int64, len(vs))
+	for i, v := range vs {
+		out[i] = t.int(in, v)
 	}
-	return v
+	return out
+}
+
+// mem is the memref value of in's operand with value number v.
+func (t *thread) mem(in *instr, v int) *memref {
+	x, ok := t.vals[v].(*memref)
+	if !ok {
+		t.failf(in.op, "operand %d is not a memref (%T)", in.operandIndex(v), t.vals[v])
+	}
+	return x
+}
+
+// operandIndex is the position among in's operands of value number v
+// (for messages).
+func (in *instr) operandIndex(v int) int {
+	for i, x := range in.in {
+		if x == v {
+			return i
+		}
+	}
+	return -1
 }
 
 func (t *thread) set(in *instr, i int, v any) { t.vals[in.out[i]] = v }
@@ -80,99 +111,122 @@ func round(v float64, ty ir.Type) float64 {
 
 func init() {
 	// Terminators: runCode returns at them.
-	register(func(t *thread, in *instr) {}, "gpu.terminator", "gpu.return", "func.return", "scf.yield", "scf.condition")
-	register(runFor, "scf.for")
-	register(runIf, "scf.if")
-	register(runWhile, "scf.while")
-	register(func(t *thread, in *instr) {
+	register(direct(func(t *thread, in *instr) {}), gpu.Terminator, gpu.Return, funcdialect.Return, scf.Yield, scf.Condition)
+	register(prepareFor, scf.For)
+	register(prepareIf, scf.If)
+	register(prepareWhile, scf.While)
+	register(func(k *kernel, op *ir.Operation) runFunc {
 		// unrealized casts between memrefs, descriptors and LLVM pointers
 		// (codegen's own bridges): a memref becomes a pointer to its first
 		// element; anything else passes through.
-		v := t.vals[in.in[0]]
-		rt := in.op.Result(0).Type()
-		if _, isMem := rt.(*ir.MemRefType); !isMem {
-			if m, ok := v.(*memref); ok {
-				v = ptr{space: m.space, addr: m.base + uint64(m.offset*m.esize), cta: -1}
+		c := builtin.UnrealizedConversionCastOp{Op: op}
+		inputs, outputs := k.slots(c.Inputs()), c.Outputs()
+		return func(t *thread, in *instr) {
+			v := t.vals[inputs[0]]
+			if _, isMem := outputs[0].Type().(*ir.MemRefType); !isMem {
+				if m, ok := v.(*memref); ok {
+					v = ptr{space: m.space, addr: m.base + uint64(m.offset*m.esize), cta: -1}
+				}
 			}
+			t.set(in, 0, v)
 		}
-		t.set(in, 0, v)
-	}, "builtin.unrealized_conversion_cast")
-	register(runGPUIndex, "gpu.thread_id", "gpu.block_id", "gpu.block_dim", "gpu.grid_dim")
-	register(func(t *thread, in *instr) {
+	}, builtin.UnrealizedConversionCast)
+	register(prepareGPUIndex, gpu.ThreadId, gpu.BlockId, gpu.BlockDim, gpu.GridDim)
+	register(direct(func(t *thread, in *instr) {
 		t.set(in, 0, &memref{space: spaceShared, sizes: []int64{int64(len(t.c.smem))}, strides: []int64{1}, elem: ir.I8, esize: 1})
-	}, "gpu.dynamic_shared_memory")
-	register(func(t *thread, in *instr) { t.barrierAt(in.op, 0, -1, false) }, "gpu.barrier", "nvvm.barrier0")
+	}), gpu.DynamicSharedMemory)
+	register(direct(func(t *thread, in *instr) { t.barrierAt(in.op, 0, -1, false) }), gpu.Barrier, nvvm.Barrier0)
 }
 
-func runFor(t *thread, in *instr) {
-	lb, ub, st := t.int(in, 0), t.int(in, 1), t.int(in, 2)
-	if st <= 0 {
-		t.failf(in.op, "loop step %d is not positive", st)
-	}
-	args := make([]any, 1+len(in.in)-3)
-	for i := 3; i < len(in.in); i++ {
-		args[i-2] = t.vals[in.in[i]]
-	}
-	ty := in.op.Operand(0).Type()
-	for iv := lb; iv < ub; iv = wrap(iv+st, ty) {
-		args[0] = iv
-		res := t.runCode(in.regions[0], args)
-		copy(args[1:], res)
-		if iv+st < iv { // overflow
-			break
+func prepareFor(k *kernel, op *ir.Operation) runFunc {
+	f := scf.ForOp{Op: op}
+	lower, upper, step := k.slot(f.LowerBound()), k.slot(f.UpperBound()), k.slot(f.Step())
+	inits := k.slots(f.InitArgs())
+	ty := f.LowerBound().Type()
+	return func(t *thread, in *instr) {
+		lb, ub, st := t.int(in, lower), t.int(in, upper), t.int(in, step)
+		if st <= 0 {
+			t.failf(in.op, "loop step %d is not positive", st)
 		}
-	}
-	for i := range in.out {
-		t.set(in, i, args[1+i])
-	}
-}
-
-func runIf(t *thread, in *instr) {
-	var res []any
-	if t.int(in, 0)&1 != 0 {
-		res = t.runCode(in.regions[0], nil)
-	} else if len(in.regions) > 1 && in.regions[1] != nil {
-		res = t.runCode(in.regions[1], nil)
-	}
-	for i := range in.out {
-		t.set(in, i, res[i])
-	}
-}
-
-func runWhile(t *thread, in *instr) {
-	args := t.operands(in)
-	for {
-		c := t.runCode(in.regions[0], args)
-		if v, _ := c[0].(int64); v&1 == 0 {
-			for i := range in.out {
-				t.set(in, i, c[1+i])
+		// args: the induction variable, then the iteration values.
+		args := make([]any, 1+len(inits))
+		for i, v := range inits {
+			args[1+i] = t.vals[v]
+		}
+		for iv := lb; iv < ub; iv = wrap(iv+st, ty) {
+			args[0] = iv
+			res := t.runCode(in.regions[0], args)
+			copy(args[1:], res)
+			if iv+st < iv { // overflow
+				break
 			}
-			return
 		}
-		args = t.runCode(in.regions[1], c[1:])
+		for i := range in.out {
+			t.set(in, i, args[1+i])
+		}
 	}
 }
 
-func runGPUIndex(t *thread, in *instr) {
-	d := 0
-	switch gpu.DimOf(in.op.Attr("dimension")) {
-	case "y":
-		d = 1
-	case "z":
-		d = 2
+// prepareIf: in.regions are the compiled then and else regions (the
+// else region nil when empty).
+func prepareIf(k *kernel, op *ir.Operation) runFunc {
+	cond := k.slot(scf.IfOp{Op: op}.Condition())
+	return func(t *thread, in *instr) {
+		var res []any
+		if t.int(in, cond)&1 != 0 {
+			res = t.runCode(in.regions[0], nil)
+		} else if len(in.regions) > 1 && in.regions[1] != nil {
+			res = t.runCode(in.regions[1], nil)
+		}
+		for i := range in.out {
+			t.set(in, i, res[i])
+		}
 	}
-	var v int64
-	switch in.op.Name() {
-	case "gpu.thread_id":
-		v = t.tid[d]
-	case "gpu.block_id":
-		v = t.c.bid[d]
-	case "gpu.block_dim":
-		v = t.b.bdim[d]
-	case "gpu.grid_dim":
-		v = t.b.grid[d]
+}
+
+// prepareWhile: in.regions are the compiled before and after regions.
+func prepareWhile(k *kernel, op *ir.Operation) runFunc {
+	inits := k.slots(scf.WhileOp{Op: op}.Inits())
+	return func(t *thread, in *instr) {
+		args := t.values(inits)
+		for {
+			c := t.runCode(in.regions[0], args)
+			if v, _ := c[0].(int64); v&1 == 0 {
+				for i := range in.out {
+					t.set(in, i, c[1+i])
+				}
+				return
+			}
+			args = t.runCode(in.regions[1], c[1:])
+		}
 	}
-	t.set(in, 0, v)
+}
+
+// prepareGPUIndex: gpu.thread_id, block_id, block_dim and grid_dim read
+// one dimension of the thread's, block's or launch's sizes.
+func prepareGPUIndex(k *kernel, op *ir.Operation) runFunc {
+	dim := func(a ir.Attribute) int {
+		switch gpu.DimOf(a) {
+		case "y":
+			return 1
+		case "z":
+			return 2
+		}
+		return 0
+	}
+	switch op.Name() {
+	case gpu.ThreadId:
+		d := dim(gpu.ThreadIdOp{Op: op}.Dimension())
+		return func(t *thread, in *instr) { t.set(in, 0, t.tid[d]) }
+	case gpu.BlockId:
+		d := dim(gpu.BlockIdOp{Op: op}.Dimension())
+		return func(t *thread, in *instr) { t.set(in, 0, t.c.bid[d]) }
+	case gpu.BlockDim:
+		d := dim(gpu.BlockDimOp{Op: op}.Dimension())
+		return func(t *thread, in *instr) { t.set(in, 0, t.b.bdim[d]) }
+	}
+	d := dim(gpu.GridDimOp{Op: op}.Dimension())
+	return func(t *thread, in *instr) { t.set(in, 0, t.b.grid[d]) }
 }
 
 // ------------------------------------------------------------ memory
@@ -248,65 +302,76 @@ func writeElem(p []byte, ty ir.Type, v any) {
 	}
 }
 
-func (t *thread) indices(in *instr, from int) []int64 {
-	idx := make([]int64, len(in.in)-from)
-	for i := range idx {
-		idx[i] = t.int(in, from+i)
-	}
-	return idx
-}
-
 func init() {
-	register(func(t *thread, in *instr) {
-		m := t.mem(in, 0)
-		a, p := t.access(in.op, m, t.indices(in, 1), 1)
-		t.readShared(in.op, m.space, a, len(p))
-		t.set(in, 0, readElem(p, m.elem))
-	}, "memref.load")
-	register(func(t *thread, in *instr) {
-		m := t.mem(in, 1)
-		a, p := t.access(in.op, m, t.indices(in, 2), 1)
-		t.writeShared(in.op, m.space, a, len(p))
-		writeElem(p, m.elem, t.vals[in.in[0]])
-	}, "memref.store")
-	register(func(t *thread, in *instr) {
-		m := t.mem(in, 0)
-		n := in.op.Result(0).Type().(*ir.VectorType).Shape()[0]
-		a, p := t.access(in.op, m, t.indices(in, 1), n)
-		t.readShared(in.op, m.space, a, len(p))
-		var v vec
-		for i := int64(0); i < n; i++ {
-			e := readElem(p[i*m.esize:(i+1)*m.esize], m.elem)
-			if f, ok := e.(float64); ok {
-				v.f = append(v.f, f)
-			} else {
-				v.i = append(v.i, e.(int64))
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		l := memrefdialect.LoadOp{Op: op}
+		src, indices := k.slot(l.Memref()), k.slots(l.Indices())
+		return func(t *thread, in *instr) {
+			m := t.mem(in, src)
+			a, p := t.access(in.op, m, t.ints(in, indices), 1)
+			t.readShared(in.op, m.space, a, len(p))
+			t.set(in, 0, readElem(p, m.elem))
+		}
+	}, memrefdialect.Load)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		s := memrefdialect.StoreOp{Op: op}
+		val, dst, indices := k.slot(s.Value()), k.slot(s.Memref()), k.slots(s.Indices())
+		return func(t *thread, in *instr) {
+			m := t.mem(in, dst)
+			a, p := t.access(in.op, m, t.ints(in, indices), 1)
+			t.writeShared(in.op, m.space, a, len(p))
+			writeElem(p, m.elem, t.vals[val])
+		}
+	}, memrefdialect.Store)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		l := vector.LoadOp{Op: op}
+		src, indices, res := k.slot(l.Base()), k.slots(l.Indices()), l.Result()
+		return func(t *thread, in *instr) {
+			m := t.mem(in, src)
+			n := res.Type().(*ir.VectorType).Shape()[0]
+			a, p := t.access(in.op, m, t.ints(in, indices), n)
+			t.readShared(in.op, m.space, a, len(p))
+			var v vec
+			for i := int64(0); i < n; i++ {
+				e := readElem(p[i*m.esize:(i+1)*m.esize], m.elem)
+				if f, ok := e.(float64); ok {
+					v.f = append(v.f, f)
+				} else {
+					v.i = append(v.i, e.(int64))
+				}
+			}
+			t.set(in, 0, v)
+		}
+	}, vector.Load)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		s := vector.StoreOp{Op: op}
+		val, dst, indices := k.slot(s.ValueToStore()), k.slot(s.Base()), k.slots(s.Indices())
+		return func(t *thread, in *instr) {
+			v := t.vals[val].(vec)
+			m := t.mem(in, dst)
+			n := int64(len(v.f) + len(v.i))
+			a, p := t.access(in.op, m, t.ints(in, indices), n)
+			t.writeShared(in.op, m.space, a, len(p))
+			for i := int64(0); i < n; i++ {
+				var e any
+				if v.f != nil {
+					e = v.f[i]
+				} else {
+					e = v.i[i]
+				}
+				writeElem(p[i*m.esize:(i+1)*m.esize], m.elem, e)
 			}
 		}
-		t.set(in, 0, v)
-	}, "vector.load")
-	register(func(t *thread, in *instr) {
-		v := t.vals[in.in[0]].(vec)
-		m := t.mem(in, 1)
-		n := int64(len(v.f) + len(v.i))
-		a, p := t.access(in.op, m, t.indices(in, 2), n)
-		t.writeShared(in.op, m.space, a, len(p))
-		for i := int64(0); i < n; i++ {
-			var e any
-			if v.f != nil {
-				e = v.f[i]
-			} else {
-				e = v.i[i]
-			}
-			writeElem(p[i*m.esize:(i+1)*m.esize], m.elem, e)
+	}, vector.Store)
+	register(prepareView, memrefdialect.View)
+	register(prepareSubview, memrefdialect.Subview)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		src := k.slot(memrefdialect.CastOp{Op: op}.Source())
+		return func(t *thread, in *instr) {
+			m := *t.mem(in, src)
+			t.set(in, 0, &m)
 		}
-	}, "vector.store")
-	register(runView, "memref.view")
-	register(runSubview, "memref.subview")
-	register(func(t *thread, in *instr) {
-		m := *t.mem(in, 0)
-		t.set(in, 0, &m)
-	}, "memref.cast")
+	}, memrefdialect.Cast)
 }
 
 // readShared and writeShared check generic shared-memory accesses against
@@ -356,67 +421,81 @@ func (t *thread) writeShared(op *ir.Operation, space int, a uint64, n int) {
 	t.unfenced = append(t.unfenced, span{a, a + uint64(n), op})
 }
 
-func runView(t *thread, in *instr) {
-	src := t.mem(in, 0)
-	shift := t.int(in, 1)
-	rt := in.op.Result(0).Type().(*ir.MemRefType)
-	sizes := append([]int64(nil), rt.Shape()...)
-	d := 2
-	for i, s := range sizes {
-		if s == ir.Dynamic {
-			sizes[i] = t.int(in, d)
-			d++
-		}
-	}
-	es := elemSize(rt.Elem)
-	strides := make([]int64, len(sizes))
-	acc := int64(1)
-	for i := len(sizes) - 1; i >= 0; i-- {
-		strides[i] = acc
-		acc *= sizes[i]
-	}
-	base := src.base + uint64((src.offset*src.esize)+shift)
-	if src.space == spaceShared && base+uint64(acc*es) > uint64(len(t.c.smem)) {
-		t.failf(in.op, "view of %d bytes at shared offset %d is out of bounds (the block has %d bytes)", acc*es, base, len(t.c.smem))
-	}
-	t.set(in, 0, &memref{space: src.space, base: base, sizes: sizes, strides: strides, elem: rt.Elem, esize: es})
-}
-
-func runSubview(t *thread, in *instr) {
-	src := t.mem(in, 0)
-	op := in.op
-	rank := len(src.sizes)
-	// Static and dynamic offsets, sizes and strides.
-	vals := func(attr string, first int) ([]int64, int) {
-		st := op.Attr(attr).(*ir.DenseArrayAttr).Ints
-		out := make([]int64, len(st))
-		for i, s := range st {
+func prepareView(k *kernel, op *ir.Operation) runFunc {
+	v := memrefdialect.ViewOp{Op: op}
+	source, byteShift, dynSizes, res := k.slot(v.Source()), k.slot(v.ByteShift()), k.slots(v.Sizes()), v.Result()
+	return func(t *thread, in *instr) {
+		src := t.mem(in, source)
+		shift := t.int(in, byteShift)
+		rt := res.Type().(*ir.MemRefType)
+		sizes := append([]int64(nil), rt.Shape()...)
+		d := 0
+		for i, s := range sizes {
 			if s == ir.Dynamic {
-				out[i] = t.int(in, first)
-				first++
-			} else {
-				out[i] = s
+				sizes[i] = t.int(in, dynSizes[d])
+				d++
 			}
 		}
-		return out, first
-	}
-	offs, next := vals("static_offsets", 1)
-	sizes, next := vals("static_sizes", next)
-	steps, _ := vals("static_strides", next)
-	m := &memref{space: src.space, base: src.base, offset: src.offset, elem: src.elem, esize: src.esize}
-	rt := op.Result(0).Type().(*ir.MemRefType)
-	dropped := len(sizes) - rt.Rank()
-	for d := 0; d < rank; d++ {
-		if offs[d] < 0 || sizes[d] < 0 || offs[d]+(sizes[d]-1)*steps[d] >= src.sizes[d] && sizes[d] > 0 {
-			t.failf(op, "subview out of bounds in dimension %d: offset %d, size %d, stride %d of %d", d, offs[d], sizes[d], steps[d], src.sizes[d])
+		es := elemSize(rt.Elem)
+		strides := make([]int64, len(sizes))
+		acc := int64(1)
+		for i := len(sizes) - 1; i >= 0; i-- {
+			strides[i] = acc
+			acc *= sizes[i]
 		}
-		m.offset += offs[d] * src.strides[d]
-		if sizes[d] == 1 && dropped > 0 {
-			dropped--
-			continue
+		base := src.base + uint64((src.offset*src.esize)+shift)
+		if src.space == spaceShared && base+uint64(acc*es) > uint64(len(t.c.smem)) {
+			t.failf(in.op, "view of %d bytes at shared offset %d is out of bounds (the block has %d bytes)", acc*es, base, len(t.c.smem))
 		}
-		m.sizes = append(m.sizes, sizes[d])
-		m.strides = append(m.strides, src.strides[d]*steps[d])
+		t.set(in, 0, &memref{space: src.space, base: base, sizes: sizes, strides: strides, elem: rt.Elem, esize: es})
 	}
-	t.set(in, 0, m)
+}
+
+func prepareSubview(k *kernel, op *ir.Operation) runFunc {
+	s := memrefdialect.SubviewOp{Op: op}
+	source, res := k.slot(s.Source()), s.Result()
+	// Each of offsets, sizes and strides: the static values, and the
+	// operands that give the dynamic ones in order.
+	type part struct {
+		static  ir.Attribute
+		dynamic []int
+	}
+	offsetArgs := part{s.StaticOffsets(), k.slots(s.Offsets())}
+	sizeArgs := part{s.StaticSizes(), k.slots(s.Sizes())}
+	strideArgs := part{s.StaticStrides(), k.slots(s.Strides())}
+	return func(t *thread, in *instr) {
+		src := t.mem(in, source)
+		rank := len(src.sizes)
+		vals := func(p part) []int64 {
+			st := p.static.(*ir.DenseArrayAttr).Ints
+			out := make([]int64, len(st))
+			next := 0
+			for i, s := range st {
+				if s == ir.Dynamic {
+					out[i] = t.int(in, p.dynamic[next])
+					next++
+				} else {
+					out[i] = s
+				}
+			}
+			return out
+		}
+		offs, sizes, steps := vals(offsetArgs), vals(sizeArgs), vals(strideArgs)
+		m := &memref{space: src.space, base: src.base, offset: src.offset, elem: src.elem, esize: src.esize}
+		rt := res.Type().(*ir.MemRefType)
+		dropped := len(sizes) - rt.Rank()
+		for d := 0; d < rank; d++ {
+			if offs[d] < 0 || sizes[d] < 0 || offs[d]+(sizes[d]-1)*steps[d] >= src.sizes[d] && sizes[d] > 0 {
+				t.failf(in.op, "subview out of bounds in dimension %d: offset %d, size %d, stride %d of %d", d, offs[d], sizes[d], steps[d], src.sizes[d])
+			}
+			m.offset += offs[d] * src.strides[d]
+			if sizes[d] == 1 && dropped > 0 {
+				dropped--
+				continue
+			}
+			m.sizes = append(m.sizes, sizes[d])
+			m.strides = append(m.strides, src.strides[d]*steps[d])
+		}
+		t.set(in, 0, m)
+	}
 }

@@ -4,64 +4,83 @@ import (
 	"fmt"
 
 	"github.com/tmac-dev/tmac/dialects/llvm"
+	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/ir"
 )
 
 // ------------------------------------------------------------ LLVM values
 
 func init() {
-	register(func(t *thread, in *instr) {
-		p, ok := t.vals[in.in[0]].(ptr)
-		if !ok {
-			t.failf(in.op, "operand is not a pointer (%T)", t.vals[in.in[0]])
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		c := llvm.PtrtointOp{Op: op}
+		arg, res := k.slot(c.Arg()), c.Res()
+		return func(t *thread, in *instr) {
+			p, ok := t.vals[arg].(ptr)
+			if !ok {
+				t.failf(in.op, "operand is not a pointer (%T)", t.vals[arg])
+			}
+			t.set(in, 0, wrap(int64(p.addr), res.Type()))
 		}
-		t.set(in, 0, wrap(int64(p.addr), in.op.Result(0).Type()))
-	}, "llvm.ptrtoint")
-	register(func(t *thread, in *instr) {
-		as, _ := llvm.PtrAddrSpace(in.op.Result(0).Type())
-		t.set(in, 0, ptr{space: int(as), addr: zext(t.int(in, 0), in.op.Operand(0).Type()), cta: -1})
-	}, "llvm.inttoptr")
-	register(func(t *thread, in *instr) { t.set(in, 0, zeroOf(in.op.Result(0).Type())) }, "llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison")
-	register(func(t *thread, in *instr) {
-		v := t.vals[in.in[0]]
-		for _, i := range positions(in.op) {
-			if acc, ok := v.(*wgAcc); ok {
-				// Reading a register of a wgmma accumulator.
-				if acc.group >= t.wgRetired {
-					t.fail(&Error{Op: in.op, Msg: fmt.Sprintf("reads a wgmma accumulator before nvvm.wgmma.wait.group has retired its group (group %d; %d committed, %d retired)", acc.group, t.wgCommitted, t.wgRetired),
-						Notes: []Note{note(acc.op.Loc, "the wgmma that writes it")}})
+	}, llvm.Ptrtoint)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		c := llvm.InttoptrOp{Op: op}
+		arg, argType, res := k.slot(c.Arg()), c.Arg().Type(), c.Res()
+		return func(t *thread, in *instr) {
+			as, _ := llvm.PtrAddrSpace(res.Type())
+			t.set(in, 0, ptr{space: int(as), addr: zext(t.int(in, arg), argType), cta: -1})
+		}
+	}, llvm.Inttoptr)
+	register(direct(func(t *thread, in *instr) { t.set(in, 0, zeroOf(in.op.Result(0).Type())) }), llvm.MlirZero, llvm.MlirUndef, llvm.MlirPoison)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		e := llvm.ExtractvalueOp{Op: op}
+		container, position := k.slot(e.Container()), positions(e.Position())
+		return func(t *thread, in *instr) {
+			v := t.vals[container]
+			for _, i := range position {
+				if acc, ok := v.(*wgAcc); ok {
+					// Reading a register of a wgmma accumulator.
+					if acc.group >= t.wgRetired {
+						t.fail(&Error{Op: in.op, Msg: fmt.Sprintf("reads a wgmma accumulator before nvvm.wgmma.wait.group has retired its group (group %d; %d committed, %d retired)", acc.group, t.wgCommitted, t.wgRetired),
+							Notes: []Note{note(acc.op.Loc, "the wgmma that writes it")}})
+					}
+					v = acc.vals
 				}
-				v = acc.vals
+				s, ok := v.([]any)
+				if !ok || int(i) >= len(s) {
+					t.failf(in.op, "position %d is not in the aggregate", i)
+				}
+				v = s[i]
 			}
-			s, ok := v.([]any)
-			if !ok || int(i) >= len(s) {
-				t.failf(in.op, "position %d is not in the aggregate", i)
-			}
-			v = s[i]
+			t.set(in, 0, v)
 		}
-		t.set(in, 0, v)
-	}, "llvm.extractvalue")
-	register(func(t *thread, in *instr) {
-		var put func(agg any, pos []int64) any
-		put = func(agg any, pos []int64) any {
-			s, ok := agg.([]any)
-			if !ok || int(pos[0]) >= len(s) {
-				t.failf(in.op, "position %d is not in the aggregate", pos[0])
+	}, llvm.Extractvalue)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		ins := llvm.InsertvalueOp{Op: op}
+		container, value, position := k.slot(ins.Container()), k.slot(ins.Value()), positions(ins.Position())
+		return func(t *thread, in *instr) {
+			var put func(agg any, pos []int64) any
+			put = func(agg any, pos []int64) any {
+				s, ok := agg.([]any)
+				if !ok || int(pos[0]) >= len(s) {
+					t.failf(in.op, "position %d is not in the aggregate", pos[0])
+				}
+				c := append([]any(nil), s...)
+				if len(pos) == 1 {
+					c[pos[0]] = t.vals[value]
+				} else {
+					c[pos[0]] = put(c[pos[0]], pos[1:])
+				}
+				return c
 			}
-			c := append([]any(nil), s...)
-			if len(pos) == 1 {
-				c[pos[0]] = t.vals[in.in[1]]
-			} else {
-				c[pos[0]] = put(c[pos[0]], pos[1:])
-			}
-			return c
+			t.set(in, 0, put(t.vals[container], position))
 		}
-		t.set(in, 0, put(t.vals[in.in[0]], positions(in.op)))
-	}, "llvm.insertvalue")
+	}, llvm.Insertvalue)
 }
 
-func positions(op *ir.Operation) []int64 {
-	a, _ := op.Attr("position").(*ir.DenseArrayAttr)
+// positions are the indices of an extractvalue or insertvalue position
+// attribute.
+func positions(position ir.Attribute) []int64 {
+	a, _ := position.(*ir.DenseArrayAttr)
 	if a == nil {
 		return nil
 	}
@@ -93,57 +112,38 @@ func zeroOf(ty ir.Type) any {
 
 func init() {
 	// Register budgets, L2 prefetches and mbarrier-init fences change no
-	// value the emulator models.
-	register(func(t *thread, in *instr) {}, "nvvm.setmaxregister", "nvvm.prefetch", "nvvm.prefetch.tensormap",
-		"nvvm.cp.async.bulk.tensor.prefetch", "nvvm.fence.mbarrier.init")
+	// value the emulator models. (nvvm.prefetch.tensormap has no
+	// definition: the nvvm dialect accepts it as an unregistered op.)
+	register(direct(func(t *thread, in *instr) {}), nvvm.Setmaxregister, nvvm.Prefetch, "nvvm.prefetch.tensormap",
+		nvvm.CpAsyncBulkTensorPrefetch, nvvm.FenceMbarrierInit)
 }
 
 // ------------------------------------------------------------ special registers
 
+// specialRegisters read the special registers the emulator models.
+var specialRegisters = map[string]func(t *thread) int64{
+	nvvm.ReadPtxSregTidX:            func(t *thread) int64 { return t.tid[0] },
+	nvvm.ReadPtxSregTidY:            func(t *thread) int64 { return t.tid[1] },
+	nvvm.ReadPtxSregTidZ:            func(t *thread) int64 { return t.tid[2] },
+	nvvm.ReadPtxSregCtaidX:          func(t *thread) int64 { return t.c.bid[0] },
+	nvvm.ReadPtxSregCtaidY:          func(t *thread) int64 { return t.c.bid[1] },
+	nvvm.ReadPtxSregCtaidZ:          func(t *thread) int64 { return t.c.bid[2] },
+	nvvm.ReadPtxSregClusterCtarank:  func(t *thread) int64 { return int64(t.c.rank) },
+	nvvm.ReadPtxSregClusterNctarank: func(t *thread) int64 { return int64(len(t.b.ctas)) },
+	nvvm.ReadPtxSregNtidX:           func(t *thread) int64 { return t.b.bdim[0] },
+	nvvm.ReadPtxSregNtidY:           func(t *thread) int64 { return t.b.bdim[1] },
+	nvvm.ReadPtxSregNtidZ:           func(t *thread) int64 { return t.b.bdim[2] },
+	nvvm.ReadPtxSregNctaidX:         func(t *thread) int64 { return t.b.grid[0] },
+	nvvm.ReadPtxSregNctaidY:         func(t *thread) int64 { return t.b.grid[1] },
+	nvvm.ReadPtxSregNctaidZ:         func(t *thread) int64 { return t.b.grid[2] },
+	nvvm.ReadPtxSregLaneid:          func(t *thread) int64 { return int64(t.linear % 32) },
+	nvvm.ReadPtxSregWarpid:          func(t *thread) int64 { return int64(t.linear / 32) },
+}
+
 func init() {
-	register(func(t *thread, in *instr) {
-		var v int64
-		switch in.op.Name() {
-		case "nvvm.read.ptx.sreg.tid.x":
-			v = t.tid[0]
-		case "nvvm.read.ptx.sreg.tid.y":
-			v = t.tid[1]
-		case "nvvm.read.ptx.sreg.tid.z":
-			v = t.tid[2]
-		case "nvvm.read.ptx.sreg.ctaid.x":
-			v = t.c.bid[0]
-		case "nvvm.read.ptx.sreg.ctaid.y":
-			v = t.c.bid[1]
-		case "nvvm.read.ptx.sreg.ctaid.z":
-			v = t.c.bid[2]
-		case "nvvm.read.ptx.sreg.cluster.ctarank":
-			v = int64(t.c.rank)
-		case "nvvm.read.ptx.sreg.cluster.nctarank":
-			v = int64(len(t.b.ctas))
-		case "nvvm.read.ptx.sreg.ntid.x":
-			v = t.b.bdim[0]
-		case "nvvm.read.ptx.sreg.ntid.y":
-			v = t.b.bdim[1]
-		case "nvvm.read.ptx.sreg.ntid.z":
-			v = t.b.bdim[2]
-		case "nvvm.read.ptx.sreg.nctaid.x":
-			v = t.b.grid[0]
-		case "nvvm.read.ptx.sreg.nctaid.y":
-			v = t.b.grid[1]
-		case "nvvm.read.ptx.sreg.nctaid.z":
-			v = t.b.grid[2]
-		case "nvvm.read.ptx.sreg.laneid":
-			v = int64(t.linear % 32)
-		case "nvvm.read.ptx.sreg.warpid":
-			v = int64(t.linear / 32)
-		}
-		t.set(in, 0, v)
-	}, "nvvm.read.ptx.sreg.tid.x", "nvvm.read.ptx.sreg.tid.y", "nvvm.read.ptx.sreg.tid.z",
-		"nvvm.read.ptx.sreg.ctaid.x", "nvvm.read.ptx.sreg.ctaid.y", "nvvm.read.ptx.sreg.ctaid.z",
-		"nvvm.read.ptx.sreg.ntid.x", "nvvm.read.ptx.sreg.ntid.y", "nvvm.read.ptx.sreg.ntid.z",
-		"nvvm.read.ptx.sreg.nctaid.x", "nvvm.read.ptx.sreg.nctaid.y", "nvvm.read.ptx.sreg.nctaid.z",
-		"nvvm.read.ptx.sreg.laneid", "nvvm.read.ptx.sreg.warpid",
-		"nvvm.read.ptx.sreg.cluster.ctarank", "nvvm.read.ptx.sreg.cluster.nctarank")
+	for name, read := range specialRegisters {
+		register(direct(func(t *thread, in *instr) { t.set(in, 0, read(t)) }), name)
+	}
 }
 
 // ------------------------------------------------------------ barriers
@@ -206,27 +206,35 @@ func (c *cta) threadExited() {
 }
 
 func init() {
-	register(func(t *thread, in *instr) {
-		id, n := int64(0), -1
-		if len(in.in) >= 1 {
-			id = t.int(in, 0)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		b := nvvm.BarrierOp{Op: op}
+		barrierID, threads := k.slot(b.BarrierId()), k.slot(b.NumberOfThreads())
+		return func(t *thread, in *instr) {
+			id, n := int64(0), -1
+			if barrierID >= 0 {
+				id = t.int(in, barrierID)
+			}
+			if threads >= 0 {
+				n = int(t.int(in, threads))
+			}
+			if in.op.NumResults() > 0 {
+				t.failf(in.op, "barrier reductions are not emulated")
+			}
+			t.barrierAt(in.op, id, n, false)
 		}
-		if len(in.in) >= 2 {
-			n = int(t.int(in, 1))
+	}, nvvm.Barrier)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		b := nvvm.BarrierArriveOp{Op: op}
+		barrierID, threads := k.slot(b.BarrierId()), k.slot(b.NumberOfThreads())
+		return func(t *thread, in *instr) {
+			id := int64(0)
+			n := t.int(in, threads)
+			if barrierID >= 0 {
+				id = t.int(in, barrierID)
+			}
+			t.barrierAt(in.op, id, int(n), true)
 		}
-		if in.op.NumResults() > 0 {
-			t.failf(in.op, "barrier reductions are not emulated")
-		}
-		t.barrierAt(in.op, id, n, false)
-	}, "nvvm.barrier")
-	register(func(t *thread, in *instr) {
-		id := int64(0)
-		n := t.int(in, len(in.in)-1)
-		if len(in.in) == 2 {
-			id = t.int(in, 0)
-		}
-		t.barrierAt(in.op, id, int(n), true)
-	}, "nvvm.barrier.arrive")
+	}, nvvm.BarrierArrive)
 }
 
 // ------------------------------------------------------------ mbarriers
@@ -295,9 +303,11 @@ func (t *thread) mbarrierAt(op *ir.Operation, v any) *mbarrier {
 	return m
 }
 
-func (t *thread) predicate(in *instr, name string) bool {
-	if v := in.op.OperandNamed(name); v != nil {
-		return t.vals[t.b.k.ids[v]].(int64)&1 != 0
+// predicate is the value of an op's optional predicate operand, value
+// number v (-1: none, true).
+func (t *thread) predicate(v int) bool {
+	if v >= 0 {
+		return t.vals[v].(int64)&1 != 0
 	}
 	return true
 }
@@ -320,61 +330,133 @@ func (t *thread) arrive(op *ir.Operation, m *mbarrier, count, tx int64) {
 }
 
 func init() {
-	register(func(t *thread, in *instr) {
-		if !t.predicate(in, "predicate") {
-			return
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		b := nvvm.MbarrierInitOp{Op: op}
+		addr, count, pred := k.slot(b.Addr()), k.slot(b.Count()), k.slot(b.Predicate())
+		return func(t *thread, in *instr) {
+			if !t.predicate(pred) {
+				return
+			}
+			p, ok := t.vals[addr].(ptr)
+			if !ok || p.space != spaceShared {
+				t.failf(in.op, "the mbarrier operand is not a shared-memory pointer")
+			}
+			if p.addr%8 != 0 || p.addr+8 > uint64(len(t.c.smem)) {
+				t.failf(in.op, "mbarrier at shared offset %d is misaligned or out of bounds", p.addr)
+			}
+			n := t.int(in, count)
+			t.c.bars[p.addr] = &mbarrier{cta: t.c, addr: p.addr, count: n, pending: n, initAt: in.op, lastLoadPhase: -1, observed: -1}
+			delete(t.c.invalidated, p.addr)
+			if t.b.observing() {
+				t.b.emit(t, nil, &Event{Kind: MBarrierInit, Op: in.op, Barrier: p.addr, Count: n})
+			}
 		}
-		p, ok := t.vals[in.in[0]].(ptr)
-		if !ok || p.space != spaceShared {
-			t.failf(in.op, "the mbarrier operand is not a shared-memory pointer")
+	}, nvvm.MbarrierInit)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		addr := k.slot(nvvm.MbarrierInvalOp{Op: op}.Addr())
+		return func(t *thread, in *instr) {
+			m := t.mbarrierAt(in.op, t.vals[addr])
+			c := t.c
+			if p := t.vals[addr].(ptr); p.cta >= 0 {
+				c = t.b.ctas[p.cta]
+			}
+			delete(c.bars, m.addr)
+			c.invalidated[m.addr] = in.op
 		}
-		if p.addr%8 != 0 || p.addr+8 > uint64(len(t.c.smem)) {
-			t.failf(in.op, "mbarrier at shared offset %d is misaligned or out of bounds", p.addr)
+	}, nvvm.MbarrierInval)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		b := nvvm.MbarrierArriveNocompleteOp{Op: op}
+		addr, arrivals := k.slot(b.Addr()), k.slot(b.Count())
+		return func(t *thread, in *instr) {
+			// arrive.nocomplete: undefined on the GPU if this arrival
+			// completes the phase.
+			m := t.mbarrierAt(in.op, t.vals[addr])
+			count := t.int(in, arrivals)
+			if m.pending-count == 0 && m.tx == 0 {
+				t.failf(in.op, "mbarrier.arrive.nocomplete completes the phase (undefined on the GPU): %v", m)
+			}
+			state := m.phase
+			if t.b.observing() {
+				t.b.emit(t, m.cta, &Event{Kind: MBarrierArrive, Op: in.op, Barrier: m.addr, Count: count, Phase: state})
+			}
+			m.pending -= count
+			if m.pending < 0 {
+				t.failf(in.op, "more arrivals than the mbarrier's count %d in one phase: %v", m.count, m)
+			}
+			t.set(in, 0, state)
 		}
-		n := t.int(in, 1)
-		t.c.bars[p.addr] = &mbarrier{cta: t.c, addr: p.addr, count: n, pending: n, initAt: in.op, lastLoadPhase: -1, observed: -1}
-		delete(t.c.invalidated, p.addr)
-		if t.b.observing() {
-			t.b.emit(t, nil, &Event{Kind: MBarrierInit, Op: in.op, Barrier: p.addr, Count: n})
+	}, nvvm.MbarrierArriveNocomplete)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		w := nvvm.MbarrierTestWaitOp{Op: op}
+		return poll(k, w.Addr(), w.StateOrPhase())
+	}, nvvm.MbarrierTestWait)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		w := nvvm.MbarrierTryWaitOp{Op: op}
+		return poll(k, w.Addr(), w.StateOrPhase())
+	}, nvvm.MbarrierTryWait)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		b := nvvm.MbarrierArriveOp{Op: op}
+		addr, arrivals := k.slot(b.Addr()), k.slot(b.Count())
+		return func(t *thread, in *instr) {
+			m := t.mbarrierAt(in.op, t.vals[addr])
+			count := int64(1)
+			if arrivals >= 0 {
+				count = t.vals[arrivals].(int64)
+			}
+			state := m.phase
+			t.arrive(in.op, m, count, 0)
+			if len(in.out) > 0 {
+				t.set(in, 0, state)
+			}
 		}
-	}, "nvvm.mbarrier.init")
-	register(func(t *thread, in *instr) {
-		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
-		c := t.c
-		if p := t.vals[in.in[0]].(ptr); p.cta >= 0 {
-			c = t.b.ctas[p.cta]
+	}, nvvm.MbarrierArrive)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		b := nvvm.MbarrierArriveExpectTxOp{Op: op}
+		addr, txcount, pred := k.slot(b.Addr()), k.slot(b.Txcount()), k.slot(b.Predicate())
+		return func(t *thread, in *instr) {
+			if !t.predicate(pred) {
+				return
+			}
+			m := t.mbarrierAt(in.op, t.vals[addr])
+			state := m.phase
+			t.arrive(in.op, m, 1, t.int(in, txcount))
+			if len(in.out) > 0 {
+				t.set(in, 0, state)
+			}
 		}
-		delete(c.bars, m.addr)
-		c.invalidated[m.addr] = in.op
-	}, "nvvm.mbarrier.inval")
-	register(func(t *thread, in *instr) {
-		// arrive.nocomplete: undefined on the GPU if this arrival
-		// completes the phase.
-		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
-		count := t.int(in, 1)
-		if m.pending-count == 0 && m.tx == 0 {
-			t.failf(in.op, "mbarrier.arrive.nocomplete completes the phase (undefined on the GPU): %v", m)
+	}, nvvm.MbarrierArriveExpectTx)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		w := nvvm.MbarrierTryWaitParityOp{Op: op}
+		addr, phase := k.slot(w.Addr()), k.slot(w.Phase())
+		return func(t *thread, in *instr) {
+			m := t.mbarrierAt(in.op, t.vals[addr])
+			parity := t.int(in, phase) & 1
+			// try_wait.parity P returns once the phase of parity P has
+			// completed: the current phase's parity differs from P.
+			t.block(in.op, func() bool { return m.phase&1 != parity }, func() string {
+				return fmt.Sprintf("waits for parity %d of the %v", parity, m)
+			})
+			seen := m.see(parity)
+			if t.b.observing() {
+				t.b.emit(t, m.cta, &Event{Kind: MBarrierWait, Op: in.op, Barrier: m.addr, Parity: parity, Phase: seen})
+			}
 		}
-		state := m.phase
-		if t.b.observing() {
-			t.b.emit(t, m.cta, &Event{Kind: MBarrierArrive, Op: in.op, Barrier: m.addr, Count: count, Phase: state})
-		}
-		m.pending -= count
-		if m.pending < 0 {
-			t.failf(in.op, "more arrivals than the mbarrier's count %d in one phase: %v", m.count, m)
-		}
-		t.set(in, 0, state)
-	}, "nvvm.mbarrier.arrive.nocomplete")
-	register(func(t *thread, in *instr) {
-		// test.wait and try_wait with a state token (i64, from arrive: the
-		// phase it arrived in) or a phase parity (i32). A failed poll
-		// sits out until the barrier changes phase: the same as the test
-		// running just before the change, so a spin loop does not spin
-		// the emulator and a phase that never completes is a deadlock.
-		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
-		v := t.int(in, 1)
+	}, nvvm.MbarrierTryWaitParity)
+}
+
+// poll is the implementation of test.wait and try_wait with a state token
+// (i64, from arrive: the phase it arrived in) or a phase parity (i32). A
+// failed poll sits out until the barrier changes phase: the same as the
+// test running just before the change, so a spin loop does not spin the
+// emulator and a phase that never completes is a deadlock.
+func poll(k *kernel, addrOperand, stateOrPhase ir.Value) runFunc {
+	addr, state := k.slot(addrOperand), k.slot(stateOrPhase)
+	token := ir.BitWidth(stateOrPhase.Type()) == 64
+	return func(t *thread, in *instr) {
+		m := t.mbarrierAt(in.op, t.vals[addr])
+		v := t.int(in, state)
 		var done func() bool
-		if ir.BitWidth(in.op.Operand(1).Type()) == 64 {
+		if token {
 			done = func() bool { return m.phase > v }
 		} else {
 			done = func() bool { return m.phase&1 != v&1 }
@@ -382,7 +464,7 @@ func init() {
 		r := done()
 		if r {
 			seen, parity := v, int64(-1)
-			if ir.BitWidth(in.op.Operand(1).Type()) == 64 {
+			if token {
 				m.observed = max(m.observed, v)
 			} else {
 				seen, parity = m.see(v&1), v&1
@@ -398,82 +480,51 @@ func init() {
 			})
 		}
 		t.set(in, 0, boolInt(r))
-	}, "nvvm.mbarrier.test.wait", "nvvm.mbarrier.try_wait")
-	register(func(t *thread, in *instr) {
-		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
-		count := int64(1)
-		if v := in.op.OperandNamed("count"); v != nil {
-			count = t.vals[t.b.k.ids[v]].(int64)
-		}
-		state := m.phase
-		t.arrive(in.op, m, count, 0)
-		if len(in.out) > 0 {
-			t.set(in, 0, state)
-		}
-	}, "nvvm.mbarrier.arrive")
-	register(func(t *thread, in *instr) {
-		if !t.predicate(in, "predicate") {
-			return
-		}
-		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
-		state := m.phase
-		t.arrive(in.op, m, 1, t.int(in, 1))
-		if len(in.out) > 0 {
-			t.set(in, 0, state)
-		}
-	}, "nvvm.mbarrier.arrive.expect_tx")
-	register(func(t *thread, in *instr) {
-		m := t.mbarrierAt(in.op, t.vals[in.in[0]])
-		parity := t.int(in, 1) & 1
-		// try_wait.parity P returns once the phase of parity P has
-		// completed: the current phase's parity differs from P.
-		t.block(in.op, func() bool { return m.phase&1 != parity }, func() string {
-			return fmt.Sprintf("waits for parity %d of the %v", parity, m)
-		})
-		seen := m.see(parity)
-		if t.b.observing() {
-			t.b.emit(t, m.cta, &Event{Kind: MBarrierWait, Op: in.op, Barrier: m.addr, Parity: parity, Phase: seen})
-		}
-	}, "nvvm.mbarrier.try_wait.parity")
+	}
 }
 
 // ------------------------------------------------------------ fences
 
 func init() {
-	register(func(t *thread, in *instr) {
+	register(direct(func(t *thread, in *instr) {
 		// fence.proxy.async: this thread's shared-memory writes become
 		// visible to the async proxy (TMA, wgmma).
 		t.unfenced = t.unfenced[:0]
-	}, "nvvm.fence.proxy")
+	}), nvvm.FenceProxy)
 	// Ordering fences: the emulator runs one thread of a block at a time
 	// and every write is visible at once, so they have nothing to do
 	// (tensor maps are encoded by the host plan, never edited in memory).
-	register(func(t *thread, in *instr) {}, "nvvm.fence.sc.cluster", "nvvm.fence.proxy.acquire", "nvvm.fence.proxy.release")
+	register(direct(func(t *thread, in *instr) {}), nvvm.FenceScCluster, nvvm.FenceProxyAcquire, nvvm.FenceProxyRelease)
 }
 
 // ------------------------------------------------------------ clusters
 
 func init() {
-	register(func(t *thread, in *instr) {
-		p, ok := t.vals[in.in[0]].(ptr)
-		if !ok || p.space != spaceShared {
-			t.failf(in.op, "nvvm.mapa of a pointer that is not a shared-memory pointer")
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		// nvvm.mapa's operands: a (the pointer), b (the block rank).
+		m := nvvm.MapaOp{Op: op}
+		src, rank := k.slot(m.A()), k.slot(m.B())
+		return func(t *thread, in *instr) {
+			p, ok := t.vals[src].(ptr)
+			if !ok || p.space != spaceShared {
+				t.failf(in.op, "nvvm.mapa of a pointer that is not a shared-memory pointer")
+			}
+			r := t.int(in, rank)
+			if r < 0 || int(r) >= len(t.b.ctas) {
+				t.failf(in.op, "nvvm.mapa to block rank %d of a cluster of %d", r, len(t.b.ctas))
+			}
+			t.set(in, 0, ptr{space: spaceCluster, addr: p.addr, cta: int(r)})
 		}
-		r := t.int(in, 1)
-		if r < 0 || int(r) >= len(t.b.ctas) {
-			t.failf(in.op, "nvvm.mapa to block rank %d of a cluster of %d", r, len(t.b.ctas))
-		}
-		t.set(in, 0, ptr{space: spaceCluster, addr: p.addr, cta: int(r)})
-	}, "nvvm.mapa")
-	register(func(t *thread, in *instr) {
+	}, nvvm.Mapa)
+	register(direct(func(t *thread, in *instr) {
 		t.clusterGen = t.b.cluster.gen
 		if t.b.observing() {
 			t.b.emit(t, nil, &Event{Kind: ClusterArrive, Op: in.op, Gen: t.clusterGen})
 		}
 		t.b.cluster.arrived++
 		t.b.clusterRelease()
-	}, "nvvm.cluster.arrive", "nvvm.cluster.arrive.relaxed")
-	register(func(t *thread, in *instr) {
+	}), nvvm.ClusterArrive, nvvm.ClusterArriveRelaxed)
+	register(direct(func(t *thread, in *instr) {
 		b := t.b
 		if t.clusterGen < 0 {
 			t.failf(in.op, "barrier.cluster.wait without a barrier.cluster.arrive before it")
@@ -486,7 +537,7 @@ func init() {
 			b.emit(t, nil, &Event{Kind: ClusterWait, Op: in.op, Gen: gen})
 		}
 		t.clusterGen = -1
-	}, "nvvm.cluster.wait")
+	}), nvvm.ClusterWait)
 }
 
 // checkPeerLive rejects an access to the shared memory of a block of the

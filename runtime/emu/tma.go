@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/runtime/cuda"
 )
@@ -119,9 +120,9 @@ func (tm *tensorMap) forBox(coords []int64, f func(smemOff uint64, gaddr uint64,
 }
 
 func init() {
-	register(runTMALoad, "nvvm.cp.async.bulk.tensor.shared.cluster.global")
-	register(runTMAStore, "nvvm.cp.async.bulk.tensor.global.shared.cta")
-	register(func(t *thread, in *instr) {
+	register(prepareTMALoad, nvvm.CpAsyncBulkTensorSharedClusterGlobal)
+	register(prepareTMAStore, nvvm.CpAsyncBulkTensorGlobalSharedCta)
+	register(direct(func(t *thread, in *instr) {
 		if len(t.uncommitted) > 0 {
 			t.groups = append(t.groups, t.uncommitted)
 			t.uncommitted = nil
@@ -130,68 +131,93 @@ func init() {
 				t.b.emit(t, nil, &Event{Kind: BulkCommit, Op: in.op, Group: t.bulkCommits - 1})
 			}
 		}
-	}, "nvvm.cp.async.bulk.commit.group")
-	register(func(t *thread, in *instr) {
-		keep, _ := ir.AttrInt(in.op.Attr("group"))
-		// Every group but the keep most recent must be complete (the
-		// copies of one group may complete in any order, and so may those
-		// of different groups).
-		older := func() (pending int) {
-			for _, g := range t.groups[:max(0, len(t.groups)-int(keep))] {
-				for _, c := range g {
-					if !c.done {
-						pending++
-						break
-					}
-				}
-			}
-			return pending
-		}
-		t.block(in.op, func() bool { return older() == 0 }, func() string {
-			return fmt.Sprintf("waits until all but the %d most recent bulk groups are complete (%d older ones are not)", keep, older())
-		})
-		if t.b.observing() {
-			t.b.emit(t, nil, &Event{Kind: BulkWait, Op: in.op, Group: t.bulkCommits, Keep: int(keep)})
-		}
-		// Drop the retired groups.
-		i := 0
-		for i < len(t.groups) {
-			all := true
-			for _, c := range t.groups[i] {
-				all = all && c.done
-			}
-			if !all {
-				break
-			}
-			i++
-		}
-		t.groups = t.groups[i:]
-	}, "nvvm.cp.async.bulk.wait_group")
+	}), nvvm.CpAsyncBulkCommitGroup)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		keep, _ := ir.AttrInt(nvvm.CpAsyncBulkWaitGroupOp{Op: op}.Group())
+		return func(t *thread, in *instr) { t.bulkWait(in.op, keep) }
+	}, nvvm.CpAsyncBulkWaitGroup)
 }
 
-func (t *thread) coords(in *instr) []int64 {
+// bulkWait waits until all but the keep most recent of t's bulk groups
+// are complete (cp.async.bulk.wait_group).
+func (t *thread) bulkWait(op *ir.Operation, keep int64) {
+	// Every group but the keep most recent must be complete (the
+	// copies of one group may complete in any order, and so may those
+	// of different groups).
+	older := func() (pending int) {
+		for _, g := range t.groups[:max(0, len(t.groups)-int(keep))] {
+			for _, c := range g {
+				if !c.done {
+					pending++
+					break
+				}
+			}
+		}
+		return pending
+	}
+	t.block(op, func() bool { return older() == 0 }, func() string {
+		return fmt.Sprintf("waits until all but the %d most recent bulk groups are complete (%d older ones are not)", keep, older())
+	})
+	if t.b.observing() {
+		t.b.emit(t, nil, &Event{Kind: BulkWait, Op: op, Group: t.bulkCommits, Keep: int(keep)})
+	}
+	// Drop the retired groups.
+	i := 0
+	for i < len(t.groups) {
+		all := true
+		for _, c := range t.groups[i] {
+			all = all && c.done
+		}
+		if !all {
+			break
+		}
+		i++
+	}
+	t.groups = t.groups[i:]
+}
+
+// coords are the values of a TMA copy's coordinates, value numbers vs.
+func (t *thread) coords(vs []int) []int64 {
 	var cs []int64
-	for _, v := range in.op.OperandGroup("coordinates") {
-		cs = append(cs, t.vals[t.b.k.ids[v]].(int64))
+	for _, v := range vs {
+		cs = append(cs, t.vals[v].(int64))
 	}
 	return cs
 }
 
-func runTMALoad(t *thread, in *instr) {
-	op := in.op
-	if !t.predicate(in, "predicate") {
+// prepareTMALoad: nvvm.cp.async.bulk.tensor.shared.cluster.global.
+func prepareTMALoad(k *kernel, op *ir.Operation) runFunc {
+	l := nvvm.CpAsyncBulkTensorSharedClusterGlobalOp{Op: op}
+	a := tmaLoad{
+		dstMem: k.slot(l.DstMem()), tmaDescriptor: k.slot(l.TmaDescriptor()), mbar: k.slot(l.Mbar()),
+		coordinates: k.slots(l.Coordinates()), multicastMask: k.slot(l.MulticastMask()), predicate: k.slot(l.Predicate()),
+		im2col: len(l.Im2colOffsets()) > 0,
+	}
+	return func(t *thread, in *instr) { t.tmaLoad(in.op, &a) }
+}
+
+// tmaLoad is a TMA load's operands: value numbers (-1: absent).
+type tmaLoad struct {
+	dstMem, tmaDescriptor, mbar int
+	coordinates                 []int
+	multicastMask, predicate    int
+	im2col                      bool // with im2col offsets
+}
+
+func (t *thread) tmaLoad(op *ir.Operation, a *tmaLoad) {
+	if !t.predicate(a.predicate) {
 		return
 	}
-	if len(op.OperandGroup("im2colOffsets")) > 0 {
+	if a.im2col {
 		t.failf(op, "im2col TMA loads are not emulated")
 	}
-	dst, ok := t.vals[t.b.k.ids[op.OperandNamed("dstMem")]].(ptr)
+	dst, ok := t.vals[a.dstMem].(ptr)
 	if !ok || (dst.space != spaceShared && dst.space != spaceCluster) || dst.cta >= 0 {
 		t.failf(op, "the destination is not a pointer into the block's shared memory")
 	}
-	tm := t.tensorMap(op, t.vals[t.b.k.ids[op.OperandNamed("tmaDescriptor")]])
-	barPtr := t.vals[t.b.k.ids[op.OperandNamed("mbar")]]
-	cs := t.coords(in)
+	tm := t.tensorMap(op, t.vals[a.tmaDescriptor])
+	barPtr := t.vals[a.mbar]
+	cs := t.coords(a.coordinates)
 	if len(cs) != len(tm.d.Dims) {
 		t.failf(op, "%d coordinates for a tensor map of rank %d", len(cs), len(tm.d.Dims))
 	}
@@ -199,8 +225,8 @@ func runTMALoad(t *thread, in *instr) {
 	// in the multicast mask (same shared offset, each one's barrier at the
 	// same offset).
 	targets := []*cta{t.c}
-	if v := op.OperandNamed("multicastMask"); v != nil {
-		mask := t.vals[t.b.k.ids[v]].(int64)
+	if a.multicastMask >= 0 {
+		mask := t.vals[a.multicastMask].(int64)
 		targets = nil
 		for r, c := range t.b.ctas {
 			if mask&(1<<r) != 0 {
@@ -242,17 +268,30 @@ func runTMALoad(t *thread, in *instr) {
 	}
 }
 
-func runTMAStore(t *thread, in *instr) {
-	op := in.op
-	if !t.predicate(in, "predicate") {
+// prepareTMAStore: nvvm.cp.async.bulk.tensor.global.shared.cta.
+func prepareTMAStore(k *kernel, op *ir.Operation) runFunc {
+	s := nvvm.CpAsyncBulkTensorGlobalSharedCtaOp{Op: op}
+	a := tmaStore{srcMem: k.slot(s.SrcMem()), tmaDescriptor: k.slot(s.TmaDescriptor()), coordinates: k.slots(s.Coordinates()), predicate: k.slot(s.Predicate())}
+	return func(t *thread, in *instr) { t.tmaStore(in.op, &a) }
+}
+
+// tmaStore is a TMA store's operands: value numbers (-1: absent).
+type tmaStore struct {
+	srcMem, tmaDescriptor int
+	coordinates           []int
+	predicate             int
+}
+
+func (t *thread) tmaStore(op *ir.Operation, a *tmaStore) {
+	if !t.predicate(a.predicate) {
 		return
 	}
-	src, ok := t.vals[t.b.k.ids[op.OperandNamed("srcMem")]].(ptr)
+	src, ok := t.vals[a.srcMem].(ptr)
 	if !ok || src.space != spaceShared {
 		t.failf(op, "the source is not a shared-memory pointer")
 	}
-	tm := t.tensorMap(op, t.vals[t.b.k.ids[op.OperandNamed("tmaDescriptor")]])
-	cs := t.coords(in)
+	tm := t.tensorMap(op, t.vals[a.tmaDescriptor])
+	cs := t.coords(a.coordinates)
 	if len(cs) != len(tm.d.Dims) {
 		t.failf(op, "%d coordinates for a tensor map of rank %d", len(cs), len(tm.d.Dims))
 	}

@@ -23,39 +23,52 @@ type warpColl struct {
 }
 
 func init() {
-	register(func(t *thread, in *instr) {
-		mask := uint32(0xffffffff)
-		if len(in.in) > 0 {
-			mask = uint32(t.int(in, 0))
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		membermask := k.slot(nvvm.ElectSyncOp{Op: op}.Membermask())
+		key := op.Name()
+		return func(t *thread, in *instr) {
+			mask := uint32(0xffffffff)
+			if membermask >= 0 {
+				mask = uint32(t.int(in, membermask))
+			}
+			t.set(in, 0, t.warpCollective(in.op, key, mask, nil, electLeader))
 		}
-		t.set(in, 0, t.warpCollective(in.op, mask, nil, electLeader))
-	}, "nvvm.elect.sync")
-	register(func(t *thread, in *instr) {
-		t.set(in, 0, t.warpCollective(in.op, uint32(t.int(in, 0)), t.int(in, 1), vote))
-	}, "nvvm.vote.sync")
-	register(func(t *thread, in *instr) {
-		mask := uint32(t.int(in, 0))
-		args := shflArgs{val: t.vals[in.in[1]], offset: t.int(in, 2), clamp: t.int(in, 3)}
-		t.set(in, 0, t.warpCollective(in.op, mask, args, shfl))
-	}, "nvvm.shfl.sync")
+	}, nvvm.ElectSync)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		v := nvvm.VoteSyncOp{Op: op}
+		mask, pred := k.slot(v.Mask()), k.slot(v.Pred())
+		key := op.Name() + nvvm.EnumValue(v.Kind())
+		return func(t *thread, in *instr) {
+			t.set(in, 0, t.warpCollective(in.op, key, uint32(t.int(in, mask)), t.int(in, pred), vote))
+		}
+	}, nvvm.VoteSync)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		s := nvvm.ShflSyncOp{Op: op}
+		threadMask, val, offset, maskAndClamp := k.slot(s.ThreadMask()), k.slot(s.Val()), k.slot(s.Offset()), k.slot(s.MaskAndClamp())
+		key := op.Name() + nvvm.EnumValue(s.Kind())
+		if s.ReturnValueAndIsValid() != nil {
+			key += " pred"
+		}
+		return func(t *thread, in *instr) {
+			mask := uint32(t.int(in, threadMask))
+			args := shflArgs{val: t.vals[val], offset: t.int(in, offset), clamp: t.int(in, maskAndClamp)}
+			t.set(in, 0, t.warpCollective(in.op, key, mask, args, shfl))
+		}
+	}, nvvm.ShflSync)
 }
 
 // warpCollective makes t arrive with its operands v at the collective of
-// its warp and member mask, and waits for the mask's other non-exited
-// lanes (which may execute the same kind of instruction elsewhere: PTX
-// asks for the same qualifiers and mask, not the same instruction); then
-// compute gives every arrived lane its result. A lane whose mask's lanes
-// are blocked in another collective that waits for this lane is an error
-// at once (it can only deadlock); other mismatches end in a deadlock
-// report.
-func (t *thread) warpCollective(op *ir.Operation, mask uint32, v any, compute func(t *thread, w *warpColl) [32]any) any {
+// its warp and member mask (key: the op's name and qualifiers), and waits
+// for the mask's other non-exited lanes (which may execute the same kind
+// of instruction elsewhere: PTX asks for the same qualifiers and mask, not
+// the same instruction); then compute gives every arrived lane its
+// result. A lane whose mask's lanes are blocked in another collective that
+// waits for this lane is an error at once (it can only deadlock); other
+// mismatches end in a deadlock report.
+func (t *thread) warpCollective(op *ir.Operation, key string, mask uint32, v any, compute func(t *thread, w *warpColl) [32]any) any {
 	warp, lane := t.linear/32, t.linear%32
 	if mask&(1<<lane) == 0 {
 		t.failf(op, "thread %d (lane %d) executes it outside its member mask %#x", t.linear, lane, mask)
-	}
-	key := op.Name() + nvvm.EnumOf(op, "kind")
-	if op.Attr("return_value_and_is_valid") != nil {
-		key += " pred"
 	}
 	c := t.c
 	var w *warpColl
@@ -137,7 +150,7 @@ func vote(t *thread, w *warpColl) [32]any {
 		}
 	}
 	var r int64
-	switch k := nvvm.EnumOf(w.op, "kind"); k {
+	switch k := nvvm.EnumValue(nvvm.VoteSyncOp{Op: w.op}.Kind()); k {
 	case "any":
 		r = boolInt(ballot != 0)
 	case "all":
@@ -168,8 +181,9 @@ type shflArgs struct {
 // GPU and an error here.
 func shfl(t *thread, w *warpColl) [32]any {
 	var out [32]any
-	kind := nvvm.EnumOf(w.op, "kind")
-	withPred := w.op.Attr("return_value_and_is_valid") != nil
+	s := nvvm.ShflSyncOp{Op: w.op}
+	kind := nvvm.EnumValue(s.Kind())
+	withPred := s.ReturnValueAndIsValid() != nil
 	for lane := 0; lane < 32; lane++ {
 		if w.arrived&(1<<lane) == 0 {
 			continue

@@ -54,32 +54,38 @@ func (t *thread) warpgroupOf() (*warpgroup, int) {
 }
 
 func init() {
-	register(func(t *thread, in *instr) {}, "nvvm.wgmma.fence.aligned")
-	register(func(t *thread, in *instr) {
+	register(direct(func(t *thread, in *instr) {}), nvvm.WgmmaFenceAligned)
+	register(direct(func(t *thread, in *instr) {
 		t.wgCommitted++
 		if t.b.observing() {
 			t.b.emit(t, nil, &Event{Kind: WGMMACommit, Op: in.op, Group: t.wgCommitted - 1})
 		}
-	}, "nvvm.wgmma.commit.group.sync.aligned")
-	register(func(t *thread, in *instr) {
-		n, _ := ir.AttrInt(in.op.Attr("group"))
-		if done := t.wgCommitted - int(n); done > t.wgRetired {
-			t.wgRetired = done
-			// The retired groups' shared-memory reads are over.
-			wg, _ := t.warpgroupOf()
-			keep := wg.reads[:0]
-			for _, r := range wg.reads {
-				if r.group >= done {
-					keep = append(keep, r)
-				}
+	}), nvvm.WgmmaCommitGroupSyncAligned)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		n, _ := ir.AttrInt(nvvm.WgmmaWaitGroupSyncAlignedOp{Op: op}.Group())
+		return func(t *thread, in *instr) { t.wgmmaWait(in.op, n) }
+	}, nvvm.WgmmaWaitGroupSyncAligned)
+	register(prepareWgmma, nvvm.WgmmaMmaAsync)
+}
+
+// wgmmaWait retires all but the n most recent of t's wgmma commit groups
+// (wgmma.wait_group).
+func (t *thread) wgmmaWait(op *ir.Operation, n int64) {
+	if done := t.wgCommitted - int(n); done > t.wgRetired {
+		t.wgRetired = done
+		// The retired groups' shared-memory reads are over.
+		wg, _ := t.warpgroupOf()
+		keep := wg.reads[:0]
+		for _, r := range wg.reads {
+			if r.group >= done {
+				keep = append(keep, r)
 			}
-			wg.reads = keep
 		}
-		if t.b.observing() {
-			t.b.emit(t, nil, &Event{Kind: WGMMAWait, Op: in.op, Group: t.wgRetired, Keep: int(n)})
-		}
-	}, "nvvm.wgmma.wait.group.sync.aligned")
-	register(runWgmma, "nvvm.wgmma.mma_async")
+		wg.reads = keep
+	}
+	if t.b.observing() {
+		t.b.emit(t, nil, &Event{Kind: WGMMAWait, Op: op, Group: t.wgRetired, Keep: int(n)})
+	}
 }
 
 // accValues returns the registers of an accumulator operand (a fragment
@@ -94,12 +100,22 @@ func accValues(v any) []any {
 	return nil
 }
 
-func runWgmma(t *thread, in *instr) {
+// prepareWgmma: nvvm.wgmma.mma_async.
+func prepareWgmma(k *kernel, op *ir.Operation) runFunc {
+	w := nvvm.WgmmaMmaAsyncOp{Op: op}
+	inouts, descA, descB := k.slot(w.Inouts()), k.slot(w.DescriptorA()), k.slot(w.DescriptorB())
+	return func(t *thread, in *instr) {
+		acc := accValues(t.vals[inouts])
+		da, _ := t.vals[descA].(int64)
+		db, _ := t.vals[descB].(int64)
+		t.wgmma(in, acc, da, db)
+	}
+}
+
+// wgmma: the thread arrives at its warpgroup's mma with its accumulator
+// fragment acc and the descriptors da and db.
+func (t *thread) wgmma(in *instr, acc []any, da, db int64) {
 	op := in.op
-	ids := t.b.k.ids
-	acc := accValues(t.vals[ids[op.OperandNamed("inouts")]])
-	da, _ := t.vals[ids[op.OperandNamed("descriptorA")]].(int64)
-	db, _ := t.vals[ids[op.OperandNamed("descriptorB")]].(int64)
 	wg, lane := t.warpgroupOf()
 	if wg.arrived == 0 {
 		wg.descA, wg.descB, wg.op = da, db, op
@@ -129,14 +145,6 @@ func runWgmma(t *thread, in *instr) {
 		})
 	}
 	t.set(in, 0, &wgAcc{vals: wg.out[lane], group: t.wgCommitted, op: op})
-}
-
-// wgmmaShape reads <m = 64, n = N, k = K>.
-func wgmmaShape(op *ir.Operation) (m, n, k int) {
-	if d := nvvm.ShapeOf(op.Attr("shape")); d != nil {
-		return int(d.M), int(d.N), int(d.K)
-	}
-	return 0, 0, 0
 }
 
 // matrixDesc is a decoded shared-memory matrix descriptor.
@@ -196,8 +204,9 @@ func swizzleMode(a uint64, mode int) uint64 {
 	return a
 }
 
-func wgType(op *ir.Operation, name string) (ir.Type, bool) {
-	switch nvvm.EnumOf(op, name) {
+// wgType is the element type of a wgmma type keyword.
+func wgType(name string) (ir.Type, bool) {
+	switch name {
 	case "f16":
 		return ir.F16T, true
 	case "bf16":
@@ -223,23 +232,26 @@ func wgType(op *ir.Operation, name string) (ir.Type, bool) {
 // mma computes one warpgroup's wgmma (group: the commit group the
 // issuing threads are in).
 func (b *blockRun) mma(c *cta, wg *warpgroup, op *ir.Operation, group int) *Error {
-	m, n, k := wgmmaShape(op)
+	m64, n64, k64 := nvvm.WGMMAShape(op)
+	m, n, k := int(m64), int(n64), int(k64)
 	if m != 64 || n <= 0 || k <= 0 {
 		return opError(op, "unexpected wgmma shape m%d n%d k%d", m, n, k)
 	}
-	ta, okA := wgType(op, "typeA")
-	tb, okB := wgType(op, "typeB")
-	td, okD := wgType(op, "typeD")
+	typeA, typeB, typeD := nvvm.WGMMATypes(op)
+	ta, okA := wgType(typeA)
+	tb, okB := wgType(typeB)
+	td, okD := wgType(typeD)
 	if !okA || !okB || !okD {
-		return opError(op, "wgmma types %s, %s, %s are not emulated", nvvm.EnumOf(op, "typeA"), nvvm.EnumOf(op, "typeB"), nvvm.EnumOf(op, "typeD"))
+		return opError(op, "wgmma types %s, %s, %s are not emulated", typeA, typeB, typeD)
 	}
 	ea, eb := uint64(elemSize(ta)), uint64(elemSize(tb))
 	if _, tf := ta.(*ir.FloatType); tf && ta.(*ir.FloatType).Kind == ir.TF32 {
 		ea, eb = 4, 4
 	}
 	// A is MxK: "row" is K-major. B is KxN: "col" is K-major, "row" N-major.
-	aK := nvvm.EnumOf(op, "layoutA") != "col"
-	bK := nvvm.EnumOf(op, "layoutB") == "col"
+	layoutA, layoutB := nvvm.WGMMALayouts(op)
+	aK := layoutA != "col"
+	bK := layoutB == "col"
 	A, B := decodeDesc(wg.descA), decodeDesc(wg.descB)
 	read := func(md matrixDesc, mn, kk int, es uint64, kMajor bool, ty ir.Type, what string) (float64, *Error) {
 		a := md.addr(mn, kk, es, kMajor)
@@ -290,12 +302,13 @@ func (b *blockRun) mma(c *cta, wg *warpgroup, op *ir.Operation, group int) *Erro
 			extend(1, B, j, kk, eb, bK)
 		}
 	}
-	if nvvm.EnumOf(op, "scaleA") == "neg" {
+	scaleA, scaleB, scaleD := nvvm.WGMMAScales(op)
+	if scaleA == "neg" {
 		for i := range av {
 			av[i] = -av[i]
 		}
 	}
-	if nvvm.EnumOf(op, "scaleB") == "neg" {
+	if scaleB == "neg" {
 		for i := range bv {
 			bv[i] = -bv[i]
 		}
@@ -322,7 +335,7 @@ func (b *blockRun) mma(c *cta, wg *warpgroup, op *ir.Operation, group int) *Erro
 
 	// D (64xN): each thread's registers in the fragment order.
 	d := make([]float64, m*n)
-	scaleD := nvvm.EnumOf(op, "scaleD") != "zero"
+	accumulate := scaleD != "zero"
 	for lane := 0; lane < 128; lane++ {
 		regs := wg.in[lane]
 		if len(regs) != n/2 {
@@ -334,7 +347,7 @@ func (b *blockRun) mma(c *cta, wg *warpgroup, op *ir.Operation, group int) *Erro
 			if iv, ok := v.(int64); ok {
 				f = float64(iv)
 			}
-			if scaleD {
+			if accumulate {
 				d[row*n+col] = f
 			}
 		}
