@@ -43,12 +43,18 @@ func init() {
 	Register(lowerIntBinary,
 		arith.Addi, arith.Subi, arith.Muli, arith.Shli,
 		arith.Divui, arith.Divsi, arith.Shrui, arith.Shrsi,
-		arith.Ceildivui, arith.Remui, arith.Remsi,
+		arith.Ceildivui, arith.Ceildivsi, arith.Floordivsi, arith.Remui, arith.Remsi,
 		arith.Andi, arith.Ori, arith.Xori,
 		arith.Maxsi, arith.Minsi, arith.Maxui, arith.Minui)
 	Register(lowerFloatBinary,
 		arith.Addf, arith.Subf, arith.Mulf, arith.Divf,
-		arith.Maximumf, arith.Minimumf)
+		arith.Maximumf, arith.Minimumf, arith.Maxnumf, arith.Minnumf, arith.Remf)
+	Register(lowerAdduiExtended, arith.AdduiExtended)
+	Register(lowerMulExtended, arith.MuluiExtended, arith.MulsiExtended)
+	Register(func(fe *FuncEmitter, op *ir.Operation) {
+		Fail(op, "'%s' is not supported on sm_90a: Hopper has no MX (block-scaled) conversions and tmac has no f8E8M0FNU scale type; "+
+			"scale with arith.mulf or arith.divf and convert with arith.extf or arith.truncf", op.Name())
+	}, arith.ScalingExtf, arith.ScalingTruncf)
 	Register(lowerNegf, arith.Negf)
 	Register(lowerCmpi, arith.Cmpi)
 	Register(lowerCmpf, arith.Cmpf)
@@ -272,7 +278,7 @@ func lowerIntBinary(fe *FuncEmitter, op *ir.Operation) {
 	x, y := fe.Val(op.Operand(0)), fe.Val(op.Operand(1))
 	if it, ok := elemType(op.Result(0).Type()).(*ir.IntegerType); ok && it.Width > 64 {
 		switch op.Name() {
-		case arith.Divui, arith.Divsi, arith.Ceildivui, arith.Remui, arith.Remsi:
+		case arith.Divui, arith.Divsi, arith.Ceildivui, arith.Ceildivsi, arith.Floordivsi, arith.Remui, arith.Remsi:
 			// NVPTX has no i128 division (it would be a library call).
 			Fail(op, "'%s' on integers wider than 64 bits cannot be compiled for the GPU", op.Name())
 		}
@@ -318,6 +324,18 @@ func lowerIntBinary(fe *FuncEmitter, op *ir.Operation) {
 		one := oneOf(x.Type())
 		q := b.NewUDiv(b.NewSub(x, one), y)
 		r = b.NewSelect(b.NewICmp(enum.IPredEQ, x, zero), zero, b.NewAdd(q, one))
+	case arith.Ceildivsi, arith.Floordivsi:
+		// The truncated quotient q, moved by one when the remainder is not
+		// zero and the signs of x and y agree (ceil: q+1) or differ
+		// (floor: q-1). Overflow only where sdiv's is undefined.
+		q := b.NewSDiv(x, y)
+		inexact := b.NewICmp(enum.IPredNE, b.NewSub(x, b.NewMul(q, y)), zero(x.Type()))
+		pred, step := enum.IPredSGE, oneOf(x.Type())
+		if op.Name() == arith.Floordivsi {
+			pred, step = enum.IPredSLT, splatInt(x.Type(), -1)
+		}
+		signs := b.NewICmp(pred, b.NewXor(x, y), zero(x.Type()))
+		r = b.NewSelect(b.NewAnd(inexact, signs), b.NewAdd(q, step), q)
 	case arith.Remui:
 		r = b.NewURem(x, y)
 	case arith.Remsi:
@@ -338,6 +356,36 @@ func lowerIntBinary(fe *FuncEmitter, op *ir.Operation) {
 		r = fe.callOverloaded("llvm.umin", nil, x, y)
 	}
 	fe.Set(op.Result(0), r)
+}
+
+// lowerAdduiExtended: the sum, and the carry as sum < lhs (unsigned).
+func lowerAdduiExtended(fe *FuncEmitter, op *ir.Operation) {
+	a := arith.AdduiExtendedOp{Op: op}
+	x, y := fe.Val(a.Lhs()), fe.Val(a.Rhs())
+	sum := fe.B().NewAdd(x, y)
+	fe.Set(a.Sum(), sum)
+	fe.Set(a.Overflow(), fe.B().NewICmp(enum.IPredULT, sum, x))
+}
+
+// lowerMulExtended multiplies at twice the width (zero- or sign-extended
+// operands) and splits the product; llc selects mul.lo and mul.hi.
+func lowerMulExtended(fe *FuncEmitter, op *ir.Operation) {
+	x, y := fe.Val(op.Operand(0)), fe.Val(op.Operand(1))
+	w := intBits(x.Type())
+	if w > 64 {
+		Fail(op, "'%s' on integers wider than 64 bits cannot be compiled for the GPU", op.Name())
+	}
+	b := fe.B()
+	wide := withElem(x.Type(), types.NewInt(2*w))
+	ext := func(v value.Value) value.Value {
+		if op.Name() == arith.MulsiExtended {
+			return b.NewSExt(v, wide)
+		}
+		return b.NewZExt(v, wide)
+	}
+	p := b.NewMul(ext(x), ext(y))
+	fe.Set(op.Result(0), b.NewMul(x, y))
+	fe.Set(op.Result(1), b.NewTrunc(b.NewLShr(p, splatInt(wide, int64(w))), x.Type()))
 }
 
 // oneOf returns the constant 1 of an integer or integer-vector type.
@@ -414,11 +462,114 @@ func lowerFloatBinary(fe *FuncEmitter, op *ir.Operation) {
 		r = fe.callOverloaded("llvm.maximum", fm, x, y)
 	case arith.Minimumf:
 		r = fe.callOverloaded("llvm.minimum", fm, x, y)
+	case arith.Maxnumf:
+		// IEEE maxNum: a NaN operand gives the other (max.f32 and kin).
+		r = fe.callOverloaded("llvm.maxnum", fm, x, y)
+	case arith.Minnumf:
+		r = fe.callOverloaded("llvm.minnum", fm, x, y)
+	case arith.Remf:
+		r = fe.remf(x, y)
 	}
 	if !native(k) {
 		r = fe.fromF32(r, k)
 	}
 	fe.Set(op.Result(0), r)
+}
+
+// remf returns C's fmod of x and y (scalars or vectors of half, bfloat,
+// float or double), exactly: see remF64.
+func (fe *FuncEmitter) remf(x, y value.Value) value.Value {
+	elem := x.Type()
+	if vt, ok := elem.(*types.VectorType); ok {
+		elem = vt.ElemType
+	}
+	// Element by element: y's element i is taken beside x's.
+	i := 0
+	var ys []value.Value
+	if _, ok := y.Type().(*types.VectorType); ok {
+		ys = fe.elements(y)
+	}
+	return fe.mapScalar(x, elem, func(v value.Value) value.Value {
+		w := y
+		if ys != nil {
+			w = ys[i]
+		}
+		i++
+		return fe.exactFloatCast(fe.remF64(fe.exactFloatCast(v, types.Double), fe.exactFloatCast(w, types.Double)), elem)
+	})
+}
+
+// elements extracts the elements of a vector value.
+func (fe *FuncEmitter) elements(v value.Value) []value.Value {
+	n := v.Type().(*types.VectorType).Len
+	out := make([]value.Value, n)
+	for i := range out {
+		out[i] = fe.B().NewExtractElement(v, I32(int64(i)))
+	}
+	return out
+}
+
+// remChunk is the number of quotient bits remF64 produces per step: a
+// remainder below 2^53 shifted left by 11 stays below 2^64.
+const remChunk = 11
+
+// remF64 returns fmod(x, y) for doubles, exactly, by long division of the
+// significands: with |x| = mx·2^ex and |y| = my·2^ey (mx, my integers below
+// 2^53, subnormals included), |x| mod |y| = (mx·2^(ex-ey) mod my)·2^ey,
+// computed remChunk bits at a time in a loop, then given x's sign. NaN for
+// a NaN operand, an infinite x or a zero y; x itself where |x| < |y| (an
+// infinite y included). Values of narrower formats are exact in f64, and
+// so is their remainder, so the caller converts exactly on either side.
+func (fe *FuncEmitter) remF64(x, y value.Value) value.Value {
+	b := fe.B()
+	const mant, inf = 1<<52 - 1, 0x7FF << 52
+	i64 := func(n int64) constant.Constant { return I64(n) }
+	bx, by := b.NewBitCast(x, types.I64), b.NewBitCast(y, types.I64)
+	ax, ay := b.NewAnd(bx, i64(math.MaxInt64)), b.NewAnd(by, i64(math.MaxInt64))
+	special := b.NewOr(b.NewOr(b.NewICmp(enum.IPredUGE, ax, i64(inf)), b.NewICmp(enum.IPredUGT, ay, i64(inf))), b.NewICmp(enum.IPredEQ, ay, i64(0)))
+	early := b.NewSelect(special, floatConst(math.NaN(), ir.F64), x)
+	done := b.NewOr(special, b.NewICmp(enum.IPredULT, ax, ay))
+	// Significand and exponent; a subnormal's exponent field 0 counts as 1.
+	split := func(a value.Value) (m, e value.Value) {
+		e = b.NewLShr(a, i64(52))
+		m = b.NewAnd(a, i64(mant))
+		normal := b.NewICmp(enum.IPredNE, e, i64(0))
+		return b.NewOr(m, b.NewSelect(normal, i64(mant+1), i64(0))), b.NewSelect(normal, e, i64(1))
+	}
+	mx, ex := split(ax)
+	my, ey := split(ay)
+	entry := fe.cur
+	loop := fe.NewBlock("rem.loop")
+	tail := fe.NewBlock("rem.tail")
+	exit := fe.NewBlock("rem.exit")
+
+	// r = (r << s) mod my for s = min(d, remChunk) until d = 0; the first
+	// step (s = 0 when the exponents are equal) reduces mx itself.
+	diff := b.NewSub(ex, ey)
+	entry.NewCondBr(done, exit, loop)
+	fe.cur = loop
+	r := newPhi(loop, types.I64, lir.NewIncoming(mx, entry))
+	d := newPhi(loop, types.I64, lir.NewIncoming(diff, entry))
+	s := fe.callOverloaded("llvm.umin", nil, d, i64(remChunk))
+	r1 := loop.NewURem(loop.NewShl(r, s), my)
+	d1 := loop.NewSub(d, s)
+	r.Incs = append(r.Incs, lir.NewIncoming(r1, loop))
+	d.Incs = append(d.Incs, lir.NewIncoming(d1, loop))
+	loop.NewCondBr(loop.NewICmp(enum.IPredUGT, d1, i64(0)), loop, tail)
+
+	// r·2^(ey-1075), exact: 2^(ey-1075) is a normal double for ey > 52
+	// and a subnormal one (bit ey-1 alone) below.
+	e := tail.NewSub(ey, i64(1075))
+	pow := tail.NewSelect(tail.NewICmp(enum.IPredSGE, e, i64(-1022)),
+		tail.NewShl(tail.NewAdd(e, i64(1023)), i64(52)),
+		tail.NewShl(i64(1), tail.NewSub(ey, i64(1))))
+	mag := tail.NewFMul(tail.NewUIToFP(r1, types.Double), tail.NewBitCast(pow, types.Double))
+	sign := tail.NewAnd(bx, i64(math.MinInt64))
+	rem := tail.NewBitCast(tail.NewOr(tail.NewBitCast(mag, types.I64), sign), types.Double)
+	tail.NewBr(exit)
+
+	fe.cur = exit
+	return newPhi(exit, types.Double, lir.NewIncoming(early, entry), lir.NewIncoming(rem, tail))
 }
 
 func lowerNegf(fe *FuncEmitter, op *ir.Operation) {
@@ -705,7 +856,8 @@ func (fe *FuncEmitter) mapScalar(x value.Value, elem types.Type, f func(value.Va
 	var acc value.Value = constant.NewUndef(out)
 	for i := uint64(0); i < vt.Len; i++ {
 		e := fe.B().NewExtractElement(x, I32(int64(i)))
-		acc = fe.B().NewInsertElement(acc, f(e), I32(int64(i)))
+		r := f(e) // may end in another block (remF64's loop)
+		acc = fe.B().NewInsertElement(acc, r, I32(int64(i)))
 	}
 	return acc
 }

@@ -25,6 +25,11 @@ type Lane struct {
 // folding then leaves the op alone, and the evaluators report an error.
 type LaneFunc func(x, y, z Lane) (r Lane, ok bool)
 
+// Lane2Func is LaneFunc for ops with two results (arith.addui_extended:
+// the sum and the overflow bit; the extended multiplications: the low and
+// the high half): one lane of each result, each wrapped to its own type.
+type Lane2Func func(x, y, z Lane) (r0, r1 Lane, ok bool)
+
 // Semantics describes what an elementwise op computes.
 type Semantics struct {
 	// Lane returns op's exact lane function for its operand and result
@@ -32,6 +37,9 @@ type Semantics struct {
 	// evaluated (a type wider than 64 bits, a rounding mode other than
 	// to_nearest_even).
 	Lane func(op *Operation) (LaneFunc, error)
+	// Lane2 takes Lane's place for an op with two results; such an op
+	// leaves Lane and GPU nil (what it computes is exact on the GPU).
+	Lane2 func(op *Operation) (Lane2Func, error)
 	// GPU, if set, is what tmac's lowering computes on the GPU where that
 	// differs from Lane (math.exp goes through ex2.approx; a float-to-
 	// integer conversion saturates). The emulator uses it, so that it

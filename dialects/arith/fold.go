@@ -27,10 +27,11 @@ func floatConst(a ir.Attribute) (float64, bool) {
 
 // folded returns the fold of op's constant operands as a fold result.
 func folded(op *ir.Operation, operands []ir.Attribute) []any {
-	if r := eval.Fold(op, operands); r != nil {
-		return one(r)
+	var out []any
+	for _, a := range eval.FoldAll(op, operands) {
+		out = append(out, a)
 	}
-	return nil
+	return out
 }
 
 func widthOf(v ir.Value) int { return ir.BitWidth(ir.ElementTypeOrSelf(v.Type())) }
@@ -102,11 +103,13 @@ var binaryFolders = map[string]func(*ir.Operation, []ir.Attribute) []any{
 		}
 		return nil
 	}),
-	"arith.divui":     intBinary(rightIdentity(1)),
-	"arith.divsi":     intBinary(rightIdentity(1)),
-	"arith.ceildivui": intBinary(rightIdentity(1)),
-	"arith.remui":     intBinary(remIdent),
-	"arith.remsi":     intBinary(remIdent),
+	"arith.divui":      intBinary(rightIdentity(1)),
+	"arith.divsi":      intBinary(rightIdentity(1)),
+	"arith.ceildivui":  intBinary(rightIdentity(1)),
+	"arith.ceildivsi":  intBinary(rightIdentity(1)),
+	"arith.floordivsi": intBinary(rightIdentity(1)),
+	"arith.remui":      intBinary(remIdent),
+	"arith.remsi":      intBinary(remIdent),
 	"arith.andi": intBinary(func(op *ir.Operation, x ir.Value, r int64, ok bool) any {
 		switch {
 		case sameOperands(op):
@@ -160,19 +163,34 @@ var binaryFolders = map[string]func(*ir.Operation, []ir.Attribute) []any{
 	}),
 	"arith.mulf":     floatBinary(oneIdent),
 	"arith.divf":     floatBinary(oneIdent),
-	"arith.maximumf": floatBinary(sameFloatIdent),
-	"arith.minimumf": floatBinary(sameFloatIdent),
+	"arith.maximumf": identityFold(func(c float64) bool { return math.IsInf(c, -1) }),
+	"arith.minimumf": identityFold(func(c float64) bool { return math.IsInf(c, 1) }),
+	"arith.maxnumf":  identityFold(math.IsNaN),
+	"arith.minnumf":  identityFold(math.IsNaN),
+	"arith.remf":     floatBinary(func(*ir.Operation, float64, bool) any { return nil }),
+}
+
+// identityFold folds the commutative float min/max ops: constants, x op x
+// = x, and x op c = x for a constant identity c on either side (-inf for
+// maximumf, NaN for maxnumf, ...).
+func identityFold(identity func(c float64) bool) func(*ir.Operation, []ir.Attribute) []any {
+	return func(op *ir.Operation, operands []ir.Attribute) []any {
+		a, okA := floatConst(operands[0])
+		b, okB := floatConst(operands[1])
+		switch {
+		case okA && okB:
+			return folded(op, operands)
+		case sameOperands(op), okB && identity(b):
+			return one(op.Operand(0))
+		case okA && identity(a):
+			return one(op.Operand(1))
+		}
+		return nil
+	}
 }
 
 func oneIdent(op *ir.Operation, r float64, ok bool) any {
 	if ok && r == 1 {
-		return op.Operand(0)
-	}
-	return nil
-}
-
-func sameFloatIdent(op *ir.Operation, _ float64, _ bool) any {
-	if sameOperands(op) {
 		return op.Operand(0)
 	}
 	return nil

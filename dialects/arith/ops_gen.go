@@ -9,47 +9,57 @@ import "github.com/tmac-dev/tmac/ir"
 
 // Names of the arith ops.
 const (
-	Addf        = "arith.addf"
-	Addi        = "arith.addi"
-	Andi        = "arith.andi"
-	Bitcast     = "arith.bitcast"
-	Ceildivui   = "arith.ceildivui"
-	Cmpf        = "arith.cmpf"
-	Cmpi        = "arith.cmpi"
-	Constant    = "arith.constant"
-	Divf        = "arith.divf"
-	Divsi       = "arith.divsi"
-	Divui       = "arith.divui"
-	Extf        = "arith.extf"
-	Extsi       = "arith.extsi"
-	Extui       = "arith.extui"
-	Fptosi      = "arith.fptosi"
-	Fptoui      = "arith.fptoui"
-	IndexCast   = "arith.index_cast"
-	IndexCastui = "arith.index_castui"
-	Maximumf    = "arith.maximumf"
-	Maxsi       = "arith.maxsi"
-	Maxui       = "arith.maxui"
-	Minimumf    = "arith.minimumf"
-	Minsi       = "arith.minsi"
-	Minui       = "arith.minui"
-	Mulf        = "arith.mulf"
-	Muli        = "arith.muli"
-	Negf        = "arith.negf"
-	Ori         = "arith.ori"
-	Remsi       = "arith.remsi"
-	Remui       = "arith.remui"
-	Select      = "arith.select"
-	Shli        = "arith.shli"
-	Shrsi       = "arith.shrsi"
-	Shrui       = "arith.shrui"
-	Sitofp      = "arith.sitofp"
-	Subf        = "arith.subf"
-	Subi        = "arith.subi"
-	Truncf      = "arith.truncf"
-	Trunci      = "arith.trunci"
-	Uitofp      = "arith.uitofp"
-	Xori        = "arith.xori"
+	Addf          = "arith.addf"
+	Addi          = "arith.addi"
+	AdduiExtended = "arith.addui_extended"
+	Andi          = "arith.andi"
+	Bitcast       = "arith.bitcast"
+	Ceildivsi     = "arith.ceildivsi"
+	Ceildivui     = "arith.ceildivui"
+	Cmpf          = "arith.cmpf"
+	Cmpi          = "arith.cmpi"
+	Constant      = "arith.constant"
+	Divf          = "arith.divf"
+	Divsi         = "arith.divsi"
+	Divui         = "arith.divui"
+	Extf          = "arith.extf"
+	Extsi         = "arith.extsi"
+	Extui         = "arith.extui"
+	Floordivsi    = "arith.floordivsi"
+	Fptosi        = "arith.fptosi"
+	Fptoui        = "arith.fptoui"
+	IndexCast     = "arith.index_cast"
+	IndexCastui   = "arith.index_castui"
+	Maximumf      = "arith.maximumf"
+	Maxnumf       = "arith.maxnumf"
+	Maxsi         = "arith.maxsi"
+	Maxui         = "arith.maxui"
+	Minimumf      = "arith.minimumf"
+	Minnumf       = "arith.minnumf"
+	Minsi         = "arith.minsi"
+	Minui         = "arith.minui"
+	Mulf          = "arith.mulf"
+	Muli          = "arith.muli"
+	MulsiExtended = "arith.mulsi_extended"
+	MuluiExtended = "arith.mului_extended"
+	Negf          = "arith.negf"
+	Ori           = "arith.ori"
+	Remf          = "arith.remf"
+	Remsi         = "arith.remsi"
+	Remui         = "arith.remui"
+	ScalingExtf   = "arith.scaling_extf"
+	ScalingTruncf = "arith.scaling_truncf"
+	Select        = "arith.select"
+	Shli          = "arith.shli"
+	Shrsi         = "arith.shrsi"
+	Shrui         = "arith.shrui"
+	Sitofp        = "arith.sitofp"
+	Subf          = "arith.subf"
+	Subi          = "arith.subi"
+	Truncf        = "arith.truncf"
+	Trunci        = "arith.trunci"
+	Uitofp        = "arith.uitofp"
+	Xori          = "arith.xori"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
@@ -59,10 +69,14 @@ type (
 	AddfOp struct{ Op *ir.Operation }
 	// AddiOp views an op named arith.addi.
 	AddiOp struct{ Op *ir.Operation }
+	// AdduiExtendedOp views an op named arith.addui_extended.
+	AdduiExtendedOp struct{ Op *ir.Operation }
 	// AndiOp views an op named arith.andi.
 	AndiOp struct{ Op *ir.Operation }
 	// BitcastOp views an op named arith.bitcast.
 	BitcastOp struct{ Op *ir.Operation }
+	// CeildivsiOp views an op named arith.ceildivsi.
+	CeildivsiOp struct{ Op *ir.Operation }
 	// CeildivuiOp views an op named arith.ceildivui.
 	CeildivuiOp struct{ Op *ir.Operation }
 	// CmpfOp views an op named arith.cmpf.
@@ -83,6 +97,8 @@ type (
 	ExtsiOp struct{ Op *ir.Operation }
 	// ExtuiOp views an op named arith.extui.
 	ExtuiOp struct{ Op *ir.Operation }
+	// FloordivsiOp views an op named arith.floordivsi.
+	FloordivsiOp struct{ Op *ir.Operation }
 	// FptosiOp views an op named arith.fptosi.
 	FptosiOp struct{ Op *ir.Operation }
 	// FptouiOp views an op named arith.fptoui.
@@ -93,12 +109,16 @@ type (
 	IndexCastuiOp struct{ Op *ir.Operation }
 	// MaximumfOp views an op named arith.maximumf.
 	MaximumfOp struct{ Op *ir.Operation }
+	// MaxnumfOp views an op named arith.maxnumf.
+	MaxnumfOp struct{ Op *ir.Operation }
 	// MaxsiOp views an op named arith.maxsi.
 	MaxsiOp struct{ Op *ir.Operation }
 	// MaxuiOp views an op named arith.maxui.
 	MaxuiOp struct{ Op *ir.Operation }
 	// MinimumfOp views an op named arith.minimumf.
 	MinimumfOp struct{ Op *ir.Operation }
+	// MinnumfOp views an op named arith.minnumf.
+	MinnumfOp struct{ Op *ir.Operation }
 	// MinsiOp views an op named arith.minsi.
 	MinsiOp struct{ Op *ir.Operation }
 	// MinuiOp views an op named arith.minui.
@@ -107,14 +127,24 @@ type (
 	MulfOp struct{ Op *ir.Operation }
 	// MuliOp views an op named arith.muli.
 	MuliOp struct{ Op *ir.Operation }
+	// MulsiExtendedOp views an op named arith.mulsi_extended.
+	MulsiExtendedOp struct{ Op *ir.Operation }
+	// MuluiExtendedOp views an op named arith.mului_extended.
+	MuluiExtendedOp struct{ Op *ir.Operation }
 	// NegfOp views an op named arith.negf.
 	NegfOp struct{ Op *ir.Operation }
 	// OriOp views an op named arith.ori.
 	OriOp struct{ Op *ir.Operation }
+	// RemfOp views an op named arith.remf.
+	RemfOp struct{ Op *ir.Operation }
 	// RemsiOp views an op named arith.remsi.
 	RemsiOp struct{ Op *ir.Operation }
 	// RemuiOp views an op named arith.remui.
 	RemuiOp struct{ Op *ir.Operation }
+	// ScalingExtfOp views an op named arith.scaling_extf.
+	ScalingExtfOp struct{ Op *ir.Operation }
+	// ScalingTruncfOp views an op named arith.scaling_truncf.
+	ScalingTruncfOp struct{ Op *ir.Operation }
 	// SelectOp views an op named arith.select.
 	SelectOp struct{ Op *ir.Operation }
 	// ShliOp views an op named arith.shli.
@@ -149,6 +179,11 @@ func AsAddi(op *ir.Operation) (AddiOp, bool) {
 	return ir.As[AddiOp](op, Addi)
 }
 
+// AsAdduiExtended returns op as a AdduiExtendedOp, and whether it is named arith.addui_extended.
+func AsAdduiExtended(op *ir.Operation) (AdduiExtendedOp, bool) {
+	return ir.As[AdduiExtendedOp](op, AdduiExtended)
+}
+
 // AsAndi returns op as a AndiOp, and whether it is named arith.andi.
 func AsAndi(op *ir.Operation) (AndiOp, bool) {
 	return ir.As[AndiOp](op, Andi)
@@ -157,6 +192,11 @@ func AsAndi(op *ir.Operation) (AndiOp, bool) {
 // AsBitcast returns op as a BitcastOp, and whether it is named arith.bitcast.
 func AsBitcast(op *ir.Operation) (BitcastOp, bool) {
 	return ir.As[BitcastOp](op, Bitcast)
+}
+
+// AsCeildivsi returns op as a CeildivsiOp, and whether it is named arith.ceildivsi.
+func AsCeildivsi(op *ir.Operation) (CeildivsiOp, bool) {
+	return ir.As[CeildivsiOp](op, Ceildivsi)
 }
 
 // AsCeildivui returns op as a CeildivuiOp, and whether it is named arith.ceildivui.
@@ -209,6 +249,11 @@ func AsExtui(op *ir.Operation) (ExtuiOp, bool) {
 	return ir.As[ExtuiOp](op, Extui)
 }
 
+// AsFloordivsi returns op as a FloordivsiOp, and whether it is named arith.floordivsi.
+func AsFloordivsi(op *ir.Operation) (FloordivsiOp, bool) {
+	return ir.As[FloordivsiOp](op, Floordivsi)
+}
+
 // AsFptosi returns op as a FptosiOp, and whether it is named arith.fptosi.
 func AsFptosi(op *ir.Operation) (FptosiOp, bool) {
 	return ir.As[FptosiOp](op, Fptosi)
@@ -234,6 +279,11 @@ func AsMaximumf(op *ir.Operation) (MaximumfOp, bool) {
 	return ir.As[MaximumfOp](op, Maximumf)
 }
 
+// AsMaxnumf returns op as a MaxnumfOp, and whether it is named arith.maxnumf.
+func AsMaxnumf(op *ir.Operation) (MaxnumfOp, bool) {
+	return ir.As[MaxnumfOp](op, Maxnumf)
+}
+
 // AsMaxsi returns op as a MaxsiOp, and whether it is named arith.maxsi.
 func AsMaxsi(op *ir.Operation) (MaxsiOp, bool) {
 	return ir.As[MaxsiOp](op, Maxsi)
@@ -247,6 +297,11 @@ func AsMaxui(op *ir.Operation) (MaxuiOp, bool) {
 // AsMinimumf returns op as a MinimumfOp, and whether it is named arith.minimumf.
 func AsMinimumf(op *ir.Operation) (MinimumfOp, bool) {
 	return ir.As[MinimumfOp](op, Minimumf)
+}
+
+// AsMinnumf returns op as a MinnumfOp, and whether it is named arith.minnumf.
+func AsMinnumf(op *ir.Operation) (MinnumfOp, bool) {
+	return ir.As[MinnumfOp](op, Minnumf)
 }
 
 // AsMinsi returns op as a MinsiOp, and whether it is named arith.minsi.
@@ -269,6 +324,16 @@ func AsMuli(op *ir.Operation) (MuliOp, bool) {
 	return ir.As[MuliOp](op, Muli)
 }
 
+// AsMulsiExtended returns op as a MulsiExtendedOp, and whether it is named arith.mulsi_extended.
+func AsMulsiExtended(op *ir.Operation) (MulsiExtendedOp, bool) {
+	return ir.As[MulsiExtendedOp](op, MulsiExtended)
+}
+
+// AsMuluiExtended returns op as a MuluiExtendedOp, and whether it is named arith.mului_extended.
+func AsMuluiExtended(op *ir.Operation) (MuluiExtendedOp, bool) {
+	return ir.As[MuluiExtendedOp](op, MuluiExtended)
+}
+
 // AsNegf returns op as a NegfOp, and whether it is named arith.negf.
 func AsNegf(op *ir.Operation) (NegfOp, bool) {
 	return ir.As[NegfOp](op, Negf)
@@ -279,6 +344,11 @@ func AsOri(op *ir.Operation) (OriOp, bool) {
 	return ir.As[OriOp](op, Ori)
 }
 
+// AsRemf returns op as a RemfOp, and whether it is named arith.remf.
+func AsRemf(op *ir.Operation) (RemfOp, bool) {
+	return ir.As[RemfOp](op, Remf)
+}
+
 // AsRemsi returns op as a RemsiOp, and whether it is named arith.remsi.
 func AsRemsi(op *ir.Operation) (RemsiOp, bool) {
 	return ir.As[RemsiOp](op, Remsi)
@@ -287,6 +357,16 @@ func AsRemsi(op *ir.Operation) (RemsiOp, bool) {
 // AsRemui returns op as a RemuiOp, and whether it is named arith.remui.
 func AsRemui(op *ir.Operation) (RemuiOp, bool) {
 	return ir.As[RemuiOp](op, Remui)
+}
+
+// AsScalingExtf returns op as a ScalingExtfOp, and whether it is named arith.scaling_extf.
+func AsScalingExtf(op *ir.Operation) (ScalingExtfOp, bool) {
+	return ir.As[ScalingExtfOp](op, ScalingExtf)
+}
+
+// AsScalingTruncf returns op as a ScalingTruncfOp, and whether it is named arith.scaling_truncf.
+func AsScalingTruncf(op *ir.Operation) (ScalingTruncfOp, bool) {
+	return ir.As[ScalingTruncfOp](op, ScalingTruncf)
 }
 
 // AsSelect returns op as a SelectOp, and whether it is named arith.select.
@@ -375,6 +455,26 @@ func (o AddiOp) Result() ir.Value {
 }
 
 // Lhs returns the `lhs` operand (signless-integer-like).
+func (o AdduiExtendedOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o AdduiExtendedOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Sum returns the `sum` result (signless-integer-like).
+func (o AdduiExtendedOp) Sum() ir.Value {
+	return o.Op.ResultNamed("sum")
+}
+
+// Overflow returns the `overflow` result (bool-like).
+func (o AdduiExtendedOp) Overflow() ir.Value {
+	return o.Op.ResultNamed("overflow")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
 func (o AndiOp) Lhs() ir.Value {
 	return o.Op.OperandNamed("lhs")
 }
@@ -397,6 +497,21 @@ func (o BitcastOp) In() ir.Value {
 // Out returns the `out` result (signless-integer-or-float-like or memref of signless-integer or float).
 func (o BitcastOp) Out() ir.Value {
 	return o.Op.ResultNamed("out")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o CeildivsiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o CeildivsiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o CeildivsiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Lhs returns the `lhs` operand (signless-integer-like).
@@ -524,6 +639,21 @@ func (o ExtuiOp) Out() ir.Value {
 	return o.Op.ResultNamed("out")
 }
 
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o FloordivsiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o FloordivsiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o FloordivsiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
 // In returns the `in` operand (floating-point-like).
 func (o FptosiOp) In() ir.Value {
 	return o.Op.OperandNamed("in")
@@ -579,6 +709,21 @@ func (o MaximumfOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o MaxnumfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o MaxnumfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o MaxnumfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
 // Lhs returns the `lhs` operand (signless-integer-like).
 func (o MaxsiOp) Lhs() ir.Value {
 	return o.Op.OperandNamed("lhs")
@@ -621,6 +766,21 @@ func (o MinimumfOp) Rhs() ir.Value {
 
 // Result returns the `result` result (floating-point-like).
 func (o MinimumfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o MinnumfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o MinnumfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o MinnumfOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
@@ -684,6 +844,46 @@ func (o MuliOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o MulsiExtendedOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o MulsiExtendedOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Low returns the `low` result (signless-integer-like).
+func (o MulsiExtendedOp) Low() ir.Value {
+	return o.Op.ResultNamed("low")
+}
+
+// High returns the `high` result (signless-integer-like).
+func (o MulsiExtendedOp) High() ir.Value {
+	return o.Op.ResultNamed("high")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o MuluiExtendedOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o MuluiExtendedOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Low returns the `low` result (signless-integer-like).
+func (o MuluiExtendedOp) Low() ir.Value {
+	return o.Op.ResultNamed("low")
+}
+
+// High returns the `high` result (signless-integer-like).
+func (o MuluiExtendedOp) High() ir.Value {
+	return o.Op.ResultNamed("high")
+}
+
 // Operand returns the `operand` operand (floating-point-like).
 func (o NegfOp) Operand() ir.Value {
 	return o.Op.OperandNamed("operand")
@@ -706,6 +906,21 @@ func (o OriOp) Rhs() ir.Value {
 
 // Result returns the `result` result (signless-integer-like).
 func (o OriOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o RemfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o RemfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o RemfOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
@@ -737,6 +952,36 @@ func (o RemuiOp) Rhs() ir.Value {
 // Result returns the `result` result (signless-integer-like).
 func (o RemuiOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
+}
+
+// In returns the `in` operand (floating-point-like).
+func (o ScalingExtfOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Scale returns the `scale` operand (floating-point-like).
+func (o ScalingExtfOp) Scale() ir.Value {
+	return o.Op.OperandNamed("scale")
+}
+
+// Out returns the `out` result (floating-point-like).
+func (o ScalingExtfOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
+}
+
+// In returns the `in` operand (floating-point-like).
+func (o ScalingTruncfOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Scale returns the `scale` operand (floating-point-like).
+func (o ScalingTruncfOp) Scale() ir.Value {
+	return o.Op.OperandNamed("scale")
+}
+
+// Out returns the `out` result (floating-point-like).
+func (o ScalingTruncfOp) Out() ir.Value {
+	return o.Op.ResultNamed("out")
 }
 
 // Condition returns the `condition` operand (bool-like).
@@ -945,7 +1190,17 @@ func (o MaximumfOp) Fastmath() ir.Attribute {
 }
 
 // Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o MaxnumfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
 func (o MinimumfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o MinnumfOp) Fastmath() ir.Attribute {
 	return o.Op.Attr("fastmath")
 }
 
@@ -961,6 +1216,26 @@ func (o MuliOp) OverflowFlags() ir.Attribute {
 
 // Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
 func (o NegfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o RemfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o ScalingExtfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Roundingmode returns the `roundingmode` attribute (allowed 32-bit signless integer cases: 0, 1, 2, 3, 4), or nil if absent.
+func (o ScalingTruncfOp) Roundingmode() ir.Attribute {
+	return o.Op.Attr("roundingmode")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o ScalingTruncfOp) Fastmath() ir.Attribute {
 	return o.Op.Attr("fastmath")
 }
 

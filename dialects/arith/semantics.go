@@ -70,12 +70,7 @@ var (
 		}
 		return int64(eval.Unsigned(x, w) % eval.Unsigned(y, w)), true
 	})
-	divsiSem = eval.IntBinary("division by zero, or of the most negative value by -1", func(x, y int64, w int) (int64, bool) {
-		if y == 0 || (y == -1 && x == minSigned(w)) {
-			return 0, false
-		}
-		return x / y, true
-	})
+	divsiSem = eval.IntBinary(divsiUndefined, divsiRounded)
 	remsiSem = eval.IntBinary("division by zero", func(x, y int64, w int) (int64, bool) {
 		switch y {
 		case 0:
@@ -86,6 +81,38 @@ var (
 		return x % y, true
 	})
 )
+
+// ceildivsi and floordivsi round the quotient up or down: the truncated
+// quotient moves by one when the remainder is not zero and the exact
+// quotient is positive (ceil) or negative (floor). Undefined where divsi
+// is.
+var (
+	ceildivsiSem = eval.IntBinary(divsiUndefined, func(x, y int64, w int) (int64, bool) {
+		q, ok := divsiRounded(x, y, w)
+		if ok && x%y != 0 && (x < 0) == (y < 0) {
+			q++
+		}
+		return q, ok
+	})
+	floordivsiSem = eval.IntBinary(divsiUndefined, func(x, y int64, w int) (int64, bool) {
+		q, ok := divsiRounded(x, y, w)
+		if ok && x%y != 0 && (x < 0) != (y < 0) {
+			q--
+		}
+		return q, ok
+	})
+)
+
+const divsiUndefined = "division by zero, or of the most negative value by -1"
+
+// divsiRounded is the quotient rounded toward zero, and false where it is
+// undefined.
+func divsiRounded(x, y int64, w int) (int64, bool) {
+	if y == 0 || (y == -1 && x == minSigned(w)) {
+		return 0, false
+	}
+	return x / y, true
+}
 
 // minSigned is the most negative w-bit signed number.
 func minSigned(w int) int64 { return -1 << uint(w-1) }
@@ -102,7 +129,26 @@ var (
 	maximumfSem = floatOp(math.Max)
 	minimumfSem = floatOp(math.Min)
 	negfSem     = eval.FloatUnary(func(x float64) float64 { return -x })
+	// remf is C's fmod: x - n·y with n = x/y rounded toward zero, exact
+	// (the sign of x; NaN for an infinite x or a zero y; x for an
+	// infinite y), as math.Mod computes it.
+	remfSem = floatOp(math.Mod)
+	// maxnumf and minnumf are IEEE maxNum and minNum: a NaN operand gives
+	// the other operand; -0 orders below +0, as upstream's folding does.
+	maxnumfSem = floatOp(func(x, y float64) float64 { return numberOp(x, y, math.Max) })
+	minnumfSem = floatOp(func(x, y float64) float64 { return numberOp(x, y, math.Min) })
 )
+
+// numberOp applies math.Max or math.Min ignoring a NaN operand.
+func numberOp(x, y float64, f func(x, y float64) float64) float64 {
+	switch {
+	case math.IsNaN(x):
+		return y
+	case math.IsNaN(y):
+		return x
+	}
+	return f(x, y)
+}
 
 func boolLane(b bool) ir.Lane {
 	if b {

@@ -126,6 +126,27 @@ func IntBinary(undefined string, f func(x, y int64, w int) (int64, bool)) *ir.Se
 	}}
 }
 
+// IntBinary2 is the semantics of a binary integer op with two results: f
+// gets the operands as signed numbers of their width w (64 for index) and
+// returns the results, which the caller wraps to each result's width.
+func IntBinary2(undefined string, f func(x, y int64, w int) (r0, r1 int64, ok bool)) *ir.Semantics {
+	return &ir.Semantics{Undefined: undefined, Lane2: func(op *ir.Operation) (ir.Lane2Func, error) {
+		var ws [3]int
+		for i, v := range []ir.Value{op.Operand(0), op.Result(0), op.Result(1)} {
+			w, err := IntWidth(v.Type())
+			if err != nil {
+				return nil, err
+			}
+			ws[i] = w
+		}
+		w, w0, w1 := ws[0], ws[1], ws[2]
+		return func(x, y, _ ir.Lane) (ir.Lane, ir.Lane, bool) {
+			r0, r1, ok := f(Signed(x.I, w), Signed(y.I, w), w)
+			return ir.Lane{I: Wrap(r0, w0)}, ir.Lane{I: Wrap(r1, w1)}, ok
+		}, nil
+	}}
+}
+
 // Float ops compute exactly in float64 and round once to the result's
 // format: correct for the formats up to f32 when f is correctly rounded in
 // float64 (53 >= 2*24+2). Each arity has its own lane functions so that a
@@ -185,10 +206,23 @@ func FloatTernary(f func(x, y, z float64) float64) *ir.Semantics {
 // interpreter and the host compute).
 func Compile(op *ir.Operation) (ir.LaneFunc, error) {
 	s := op.Def().Semantics
-	if s == nil {
+	switch {
+	case s == nil:
 		return nil, fmt.Errorf("'%s' has no evaluation semantics", op.Name())
+	case s.Lane == nil:
+		return nil, fmt.Errorf("'%s' has two results; it is evaluated by Compile2", op.Name())
 	}
 	return s.Lane(op)
+}
+
+// Compile2 returns the lane function of an op with two results (exact, and
+// what the GPU computes).
+func Compile2(op *ir.Operation) (ir.Lane2Func, error) {
+	s := op.Def().Semantics
+	if s == nil || s.Lane2 == nil {
+		return nil, fmt.Errorf("'%s' has no evaluation semantics for two results", op.Name())
+	}
+	return s.Lane2(op)
 }
 
 // CompileGPU returns the lane function of what tmac's lowering computes on

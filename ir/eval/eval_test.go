@@ -106,6 +106,35 @@ func TestLanes(t *testing.T) {
 		{"math.sqrt %a : f32", "%a: f32", [3]ir.Lane{{F: 2}}, ir.Lane{F: float64(float32(math.Sqrt2))}, true},
 		{"math.log2 %a : f32", "%a: f32", [3]ir.Lane{{F: 0x1p-140}}, ir.Lane{F: -140}, true},
 		{"math.log2 %a : bf16", "%a: bf16", [3]ir.Lane{{F: 3}}, ir.Lane{F: 1.5859375}, true},
+		// ceildivsi and floordivsi on every sign combination, exact
+		// quotients, and their undefined cases.
+		{"arith.ceildivsi %a, %b : i32", "%a: i32, %b: i32", [3]ir.Lane{{I: 7}, {I: 2}}, ir.Lane{I: 4}, true},
+		{"arith.ceildivsi %a, %b : i32", "%a: i32, %b: i32", [3]ir.Lane{{I: -7}, {I: 2}}, ir.Lane{I: -3}, true},
+		{"arith.ceildivsi %a, %b : i32", "%a: i32, %b: i32", [3]ir.Lane{{I: 7}, {I: -2}}, ir.Lane{I: -3}, true},
+		{"arith.ceildivsi %a, %b : i32", "%a: i32, %b: i32", [3]ir.Lane{{I: -7}, {I: -2}}, ir.Lane{I: 4}, true},
+		{"arith.ceildivsi %a, %b : i32", "%a: i32, %b: i32", [3]ir.Lane{{I: -8}, {I: 2}}, ir.Lane{I: -4}, true},
+		{"arith.ceildivsi %a, %b : i8", "%a: i8, %b: i8", [3]ir.Lane{{I: -128}, {I: -1}}, ir.Lane{}, false},
+		{"arith.ceildivsi %a, %b : i8", "%a: i8, %b: i8", [3]ir.Lane{{I: -128}, {I: 3}}, ir.Lane{I: -42}, true},
+		{"arith.ceildivsi %a, %b : index", "%a: index, %b: index", [3]ir.Lane{{I: 5}, {I: 0}}, ir.Lane{}, false},
+		{"arith.floordivsi %a, %b : i32", "%a: i32, %b: i32", [3]ir.Lane{{I: 7}, {I: 2}}, ir.Lane{I: 3}, true},
+		{"arith.floordivsi %a, %b : i32", "%a: i32, %b: i32", [3]ir.Lane{{I: -7}, {I: 2}}, ir.Lane{I: -4}, true},
+		{"arith.floordivsi %a, %b : i32", "%a: i32, %b: i32", [3]ir.Lane{{I: 7}, {I: -2}}, ir.Lane{I: -4}, true},
+		{"arith.floordivsi %a, %b : i32", "%a: i32, %b: i32", [3]ir.Lane{{I: -7}, {I: -2}}, ir.Lane{I: 3}, true},
+		{"arith.floordivsi %a, %b : i32", "%a: i32, %b: i32", [3]ir.Lane{{I: 6}, {I: -3}}, ir.Lane{I: -2}, true},
+		{"arith.floordivsi %a, %b : i8", "%a: i8, %b: i8", [3]ir.Lane{{I: -128}, {I: -1}}, ir.Lane{}, false},
+		{"arith.floordivsi %a, %b : i8", "%a: i8, %b: i8", [3]ir.Lane{{I: 127}, {I: -128}}, ir.Lane{I: -1}, true},
+		// remf has the dividend's sign and is exact however large the
+		// quotient.
+		{"arith.remf %a, %b : f32", "%a: f32, %b: f32", [3]ir.Lane{{F: -7.5}, {F: 2}}, ir.Lane{F: -1.5}, true},
+		{"arith.remf %a, %b : f32", "%a: f32, %b: f32", [3]ir.Lane{{F: 7.5}, {F: -2}}, ir.Lane{F: 1.5}, true},
+		{"arith.remf %a, %b : f32", "%a: f32, %b: f32", [3]ir.Lane{{F: float64(float32(1e30))}, {F: 7}}, ir.Lane{F: 1}, true},
+		{"arith.remf %a, %b : f32", "%a: f32, %b: f32", [3]ir.Lane{{F: 5}, {F: math.Inf(-1)}}, ir.Lane{F: 5}, true},
+		{"arith.remf %a, %b : f16", "%a: f16, %b: f16", [3]ir.Lane{{F: 65504}, {F: 0.10009765625}}, ir.Lane{F: 0.09375}, true},
+		// maxnumf and minnumf ignore a NaN operand.
+		{"arith.maxnumf %a, %b : f32", "%a: f32, %b: f32", [3]ir.Lane{{F: math.NaN()}, {F: -1}}, ir.Lane{F: -1}, true},
+		{"arith.maxnumf %a, %b : f32", "%a: f32, %b: f32", [3]ir.Lane{{F: 2}, {F: math.NaN()}}, ir.Lane{F: 2}, true},
+		{"arith.minnumf %a, %b : f64", "%a: f64, %b: f64", [3]ir.Lane{{F: math.NaN()}, {F: 3}}, ir.Lane{F: 3}, true},
+		{"arith.minnumf %a, %b : bf16", "%a: bf16, %b: bf16", [3]ir.Lane{{F: -4}, {F: 2}}, ir.Lane{F: -4}, true},
 	}
 	for _, c := range cases {
 		src := "func.func @f(" + c.args + ") {\n  %r = " + c.src + "\n  return\n}\n"
@@ -119,6 +148,88 @@ func TestLanes(t *testing.T) {
 		if ok != c.ok || ok && got != c.want {
 			t.Errorf("%s on %v = %v, %v; want %v, %v", c.src, c.x, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestSignsAndNaNs checks what struct equality cannot: the sign of zero
+// results and NaN results.
+func TestSignsAndNaNs(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	cases := []struct {
+		src  string
+		x, y float64
+		want float64 // NaN: a NaN; zeros compared with their signs
+	}{
+		{"arith.maxnumf", negZero, 0, 0},
+		{"arith.maxnumf", 0, negZero, 0},
+		{"arith.minnumf", 0, negZero, negZero},
+		{"arith.minnumf", negZero, 0, negZero},
+		{"arith.maxnumf", math.NaN(), math.NaN(), math.NaN()},
+		{"arith.remf", -6, 3, negZero},
+		{"arith.remf", 6, -3, 0},
+		{"arith.remf", negZero, 3, negZero},
+		{"arith.remf", 1, 0, math.NaN()},
+		{"arith.remf", math.Inf(1), 2, math.NaN()},
+		{"arith.remf", math.NaN(), 2, math.NaN()},
+	}
+	for _, c := range cases {
+		op := opOf(t, "func.func @f(%a: f32, %b: f32) {\n  %r = "+c.src+" %a, %b : f32\n  return\n}\n")
+		f, err := eval.Compile(op)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		got, ok := f(ir.Lane{F: c.x}, ir.Lane{F: c.y}, ir.Lane{})
+		same := math.IsNaN(c.want) && math.IsNaN(got.F) || got.F == c.want && math.Signbit(got.F) == math.Signbit(c.want)
+		if !ok || !same {
+			t.Errorf("%s(%g, %g) = %g, %v; want %g", c.src, c.x, c.y, got.F, ok, c.want)
+		}
+	}
+}
+
+// TestLanes2 evaluates the ops of two results: the overflow bit of
+// addui_extended and the high halves of the extended products, at widths
+// where the product fits in 64 bits and where it does not.
+func TestLanes2(t *testing.T) {
+	min64, max64 := int64(math.MinInt64), int64(math.MaxInt64)
+	cases := []struct {
+		src, typ string
+		x, y     int64
+		r0, r1   int64
+	}{
+		{"arith.addui_extended %a, %b : T, i1", "i8", -1, 1, 0, 1},
+		{"arith.addui_extended %a, %b : T, i1", "i8", 127, 1, -128, 0},
+		{"arith.addui_extended %a, %b : T, i1", "i64", -1, -1, -2, 1},
+		{"arith.addui_extended %a, %b : T, i1", "index", max64, 1, min64, 0},
+		{"arith.addui_extended %a, %b : T, i1", "i1", 1, 1, 0, 1},
+		{"arith.mului_extended %a, %b : T", "i8", -1, -1, 1, -2},
+		{"arith.mului_extended %a, %b : T", "i32", -1, 2, -2, 1},
+		{"arith.mului_extended %a, %b : T", "i48", 1 << 40, 1 << 40, 0, 1 << 32},
+		{"arith.mului_extended %a, %b : T", "i64", -1, -1, 1, -2},
+		{"arith.mului_extended %a, %b : T", "i1", 1, 1, 1, 0},
+		{"arith.mulsi_extended %a, %b : T", "i8", -1, -1, 1, 0},
+		{"arith.mulsi_extended %a, %b : T", "i8", -128, -128, 0, 64},
+		{"arith.mulsi_extended %a, %b : T", "i32", -1, 2, -2, -1},
+		{"arith.mulsi_extended %a, %b : T", "i64", min64, min64, 0, 1 << 62},
+		{"arith.mulsi_extended %a, %b : T", "i64", min64, -1, min64, 0},
+		{"arith.mulsi_extended %a, %b : T", "index", max64, -3, min64 + 3, -2},
+		{"arith.mulsi_extended %a, %b : T", "i1", 1, 1, 1, 0},
+	}
+	for _, c := range cases {
+		op := strings.ReplaceAll(c.src, "T", c.typ)
+		src := "func.func @f(%a: " + c.typ + ", %b: " + c.typ + ") {\n  %r:2 = " + op + "\n  return\n}\n"
+		f, err := eval.Compile2(opOf(t, src))
+		if err != nil {
+			t.Errorf("%s: %v", op, err)
+			continue
+		}
+		r0, r1, ok := f(ir.Lane{I: c.x}, ir.Lane{I: c.y}, ir.Lane{})
+		if !ok || r0.I != c.r0 || r1.I != c.r1 {
+			t.Errorf("%s on %d, %d = %d, %d, %v; want %d, %d", op, c.x, c.y, r0.I, r1.I, ok, c.r0, c.r1)
+		}
+	}
+	single := opOf(t, "func.func @f(%a: i32) {\n  %r = arith.addi %a, %a : i32\n  return\n}\n")
+	if _, err := eval.Compile2(single); err == nil {
+		t.Error("Compile2 accepted an op of one result")
 	}
 }
 
@@ -162,6 +273,19 @@ func TestFold(t *testing.T) {
 	}
 	if got := eval.Fold(op, []ir.Attribute{ir.I32Attr(1), nil}); got != nil {
 		t.Errorf("fold with a non-constant operand = %v, want none", got)
+	}
+}
+
+// TestFoldAll folds an op of two results on splat constants.
+func TestFoldAll(t *testing.T) {
+	op := opOf(t, "func.func @f(%a: vector<2xi8>, %b: vector<2xi8>) {\n  %r:2 = arith.addui_extended %a, %b : vector<2xi8>, vector<2xi1>\n  return\n}\n")
+	vt := op.Operand(0).Type().(ir.ShapedType)
+	got := eval.FoldAll(op, []ir.Attribute{ir.DenseSplatInt(-1, vt), ir.DenseSplatInt(2, vt)})
+	if len(got) != 2 || got[0].String() != "dense<1> : vector<2xi8>" || got[1].String() != "dense<true> : vector<2xi1>" {
+		t.Errorf("fold of addui_extended(255, 2) = %v, want dense<1>, dense<true>", got)
+	}
+	if eval.Fold(op, []ir.Attribute{ir.DenseSplatInt(1, vt), ir.DenseSplatInt(2, vt)}) != nil {
+		t.Error("Fold (one result) folded an op of two results")
 	}
 }
 

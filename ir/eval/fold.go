@@ -58,7 +58,20 @@ func ToAttr(l ir.Lane, t ir.Type) ir.Attribute {
 // attribute, or nil: an operand is not constant, the op has no semantics
 // for these types and attributes, or the result is undefined.
 func Fold(op *ir.Operation, operands []ir.Attribute) ir.Attribute {
-	if op.NumResults() != 1 || len(operands) > 3 || len(operands) != op.NumOperands() {
+	if op.NumResults() != 1 {
+		return nil
+	}
+	if r := FoldAll(op, operands); r != nil {
+		return r[0]
+	}
+	return nil
+}
+
+// FoldAll is Fold for ops of one or two results: the attributes of all of
+// op's results, or nil.
+func FoldAll(op *ir.Operation, operands []ir.Attribute) []ir.Attribute {
+	n := op.NumResults()
+	if n < 1 || n > 2 || len(operands) > 3 || len(operands) != op.NumOperands() {
 		return nil
 	}
 	var l [3]ir.Lane
@@ -69,13 +82,33 @@ func Fold(op *ir.Operation, operands []ir.Attribute) ir.Attribute {
 		}
 		l[i] = v
 	}
-	f, err := Compile(op)
-	if err != nil {
-		return nil
+	var rs [2]ir.Lane
+	if n == 1 {
+		f, err := Compile(op)
+		if err != nil {
+			return nil
+		}
+		r, ok := f(l[0], l[1], l[2])
+		if !ok {
+			return nil
+		}
+		rs[0] = r
+	} else {
+		f, err := Compile2(op)
+		if err != nil {
+			return nil
+		}
+		r0, r1, ok := f(l[0], l[1], l[2])
+		if !ok {
+			return nil
+		}
+		rs = [2]ir.Lane{r0, r1}
 	}
-	r, ok := f(l[0], l[1], l[2])
-	if !ok {
-		return nil
+	out := make([]ir.Attribute, n)
+	for i := range out {
+		if out[i] = ToAttr(rs[i], op.Result(i).Type()); out[i] == nil {
+			return nil
+		}
 	}
-	return ToAttr(r, op.Result(0).Type())
+	return out
 }

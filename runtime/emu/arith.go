@@ -97,8 +97,11 @@ func elemType(t ir.Type) ir.Type {
 // elementwise returns the implementation of an op evaluated through its
 // semantics, compiled once for the op's types and attributes.
 func elementwise(op *ir.Operation) (func(t *thread, in *instr), error) {
+	if op.NumResults() == 2 && op.NumOperands() == 2 {
+		return elementwise2(op)
+	}
 	if op.NumResults() != 1 || op.NumOperands() > 3 {
-		return nil, opError(op, "'%s' is not emulated (elementwise ops have one result and at most three operands)", op.Name())
+		return nil, opError(op, "'%s' is not emulated (elementwise ops have one or two results and at most three operands)", op.Name())
 	}
 	f, err := eval.CompileGPU(op)
 	if err != nil {
@@ -106,49 +109,14 @@ func elementwise(op *ir.Operation) (func(t *thread, in *instr), error) {
 	}
 	float := ir.IsFloat(elemType(op.Result(0).Type()))
 	return func(t *thread, in *instr) {
-		lane := func(i, j int) ir.Lane {
-			if i >= len(in.in) {
-				return ir.Lane{}
-			}
-			switch v := t.vals[in.in[i]].(type) {
-			case int64:
-				return ir.Lane{I: v}
-			case float64:
-				return ir.Lane{F: v}
-			case vec:
-				if v.f != nil {
-					return ir.Lane{F: v.f[j]}
-				}
-				return ir.Lane{I: v.i[j]}
-			default:
-				t.failf(in.op, "unexpected operand %T", v)
-			}
-			return ir.Lane{}
-		}
 		apply := func(j int) ir.Lane {
-			r, ok := f(lane(0, j), lane(1, j), lane(2, j))
+			r, ok := f(laneOf(t, in, 0, j), laneOf(t, in, 1, j), laneOf(t, in, 2, j))
 			if !ok {
-				var xs []string
-				for i := range in.in {
-					l := lane(i, j)
-					if ir.IsFloat(elemType(in.op.Operand(i).Type())) {
-						xs = append(xs, fmt.Sprint(l.F))
-					} else {
-						xs = append(xs, fmt.Sprint(l.I))
-					}
-				}
-				t.failf(in.op, "%v", eval.UndefinedError(in.op, xs...))
+				undefinedAt(t, in, j)
 			}
 			return r
 		}
-		// A vector operand makes the op lane by lane; scalar operands
-		// (arith.select's condition) apply to every lane.
-		n := -1
-		for _, id := range in.in {
-			if v, ok := t.vals[id].(vec); ok {
-				n = len(v.f) + len(v.i)
-			}
-		}
+		n := lanes(t, in)
 		if n < 0 {
 			if r := apply(0); float {
 				t.set(in, 0, r.F)
@@ -172,4 +140,84 @@ func elementwise(op *ir.Operation) (func(t *thread, in *instr), error) {
 		}
 		t.set(in, 0, r)
 	}, nil
+}
+
+// elementwise2 is elementwise for ops of two integer results
+// (arith.addui_extended, the extended multiplications).
+func elementwise2(op *ir.Operation) (func(t *thread, in *instr), error) {
+	f, err := eval.Compile2(op)
+	if err != nil {
+		return nil, opError(op, "%v", err)
+	}
+	return func(t *thread, in *instr) {
+		apply := func(j int) (ir.Lane, ir.Lane) {
+			r0, r1, ok := f(laneOf(t, in, 0, j), laneOf(t, in, 1, j), ir.Lane{})
+			if !ok {
+				undefinedAt(t, in, j)
+			}
+			return r0, r1
+		}
+		n := lanes(t, in)
+		if n < 0 {
+			r0, r1 := apply(0)
+			t.set(in, 0, r0.I)
+			t.set(in, 1, r1.I)
+			return
+		}
+		r0, r1 := vec{i: make([]int64, n)}, vec{i: make([]int64, n)}
+		for j := 0; j < n; j++ {
+			l0, l1 := apply(j)
+			r0.i[j], r1.i[j] = l0.I, l1.I
+		}
+		t.set(in, 0, r0)
+		t.set(in, 1, r1)
+	}, nil
+}
+
+// laneOf is lane j of operand i of in (a scalar operand applies to every
+// lane; a missing one is zero).
+func laneOf(t *thread, in *instr, i, j int) ir.Lane {
+	if i >= len(in.in) {
+		return ir.Lane{}
+	}
+	switch v := t.vals[in.in[i]].(type) {
+	case int64:
+		return ir.Lane{I: v}
+	case float64:
+		return ir.Lane{F: v}
+	case vec:
+		if v.f != nil {
+			return ir.Lane{F: v.f[j]}
+		}
+		return ir.Lane{I: v.i[j]}
+	default:
+		t.failf(in.op, "unexpected operand %T", v)
+	}
+	return ir.Lane{}
+}
+
+// lanes is the length of in's vector operands, or -1 if all are scalars
+// (arith.select's condition may be a scalar beside vectors).
+func lanes(t *thread, in *instr) int {
+	n := -1
+	for _, id := range in.in {
+		if v, ok := t.vals[id].(vec); ok {
+			n = len(v.f) + len(v.i)
+		}
+	}
+	return n
+}
+
+// undefinedAt reports in's result undefined at lane j, with its operands.
+func undefinedAt(t *thread, in *instr, j int) {
+	var xs []string
+	for i := range in.in {
+		l := laneOf(t, in, i, j)
+		if ir.IsFloat(elemType(in.op.Operand(i).Type())) {
+			xs = append(xs, fmt.Sprint(l.F))
+		} else {
+			xs = append(xs, fmt.Sprint(l.I))
+		}
+	}
+	t.failf(in.op, "%v", eval.UndefinedError(in.op, xs...))
 }

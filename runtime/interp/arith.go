@@ -26,6 +26,9 @@ func (fc *fcomp) math(op *ir.Operation) (instr, error) { return fc.elementwise(o
 // elementwise compiles an op evaluated through its lane function on the
 // scalar slots of its operands.
 func (fc *fcomp) elementwise(op *ir.Operation) (instr, error) {
+	if op.NumResults() == 2 && eval.Has(op) {
+		return fc.elementwise2(op)
+	}
 	if op.NumResults() != 1 || !eval.Has(op) {
 		for _, t := range append(op.OperandTypes(), op.ResultTypes()...) {
 			if _, err := kindOf(t); err != nil {
@@ -115,6 +118,31 @@ func (fc *fcomp) elementwise(op *ir.Operation) (instr, error) {
 		} else {
 			fr.f[d] = r.F
 		}
+	}, nil
+}
+
+// elementwise2 compiles an op of two integer results evaluated through
+// its two-lane function (arith.addui_extended, the extended
+// multiplications).
+func (fc *fcomp) elementwise2(op *ir.Operation) (instr, error) {
+	var slots [4]int32 // the two operands', then the results' (integers)
+	for i, v := range append(op.Operands(), op.Results()...) {
+		if _, err := kindOf(v.Type()); err != nil {
+			return nil, opErr(op, "%v", err)
+		}
+		slots[i] = fc.sl(op, v)
+	}
+	f, err := eval.Compile2(op)
+	if err != nil {
+		return nil, opErr(op, "%v", err)
+	}
+	a, b, d0, d1 := slots[0], slots[1], slots[2], slots[3]
+	return func(fr *frame) {
+		r0, r1, ok := f(ir.Lane{I: fr.i[a]}, ir.Lane{I: fr.i[b]}, ir.Lane{})
+		if !ok {
+			fail(op, "%v", eval.UndefinedError(op, strconv.FormatInt(fr.i[a], 10), strconv.FormatInt(fr.i[b], 10)))
+		}
+		fr.i[d0], fr.i[d1] = r0.I, r1.I
 	}, nil
 }
 

@@ -136,7 +136,7 @@ func (x *Exec) op(op *ir.Operation) error {
 	if err != nil {
 		return errAt(op, "%v", err)
 	}
-	x.setResults(op, v)
+	x.setResults(op, v...)
 	return nil
 }
 
@@ -447,13 +447,10 @@ func (x *Exec) launch(op gpu.LaunchFuncOp) (*Launch, error) {
 
 // evalArith evaluates a host arith op through its semantics (ir/eval):
 // integers are held sign-extended from their width (i1 as 0 or 1), floats
-// as float64 values of their type.
-func evalArith(op *ir.Operation, in []Value) (Value, error) {
-	f, err := eval.Compile(op)
-	if err != nil {
-		return nil, err
-	}
-	if op.NumResults() != 1 || len(in) > 3 {
+// as float64 values of their type. It returns one value per result (ops of
+// two results: arith.addui_extended, the extended multiplications).
+func evalArith(op *ir.Operation, in []Value) ([]Value, error) {
+	if op.NumResults() < 1 || op.NumResults() > 2 || len(in) > 3 {
 		return nil, fmt.Errorf("'%s' is not supported on the host", op.Name())
 	}
 	var l [3]ir.Lane
@@ -469,14 +466,33 @@ func evalArith(op *ir.Operation, in []Value) (Value, error) {
 		}
 		xs = append(xs, fmt.Sprint(in[i]))
 	}
-	r, ok := f(l[0], l[1], l[2])
+	var rs [2]ir.Lane
+	ok := false
+	if op.NumResults() == 2 {
+		f, err := eval.Compile2(op)
+		if err != nil {
+			return nil, err
+		}
+		rs[0], rs[1], ok = f(l[0], l[1], l[2])
+	} else {
+		f, err := eval.Compile(op)
+		if err != nil {
+			return nil, err
+		}
+		rs[0], ok = f(l[0], l[1], l[2])
+	}
 	if !ok {
 		return nil, eval.UndefinedError(op, xs...)
 	}
-	if ir.IsFloat(op.Result(0).Type()) {
-		return r.F, nil
+	out := make([]Value, op.NumResults())
+	for i := range out {
+		if ir.IsFloat(op.Result(i).Type()) {
+			out[i] = rs[i].F
+		} else {
+			out[i] = rs[i].I
+		}
 	}
-	return r.I, nil
+	return out, nil
 }
 
 // Upload copies a host buffer into a newly allocated device memref.
