@@ -132,6 +132,9 @@ func parseAttr(p *ir.Parser, mnemonic string) (ir.Attribute, error) {
 	case "object":
 		return parseObjectAttr(p)
 	}
+	if e := enums[mnemonic]; e != nil {
+		return e.parse(p, "")
+	}
 	return nil, p.Errorf("unknown gpu attribute: %s", mnemonic)
 }
 

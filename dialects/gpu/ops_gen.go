@@ -9,6 +9,7 @@ import "github.com/tmac-dev/tmac/ir"
 
 // Names of the gpu ops.
 const (
+	AllReduce           = "gpu.all_reduce"
 	Alloc               = "gpu.alloc"
 	Barrier             = "gpu.barrier"
 	Binary              = "gpu.binary"
@@ -34,16 +35,23 @@ const (
 	NumSubgroups        = "gpu.num_subgroups"
 	Printf              = "gpu.printf"
 	Return              = "gpu.return"
+	Rotate              = "gpu.rotate"
+	Shuffle             = "gpu.shuffle"
+	SubgroupBroadcast   = "gpu.subgroup_broadcast"
 	SubgroupId          = "gpu.subgroup_id"
+	SubgroupReduce      = "gpu.subgroup_reduce"
 	SubgroupSize        = "gpu.subgroup_size"
 	Terminator          = "gpu.terminator"
 	ThreadId            = "gpu.thread_id"
 	Wait                = "gpu.wait"
+	Yield               = "gpu.yield"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
 // attributes and regions by their declared names.
 type (
+	// AllReduceOp views an op named gpu.all_reduce.
+	AllReduceOp struct{ Op *ir.Operation }
 	// AllocOp views an op named gpu.alloc.
 	AllocOp struct{ Op *ir.Operation }
 	// BarrierOp views an op named gpu.barrier.
@@ -94,8 +102,16 @@ type (
 	PrintfOp struct{ Op *ir.Operation }
 	// ReturnOp views an op named gpu.return.
 	ReturnOp struct{ Op *ir.Operation }
+	// RotateOp views an op named gpu.rotate.
+	RotateOp struct{ Op *ir.Operation }
+	// ShuffleOp views an op named gpu.shuffle.
+	ShuffleOp struct{ Op *ir.Operation }
+	// SubgroupBroadcastOp views an op named gpu.subgroup_broadcast.
+	SubgroupBroadcastOp struct{ Op *ir.Operation }
 	// SubgroupIdOp views an op named gpu.subgroup_id.
 	SubgroupIdOp struct{ Op *ir.Operation }
+	// SubgroupReduceOp views an op named gpu.subgroup_reduce.
+	SubgroupReduceOp struct{ Op *ir.Operation }
 	// SubgroupSizeOp views an op named gpu.subgroup_size.
 	SubgroupSizeOp struct{ Op *ir.Operation }
 	// TerminatorOp views an op named gpu.terminator.
@@ -104,7 +120,14 @@ type (
 	ThreadIdOp struct{ Op *ir.Operation }
 	// WaitOp views an op named gpu.wait.
 	WaitOp struct{ Op *ir.Operation }
+	// YieldOp views an op named gpu.yield.
+	YieldOp struct{ Op *ir.Operation }
 )
+
+// AsAllReduce returns op as a AllReduceOp, and whether it is named gpu.all_reduce.
+func AsAllReduce(op *ir.Operation) (AllReduceOp, bool) {
+	return ir.As[AllReduceOp](op, AllReduce)
+}
 
 // AsAlloc returns op as a AllocOp, and whether it is named gpu.alloc.
 func AsAlloc(op *ir.Operation) (AllocOp, bool) {
@@ -231,9 +254,29 @@ func AsReturn(op *ir.Operation) (ReturnOp, bool) {
 	return ir.As[ReturnOp](op, Return)
 }
 
+// AsRotate returns op as a RotateOp, and whether it is named gpu.rotate.
+func AsRotate(op *ir.Operation) (RotateOp, bool) {
+	return ir.As[RotateOp](op, Rotate)
+}
+
+// AsShuffle returns op as a ShuffleOp, and whether it is named gpu.shuffle.
+func AsShuffle(op *ir.Operation) (ShuffleOp, bool) {
+	return ir.As[ShuffleOp](op, Shuffle)
+}
+
+// AsSubgroupBroadcast returns op as a SubgroupBroadcastOp, and whether it is named gpu.subgroup_broadcast.
+func AsSubgroupBroadcast(op *ir.Operation) (SubgroupBroadcastOp, bool) {
+	return ir.As[SubgroupBroadcastOp](op, SubgroupBroadcast)
+}
+
 // AsSubgroupId returns op as a SubgroupIdOp, and whether it is named gpu.subgroup_id.
 func AsSubgroupId(op *ir.Operation) (SubgroupIdOp, bool) {
 	return ir.As[SubgroupIdOp](op, SubgroupId)
+}
+
+// AsSubgroupReduce returns op as a SubgroupReduceOp, and whether it is named gpu.subgroup_reduce.
+func AsSubgroupReduce(op *ir.Operation) (SubgroupReduceOp, bool) {
+	return ir.As[SubgroupReduceOp](op, SubgroupReduce)
 }
 
 // AsSubgroupSize returns op as a SubgroupSizeOp, and whether it is named gpu.subgroup_size.
@@ -254,6 +297,21 @@ func AsThreadId(op *ir.Operation) (ThreadIdOp, bool) {
 // AsWait returns op as a WaitOp, and whether it is named gpu.wait.
 func AsWait(op *ir.Operation) (WaitOp, bool) {
 	return ir.As[WaitOp](op, Wait)
+}
+
+// AsYield returns op as a YieldOp, and whether it is named gpu.yield.
+func AsYield(op *ir.Operation) (YieldOp, bool) {
+	return ir.As[YieldOp](op, Yield)
+}
+
+// Value returns the `value` operand (Integer or Float).
+func (o AllReduceOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Result returns the `result` result (Integer or Float).
+func (o AllReduceOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Memref returns the `memref` result (memref of any type values).
@@ -486,8 +544,73 @@ func (o NumSubgroupsOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
+// Value returns the `value` operand (Integer or Float or fixed-length vector of Integer or Float values of ranks 1).
+func (o RotateOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// RotateResult returns the `rotateResult` result (Integer or Float or fixed-length vector of Integer or Float values of ranks 1).
+func (o RotateOp) RotateResult() ir.Value {
+	return o.Op.ResultNamed("rotateResult")
+}
+
+// Valid returns the `valid` result (1-bit signless integer).
+func (o RotateOp) Valid() ir.Value {
+	return o.Op.ResultNamed("valid")
+}
+
+// Value returns the `value` operand (Integer or Float or fixed-length vector of Integer or Float values of ranks 1).
+func (o ShuffleOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Offset returns the `offset` operand (32-bit signless integer).
+func (o ShuffleOp) Offset() ir.Value {
+	return o.Op.OperandNamed("offset")
+}
+
+// Width returns the `width` operand (32-bit signless integer).
+func (o ShuffleOp) Width() ir.Value {
+	return o.Op.OperandNamed("width")
+}
+
+// ShuffleResult returns the `shuffleResult` result (Integer or Float or fixed-length vector of Integer or Float values of ranks 1).
+func (o ShuffleOp) ShuffleResult() ir.Value {
+	return o.Op.ResultNamed("shuffleResult")
+}
+
+// Valid returns the `valid` result (1-bit signless integer).
+func (o ShuffleOp) Valid() ir.Value {
+	return o.Op.ResultNamed("valid")
+}
+
+// Src returns the `src` operand (any type).
+func (o SubgroupBroadcastOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
+
+// Lane returns the optional `lane` operand (32-bit signless integer), or nil if absent.
+func (o SubgroupBroadcastOp) Lane() ir.Value {
+	return o.Op.OperandNamed("lane")
+}
+
+// Result returns the `result` result (any type).
+func (o SubgroupBroadcastOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
 // Result returns the `result` result (index).
 func (o SubgroupIdOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Value returns the `value` operand (Integer or Float or fixed-length vector of Integer or Float values of ranks 1).
+func (o SubgroupReduceOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Result returns the `result` result (Integer or Float or fixed-length vector of Integer or Float values of ranks 1).
+func (o SubgroupReduceOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
@@ -504,6 +627,16 @@ func (o ThreadIdOp) Result() ir.Value {
 // AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
 func (o WaitOp) AsyncToken() ir.Value {
 	return o.Op.ResultNamed("asyncToken")
+}
+
+// OpAttr returns the `op` attribute (built-in reduction operations supported by gpu.allreduce.), or nil if absent.
+func (o AllReduceOp) OpAttr() ir.Attribute {
+	return o.Op.Attr("op")
+}
+
+// Uniform returns the `uniform` attribute (unit attribute), or nil if absent.
+func (o AllReduceOp) Uniform() ir.Attribute {
+	return o.Op.Attr("uniform")
 }
 
 // HostShared returns the `hostShared` attribute (unit attribute), or nil if absent.
@@ -691,9 +824,49 @@ func (o PrintfOp) Format() ir.Attribute {
 	return o.Op.Attr("format")
 }
 
+// Offset returns the `offset` attribute (32-bit signless integer attribute whose minimum value is 0), or nil if absent.
+func (o RotateOp) Offset() ir.Attribute {
+	return o.Op.Attr("offset")
+}
+
+// Width returns the `width` attribute (32-bit signless integer attribute whose value is a power of two > 0), or nil if absent.
+func (o RotateOp) Width() ir.Attribute {
+	return o.Op.Attr("width")
+}
+
+// Mode returns the `mode` attribute (Indexing modes supported by gpu.shuffle.), or nil if absent.
+func (o ShuffleOp) Mode() ir.Attribute {
+	return o.Op.Attr("mode")
+}
+
+// BroadcastType returns the `broadcast_type` attribute (), or nil if absent.
+func (o SubgroupBroadcastOp) BroadcastType() ir.Attribute {
+	return o.Op.Attr("broadcast_type")
+}
+
 // UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
 func (o SubgroupIdOp) UpperBound() ir.Attribute {
 	return o.Op.Attr("upper_bound")
+}
+
+// OpAttr returns the `op` attribute (built-in reduction operations supported by gpu.allreduce.), or nil if absent.
+func (o SubgroupReduceOp) OpAttr() ir.Attribute {
+	return o.Op.Attr("op")
+}
+
+// Uniform returns the `uniform` attribute (unit attribute), or nil if absent.
+func (o SubgroupReduceOp) Uniform() ir.Attribute {
+	return o.Op.Attr("uniform")
+}
+
+// ClusterSize returns the `cluster_size` attribute (32-bit signless integer attribute), or nil if absent.
+func (o SubgroupReduceOp) ClusterSize() ir.Attribute {
+	return o.Op.Attr("cluster_size")
+}
+
+// ClusterStride returns the `cluster_stride` attribute (32-bit signless integer attribute), or nil if absent.
+func (o SubgroupReduceOp) ClusterStride() ir.Attribute {
+	return o.Op.Attr("cluster_stride")
 }
 
 // UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
@@ -769,6 +942,16 @@ func (o ReturnOp) Operands() []ir.Value {
 // AsyncDependencies returns the `asyncDependencies` operands (async token type).
 func (o WaitOp) AsyncDependencies() []ir.Value {
 	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// Values returns the `values` operands (any type).
+func (o YieldOp) Values() []ir.Value {
+	return o.Op.OperandGroup("values")
+}
+
+// Body returns the `body` region.
+func (o AllReduceOp) Body() *ir.Region {
+	return o.Op.RegionNamed("body")
 }
 
 // Body returns the `body` region.

@@ -150,9 +150,13 @@ func accessors(def *ir.OpDef) ([]accessor, error) {
 	accs = append(accs, groupAccessors(def.Operands, "operand", "OperandGroup", "OperandNamed")...)
 	accs = append(accs, groupAccessors(def.Results, "result", "ResultGroup", "ResultNamed")...)
 	for _, a := range def.Attrs {
+		name := camel(a.Name)
+		if name == "Op" { // the view's field (gpu.all_reduce's `op`)
+			name = "OpAttr"
+		}
 		accs = append(accs, accessor{
 			kind: attribute,
-			name: camel(a.Name),
+			name: name,
 			doc:  fmt.Sprintf("the `%s` attribute (%s), or nil if absent", a.Name, a.Constraint.Desc),
 			typ:  "ir.Attribute",
 			body: fmt.Sprintf("return o.Op.Attr(%q)", a.Name),

@@ -34,7 +34,7 @@ func (t *thread) runCode(c *code, args []any) []any {
 	}
 	for _, in := range c.instrs {
 		switch in.op.Name() {
-		case scf.Yield, scf.Condition:
+		case scf.Yield, scf.Condition, gpu.Yield:
 			return t.values(in.in)
 		case gpu.Return, funcdialect.Return, gpu.Terminator:
 			return nil

@@ -180,16 +180,20 @@ type shflArgs struct {
 // predicate. Reading a lane that did not take part is undefined on the
 // GPU and an error here.
 func shfl(t *thread, w *warpColl) [32]any {
-	var out [32]any
 	s := nvvm.ShflSyncOp{Op: w.op}
-	kind := nvvm.EnumValue(s.Kind())
-	withPred := s.ReturnValueAndIsValid() != nil
+	return shuffleLanes(t, w, nvvm.EnumValue(s.Kind()), s.ReturnValueAndIsValid() != nil)
+}
+
+// shuffleLanes computes a shfl.sync of mode kind (bfly, up, down, idx)
+// for the lanes of w; withPred: each lane gets its value and predicate.
+func shuffleLanes(t *thread, w *warpColl, kind string, withPred bool) [32]any {
+	var out [32]any
 	for lane := 0; lane < 32; lane++ {
 		if w.arrived&(1<<lane) == 0 {
 			continue
 		}
 		a := w.in[lane].(shflArgs)
-		b := int(a.offset)
+		b := int(a.offset & 0x1f) // PTX reads the offset's low five bits
 		cval := int(a.clamp & 0x1f)
 		segmask := int(a.clamp>>8) & 0x1f
 		maxLane := (lane & segmask) | (cval &^ segmask)
