@@ -872,6 +872,12 @@ func (f *format) finish(p *Parser, fs *FormatState) error {
 		if us, ok := fs.Operands[name]; ok {
 			return len(us)
 		}
+		// An optional or variadic operand group the text left out.
+		for _, spec := range def.Operands {
+			if spec.Name == name {
+				return 0
+			}
+		}
 		return -1
 	}
 	for changed := true; changed; {

@@ -398,20 +398,27 @@ func (p *Printer) printOp(op *Operation) {
 		}
 		p.sb.WriteString(" = ")
 	}
+	p.PrintOpWithoutResults(op)
+	p.printOpLoc(op.Loc)
+}
+
+// PrintOpWithoutResults prints op, custom or generic, without its result
+// names and location (upstream's printCustomOrGenericOp: vector.mask
+// prints the op it masks inline this way).
+func (p *Printer) PrintOpWithoutResults(op *Operation) {
 	def := op.def
 	if p.opts.Generic || def.unregistered || (def.Print == nil && def.format == nil) {
 		p.printGenericOp(op)
-	} else {
-		p.sb.WriteString(p.opName(op))
-		p.dialects = append(p.dialects, def.DefaultDialect)
-		if def.Print != nil {
-			def.Print(p, op)
-		} else {
-			def.format.print(p, op)
-		}
-		p.dialects = p.dialects[:len(p.dialects)-1]
+		return
 	}
-	p.printOpLoc(op.Loc)
+	p.sb.WriteString(p.opName(op))
+	p.dialects = append(p.dialects, def.DefaultDialect)
+	if def.Print != nil {
+		def.Print(p, op)
+	} else {
+		def.format.print(p, op)
+	}
+	p.dialects = p.dialects[:len(p.dialects)-1]
 }
 
 // opName returns the op name, without the dialect prefix when the closest

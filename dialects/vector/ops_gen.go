@@ -9,25 +9,208 @@ import "github.com/tmac-dev/tmac/ir"
 
 // Names of the vector ops.
 const (
-	Broadcast = "vector.broadcast"
-	Load      = "vector.load"
-	Store     = "vector.store"
+	Bitcast             = "vector.bitcast"
+	Broadcast           = "vector.broadcast"
+	Compressstore       = "vector.compressstore"
+	ConstantMask        = "vector.constant_mask"
+	Contract            = "vector.contract"
+	CreateMask          = "vector.create_mask"
+	Deinterleave        = "vector.deinterleave"
+	Expandload          = "vector.expandload"
+	Extract             = "vector.extract"
+	ExtractStridedSlice = "vector.extract_strided_slice"
+	Fma                 = "vector.fma"
+	FromElements        = "vector.from_elements"
+	Gather              = "vector.gather"
+	Insert              = "vector.insert"
+	InsertStridedSlice  = "vector.insert_strided_slice"
+	Interleave          = "vector.interleave"
+	Load                = "vector.load"
+	Mask                = "vector.mask"
+	Maskedload          = "vector.maskedload"
+	Maskedstore         = "vector.maskedstore"
+	MultiReduction      = "vector.multi_reduction"
+	Outerproduct        = "vector.outerproduct"
+	Print               = "vector.print"
+	Reduction           = "vector.reduction"
+	ScalableExtract     = "vector.scalable.extract"
+	ScalableInsert      = "vector.scalable.insert"
+	Scan                = "vector.scan"
+	Scatter             = "vector.scatter"
+	ShapeCast           = "vector.shape_cast"
+	Shuffle             = "vector.shuffle"
+	Step                = "vector.step"
+	Store               = "vector.store"
+	ToElements          = "vector.to_elements"
+	TransferRead        = "vector.transfer_read"
+	TransferWrite       = "vector.transfer_write"
+	Transpose           = "vector.transpose"
+	TypeCast            = "vector.type_cast"
+	Vscale              = "vector.vscale"
+	Yield               = "vector.yield"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
 // attributes and regions by their declared names.
 type (
+	// BitcastOp views an op named vector.bitcast.
+	BitcastOp struct{ Op *ir.Operation }
 	// BroadcastOp views an op named vector.broadcast.
 	BroadcastOp struct{ Op *ir.Operation }
+	// CompressstoreOp views an op named vector.compressstore.
+	CompressstoreOp struct{ Op *ir.Operation }
+	// ConstantMaskOp views an op named vector.constant_mask.
+	ConstantMaskOp struct{ Op *ir.Operation }
+	// ContractOp views an op named vector.contract.
+	ContractOp struct{ Op *ir.Operation }
+	// CreateMaskOp views an op named vector.create_mask.
+	CreateMaskOp struct{ Op *ir.Operation }
+	// DeinterleaveOp views an op named vector.deinterleave.
+	DeinterleaveOp struct{ Op *ir.Operation }
+	// ExpandloadOp views an op named vector.expandload.
+	ExpandloadOp struct{ Op *ir.Operation }
+	// ExtractOp views an op named vector.extract.
+	ExtractOp struct{ Op *ir.Operation }
+	// ExtractStridedSliceOp views an op named vector.extract_strided_slice.
+	ExtractStridedSliceOp struct{ Op *ir.Operation }
+	// FmaOp views an op named vector.fma.
+	FmaOp struct{ Op *ir.Operation }
+	// FromElementsOp views an op named vector.from_elements.
+	FromElementsOp struct{ Op *ir.Operation }
+	// GatherOp views an op named vector.gather.
+	GatherOp struct{ Op *ir.Operation }
+	// InsertOp views an op named vector.insert.
+	InsertOp struct{ Op *ir.Operation }
+	// InsertStridedSliceOp views an op named vector.insert_strided_slice.
+	InsertStridedSliceOp struct{ Op *ir.Operation }
+	// InterleaveOp views an op named vector.interleave.
+	InterleaveOp struct{ Op *ir.Operation }
 	// LoadOp views an op named vector.load.
 	LoadOp struct{ Op *ir.Operation }
+	// MaskOp views an op named vector.mask.
+	MaskOp struct{ Op *ir.Operation }
+	// MaskedloadOp views an op named vector.maskedload.
+	MaskedloadOp struct{ Op *ir.Operation }
+	// MaskedstoreOp views an op named vector.maskedstore.
+	MaskedstoreOp struct{ Op *ir.Operation }
+	// MultiReductionOp views an op named vector.multi_reduction.
+	MultiReductionOp struct{ Op *ir.Operation }
+	// OuterproductOp views an op named vector.outerproduct.
+	OuterproductOp struct{ Op *ir.Operation }
+	// PrintOp views an op named vector.print.
+	PrintOp struct{ Op *ir.Operation }
+	// ReductionOp views an op named vector.reduction.
+	ReductionOp struct{ Op *ir.Operation }
+	// ScalableExtractOp views an op named vector.scalable.extract.
+	ScalableExtractOp struct{ Op *ir.Operation }
+	// ScalableInsertOp views an op named vector.scalable.insert.
+	ScalableInsertOp struct{ Op *ir.Operation }
+	// ScanOp views an op named vector.scan.
+	ScanOp struct{ Op *ir.Operation }
+	// ScatterOp views an op named vector.scatter.
+	ScatterOp struct{ Op *ir.Operation }
+	// ShapeCastOp views an op named vector.shape_cast.
+	ShapeCastOp struct{ Op *ir.Operation }
+	// ShuffleOp views an op named vector.shuffle.
+	ShuffleOp struct{ Op *ir.Operation }
+	// StepOp views an op named vector.step.
+	StepOp struct{ Op *ir.Operation }
 	// StoreOp views an op named vector.store.
 	StoreOp struct{ Op *ir.Operation }
+	// ToElementsOp views an op named vector.to_elements.
+	ToElementsOp struct{ Op *ir.Operation }
+	// TransferReadOp views an op named vector.transfer_read.
+	TransferReadOp struct{ Op *ir.Operation }
+	// TransferWriteOp views an op named vector.transfer_write.
+	TransferWriteOp struct{ Op *ir.Operation }
+	// TransposeOp views an op named vector.transpose.
+	TransposeOp struct{ Op *ir.Operation }
+	// TypeCastOp views an op named vector.type_cast.
+	TypeCastOp struct{ Op *ir.Operation }
+	// VscaleOp views an op named vector.vscale.
+	VscaleOp struct{ Op *ir.Operation }
+	// YieldOp views an op named vector.yield.
+	YieldOp struct{ Op *ir.Operation }
 )
+
+// AsBitcast returns op as a BitcastOp, and whether it is named vector.bitcast.
+func AsBitcast(op *ir.Operation) (BitcastOp, bool) {
+	return ir.As[BitcastOp](op, Bitcast)
+}
 
 // AsBroadcast returns op as a BroadcastOp, and whether it is named vector.broadcast.
 func AsBroadcast(op *ir.Operation) (BroadcastOp, bool) {
 	return ir.As[BroadcastOp](op, Broadcast)
+}
+
+// AsCompressstore returns op as a CompressstoreOp, and whether it is named vector.compressstore.
+func AsCompressstore(op *ir.Operation) (CompressstoreOp, bool) {
+	return ir.As[CompressstoreOp](op, Compressstore)
+}
+
+// AsConstantMask returns op as a ConstantMaskOp, and whether it is named vector.constant_mask.
+func AsConstantMask(op *ir.Operation) (ConstantMaskOp, bool) {
+	return ir.As[ConstantMaskOp](op, ConstantMask)
+}
+
+// AsContract returns op as a ContractOp, and whether it is named vector.contract.
+func AsContract(op *ir.Operation) (ContractOp, bool) {
+	return ir.As[ContractOp](op, Contract)
+}
+
+// AsCreateMask returns op as a CreateMaskOp, and whether it is named vector.create_mask.
+func AsCreateMask(op *ir.Operation) (CreateMaskOp, bool) {
+	return ir.As[CreateMaskOp](op, CreateMask)
+}
+
+// AsDeinterleave returns op as a DeinterleaveOp, and whether it is named vector.deinterleave.
+func AsDeinterleave(op *ir.Operation) (DeinterleaveOp, bool) {
+	return ir.As[DeinterleaveOp](op, Deinterleave)
+}
+
+// AsExpandload returns op as a ExpandloadOp, and whether it is named vector.expandload.
+func AsExpandload(op *ir.Operation) (ExpandloadOp, bool) {
+	return ir.As[ExpandloadOp](op, Expandload)
+}
+
+// AsExtract returns op as a ExtractOp, and whether it is named vector.extract.
+func AsExtract(op *ir.Operation) (ExtractOp, bool) {
+	return ir.As[ExtractOp](op, Extract)
+}
+
+// AsExtractStridedSlice returns op as a ExtractStridedSliceOp, and whether it is named vector.extract_strided_slice.
+func AsExtractStridedSlice(op *ir.Operation) (ExtractStridedSliceOp, bool) {
+	return ir.As[ExtractStridedSliceOp](op, ExtractStridedSlice)
+}
+
+// AsFma returns op as a FmaOp, and whether it is named vector.fma.
+func AsFma(op *ir.Operation) (FmaOp, bool) {
+	return ir.As[FmaOp](op, Fma)
+}
+
+// AsFromElements returns op as a FromElementsOp, and whether it is named vector.from_elements.
+func AsFromElements(op *ir.Operation) (FromElementsOp, bool) {
+	return ir.As[FromElementsOp](op, FromElements)
+}
+
+// AsGather returns op as a GatherOp, and whether it is named vector.gather.
+func AsGather(op *ir.Operation) (GatherOp, bool) {
+	return ir.As[GatherOp](op, Gather)
+}
+
+// AsInsert returns op as a InsertOp, and whether it is named vector.insert.
+func AsInsert(op *ir.Operation) (InsertOp, bool) {
+	return ir.As[InsertOp](op, Insert)
+}
+
+// AsInsertStridedSlice returns op as a InsertStridedSliceOp, and whether it is named vector.insert_strided_slice.
+func AsInsertStridedSlice(op *ir.Operation) (InsertStridedSliceOp, bool) {
+	return ir.As[InsertStridedSliceOp](op, InsertStridedSlice)
+}
+
+// AsInterleave returns op as a InterleaveOp, and whether it is named vector.interleave.
+func AsInterleave(op *ir.Operation) (InterleaveOp, bool) {
+	return ir.As[InterleaveOp](op, Interleave)
 }
 
 // AsLoad returns op as a LoadOp, and whether it is named vector.load.
@@ -35,9 +218,124 @@ func AsLoad(op *ir.Operation) (LoadOp, bool) {
 	return ir.As[LoadOp](op, Load)
 }
 
+// AsMask returns op as a MaskOp, and whether it is named vector.mask.
+func AsMask(op *ir.Operation) (MaskOp, bool) {
+	return ir.As[MaskOp](op, Mask)
+}
+
+// AsMaskedload returns op as a MaskedloadOp, and whether it is named vector.maskedload.
+func AsMaskedload(op *ir.Operation) (MaskedloadOp, bool) {
+	return ir.As[MaskedloadOp](op, Maskedload)
+}
+
+// AsMaskedstore returns op as a MaskedstoreOp, and whether it is named vector.maskedstore.
+func AsMaskedstore(op *ir.Operation) (MaskedstoreOp, bool) {
+	return ir.As[MaskedstoreOp](op, Maskedstore)
+}
+
+// AsMultiReduction returns op as a MultiReductionOp, and whether it is named vector.multi_reduction.
+func AsMultiReduction(op *ir.Operation) (MultiReductionOp, bool) {
+	return ir.As[MultiReductionOp](op, MultiReduction)
+}
+
+// AsOuterproduct returns op as a OuterproductOp, and whether it is named vector.outerproduct.
+func AsOuterproduct(op *ir.Operation) (OuterproductOp, bool) {
+	return ir.As[OuterproductOp](op, Outerproduct)
+}
+
+// AsPrint returns op as a PrintOp, and whether it is named vector.print.
+func AsPrint(op *ir.Operation) (PrintOp, bool) {
+	return ir.As[PrintOp](op, Print)
+}
+
+// AsReduction returns op as a ReductionOp, and whether it is named vector.reduction.
+func AsReduction(op *ir.Operation) (ReductionOp, bool) {
+	return ir.As[ReductionOp](op, Reduction)
+}
+
+// AsScalableExtract returns op as a ScalableExtractOp, and whether it is named vector.scalable.extract.
+func AsScalableExtract(op *ir.Operation) (ScalableExtractOp, bool) {
+	return ir.As[ScalableExtractOp](op, ScalableExtract)
+}
+
+// AsScalableInsert returns op as a ScalableInsertOp, and whether it is named vector.scalable.insert.
+func AsScalableInsert(op *ir.Operation) (ScalableInsertOp, bool) {
+	return ir.As[ScalableInsertOp](op, ScalableInsert)
+}
+
+// AsScan returns op as a ScanOp, and whether it is named vector.scan.
+func AsScan(op *ir.Operation) (ScanOp, bool) {
+	return ir.As[ScanOp](op, Scan)
+}
+
+// AsScatter returns op as a ScatterOp, and whether it is named vector.scatter.
+func AsScatter(op *ir.Operation) (ScatterOp, bool) {
+	return ir.As[ScatterOp](op, Scatter)
+}
+
+// AsShapeCast returns op as a ShapeCastOp, and whether it is named vector.shape_cast.
+func AsShapeCast(op *ir.Operation) (ShapeCastOp, bool) {
+	return ir.As[ShapeCastOp](op, ShapeCast)
+}
+
+// AsShuffle returns op as a ShuffleOp, and whether it is named vector.shuffle.
+func AsShuffle(op *ir.Operation) (ShuffleOp, bool) {
+	return ir.As[ShuffleOp](op, Shuffle)
+}
+
+// AsStep returns op as a StepOp, and whether it is named vector.step.
+func AsStep(op *ir.Operation) (StepOp, bool) {
+	return ir.As[StepOp](op, Step)
+}
+
 // AsStore returns op as a StoreOp, and whether it is named vector.store.
 func AsStore(op *ir.Operation) (StoreOp, bool) {
 	return ir.As[StoreOp](op, Store)
+}
+
+// AsToElements returns op as a ToElementsOp, and whether it is named vector.to_elements.
+func AsToElements(op *ir.Operation) (ToElementsOp, bool) {
+	return ir.As[ToElementsOp](op, ToElements)
+}
+
+// AsTransferRead returns op as a TransferReadOp, and whether it is named vector.transfer_read.
+func AsTransferRead(op *ir.Operation) (TransferReadOp, bool) {
+	return ir.As[TransferReadOp](op, TransferRead)
+}
+
+// AsTransferWrite returns op as a TransferWriteOp, and whether it is named vector.transfer_write.
+func AsTransferWrite(op *ir.Operation) (TransferWriteOp, bool) {
+	return ir.As[TransferWriteOp](op, TransferWrite)
+}
+
+// AsTranspose returns op as a TransposeOp, and whether it is named vector.transpose.
+func AsTranspose(op *ir.Operation) (TransposeOp, bool) {
+	return ir.As[TransposeOp](op, Transpose)
+}
+
+// AsTypeCast returns op as a TypeCastOp, and whether it is named vector.type_cast.
+func AsTypeCast(op *ir.Operation) (TypeCastOp, bool) {
+	return ir.As[TypeCastOp](op, TypeCast)
+}
+
+// AsVscale returns op as a VscaleOp, and whether it is named vector.vscale.
+func AsVscale(op *ir.Operation) (VscaleOp, bool) {
+	return ir.As[VscaleOp](op, Vscale)
+}
+
+// AsYield returns op as a YieldOp, and whether it is named vector.yield.
+func AsYield(op *ir.Operation) (YieldOp, bool) {
+	return ir.As[YieldOp](op, Yield)
+}
+
+// Source returns the `source` operand (vector of any type values).
+func (o BitcastOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o BitcastOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Source returns the `source` operand (any type).
@@ -51,12 +349,407 @@ func (o BroadcastOp) Vector() ir.Value {
 }
 
 // Base returns the `base` operand (memref of any type values).
+func (o CompressstoreOp) Base() ir.Value {
+	return o.Op.OperandNamed("base")
+}
+
+// Mask returns the `mask` operand (fixed-length vector of 1-bit signless integer values).
+func (o CompressstoreOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
+}
+
+// ValueToStore returns the `valueToStore` operand (vector of any type values).
+func (o CompressstoreOp) ValueToStore() ir.Value {
+	return o.Op.OperandNamed("valueToStore")
+}
+
+// Result returns the `result` result (vector of 1-bit signless integer values).
+func (o ConstantMaskOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (vector of any type values).
+func (o ContractOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (vector of any type values).
+func (o ContractOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Acc returns the `acc` operand (any type).
+func (o ContractOp) Acc() ir.Value {
+	return o.Op.OperandNamed("acc")
+}
+
+// Result returns the `result` result (any type).
+func (o ContractOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Result returns the `result` result (vector of 1-bit signless integer values).
+func (o CreateMaskOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Source returns the `source` operand (vector of any type values).
+func (o DeinterleaveOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Res1 returns the `res1` result (vector of any type values).
+func (o DeinterleaveOp) Res1() ir.Value {
+	return o.Op.ResultNamed("res1")
+}
+
+// Res2 returns the `res2` result (vector of any type values).
+func (o DeinterleaveOp) Res2() ir.Value {
+	return o.Op.ResultNamed("res2")
+}
+
+// Base returns the `base` operand (memref of any type values).
+func (o ExpandloadOp) Base() ir.Value {
+	return o.Op.OperandNamed("base")
+}
+
+// Mask returns the `mask` operand (fixed-length vector of 1-bit signless integer values).
+func (o ExpandloadOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
+}
+
+// PassThru returns the `pass_thru` operand (vector of any type values).
+func (o ExpandloadOp) PassThru() ir.Value {
+	return o.Op.OperandNamed("pass_thru")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o ExpandloadOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Vector returns the `vector` operand (vector of any type values).
+func (o ExtractOp) Vector() ir.Value {
+	return o.Op.OperandNamed("vector")
+}
+
+// Result returns the `result` result (any type).
+func (o ExtractOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Vector returns the `vector` operand (vector of any type values).
+func (o ExtractStridedSliceOp) Vector() ir.Value {
+	return o.Op.OperandNamed("vector")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o ExtractStridedSliceOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (vector of floating-point values).
+func (o FmaOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (vector of floating-point values).
+func (o FmaOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Acc returns the `acc` operand (vector of floating-point values).
+func (o FmaOp) Acc() ir.Value {
+	return o.Op.OperandNamed("acc")
+}
+
+// Result returns the `result` result (vector of floating-point values).
+func (o FmaOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Dest returns the `dest` result (fixed-length vector of any type values).
+func (o FromElementsOp) Dest() ir.Value {
+	return o.Op.ResultNamed("dest")
+}
+
+// Base returns the `base` operand (Tensor or MemRef of any type values).
+func (o GatherOp) Base() ir.Value {
+	return o.Op.OperandNamed("base")
+}
+
+// Indices returns the `indices` operand (vector of integer or index values).
+func (o GatherOp) Indices() ir.Value {
+	return o.Op.OperandNamed("indices")
+}
+
+// Mask returns the `mask` operand (vector of 1-bit signless integer values).
+func (o GatherOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
+}
+
+// PassThru returns the `pass_thru` operand (vector of any type values).
+func (o GatherOp) PassThru() ir.Value {
+	return o.Op.OperandNamed("pass_thru")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o GatherOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// ValueToStore returns the `valueToStore` operand (any type).
+func (o InsertOp) ValueToStore() ir.Value {
+	return o.Op.OperandNamed("valueToStore")
+}
+
+// Dest returns the `dest` operand (vector of any type values).
+func (o InsertOp) Dest() ir.Value {
+	return o.Op.OperandNamed("dest")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o InsertOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// ValueToStore returns the `valueToStore` operand (vector of any type values).
+func (o InsertStridedSliceOp) ValueToStore() ir.Value {
+	return o.Op.OperandNamed("valueToStore")
+}
+
+// Dest returns the `dest` operand (vector of any type values).
+func (o InsertStridedSliceOp) Dest() ir.Value {
+	return o.Op.OperandNamed("dest")
+}
+
+// Res returns the `res` result (vector of any type values).
+func (o InsertStridedSliceOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Lhs returns the `lhs` operand (vector of any type values).
+func (o InterleaveOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (vector of any type values).
+func (o InterleaveOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o InterleaveOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Base returns the `base` operand (memref of any type values).
 func (o LoadOp) Base() ir.Value {
 	return o.Op.OperandNamed("base")
 }
 
 // Result returns the `result` result (vector of any type values).
 func (o LoadOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Mask returns the `mask` operand (vector of 1-bit signless integer values).
+func (o MaskOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
+}
+
+// Passthru returns the optional `passthru` operand (any type), or nil if absent.
+func (o MaskOp) Passthru() ir.Value {
+	return o.Op.OperandNamed("passthru")
+}
+
+// Base returns the `base` operand (memref of any type values).
+func (o MaskedloadOp) Base() ir.Value {
+	return o.Op.OperandNamed("base")
+}
+
+// Mask returns the `mask` operand (vector of 1-bit signless integer values).
+func (o MaskedloadOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
+}
+
+// PassThru returns the `pass_thru` operand (vector of any type values).
+func (o MaskedloadOp) PassThru() ir.Value {
+	return o.Op.OperandNamed("pass_thru")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o MaskedloadOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Base returns the `base` operand (memref of any type values).
+func (o MaskedstoreOp) Base() ir.Value {
+	return o.Op.OperandNamed("base")
+}
+
+// Mask returns the `mask` operand (vector of 1-bit signless integer values).
+func (o MaskedstoreOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
+}
+
+// ValueToStore returns the `valueToStore` operand (vector of any type values).
+func (o MaskedstoreOp) ValueToStore() ir.Value {
+	return o.Op.OperandNamed("valueToStore")
+}
+
+// Source returns the `source` operand (vector of any type values).
+func (o MultiReductionOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Acc returns the `acc` operand (any type).
+func (o MultiReductionOp) Acc() ir.Value {
+	return o.Op.OperandNamed("acc")
+}
+
+// Dest returns the `dest` result (any type).
+func (o MultiReductionOp) Dest() ir.Value {
+	return o.Op.ResultNamed("dest")
+}
+
+// Lhs returns the `lhs` operand (vector of any type values).
+func (o OuterproductOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (any type).
+func (o OuterproductOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Acc returns the optional `acc` operand (vector of any type values), or nil if absent.
+func (o OuterproductOp) Acc() ir.Value {
+	return o.Op.OperandNamed("acc")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o OuterproductOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Source returns the optional `source` operand (), or nil if absent.
+func (o PrintOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Vector returns the `vector` operand (vector of any type values).
+func (o ReductionOp) Vector() ir.Value {
+	return o.Op.OperandNamed("vector")
+}
+
+// Acc returns the optional `acc` operand (any type), or nil if absent.
+func (o ReductionOp) Acc() ir.Value {
+	return o.Op.OperandNamed("acc")
+}
+
+// Dest returns the `dest` result (any type).
+func (o ReductionOp) Dest() ir.Value {
+	return o.Op.ResultNamed("dest")
+}
+
+// Source returns the `source` operand ( of ranks 1).
+func (o ScalableExtractOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Res returns the `res` result (vector of any type values of ranks 1).
+func (o ScalableExtractOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// ValueToStore returns the `valueToStore` operand (vector of any type values of ranks 1).
+func (o ScalableInsertOp) ValueToStore() ir.Value {
+	return o.Op.OperandNamed("valueToStore")
+}
+
+// Dest returns the `dest` operand ( of ranks 1).
+func (o ScalableInsertOp) Dest() ir.Value {
+	return o.Op.OperandNamed("dest")
+}
+
+// Res returns the `res` result ( of ranks 1).
+func (o ScalableInsertOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Source returns the `source` operand (vector of any type values).
+func (o ScanOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// InitialValue returns the `initial_value` operand (vector of any type values).
+func (o ScanOp) InitialValue() ir.Value {
+	return o.Op.OperandNamed("initial_value")
+}
+
+// Dest returns the `dest` result (vector of any type values).
+func (o ScanOp) Dest() ir.Value {
+	return o.Op.ResultNamed("dest")
+}
+
+// AccumulatedValue returns the `accumulated_value` result (vector of any type values).
+func (o ScanOp) AccumulatedValue() ir.Value {
+	return o.Op.ResultNamed("accumulated_value")
+}
+
+// Base returns the `base` operand (Tensor or MemRef of any type values).
+func (o ScatterOp) Base() ir.Value {
+	return o.Op.OperandNamed("base")
+}
+
+// Indices returns the `indices` operand (vector of integer or index values).
+func (o ScatterOp) Indices() ir.Value {
+	return o.Op.OperandNamed("indices")
+}
+
+// Mask returns the `mask` operand (vector of 1-bit signless integer values).
+func (o ScatterOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
+}
+
+// ValueToStore returns the `valueToStore` operand (vector of any type values).
+func (o ScatterOp) ValueToStore() ir.Value {
+	return o.Op.OperandNamed("valueToStore")
+}
+
+// Result returns the optional `result` result (ranked tensor of any type values), or nil if absent.
+func (o ScatterOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Source returns the `source` operand (vector of any type values).
+func (o ShapeCastOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o ShapeCastOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// V1 returns the `v1` operand (fixed-length vector of any type values).
+func (o ShuffleOp) V1() ir.Value {
+	return o.Op.OperandNamed("v1")
+}
+
+// V2 returns the `v2` operand (fixed-length vector of any type values).
+func (o ShuffleOp) V2() ir.Value {
+	return o.Op.OperandNamed("v2")
+}
+
+// Vector returns the `vector` result (vector of any type values).
+func (o ShuffleOp) Vector() ir.Value {
+	return o.Op.ResultNamed("vector")
+}
+
+// Result returns the `result` result (vector of index values of ranks 1).
+func (o StepOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
@@ -70,6 +763,146 @@ func (o StoreOp) Base() ir.Value {
 	return o.Op.OperandNamed("base")
 }
 
+// Source returns the `source` operand (fixed-length vector of any type values).
+func (o ToElementsOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Base returns the `base` operand (shaped of any type values).
+func (o TransferReadOp) Base() ir.Value {
+	return o.Op.OperandNamed("base")
+}
+
+// Padding returns the `padding` operand (any type).
+func (o TransferReadOp) Padding() ir.Value {
+	return o.Op.OperandNamed("padding")
+}
+
+// Mask returns the optional `mask` operand (vector of 1-bit signless integer values), or nil if absent.
+func (o TransferReadOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
+}
+
+// Vector returns the `vector` result (vector of any type values).
+func (o TransferReadOp) Vector() ir.Value {
+	return o.Op.ResultNamed("vector")
+}
+
+// ValueToStore returns the `valueToStore` operand (vector of any type values).
+func (o TransferWriteOp) ValueToStore() ir.Value {
+	return o.Op.OperandNamed("valueToStore")
+}
+
+// Base returns the `base` operand (shaped of any type values).
+func (o TransferWriteOp) Base() ir.Value {
+	return o.Op.OperandNamed("base")
+}
+
+// Mask returns the optional `mask` operand (vector of 1-bit signless integer values), or nil if absent.
+func (o TransferWriteOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
+}
+
+// Result returns the optional `result` result (ranked tensor of any type values), or nil if absent.
+func (o TransferWriteOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Vector returns the `vector` operand (vector of any type values).
+func (o TransposeOp) Vector() ir.Value {
+	return o.Op.OperandNamed("vector")
+}
+
+// Result returns the `result` result (vector of any type values).
+func (o TransposeOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Memref returns the `memref` operand (statically shaped memref of any type values).
+func (o TypeCastOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// Result returns the `result` result (memref of any type values).
+func (o TypeCastOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Res returns the `res` result (index).
+func (o VscaleOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o CompressstoreOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// MaskDimSizes returns the `mask_dim_sizes` attribute (i64 dense array attribute), or nil if absent.
+func (o ConstantMaskOp) MaskDimSizes() ir.Attribute {
+	return o.Op.Attr("mask_dim_sizes")
+}
+
+// IndexingMaps returns the `indexing_maps` attribute (array attribute), or nil if absent.
+func (o ContractOp) IndexingMaps() ir.Attribute {
+	return o.Op.Attr("indexing_maps")
+}
+
+// IteratorTypes returns the `iterator_types` attribute (Iterator type should be an enum.), or nil if absent.
+func (o ContractOp) IteratorTypes() ir.Attribute {
+	return o.Op.Attr("iterator_types")
+}
+
+// Kind returns the `kind` attribute (Kind of combining function for contractions and reductions), or nil if absent.
+func (o ContractOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o ExpandloadOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// StaticPosition returns the `static_position` attribute (i64 dense array attribute), or nil if absent.
+func (o ExtractOp) StaticPosition() ir.Attribute {
+	return o.Op.Attr("static_position")
+}
+
+// Offsets returns the `offsets` attribute (64-bit integer array attribute), or nil if absent.
+func (o ExtractStridedSliceOp) Offsets() ir.Attribute {
+	return o.Op.Attr("offsets")
+}
+
+// Sizes returns the `sizes` attribute (64-bit integer array attribute), or nil if absent.
+func (o ExtractStridedSliceOp) Sizes() ir.Attribute {
+	return o.Op.Attr("sizes")
+}
+
+// Strides returns the `strides` attribute (64-bit integer array attribute), or nil if absent.
+func (o ExtractStridedSliceOp) Strides() ir.Attribute {
+	return o.Op.Attr("strides")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o GatherOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// StaticPosition returns the `static_position` attribute (i64 dense array attribute), or nil if absent.
+func (o InsertOp) StaticPosition() ir.Attribute {
+	return o.Op.Attr("static_position")
+}
+
+// Offsets returns the `offsets` attribute (64-bit integer array attribute), or nil if absent.
+func (o InsertStridedSliceOp) Offsets() ir.Attribute {
+	return o.Op.Attr("offsets")
+}
+
+// Strides returns the `strides` attribute (64-bit integer array attribute), or nil if absent.
+func (o InsertStridedSliceOp) Strides() ir.Attribute {
+	return o.Op.Attr("strides")
+}
+
 // Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
 func (o LoadOp) Alignment() ir.Attribute {
 	return o.Op.Attr("alignment")
@@ -78,6 +911,86 @@ func (o LoadOp) Alignment() ir.Attribute {
 // Nontemporal returns the `nontemporal` attribute (bool attribute), or nil if absent.
 func (o LoadOp) Nontemporal() ir.Attribute {
 	return o.Op.Attr("nontemporal")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o MaskedloadOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o MaskedstoreOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// Kind returns the `kind` attribute (Kind of combining function for contractions and reductions), or nil if absent.
+func (o MultiReductionOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
+
+// ReductionDims returns the `reduction_dims` attribute (i64 dense array attribute), or nil if absent.
+func (o MultiReductionOp) ReductionDims() ir.Attribute {
+	return o.Op.Attr("reduction_dims")
+}
+
+// Kind returns the `kind` attribute (Kind of combining function for contractions and reductions), or nil if absent.
+func (o OuterproductOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
+
+// Punctuation returns the `punctuation` attribute (Punctuation for separating vectors or vector elements), or nil if absent.
+func (o PrintOp) Punctuation() ir.Attribute {
+	return o.Op.Attr("punctuation")
+}
+
+// StringLiteral returns the `stringLiteral` attribute (string attribute), or nil if absent.
+func (o PrintOp) StringLiteral() ir.Attribute {
+	return o.Op.Attr("stringLiteral")
+}
+
+// Kind returns the `kind` attribute (Kind of combining function for contractions and reductions), or nil if absent.
+func (o ReductionOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o ReductionOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Pos returns the `pos` attribute (64-bit signless integer attribute), or nil if absent.
+func (o ScalableExtractOp) Pos() ir.Attribute {
+	return o.Op.Attr("pos")
+}
+
+// Pos returns the `pos` attribute (64-bit signless integer attribute), or nil if absent.
+func (o ScalableInsertOp) Pos() ir.Attribute {
+	return o.Op.Attr("pos")
+}
+
+// Kind returns the `kind` attribute (Kind of combining function for contractions and reductions), or nil if absent.
+func (o ScanOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
+
+// ReductionDim returns the `reduction_dim` attribute (64-bit signless integer attribute), or nil if absent.
+func (o ScanOp) ReductionDim() ir.Attribute {
+	return o.Op.Attr("reduction_dim")
+}
+
+// Inclusive returns the `inclusive` attribute (bool attribute), or nil if absent.
+func (o ScanOp) Inclusive() ir.Attribute {
+	return o.Op.Attr("inclusive")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o ScatterOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// Mask returns the `mask` attribute (i64 dense array attribute), or nil if absent.
+func (o ShuffleOp) Mask() ir.Attribute {
+	return o.Op.Attr("mask")
 }
 
 // Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
@@ -90,12 +1003,117 @@ func (o StoreOp) Nontemporal() ir.Attribute {
 	return o.Op.Attr("nontemporal")
 }
 
+// PermutationMap returns the `permutation_map` attribute (AffineMap attribute), or nil if absent.
+func (o TransferReadOp) PermutationMap() ir.Attribute {
+	return o.Op.Attr("permutation_map")
+}
+
+// InBounds returns the `in_bounds` attribute (1-bit boolean array attribute), or nil if absent.
+func (o TransferReadOp) InBounds() ir.Attribute {
+	return o.Op.Attr("in_bounds")
+}
+
+// PermutationMap returns the `permutation_map` attribute (AffineMap attribute), or nil if absent.
+func (o TransferWriteOp) PermutationMap() ir.Attribute {
+	return o.Op.Attr("permutation_map")
+}
+
+// InBounds returns the `in_bounds` attribute (1-bit boolean array attribute), or nil if absent.
+func (o TransferWriteOp) InBounds() ir.Attribute {
+	return o.Op.Attr("in_bounds")
+}
+
+// Permutation returns the `permutation` attribute (i64 dense array attribute), or nil if absent.
+func (o TransposeOp) Permutation() ir.Attribute {
+	return o.Op.Attr("permutation")
+}
+
+// Indices returns the `indices` operands (index).
+func (o CompressstoreOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Operands returns the `operands` operands (index).
+func (o CreateMaskOp) Operands() []ir.Value {
+	return o.Op.OperandGroup("operands")
+}
+
+// Indices returns the `indices` operands (index).
+func (o ExpandloadOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// DynamicPosition returns the `dynamic_position` operands (index).
+func (o ExtractOp) DynamicPosition() []ir.Value {
+	return o.Op.OperandGroup("dynamic_position")
+}
+
+// Elements returns the `elements` operands (any type).
+func (o FromElementsOp) Elements() []ir.Value {
+	return o.Op.OperandGroup("elements")
+}
+
+// Offsets returns the `offsets` operands (index).
+func (o GatherOp) Offsets() []ir.Value {
+	return o.Op.OperandGroup("offsets")
+}
+
+// DynamicPosition returns the `dynamic_position` operands (index).
+func (o InsertOp) DynamicPosition() []ir.Value {
+	return o.Op.OperandGroup("dynamic_position")
+}
+
 // Indices returns the `indices` operands (index).
 func (o LoadOp) Indices() []ir.Value {
 	return o.Op.OperandGroup("indices")
 }
 
+// Results returns the `results` results (any type).
+func (o MaskOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
+}
+
+// Indices returns the `indices` operands (index).
+func (o MaskedloadOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Indices returns the `indices` operands (index).
+func (o MaskedstoreOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Offsets returns the `offsets` operands (index).
+func (o ScatterOp) Offsets() []ir.Value {
+	return o.Op.OperandGroup("offsets")
+}
+
 // Indices returns the `indices` operands (index).
 func (o StoreOp) Indices() []ir.Value {
 	return o.Op.OperandGroup("indices")
+}
+
+// Elements returns the `elements` results (any type).
+func (o ToElementsOp) Elements() []ir.Value {
+	return o.Op.ResultGroup("elements")
+}
+
+// Indices returns the `indices` operands (index).
+func (o TransferReadOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Indices returns the `indices` operands (index).
+func (o TransferWriteOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Operands returns the `operands` operands (any type).
+func (o YieldOp) Operands() []ir.Value {
+	return o.Op.OperandGroup("operands")
+}
+
+// MaskRegion returns the `maskRegion` region.
+func (o MaskOp) MaskRegion() *ir.Region {
+	return o.Op.RegionNamed("maskRegion")
 }

@@ -1,5 +1,8 @@
-// Package vector registers the vector dialect ops tmac supports:
-// vector.load, vector.store and vector.broadcast.
+// Package vector registers the vector dialect of MLIR 22: every op of
+// upstream's dialect with its syntax and verifier, and the semantics of
+// vector.fma. Code generation (codegen/vector*.go) lowers the fixed-size
+// forms and rejects the rest (scalable vectors, vector.contract,
+// vector.mask, ...) naming the op; SPEC.md records the upstream facts.
 package vector
 
 import (
@@ -7,6 +10,35 @@ import (
 
 	"github.com/tmac-dev/tmac/ir"
 )
+
+// Type constraints, in upstream's words.
+var (
+	// anyRankVector is AnyVectorOfAnyRank (0-D included).
+	anyRankVector = vectorOf("vector of any type values", true, func(ir.Type) bool { return true })
+	// nonZeroRankVector is AnyVector (rank >= 1).
+	nonZeroRankVector = vectorOf("vector of any type values", false, func(ir.Type) bool { return true })
+	// fixedVector is AnyFixedVectorOfAnyRank.
+	fixedVector = ir.TypeConstraint{Desc: "fixed-length vector of any type values", OK: func(t ir.Type) bool {
+		v, ok := t.(*ir.VectorType)
+		return ok && v.Scalable == nil
+	}, Kind: "builtin.vector", KindOK: isVector}
+	floatVector = vectorOf("vector of floating-point values", true, ir.IsFloat)
+	i1Vector    = vectorOf("vector of 1-bit signless integer values", false, isI1)
+	i1VectorAny = vectorOf("vector of 1-bit signless integer values", true, isI1)
+)
+
+func isI1(t ir.Type) bool { return ir.IsIntegerOfWidth(t, 1) }
+
+// vectorOf accepts vectors whose element type satisfies elem (0-D vectors
+// only when zeroRank).
+func vectorOf(desc string, zeroRank bool, elem func(ir.Type) bool) ir.TypeConstraint {
+	return ir.TypeConstraint{Desc: desc, OK: func(t ir.Type) bool {
+		v, ok := t.(*ir.VectorType)
+		return ok && (zeroRank || len(v.Shape()) > 0) && elem(v.Elem)
+	}, Kind: "builtin.vector", KindOK: isVector}
+}
+
+func isVector(t ir.Type) bool { _, ok := t.(*ir.VectorType); return ok }
 
 // alignmentC is upstream's constraint on the optional `alignment` property.
 var alignmentC = ir.AttrConstraint{
@@ -31,7 +63,12 @@ func memAttrs() []ir.AttrSpec {
 }
 
 func init() {
-	ir.RegisterDialect(&ir.Dialect{Name: "vector", Summary: "Vector loads, stores and broadcasts"})
+	var defs []*ir.OpDef
+	defs = append(defs, shapeOps()...)
+	defs = append(defs, computeOps()...)
+	defs = append(defs, memoryOps()...)
+	defs = append(defs, printOp())
+	ir.Register(defs...)
 	ir.Register(
 		&ir.OpDef{
 			Name:    "vector.load",
