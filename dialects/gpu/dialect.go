@@ -86,8 +86,14 @@ func parseDim(p *ir.Parser, errPrefix string) (ir.Attribute, error) {
 }
 
 func parseType(p *ir.Parser, mnemonic string) (ir.Type, error) {
-	if mnemonic == "async.token" {
+	switch mnemonic {
+	case "async.token":
 		return AsyncToken, nil
+	case "mma_matrix":
+		return parseMMAMatrix(p, mnemonic)
+	}
+	if t := sparseHandles[mnemonic]; t != nil {
+		return t, nil
 	}
 	return nil, p.Errorf("unknown gpu type: %s", mnemonic)
 }

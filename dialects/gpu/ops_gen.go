@@ -9,42 +9,72 @@ import "github.com/tmac-dev/tmac/ir"
 
 // Names of the gpu ops.
 const (
-	AllReduce           = "gpu.all_reduce"
-	Alloc               = "gpu.alloc"
-	Barrier             = "gpu.barrier"
-	Binary              = "gpu.binary"
-	BlockDim            = "gpu.block_dim"
-	BlockId             = "gpu.block_id"
-	ClusterBlockId      = "gpu.cluster_block_id"
-	ClusterDim          = "gpu.cluster_dim"
-	ClusterDimBlocks    = "gpu.cluster_dim_blocks"
-	ClusterId           = "gpu.cluster_id"
-	Dealloc             = "gpu.dealloc"
-	DynamicSharedMemory = "gpu.dynamic_shared_memory"
-	Func                = "gpu.func"
-	GlobalId            = "gpu.global_id"
-	GridDim             = "gpu.grid_dim"
-	HostRegister        = "gpu.host_register"
-	HostUnregister      = "gpu.host_unregister"
-	LaneId              = "gpu.lane_id"
-	Launch              = "gpu.launch"
-	LaunchFunc          = "gpu.launch_func"
-	Memcpy              = "gpu.memcpy"
-	Memset              = "gpu.memset"
-	Module              = "gpu.module"
-	NumSubgroups        = "gpu.num_subgroups"
-	Printf              = "gpu.printf"
-	Return              = "gpu.return"
-	Rotate              = "gpu.rotate"
-	Shuffle             = "gpu.shuffle"
-	SubgroupBroadcast   = "gpu.subgroup_broadcast"
-	SubgroupId          = "gpu.subgroup_id"
-	SubgroupReduce      = "gpu.subgroup_reduce"
-	SubgroupSize        = "gpu.subgroup_size"
-	Terminator          = "gpu.terminator"
-	ThreadId            = "gpu.thread_id"
-	Wait                = "gpu.wait"
-	Yield               = "gpu.yield"
+	AllReduce                     = "gpu.all_reduce"
+	Alloc                         = "gpu.alloc"
+	Barrier                       = "gpu.barrier"
+	Binary                        = "gpu.binary"
+	BlockDim                      = "gpu.block_dim"
+	BlockId                       = "gpu.block_id"
+	ClusterBlockId                = "gpu.cluster_block_id"
+	ClusterDim                    = "gpu.cluster_dim"
+	ClusterDimBlocks              = "gpu.cluster_dim_blocks"
+	ClusterId                     = "gpu.cluster_id"
+	Create2to4Spmat               = "gpu.create_2to4_spmat"
+	CreateBsr                     = "gpu.create_bsr"
+	CreateCoo                     = "gpu.create_coo"
+	CreateCooAos                  = "gpu.create_coo_aos"
+	CreateCsc                     = "gpu.create_csc"
+	CreateCsr                     = "gpu.create_csr"
+	CreateDnTensor                = "gpu.create_dn_tensor"
+	Dealloc                       = "gpu.dealloc"
+	DestroyDnTensor               = "gpu.destroy_dn_tensor"
+	DestroySpMat                  = "gpu.destroy_sp_mat"
+	DynamicSharedMemory           = "gpu.dynamic_shared_memory"
+	Func                          = "gpu.func"
+	GlobalId                      = "gpu.global_id"
+	GridDim                       = "gpu.grid_dim"
+	HostRegister                  = "gpu.host_register"
+	HostUnregister                = "gpu.host_unregister"
+	LaneId                        = "gpu.lane_id"
+	Launch                        = "gpu.launch"
+	LaunchFunc                    = "gpu.launch_func"
+	Memcpy                        = "gpu.memcpy"
+	Memset                        = "gpu.memset"
+	Module                        = "gpu.module"
+	NumSubgroups                  = "gpu.num_subgroups"
+	Printf                        = "gpu.printf"
+	Return                        = "gpu.return"
+	Rotate                        = "gpu.rotate"
+	Sddmm                         = "gpu.sddmm"
+	SddmmBufferSize               = "gpu.sddmm_buffer_size"
+	SetCsrPointers                = "gpu.set_csr_pointers"
+	SetDefaultDevice              = "gpu.set_default_device"
+	Shuffle                       = "gpu.shuffle"
+	SpgemmCopy                    = "gpu.spgemm_copy"
+	SpgemmCreateDescr             = "gpu.spgemm_create_descr"
+	SpgemmDestroyDescr            = "gpu.spgemm_destroy_descr"
+	SpgemmWorkEstimationOrCompute = "gpu.spgemm_work_estimation_or_compute"
+	SpmatGetSize                  = "gpu.spmat_get_size"
+	Spmm                          = "gpu.spmm"
+	SpmmBufferSize                = "gpu.spmm_buffer_size"
+	Spmv                          = "gpu.spmv"
+	SpmvBufferSize                = "gpu.spmv_buffer_size"
+	SubgroupBroadcast             = "gpu.subgroup_broadcast"
+	SubgroupId                    = "gpu.subgroup_id"
+	SubgroupMmaCompute            = "gpu.subgroup_mma_compute"
+	SubgroupMmaConstantMatrix     = "gpu.subgroup_mma_constant_matrix"
+	SubgroupMmaElementwise        = "gpu.subgroup_mma_elementwise"
+	SubgroupMmaExtractThreadLocal = "gpu.subgroup_mma_extract_thread_local"
+	SubgroupMmaInsertThreadLocal  = "gpu.subgroup_mma_insert_thread_local"
+	SubgroupMmaLoadMatrix         = "gpu.subgroup_mma_load_matrix"
+	SubgroupMmaStoreMatrix        = "gpu.subgroup_mma_store_matrix"
+	SubgroupReduce                = "gpu.subgroup_reduce"
+	SubgroupSize                  = "gpu.subgroup_size"
+	Terminator                    = "gpu.terminator"
+	ThreadId                      = "gpu.thread_id"
+	Wait                          = "gpu.wait"
+	WarpExecuteOnLane0            = "gpu.warp_execute_on_lane_0"
+	Yield                         = "gpu.yield"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
@@ -70,8 +100,26 @@ type (
 	ClusterDimBlocksOp struct{ Op *ir.Operation }
 	// ClusterIdOp views an op named gpu.cluster_id.
 	ClusterIdOp struct{ Op *ir.Operation }
+	// Create2to4SpmatOp views an op named gpu.create_2to4_spmat.
+	Create2to4SpmatOp struct{ Op *ir.Operation }
+	// CreateBsrOp views an op named gpu.create_bsr.
+	CreateBsrOp struct{ Op *ir.Operation }
+	// CreateCooOp views an op named gpu.create_coo.
+	CreateCooOp struct{ Op *ir.Operation }
+	// CreateCooAosOp views an op named gpu.create_coo_aos.
+	CreateCooAosOp struct{ Op *ir.Operation }
+	// CreateCscOp views an op named gpu.create_csc.
+	CreateCscOp struct{ Op *ir.Operation }
+	// CreateCsrOp views an op named gpu.create_csr.
+	CreateCsrOp struct{ Op *ir.Operation }
+	// CreateDnTensorOp views an op named gpu.create_dn_tensor.
+	CreateDnTensorOp struct{ Op *ir.Operation }
 	// DeallocOp views an op named gpu.dealloc.
 	DeallocOp struct{ Op *ir.Operation }
+	// DestroyDnTensorOp views an op named gpu.destroy_dn_tensor.
+	DestroyDnTensorOp struct{ Op *ir.Operation }
+	// DestroySpMatOp views an op named gpu.destroy_sp_mat.
+	DestroySpMatOp struct{ Op *ir.Operation }
 	// DynamicSharedMemoryOp views an op named gpu.dynamic_shared_memory.
 	DynamicSharedMemoryOp struct{ Op *ir.Operation }
 	// FuncOp views an op named gpu.func.
@@ -104,12 +152,52 @@ type (
 	ReturnOp struct{ Op *ir.Operation }
 	// RotateOp views an op named gpu.rotate.
 	RotateOp struct{ Op *ir.Operation }
+	// SddmmOp views an op named gpu.sddmm.
+	SddmmOp struct{ Op *ir.Operation }
+	// SddmmBufferSizeOp views an op named gpu.sddmm_buffer_size.
+	SddmmBufferSizeOp struct{ Op *ir.Operation }
+	// SetCsrPointersOp views an op named gpu.set_csr_pointers.
+	SetCsrPointersOp struct{ Op *ir.Operation }
+	// SetDefaultDeviceOp views an op named gpu.set_default_device.
+	SetDefaultDeviceOp struct{ Op *ir.Operation }
 	// ShuffleOp views an op named gpu.shuffle.
 	ShuffleOp struct{ Op *ir.Operation }
+	// SpgemmCopyOp views an op named gpu.spgemm_copy.
+	SpgemmCopyOp struct{ Op *ir.Operation }
+	// SpgemmCreateDescrOp views an op named gpu.spgemm_create_descr.
+	SpgemmCreateDescrOp struct{ Op *ir.Operation }
+	// SpgemmDestroyDescrOp views an op named gpu.spgemm_destroy_descr.
+	SpgemmDestroyDescrOp struct{ Op *ir.Operation }
+	// SpgemmWorkEstimationOrComputeOp views an op named gpu.spgemm_work_estimation_or_compute.
+	SpgemmWorkEstimationOrComputeOp struct{ Op *ir.Operation }
+	// SpmatGetSizeOp views an op named gpu.spmat_get_size.
+	SpmatGetSizeOp struct{ Op *ir.Operation }
+	// SpmmOp views an op named gpu.spmm.
+	SpmmOp struct{ Op *ir.Operation }
+	// SpmmBufferSizeOp views an op named gpu.spmm_buffer_size.
+	SpmmBufferSizeOp struct{ Op *ir.Operation }
+	// SpmvOp views an op named gpu.spmv.
+	SpmvOp struct{ Op *ir.Operation }
+	// SpmvBufferSizeOp views an op named gpu.spmv_buffer_size.
+	SpmvBufferSizeOp struct{ Op *ir.Operation }
 	// SubgroupBroadcastOp views an op named gpu.subgroup_broadcast.
 	SubgroupBroadcastOp struct{ Op *ir.Operation }
 	// SubgroupIdOp views an op named gpu.subgroup_id.
 	SubgroupIdOp struct{ Op *ir.Operation }
+	// SubgroupMmaComputeOp views an op named gpu.subgroup_mma_compute.
+	SubgroupMmaComputeOp struct{ Op *ir.Operation }
+	// SubgroupMmaConstantMatrixOp views an op named gpu.subgroup_mma_constant_matrix.
+	SubgroupMmaConstantMatrixOp struct{ Op *ir.Operation }
+	// SubgroupMmaElementwiseOp views an op named gpu.subgroup_mma_elementwise.
+	SubgroupMmaElementwiseOp struct{ Op *ir.Operation }
+	// SubgroupMmaExtractThreadLocalOp views an op named gpu.subgroup_mma_extract_thread_local.
+	SubgroupMmaExtractThreadLocalOp struct{ Op *ir.Operation }
+	// SubgroupMmaInsertThreadLocalOp views an op named gpu.subgroup_mma_insert_thread_local.
+	SubgroupMmaInsertThreadLocalOp struct{ Op *ir.Operation }
+	// SubgroupMmaLoadMatrixOp views an op named gpu.subgroup_mma_load_matrix.
+	SubgroupMmaLoadMatrixOp struct{ Op *ir.Operation }
+	// SubgroupMmaStoreMatrixOp views an op named gpu.subgroup_mma_store_matrix.
+	SubgroupMmaStoreMatrixOp struct{ Op *ir.Operation }
 	// SubgroupReduceOp views an op named gpu.subgroup_reduce.
 	SubgroupReduceOp struct{ Op *ir.Operation }
 	// SubgroupSizeOp views an op named gpu.subgroup_size.
@@ -120,6 +208,8 @@ type (
 	ThreadIdOp struct{ Op *ir.Operation }
 	// WaitOp views an op named gpu.wait.
 	WaitOp struct{ Op *ir.Operation }
+	// WarpExecuteOnLane0Op views an op named gpu.warp_execute_on_lane_0.
+	WarpExecuteOnLane0Op struct{ Op *ir.Operation }
 	// YieldOp views an op named gpu.yield.
 	YieldOp struct{ Op *ir.Operation }
 )
@@ -174,9 +264,54 @@ func AsClusterId(op *ir.Operation) (ClusterIdOp, bool) {
 	return ir.As[ClusterIdOp](op, ClusterId)
 }
 
+// AsCreate2to4Spmat returns op as a Create2to4SpmatOp, and whether it is named gpu.create_2to4_spmat.
+func AsCreate2to4Spmat(op *ir.Operation) (Create2to4SpmatOp, bool) {
+	return ir.As[Create2to4SpmatOp](op, Create2to4Spmat)
+}
+
+// AsCreateBsr returns op as a CreateBsrOp, and whether it is named gpu.create_bsr.
+func AsCreateBsr(op *ir.Operation) (CreateBsrOp, bool) {
+	return ir.As[CreateBsrOp](op, CreateBsr)
+}
+
+// AsCreateCoo returns op as a CreateCooOp, and whether it is named gpu.create_coo.
+func AsCreateCoo(op *ir.Operation) (CreateCooOp, bool) {
+	return ir.As[CreateCooOp](op, CreateCoo)
+}
+
+// AsCreateCooAos returns op as a CreateCooAosOp, and whether it is named gpu.create_coo_aos.
+func AsCreateCooAos(op *ir.Operation) (CreateCooAosOp, bool) {
+	return ir.As[CreateCooAosOp](op, CreateCooAos)
+}
+
+// AsCreateCsc returns op as a CreateCscOp, and whether it is named gpu.create_csc.
+func AsCreateCsc(op *ir.Operation) (CreateCscOp, bool) {
+	return ir.As[CreateCscOp](op, CreateCsc)
+}
+
+// AsCreateCsr returns op as a CreateCsrOp, and whether it is named gpu.create_csr.
+func AsCreateCsr(op *ir.Operation) (CreateCsrOp, bool) {
+	return ir.As[CreateCsrOp](op, CreateCsr)
+}
+
+// AsCreateDnTensor returns op as a CreateDnTensorOp, and whether it is named gpu.create_dn_tensor.
+func AsCreateDnTensor(op *ir.Operation) (CreateDnTensorOp, bool) {
+	return ir.As[CreateDnTensorOp](op, CreateDnTensor)
+}
+
 // AsDealloc returns op as a DeallocOp, and whether it is named gpu.dealloc.
 func AsDealloc(op *ir.Operation) (DeallocOp, bool) {
 	return ir.As[DeallocOp](op, Dealloc)
+}
+
+// AsDestroyDnTensor returns op as a DestroyDnTensorOp, and whether it is named gpu.destroy_dn_tensor.
+func AsDestroyDnTensor(op *ir.Operation) (DestroyDnTensorOp, bool) {
+	return ir.As[DestroyDnTensorOp](op, DestroyDnTensor)
+}
+
+// AsDestroySpMat returns op as a DestroySpMatOp, and whether it is named gpu.destroy_sp_mat.
+func AsDestroySpMat(op *ir.Operation) (DestroySpMatOp, bool) {
+	return ir.As[DestroySpMatOp](op, DestroySpMat)
 }
 
 // AsDynamicSharedMemory returns op as a DynamicSharedMemoryOp, and whether it is named gpu.dynamic_shared_memory.
@@ -259,9 +394,74 @@ func AsRotate(op *ir.Operation) (RotateOp, bool) {
 	return ir.As[RotateOp](op, Rotate)
 }
 
+// AsSddmm returns op as a SddmmOp, and whether it is named gpu.sddmm.
+func AsSddmm(op *ir.Operation) (SddmmOp, bool) {
+	return ir.As[SddmmOp](op, Sddmm)
+}
+
+// AsSddmmBufferSize returns op as a SddmmBufferSizeOp, and whether it is named gpu.sddmm_buffer_size.
+func AsSddmmBufferSize(op *ir.Operation) (SddmmBufferSizeOp, bool) {
+	return ir.As[SddmmBufferSizeOp](op, SddmmBufferSize)
+}
+
+// AsSetCsrPointers returns op as a SetCsrPointersOp, and whether it is named gpu.set_csr_pointers.
+func AsSetCsrPointers(op *ir.Operation) (SetCsrPointersOp, bool) {
+	return ir.As[SetCsrPointersOp](op, SetCsrPointers)
+}
+
+// AsSetDefaultDevice returns op as a SetDefaultDeviceOp, and whether it is named gpu.set_default_device.
+func AsSetDefaultDevice(op *ir.Operation) (SetDefaultDeviceOp, bool) {
+	return ir.As[SetDefaultDeviceOp](op, SetDefaultDevice)
+}
+
 // AsShuffle returns op as a ShuffleOp, and whether it is named gpu.shuffle.
 func AsShuffle(op *ir.Operation) (ShuffleOp, bool) {
 	return ir.As[ShuffleOp](op, Shuffle)
+}
+
+// AsSpgemmCopy returns op as a SpgemmCopyOp, and whether it is named gpu.spgemm_copy.
+func AsSpgemmCopy(op *ir.Operation) (SpgemmCopyOp, bool) {
+	return ir.As[SpgemmCopyOp](op, SpgemmCopy)
+}
+
+// AsSpgemmCreateDescr returns op as a SpgemmCreateDescrOp, and whether it is named gpu.spgemm_create_descr.
+func AsSpgemmCreateDescr(op *ir.Operation) (SpgemmCreateDescrOp, bool) {
+	return ir.As[SpgemmCreateDescrOp](op, SpgemmCreateDescr)
+}
+
+// AsSpgemmDestroyDescr returns op as a SpgemmDestroyDescrOp, and whether it is named gpu.spgemm_destroy_descr.
+func AsSpgemmDestroyDescr(op *ir.Operation) (SpgemmDestroyDescrOp, bool) {
+	return ir.As[SpgemmDestroyDescrOp](op, SpgemmDestroyDescr)
+}
+
+// AsSpgemmWorkEstimationOrCompute returns op as a SpgemmWorkEstimationOrComputeOp, and whether it is named gpu.spgemm_work_estimation_or_compute.
+func AsSpgemmWorkEstimationOrCompute(op *ir.Operation) (SpgemmWorkEstimationOrComputeOp, bool) {
+	return ir.As[SpgemmWorkEstimationOrComputeOp](op, SpgemmWorkEstimationOrCompute)
+}
+
+// AsSpmatGetSize returns op as a SpmatGetSizeOp, and whether it is named gpu.spmat_get_size.
+func AsSpmatGetSize(op *ir.Operation) (SpmatGetSizeOp, bool) {
+	return ir.As[SpmatGetSizeOp](op, SpmatGetSize)
+}
+
+// AsSpmm returns op as a SpmmOp, and whether it is named gpu.spmm.
+func AsSpmm(op *ir.Operation) (SpmmOp, bool) {
+	return ir.As[SpmmOp](op, Spmm)
+}
+
+// AsSpmmBufferSize returns op as a SpmmBufferSizeOp, and whether it is named gpu.spmm_buffer_size.
+func AsSpmmBufferSize(op *ir.Operation) (SpmmBufferSizeOp, bool) {
+	return ir.As[SpmmBufferSizeOp](op, SpmmBufferSize)
+}
+
+// AsSpmv returns op as a SpmvOp, and whether it is named gpu.spmv.
+func AsSpmv(op *ir.Operation) (SpmvOp, bool) {
+	return ir.As[SpmvOp](op, Spmv)
+}
+
+// AsSpmvBufferSize returns op as a SpmvBufferSizeOp, and whether it is named gpu.spmv_buffer_size.
+func AsSpmvBufferSize(op *ir.Operation) (SpmvBufferSizeOp, bool) {
+	return ir.As[SpmvBufferSizeOp](op, SpmvBufferSize)
 }
 
 // AsSubgroupBroadcast returns op as a SubgroupBroadcastOp, and whether it is named gpu.subgroup_broadcast.
@@ -272,6 +472,41 @@ func AsSubgroupBroadcast(op *ir.Operation) (SubgroupBroadcastOp, bool) {
 // AsSubgroupId returns op as a SubgroupIdOp, and whether it is named gpu.subgroup_id.
 func AsSubgroupId(op *ir.Operation) (SubgroupIdOp, bool) {
 	return ir.As[SubgroupIdOp](op, SubgroupId)
+}
+
+// AsSubgroupMmaCompute returns op as a SubgroupMmaComputeOp, and whether it is named gpu.subgroup_mma_compute.
+func AsSubgroupMmaCompute(op *ir.Operation) (SubgroupMmaComputeOp, bool) {
+	return ir.As[SubgroupMmaComputeOp](op, SubgroupMmaCompute)
+}
+
+// AsSubgroupMmaConstantMatrix returns op as a SubgroupMmaConstantMatrixOp, and whether it is named gpu.subgroup_mma_constant_matrix.
+func AsSubgroupMmaConstantMatrix(op *ir.Operation) (SubgroupMmaConstantMatrixOp, bool) {
+	return ir.As[SubgroupMmaConstantMatrixOp](op, SubgroupMmaConstantMatrix)
+}
+
+// AsSubgroupMmaElementwise returns op as a SubgroupMmaElementwiseOp, and whether it is named gpu.subgroup_mma_elementwise.
+func AsSubgroupMmaElementwise(op *ir.Operation) (SubgroupMmaElementwiseOp, bool) {
+	return ir.As[SubgroupMmaElementwiseOp](op, SubgroupMmaElementwise)
+}
+
+// AsSubgroupMmaExtractThreadLocal returns op as a SubgroupMmaExtractThreadLocalOp, and whether it is named gpu.subgroup_mma_extract_thread_local.
+func AsSubgroupMmaExtractThreadLocal(op *ir.Operation) (SubgroupMmaExtractThreadLocalOp, bool) {
+	return ir.As[SubgroupMmaExtractThreadLocalOp](op, SubgroupMmaExtractThreadLocal)
+}
+
+// AsSubgroupMmaInsertThreadLocal returns op as a SubgroupMmaInsertThreadLocalOp, and whether it is named gpu.subgroup_mma_insert_thread_local.
+func AsSubgroupMmaInsertThreadLocal(op *ir.Operation) (SubgroupMmaInsertThreadLocalOp, bool) {
+	return ir.As[SubgroupMmaInsertThreadLocalOp](op, SubgroupMmaInsertThreadLocal)
+}
+
+// AsSubgroupMmaLoadMatrix returns op as a SubgroupMmaLoadMatrixOp, and whether it is named gpu.subgroup_mma_load_matrix.
+func AsSubgroupMmaLoadMatrix(op *ir.Operation) (SubgroupMmaLoadMatrixOp, bool) {
+	return ir.As[SubgroupMmaLoadMatrixOp](op, SubgroupMmaLoadMatrix)
+}
+
+// AsSubgroupMmaStoreMatrix returns op as a SubgroupMmaStoreMatrixOp, and whether it is named gpu.subgroup_mma_store_matrix.
+func AsSubgroupMmaStoreMatrix(op *ir.Operation) (SubgroupMmaStoreMatrixOp, bool) {
+	return ir.As[SubgroupMmaStoreMatrixOp](op, SubgroupMmaStoreMatrix)
 }
 
 // AsSubgroupReduce returns op as a SubgroupReduceOp, and whether it is named gpu.subgroup_reduce.
@@ -297,6 +532,11 @@ func AsThreadId(op *ir.Operation) (ThreadIdOp, bool) {
 // AsWait returns op as a WaitOp, and whether it is named gpu.wait.
 func AsWait(op *ir.Operation) (WaitOp, bool) {
 	return ir.As[WaitOp](op, Wait)
+}
+
+// AsWarpExecuteOnLane0 returns op as a WarpExecuteOnLane0Op, and whether it is named gpu.warp_execute_on_lane_0.
+func AsWarpExecuteOnLane0(op *ir.Operation) (WarpExecuteOnLane0Op, bool) {
+	return ir.As[WarpExecuteOnLane0Op](op, WarpExecuteOnLane0)
 }
 
 // AsYield returns op as a YieldOp, and whether it is named gpu.yield.
@@ -354,6 +594,251 @@ func (o ClusterIdOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
+// Rows returns the `rows` operand (index).
+func (o Create2to4SpmatOp) Rows() ir.Value {
+	return o.Op.OperandNamed("rows")
+}
+
+// Cols returns the `cols` operand (index).
+func (o Create2to4SpmatOp) Cols() ir.Value {
+	return o.Op.OperandNamed("cols")
+}
+
+// Memref returns the `memref` operand (memref of any type values).
+func (o Create2to4SpmatOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// SpMat returns the `spMat` result (sparse matrix handle type).
+func (o Create2to4SpmatOp) SpMat() ir.Value {
+	return o.Op.ResultNamed("spMat")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o Create2to4SpmatOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Brows returns the `brows` operand (index).
+func (o CreateBsrOp) Brows() ir.Value {
+	return o.Op.OperandNamed("brows")
+}
+
+// Bcols returns the `bcols` operand (index).
+func (o CreateBsrOp) Bcols() ir.Value {
+	return o.Op.OperandNamed("bcols")
+}
+
+// Bnnz returns the `bnnz` operand (index).
+func (o CreateBsrOp) Bnnz() ir.Value {
+	return o.Op.OperandNamed("bnnz")
+}
+
+// RBlockSize returns the `rBlockSize` operand (index).
+func (o CreateBsrOp) RBlockSize() ir.Value {
+	return o.Op.OperandNamed("rBlockSize")
+}
+
+// CBlockSize returns the `cBlockSize` operand (index).
+func (o CreateBsrOp) CBlockSize() ir.Value {
+	return o.Op.OperandNamed("cBlockSize")
+}
+
+// BRowPos returns the `bRowPos` operand (memref of any type values).
+func (o CreateBsrOp) BRowPos() ir.Value {
+	return o.Op.OperandNamed("bRowPos")
+}
+
+// BColIdxs returns the `bColIdxs` operand (memref of any type values).
+func (o CreateBsrOp) BColIdxs() ir.Value {
+	return o.Op.OperandNamed("bColIdxs")
+}
+
+// Values returns the `values` operand (memref of any type values).
+func (o CreateBsrOp) Values() ir.Value {
+	return o.Op.OperandNamed("values")
+}
+
+// Spmat returns the `spmat` result (sparse matrix handle type).
+func (o CreateBsrOp) Spmat() ir.Value {
+	return o.Op.ResultNamed("spmat")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o CreateBsrOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Rows returns the `rows` operand (index).
+func (o CreateCooOp) Rows() ir.Value {
+	return o.Op.OperandNamed("rows")
+}
+
+// Cols returns the `cols` operand (index).
+func (o CreateCooOp) Cols() ir.Value {
+	return o.Op.OperandNamed("cols")
+}
+
+// Nnz returns the `nnz` operand (index).
+func (o CreateCooOp) Nnz() ir.Value {
+	return o.Op.OperandNamed("nnz")
+}
+
+// RowIdxs returns the `rowIdxs` operand (memref of any type values).
+func (o CreateCooOp) RowIdxs() ir.Value {
+	return o.Op.OperandNamed("rowIdxs")
+}
+
+// ColIdxs returns the `colIdxs` operand (memref of any type values).
+func (o CreateCooOp) ColIdxs() ir.Value {
+	return o.Op.OperandNamed("colIdxs")
+}
+
+// Values returns the `values` operand (memref of any type values).
+func (o CreateCooOp) Values() ir.Value {
+	return o.Op.OperandNamed("values")
+}
+
+// Spmat returns the `spmat` result (sparse matrix handle type).
+func (o CreateCooOp) Spmat() ir.Value {
+	return o.Op.ResultNamed("spmat")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o CreateCooOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Rows returns the `rows` operand (index).
+func (o CreateCooAosOp) Rows() ir.Value {
+	return o.Op.OperandNamed("rows")
+}
+
+// Cols returns the `cols` operand (index).
+func (o CreateCooAosOp) Cols() ir.Value {
+	return o.Op.OperandNamed("cols")
+}
+
+// Nnz returns the `nnz` operand (index).
+func (o CreateCooAosOp) Nnz() ir.Value {
+	return o.Op.OperandNamed("nnz")
+}
+
+// Idxs returns the `idxs` operand (memref of any type values).
+func (o CreateCooAosOp) Idxs() ir.Value {
+	return o.Op.OperandNamed("idxs")
+}
+
+// Values returns the `values` operand (memref of any type values).
+func (o CreateCooAosOp) Values() ir.Value {
+	return o.Op.OperandNamed("values")
+}
+
+// Spmat returns the `spmat` result (sparse matrix handle type).
+func (o CreateCooAosOp) Spmat() ir.Value {
+	return o.Op.ResultNamed("spmat")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o CreateCooAosOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Rows returns the `rows` operand (index).
+func (o CreateCscOp) Rows() ir.Value {
+	return o.Op.OperandNamed("rows")
+}
+
+// Cols returns the `cols` operand (index).
+func (o CreateCscOp) Cols() ir.Value {
+	return o.Op.OperandNamed("cols")
+}
+
+// Nnz returns the `nnz` operand (index).
+func (o CreateCscOp) Nnz() ir.Value {
+	return o.Op.OperandNamed("nnz")
+}
+
+// ColPos returns the `colPos` operand (memref of any type values).
+func (o CreateCscOp) ColPos() ir.Value {
+	return o.Op.OperandNamed("colPos")
+}
+
+// RowIdxs returns the `rowIdxs` operand (memref of any type values).
+func (o CreateCscOp) RowIdxs() ir.Value {
+	return o.Op.OperandNamed("rowIdxs")
+}
+
+// Values returns the `values` operand (memref of any type values).
+func (o CreateCscOp) Values() ir.Value {
+	return o.Op.OperandNamed("values")
+}
+
+// Spmat returns the `spmat` result (sparse matrix handle type).
+func (o CreateCscOp) Spmat() ir.Value {
+	return o.Op.ResultNamed("spmat")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o CreateCscOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Rows returns the `rows` operand (index).
+func (o CreateCsrOp) Rows() ir.Value {
+	return o.Op.OperandNamed("rows")
+}
+
+// Cols returns the `cols` operand (index).
+func (o CreateCsrOp) Cols() ir.Value {
+	return o.Op.OperandNamed("cols")
+}
+
+// Nnz returns the `nnz` operand (index).
+func (o CreateCsrOp) Nnz() ir.Value {
+	return o.Op.OperandNamed("nnz")
+}
+
+// RowPos returns the `rowPos` operand (memref of any type values).
+func (o CreateCsrOp) RowPos() ir.Value {
+	return o.Op.OperandNamed("rowPos")
+}
+
+// ColIdxs returns the `colIdxs` operand (memref of any type values).
+func (o CreateCsrOp) ColIdxs() ir.Value {
+	return o.Op.OperandNamed("colIdxs")
+}
+
+// Values returns the `values` operand (memref of any type values).
+func (o CreateCsrOp) Values() ir.Value {
+	return o.Op.OperandNamed("values")
+}
+
+// Spmat returns the `spmat` result (sparse matrix handle type).
+func (o CreateCsrOp) Spmat() ir.Value {
+	return o.Op.ResultNamed("spmat")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o CreateCsrOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Memref returns the `memref` operand (memref of any type values).
+func (o CreateDnTensorOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// DnTensor returns the `dnTensor` result (dense tensor handle type).
+func (o CreateDnTensorOp) DnTensor() ir.Value {
+	return o.Op.ResultNamed("dnTensor")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o CreateDnTensorOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
 // Memref returns the `memref` operand (memref of any type values).
 func (o DeallocOp) Memref() ir.Value {
 	return o.Op.OperandNamed("memref")
@@ -361,6 +846,26 @@ func (o DeallocOp) Memref() ir.Value {
 
 // AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
 func (o DeallocOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// DnTensor returns the `dnTensor` operand (dense tensor handle type).
+func (o DestroyDnTensorOp) DnTensor() ir.Value {
+	return o.Op.OperandNamed("dnTensor")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o DestroyDnTensorOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Spmat returns the `spmat` operand (sparse matrix handle type).
+func (o DestroySpMatOp) Spmat() ir.Value {
+	return o.Op.OperandNamed("spmat")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o DestroySpMatOp) AsyncToken() ir.Value {
 	return o.Op.ResultNamed("asyncToken")
 }
 
@@ -559,6 +1064,86 @@ func (o RotateOp) Valid() ir.Value {
 	return o.Op.ResultNamed("valid")
 }
 
+// DnmatA returns the `dnmatA` operand (dense tensor handle type).
+func (o SddmmOp) DnmatA() ir.Value {
+	return o.Op.OperandNamed("dnmatA")
+}
+
+// DnmatB returns the `dnmatB` operand (dense tensor handle type).
+func (o SddmmOp) DnmatB() ir.Value {
+	return o.Op.OperandNamed("dnmatB")
+}
+
+// SpmatC returns the `spmatC` operand (sparse matrix handle type).
+func (o SddmmOp) SpmatC() ir.Value {
+	return o.Op.OperandNamed("spmatC")
+}
+
+// Buffer returns the `buffer` operand (memref of any type values).
+func (o SddmmOp) Buffer() ir.Value {
+	return o.Op.OperandNamed("buffer")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SddmmOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// DnmatA returns the `dnmatA` operand (dense tensor handle type).
+func (o SddmmBufferSizeOp) DnmatA() ir.Value {
+	return o.Op.OperandNamed("dnmatA")
+}
+
+// DnmatB returns the `dnmatB` operand (dense tensor handle type).
+func (o SddmmBufferSizeOp) DnmatB() ir.Value {
+	return o.Op.OperandNamed("dnmatB")
+}
+
+// SpmatC returns the `spmatC` operand (sparse matrix handle type).
+func (o SddmmBufferSizeOp) SpmatC() ir.Value {
+	return o.Op.OperandNamed("spmatC")
+}
+
+// BufferSz returns the `bufferSz` result (index).
+func (o SddmmBufferSizeOp) BufferSz() ir.Value {
+	return o.Op.ResultNamed("bufferSz")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SddmmBufferSizeOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Spmat returns the `spmat` operand (sparse matrix handle type).
+func (o SetCsrPointersOp) Spmat() ir.Value {
+	return o.Op.OperandNamed("spmat")
+}
+
+// Positions returns the `positions` operand (memref of any type values).
+func (o SetCsrPointersOp) Positions() ir.Value {
+	return o.Op.OperandNamed("positions")
+}
+
+// Coordinates returns the `coordinates` operand (memref of any type values).
+func (o SetCsrPointersOp) Coordinates() ir.Value {
+	return o.Op.OperandNamed("coordinates")
+}
+
+// Values returns the `values` operand (memref of any type values).
+func (o SetCsrPointersOp) Values() ir.Value {
+	return o.Op.OperandNamed("values")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SetCsrPointersOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// DevIndex returns the `devIndex` operand (32-bit signless integer).
+func (o SetDefaultDeviceOp) DevIndex() ir.Value {
+	return o.Op.OperandNamed("devIndex")
+}
+
 // Value returns the `value` operand (Integer or Float or fixed-length vector of Integer or Float values of ranks 1).
 func (o ShuffleOp) Value() ir.Value {
 	return o.Op.OperandNamed("value")
@@ -584,6 +1169,206 @@ func (o ShuffleOp) Valid() ir.Value {
 	return o.Op.ResultNamed("valid")
 }
 
+// Desc returns the `desc` operand (SpGEMM operation handle type).
+func (o SpgemmCopyOp) Desc() ir.Value {
+	return o.Op.OperandNamed("desc")
+}
+
+// SpmatA returns the `spmatA` operand (sparse matrix handle type).
+func (o SpgemmCopyOp) SpmatA() ir.Value {
+	return o.Op.OperandNamed("spmatA")
+}
+
+// SpmatB returns the `spmatB` operand (sparse matrix handle type).
+func (o SpgemmCopyOp) SpmatB() ir.Value {
+	return o.Op.OperandNamed("spmatB")
+}
+
+// SpmatC returns the `spmatC` operand (sparse matrix handle type).
+func (o SpgemmCopyOp) SpmatC() ir.Value {
+	return o.Op.OperandNamed("spmatC")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SpgemmCopyOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Desc returns the `desc` result (SpGEMM operation handle type).
+func (o SpgemmCreateDescrOp) Desc() ir.Value {
+	return o.Op.ResultNamed("desc")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SpgemmCreateDescrOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Desc returns the `desc` operand (SpGEMM operation handle type).
+func (o SpgemmDestroyDescrOp) Desc() ir.Value {
+	return o.Op.OperandNamed("desc")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SpgemmDestroyDescrOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Desc returns the `desc` operand (SpGEMM operation handle type).
+func (o SpgemmWorkEstimationOrComputeOp) Desc() ir.Value {
+	return o.Op.OperandNamed("desc")
+}
+
+// SpmatA returns the `spmatA` operand (sparse matrix handle type).
+func (o SpgemmWorkEstimationOrComputeOp) SpmatA() ir.Value {
+	return o.Op.OperandNamed("spmatA")
+}
+
+// SpmatB returns the `spmatB` operand (sparse matrix handle type).
+func (o SpgemmWorkEstimationOrComputeOp) SpmatB() ir.Value {
+	return o.Op.OperandNamed("spmatB")
+}
+
+// SpmatC returns the `spmatC` operand (sparse matrix handle type).
+func (o SpgemmWorkEstimationOrComputeOp) SpmatC() ir.Value {
+	return o.Op.OperandNamed("spmatC")
+}
+
+// BufferSz returns the `bufferSz` operand (index).
+func (o SpgemmWorkEstimationOrComputeOp) BufferSz() ir.Value {
+	return o.Op.OperandNamed("bufferSz")
+}
+
+// Buffer returns the `buffer` operand (memref of any type values).
+func (o SpgemmWorkEstimationOrComputeOp) Buffer() ir.Value {
+	return o.Op.OperandNamed("buffer")
+}
+
+// BufferSzNew returns the `bufferSzNew` result (index).
+func (o SpgemmWorkEstimationOrComputeOp) BufferSzNew() ir.Value {
+	return o.Op.ResultNamed("bufferSzNew")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SpgemmWorkEstimationOrComputeOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// Spmat returns the `spmat` operand (sparse matrix handle type).
+func (o SpmatGetSizeOp) Spmat() ir.Value {
+	return o.Op.OperandNamed("spmat")
+}
+
+// Rows returns the `rows` result (index).
+func (o SpmatGetSizeOp) Rows() ir.Value {
+	return o.Op.ResultNamed("rows")
+}
+
+// Cols returns the `cols` result (index).
+func (o SpmatGetSizeOp) Cols() ir.Value {
+	return o.Op.ResultNamed("cols")
+}
+
+// Nnz returns the `nnz` result (index).
+func (o SpmatGetSizeOp) Nnz() ir.Value {
+	return o.Op.ResultNamed("nnz")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SpmatGetSizeOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// SpmatA returns the `spmatA` operand (sparse matrix handle type).
+func (o SpmmOp) SpmatA() ir.Value {
+	return o.Op.OperandNamed("spmatA")
+}
+
+// DnmatB returns the `dnmatB` operand (dense tensor handle type).
+func (o SpmmOp) DnmatB() ir.Value {
+	return o.Op.OperandNamed("dnmatB")
+}
+
+// DnmatC returns the `dnmatC` operand (dense tensor handle type).
+func (o SpmmOp) DnmatC() ir.Value {
+	return o.Op.OperandNamed("dnmatC")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SpmmOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// SpmatA returns the `spmatA` operand (sparse matrix handle type).
+func (o SpmmBufferSizeOp) SpmatA() ir.Value {
+	return o.Op.OperandNamed("spmatA")
+}
+
+// DnmatB returns the `dnmatB` operand (dense tensor handle type).
+func (o SpmmBufferSizeOp) DnmatB() ir.Value {
+	return o.Op.OperandNamed("dnmatB")
+}
+
+// DnmatC returns the `dnmatC` operand (dense tensor handle type).
+func (o SpmmBufferSizeOp) DnmatC() ir.Value {
+	return o.Op.OperandNamed("dnmatC")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SpmmBufferSizeOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// SpmatA returns the `spmatA` operand (sparse matrix handle type).
+func (o SpmvOp) SpmatA() ir.Value {
+	return o.Op.OperandNamed("spmatA")
+}
+
+// DnX returns the `dnX` operand (dense tensor handle type).
+func (o SpmvOp) DnX() ir.Value {
+	return o.Op.OperandNamed("dnX")
+}
+
+// DnY returns the `dnY` operand (dense tensor handle type).
+func (o SpmvOp) DnY() ir.Value {
+	return o.Op.OperandNamed("dnY")
+}
+
+// Buffer returns the `buffer` operand (memref of any type values).
+func (o SpmvOp) Buffer() ir.Value {
+	return o.Op.OperandNamed("buffer")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SpmvOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
+// SpmatA returns the `spmatA` operand (sparse matrix handle type).
+func (o SpmvBufferSizeOp) SpmatA() ir.Value {
+	return o.Op.OperandNamed("spmatA")
+}
+
+// DnX returns the `dnX` operand (dense tensor handle type).
+func (o SpmvBufferSizeOp) DnX() ir.Value {
+	return o.Op.OperandNamed("dnX")
+}
+
+// DnY returns the `dnY` operand (dense tensor handle type).
+func (o SpmvBufferSizeOp) DnY() ir.Value {
+	return o.Op.OperandNamed("dnY")
+}
+
+// BufferSz returns the `bufferSz` result (index).
+func (o SpmvBufferSizeOp) BufferSz() ir.Value {
+	return o.Op.ResultNamed("bufferSz")
+}
+
+// AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
+func (o SpmvBufferSizeOp) AsyncToken() ir.Value {
+	return o.Op.ResultNamed("asyncToken")
+}
+
 // Src returns the `src` operand (any type).
 func (o SubgroupBroadcastOp) Src() ir.Value {
 	return o.Op.OperandNamed("src")
@@ -602,6 +1387,86 @@ func (o SubgroupBroadcastOp) Result() ir.Value {
 // Result returns the `result` result (index).
 func (o SubgroupIdOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
+}
+
+// OpA returns the `opA` operand (gpu.mma_matrix of 8-bit signed integer or 8-bit unsigned integer or 16-bit float or 32-bit float or 64-bit float values).
+func (o SubgroupMmaComputeOp) OpA() ir.Value {
+	return o.Op.OperandNamed("opA")
+}
+
+// OpB returns the `opB` operand (gpu.mma_matrix of 8-bit signed integer or 8-bit unsigned integer or 16-bit float or 32-bit float or 64-bit float values).
+func (o SubgroupMmaComputeOp) OpB() ir.Value {
+	return o.Op.OperandNamed("opB")
+}
+
+// OpC returns the `opC` operand (gpu.mma_matrix of 32-bit signless integer or 16-bit float or 32-bit float or 64-bit float values).
+func (o SubgroupMmaComputeOp) OpC() ir.Value {
+	return o.Op.OperandNamed("opC")
+}
+
+// Res returns the `res` result (MMAMatrix type).
+func (o SubgroupMmaComputeOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Value returns the `value` operand (8-bit signed integer or 8-bit unsigned integer or 32-bit signless integer or 16-bit float or 32-bit float).
+func (o SubgroupMmaConstantMatrixOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Res returns the `res` result (MMAMatrix type).
+func (o SubgroupMmaConstantMatrixOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (MMAMatrix type).
+func (o SubgroupMmaElementwiseOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Matrix returns the `matrix` operand (MMAMatrix type).
+func (o SubgroupMmaExtractThreadLocalOp) Matrix() ir.Value {
+	return o.Op.OperandNamed("matrix")
+}
+
+// Res returns the `res` result (Integer or Float).
+func (o SubgroupMmaExtractThreadLocalOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Value returns the `value` operand (Integer or Float).
+func (o SubgroupMmaInsertThreadLocalOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Matrix returns the `matrix` operand (MMAMatrix type).
+func (o SubgroupMmaInsertThreadLocalOp) Matrix() ir.Value {
+	return o.Op.OperandNamed("matrix")
+}
+
+// Res returns the `res` result (MMAMatrix type).
+func (o SubgroupMmaInsertThreadLocalOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// SrcMemref returns the `srcMemref` operand (memref of 8-bit signless integer or 32-bit signless integer or 16-bit float or 32-bit float or 64-bit float or vector of 8-bit signless integer or 32-bit signless integer or 16-bit float or 32-bit float or 64-bit float values of ranks 1 values).
+func (o SubgroupMmaLoadMatrixOp) SrcMemref() ir.Value {
+	return o.Op.OperandNamed("srcMemref")
+}
+
+// Res returns the `res` result (MMAMatrix type).
+func (o SubgroupMmaLoadMatrixOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Src returns the `src` operand (gpu.mma_matrix of 8-bit signed integer or 8-bit unsigned integer or 32-bit signless integer or 16-bit float or 32-bit float or 64-bit float values).
+func (o SubgroupMmaStoreMatrixOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
+
+// DstMemref returns the `dstMemref` operand (memref of 8-bit signless integer or 32-bit signless integer or 16-bit float or 32-bit float or 64-bit float or vector of 8-bit signless integer or 32-bit signless integer or 16-bit float or 32-bit float or 64-bit float values of ranks 1 values).
+func (o SubgroupMmaStoreMatrixOp) DstMemref() ir.Value {
+	return o.Op.OperandNamed("dstMemref")
 }
 
 // Value returns the `value` operand (Integer or Float or fixed-length vector of Integer or Float values of ranks 1).
@@ -627,6 +1492,11 @@ func (o ThreadIdOp) Result() ir.Value {
 // AsyncToken returns the optional `asyncToken` result (async token type), or nil if absent.
 func (o WaitOp) AsyncToken() ir.Value {
 	return o.Op.ResultNamed("asyncToken")
+}
+
+// Laneid returns the `laneid` operand (index).
+func (o WarpExecuteOnLane0Op) Laneid() ir.Value {
+	return o.Op.OperandNamed("laneid")
 }
 
 // OpAttr returns the `op` attribute (built-in reduction operations supported by gpu.allreduce.), or nil if absent.
@@ -717,6 +1587,11 @@ func (o ClusterIdOp) Dimension() ir.Attribute {
 // UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
 func (o ClusterIdOp) UpperBound() ir.Attribute {
 	return o.Op.Attr("upper_bound")
+}
+
+// PruneFlag returns the `pruneFlag` attribute (pruning strategy for 2:4 sparse matrix), or nil if absent.
+func (o Create2to4SpmatOp) PruneFlag() ir.Attribute {
+	return o.Op.Attr("pruneFlag")
 }
 
 // FunctionType returns the `function_type` attribute (type attribute of function type), or nil if absent.
@@ -834,9 +1709,124 @@ func (o RotateOp) Width() ir.Attribute {
 	return o.Op.Attr("width")
 }
 
+// ModeA returns the `modeA` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SddmmOp) ModeA() ir.Attribute {
+	return o.Op.Attr("modeA")
+}
+
+// ModeB returns the `modeB` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SddmmOp) ModeB() ir.Attribute {
+	return o.Op.Attr("modeB")
+}
+
+// ComputeType returns the `computeType` attribute (any type attribute), or nil if absent.
+func (o SddmmOp) ComputeType() ir.Attribute {
+	return o.Op.Attr("computeType")
+}
+
+// ModeA returns the `modeA` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SddmmBufferSizeOp) ModeA() ir.Attribute {
+	return o.Op.Attr("modeA")
+}
+
+// ModeB returns the `modeB` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SddmmBufferSizeOp) ModeB() ir.Attribute {
+	return o.Op.Attr("modeB")
+}
+
+// ComputeType returns the `computeType` attribute (any type attribute), or nil if absent.
+func (o SddmmBufferSizeOp) ComputeType() ir.Attribute {
+	return o.Op.Attr("computeType")
+}
+
 // Mode returns the `mode` attribute (Indexing modes supported by gpu.shuffle.), or nil if absent.
 func (o ShuffleOp) Mode() ir.Attribute {
 	return o.Op.Attr("mode")
+}
+
+// ModeA returns the `modeA` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SpgemmCopyOp) ModeA() ir.Attribute {
+	return o.Op.Attr("modeA")
+}
+
+// ModeB returns the `modeB` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SpgemmCopyOp) ModeB() ir.Attribute {
+	return o.Op.Attr("modeB")
+}
+
+// ComputeType returns the `computeType` attribute (any type attribute), or nil if absent.
+func (o SpgemmCopyOp) ComputeType() ir.Attribute {
+	return o.Op.Attr("computeType")
+}
+
+// ModeA returns the `modeA` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SpgemmWorkEstimationOrComputeOp) ModeA() ir.Attribute {
+	return o.Op.Attr("modeA")
+}
+
+// ModeB returns the `modeB` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SpgemmWorkEstimationOrComputeOp) ModeB() ir.Attribute {
+	return o.Op.Attr("modeB")
+}
+
+// ComputeType returns the `computeType` attribute (any type attribute), or nil if absent.
+func (o SpgemmWorkEstimationOrComputeOp) ComputeType() ir.Attribute {
+	return o.Op.Attr("computeType")
+}
+
+// Kind returns the `kind` attribute (choose whether spgemm_work_estimation_or_compute does work estimation or compute), or nil if absent.
+func (o SpgemmWorkEstimationOrComputeOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
+
+// ModeA returns the `modeA` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SpmmOp) ModeA() ir.Attribute {
+	return o.Op.Attr("modeA")
+}
+
+// ModeB returns the `modeB` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SpmmOp) ModeB() ir.Attribute {
+	return o.Op.Attr("modeB")
+}
+
+// ComputeType returns the `computeType` attribute (any type attribute), or nil if absent.
+func (o SpmmOp) ComputeType() ir.Attribute {
+	return o.Op.Attr("computeType")
+}
+
+// ModeA returns the `modeA` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SpmmBufferSizeOp) ModeA() ir.Attribute {
+	return o.Op.Attr("modeA")
+}
+
+// ModeB returns the `modeB` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SpmmBufferSizeOp) ModeB() ir.Attribute {
+	return o.Op.Attr("modeB")
+}
+
+// ComputeType returns the `computeType` attribute (any type attribute), or nil if absent.
+func (o SpmmBufferSizeOp) ComputeType() ir.Attribute {
+	return o.Op.Attr("computeType")
+}
+
+// ModeA returns the `modeA` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SpmvOp) ModeA() ir.Attribute {
+	return o.Op.Attr("modeA")
+}
+
+// ComputeType returns the `computeType` attribute (any type attribute), or nil if absent.
+func (o SpmvOp) ComputeType() ir.Attribute {
+	return o.Op.Attr("computeType")
+}
+
+// ModeA returns the `modeA` attribute (transpose mode of sparse matrix supported by sparse tensor ops), or nil if absent.
+func (o SpmvBufferSizeOp) ModeA() ir.Attribute {
+	return o.Op.Attr("modeA")
+}
+
+// ComputeType returns the `computeType` attribute (any type attribute), or nil if absent.
+func (o SpmvBufferSizeOp) ComputeType() ir.Attribute {
+	return o.Op.Attr("computeType")
 }
 
 // BroadcastType returns the `broadcast_type` attribute (), or nil if absent.
@@ -847,6 +1837,41 @@ func (o SubgroupBroadcastOp) BroadcastType() ir.Attribute {
 // UpperBound returns the `upper_bound` attribute (index attribute), or nil if absent.
 func (o SubgroupIdOp) UpperBound() ir.Attribute {
 	return o.Op.Attr("upper_bound")
+}
+
+// ATranspose returns the `a_transpose` attribute (unit attribute), or nil if absent.
+func (o SubgroupMmaComputeOp) ATranspose() ir.Attribute {
+	return o.Op.Attr("a_transpose")
+}
+
+// BTranspose returns the `b_transpose` attribute (unit attribute), or nil if absent.
+func (o SubgroupMmaComputeOp) BTranspose() ir.Attribute {
+	return o.Op.Attr("b_transpose")
+}
+
+// OpType returns the `opType` attribute (elementwise operation to apply to mma matrix), or nil if absent.
+func (o SubgroupMmaElementwiseOp) OpType() ir.Attribute {
+	return o.Op.Attr("opType")
+}
+
+// LeadDimension returns the `leadDimension` attribute (index attribute), or nil if absent.
+func (o SubgroupMmaLoadMatrixOp) LeadDimension() ir.Attribute {
+	return o.Op.Attr("leadDimension")
+}
+
+// Transpose returns the `transpose` attribute (unit attribute), or nil if absent.
+func (o SubgroupMmaLoadMatrixOp) Transpose() ir.Attribute {
+	return o.Op.Attr("transpose")
+}
+
+// LeadDimension returns the `leadDimension` attribute (index attribute), or nil if absent.
+func (o SubgroupMmaStoreMatrixOp) LeadDimension() ir.Attribute {
+	return o.Op.Attr("leadDimension")
+}
+
+// Transpose returns the `transpose` attribute (unit attribute), or nil if absent.
+func (o SubgroupMmaStoreMatrixOp) Transpose() ir.Attribute {
+	return o.Op.Attr("transpose")
 }
 
 // OpAttr returns the `op` attribute (built-in reduction operations supported by gpu.allreduce.), or nil if absent.
@@ -884,6 +1909,11 @@ func (o ThreadIdOp) UpperBound() ir.Attribute {
 	return o.Op.Attr("upper_bound")
 }
 
+// WarpSize returns the `warp_size` attribute (64-bit signless integer attribute), or nil if absent.
+func (o WarpExecuteOnLane0Op) WarpSize() ir.Attribute {
+	return o.Op.Attr("warp_size")
+}
+
 // AsyncDependencies returns the `asyncDependencies` operands (async token type).
 func (o AllocOp) AsyncDependencies() []ir.Value {
 	return o.Op.OperandGroup("asyncDependencies")
@@ -900,7 +1930,57 @@ func (o AllocOp) SymbolOperands() []ir.Value {
 }
 
 // AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o Create2to4SpmatOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o CreateBsrOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o CreateCooOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o CreateCooAosOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o CreateCscOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o CreateCsrOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o CreateDnTensorOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// Dims returns the `dims` operands (index).
+func (o CreateDnTensorOp) Dims() []ir.Value {
+	return o.Op.OperandGroup("dims")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
 func (o DeallocOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o DestroyDnTensorOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o DestroySpMatOp) AsyncDependencies() []ir.Value {
 	return o.Op.OperandGroup("asyncDependencies")
 }
 
@@ -940,8 +2020,113 @@ func (o ReturnOp) Operands() []ir.Value {
 }
 
 // AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SddmmOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SddmmBufferSizeOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SetCsrPointersOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SpgemmCopyOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SpgemmCreateDescrOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SpgemmDestroyDescrOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SpgemmWorkEstimationOrComputeOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SpmatGetSizeOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SpmmOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// Buffers returns the `buffers` operands (memref of any type values).
+func (o SpmmOp) Buffers() []ir.Value {
+	return o.Op.OperandGroup("buffers")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SpmmBufferSizeOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// BufferSzs returns the `bufferSzs` results (index).
+func (o SpmmBufferSizeOp) BufferSzs() []ir.Value {
+	return o.Op.ResultGroup("bufferSzs")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SpmvOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
+func (o SpmvBufferSizeOp) AsyncDependencies() []ir.Value {
+	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// Args returns the `args` operands (MMAMatrix type).
+func (o SubgroupMmaElementwiseOp) Args() []ir.Value {
+	return o.Op.OperandGroup("args")
+}
+
+// Indices returns the `indices` operands (index).
+func (o SubgroupMmaExtractThreadLocalOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Indices returns the `indices` operands (index).
+func (o SubgroupMmaInsertThreadLocalOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Indices returns the `indices` operands (index).
+func (o SubgroupMmaLoadMatrixOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Indices returns the `indices` operands (index).
+func (o SubgroupMmaStoreMatrixOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// AsyncDependencies returns the `asyncDependencies` operands (async token type).
 func (o WaitOp) AsyncDependencies() []ir.Value {
 	return o.Op.OperandGroup("asyncDependencies")
+}
+
+// Args returns the `args` operands (any type).
+func (o WarpExecuteOnLane0Op) Args() []ir.Value {
+	return o.Op.OperandGroup("args")
+}
+
+// Results returns the `results` results (any type).
+func (o WarpExecuteOnLane0Op) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
 }
 
 // Values returns the `values` operands (any type).
@@ -967,4 +2152,9 @@ func (o LaunchOp) Body() *ir.Region {
 // BodyRegion returns the `bodyRegion` region.
 func (o ModuleOp) BodyRegion() *ir.Region {
 	return o.Op.RegionNamed("bodyRegion")
+}
+
+// WarpRegion returns the `warpRegion` region.
+func (o WarpExecuteOnLane0Op) WarpRegion() *ir.Region {
+	return o.Op.RegionNamed("warpRegion")
 }

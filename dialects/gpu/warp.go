@@ -62,15 +62,16 @@ func unitAttr(name string) ir.AttrSpec {
 }
 
 // propConversion reports, as upstream's property conversion does before
-// anything else, an enum or unit property holding another kind of
-// attribute.
+// anything else, an enum, unit or type property holding another kind of
+// attribute (integer properties are left to their constraints).
 func propConversion(op *ir.Operation) error {
 	for _, a := range op.Props() {
 		spec := op.Def().AttrSpec(a.Name)
-		if spec == nil || spec.Syntax == bareI32Syntax || spec.Constraint.OK(a.Value) {
+		if spec == nil || spec.Constraint.OK(a.Value) {
 			continue
 		}
-		if spec.Constraint.Desc == ir.UnitAttrC.Desc || enumConstraints[spec.Constraint.Desc] {
+		switch d := spec.Constraint.Desc; {
+		case enumConstraints[d], d == ir.UnitAttrC.Desc, d == ir.TypeAttrC.Desc:
 			return ir.Errorf(op.Loc, "invalid properties %s for op %s: Invalid attribute `%s` in property conversion: %s",
 				ir.FormatAttrDict(op.Props()), op.Name(), a.Name, a.Value)
 		}
@@ -208,7 +209,7 @@ func init() {
 			TypeRules:   []ir.TypeRule{{Target: "shuffleResult", From: "value"}},
 			VerifyProps: propConversion,
 			Verify:      allTypesMatch("value", "shuffleResult"),
-			ResultNames: nameResults("shuffleResult", "valid"),
+			ResultNames: nameResultGroups("shuffleResult", "valid"),
 			Doc:         shuffleDoc,
 		},
 		&ir.OpDef{
@@ -232,7 +233,7 @@ func init() {
 				}
 				return nil
 			},
-			ResultNames: nameResults("rotateResult", "valid"),
+			ResultNames: nameResultGroups("rotateResult", "valid"),
 			Doc:         rotateDoc,
 		},
 		&ir.OpDef{
@@ -327,17 +328,6 @@ func valueNamed(op *ir.Operation, name string) ir.Value {
 		return v
 	}
 	return op.ResultNamed(name)
-}
-
-// nameResults names the results as upstream's printer does.
-func nameResults(names ...string) func(op *ir.Operation, name func(ir.Value, string)) {
-	return func(op *ir.Operation, name func(ir.Value, string)) {
-		for i, n := range names {
-			if i < op.NumResults() {
-				name(op.Result(i), n)
-			}
-		}
-	}
 }
 
 func intValue(a ir.Attribute) int64 {
