@@ -91,6 +91,44 @@ func IntAttr(v int64, t Type) *IntegerAttr {
 	}).(*IntegerAttr)
 }
 
+// BigIntAttr returns the integer attribute `v : t` for any width, wrapping v
+// to it. Signless and signed values are kept signed, unsigned ones
+// unsigned, as upstream prints them; a value that fits in an int64 is held
+// there and Big stays nil.
+func BigIntAttr(v *big.Int, t Type) *IntegerAttr {
+	w := uint(BitWidth(t))
+	if w == 0 || w > 64 {
+		v = wrapBig(v, w, t)
+	}
+	if v.IsInt64() {
+		return IntAttr(v.Int64(), t)
+	}
+	if v.Sign() > 0 && v.IsUint64() && w == 64 {
+		return IntAttr(int64(v.Uint64()), t)
+	}
+	v = new(big.Int).Set(v)
+	return internAttr(v.String()+" : "+t.String(), func(b attrBase) Attribute {
+		return &IntegerAttr{attrBase: b, typ: t, Big: v}
+	}).(*IntegerAttr)
+}
+
+// wrapBig reduces v modulo 2^w and, unless t is unsigned, reads the result
+// as a signed w-bit number.
+func wrapBig(v *big.Int, w uint, t Type) *big.Int {
+	if w == 0 {
+		return v
+	}
+	m := new(big.Int).Lsh(big.NewInt(1), w)
+	r := new(big.Int).Mod(v, m)
+	if it, ok := t.(*IntegerType); ok && it.Signedness == Unsigned {
+		return r
+	}
+	if r.Bit(int(w)-1) == 1 {
+		r.Sub(r, m)
+	}
+	return r
+}
+
 // I64Attr is shorthand for IntAttr(v, I64).
 func I64Attr(v int64) *IntegerAttr { return IntAttr(v, I64) }
 

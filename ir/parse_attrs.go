@@ -2,6 +2,7 @@ package ir
 
 import (
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,6 +142,9 @@ func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
 			if err != nil {
 				return nil, err
 			}
+			if canon, ok := canonicalAffineMap(t0.Text + body); ok {
+				return OpaqueAttrOf(canon), nil
+			}
 			return OpaqueAttrOf(t0.Text + body), nil
 		case "loc":
 			l, err := p.ParseLocation()
@@ -244,6 +248,13 @@ func (p *Parser) numberAttrOfType(litTok Token, neg bool, t Type) (Attribute, er
 		if it, ok := t.(*IntegerType); ok && it.Signedness == Unsigned && neg {
 			return nil, p.ErrorAt(litTok, "negative integer literal not valid for unsigned integer type")
 		}
+		if BitWidth(t) > 64 {
+			v, ok := wideIntLiteral(text, neg, t)
+			if !ok {
+				return nil, p.ErrorAt(litTok, "integer constant out of range for attribute")
+			}
+			return BigIntAttr(v, t), nil
+		}
 		v, err := parseIntLiteral(text, neg)
 		if err != nil {
 			return nil, p.ErrorAt(litTok, "integer constant out of range for attribute")
@@ -257,6 +268,29 @@ func (p *Parser) numberAttrOfType(litTok Token, neg bool, t Type) (Attribute, er
 		return IntAttr(v, t), nil
 	}
 	return nil, p.ErrorAt(litTok, "integer literal not valid for specified type")
+}
+
+// wideIntLiteral parses an integer literal for a type wider than 64 bits
+// and checks it fits as upstream's APInt does: a negative value in the
+// signed range, a positive one in the width (and in the signed range for
+// si types).
+func wideIntLiteral(text string, neg bool, t Type) (*big.Int, bool) {
+	v, base := new(big.Int), 10
+	if s, ok := strings.CutPrefix(text, "0x"); ok {
+		text, base = s, 16
+	}
+	if _, ok := v.SetString(text, base); !ok {
+		return nil, false
+	}
+	w := uint(BitWidth(t))
+	if neg {
+		v.Neg(v)
+		return v, v.Cmp(new(big.Int).Neg(new(big.Int).Lsh(big.NewInt(1), w-1))) >= 0
+	}
+	if it, ok := t.(*IntegerType); ok && it.Signedness == Signed {
+		w--
+	}
+	return v, v.BitLen() <= int(w)
 }
 
 // intFits reports whether a literal fits the width of t (as a signed or

@@ -502,27 +502,39 @@ func (p *Parser) parseTensorType() (Type, error) {
 	if err := p.ParsePunct("<"); err != nil {
 		return nil, err
 	}
-	if p.IsPunct("*") {
-		return nil, p.Errorf("unranked tensors are not supported by tmac")
-	}
-	dims, err := p.ParseDimensionList(true)
-	if err != nil {
-		return nil, err
-	}
-	elem, err := p.parseElementType("invalid tensor element type", func(t Type) bool {
+	validElem := func(t Type) bool {
 		switch t.(type) {
 		case *MemRefType, *UnrankedMemRefType, *FunctionType:
 			return false
 		}
 		return true
-	})
+	}
+	if p.IsPunct("*") {
+		p.next()
+		if err := p.parseXInDimensionList(); err != nil {
+			return nil, err
+		}
+		elem, err := p.parseElementType("invalid tensor element type", validElem)
+		if err != nil {
+			return nil, err
+		}
+		return UnrankedTensorTypeOf(elem), p.ParsePunct(">")
+	}
+	dims, err := p.ParseDimensionList(true)
 	if err != nil {
 		return nil, err
 	}
-	if p.IsPunct(",") {
-		return nil, p.Errorf("tensor encodings are not supported by tmac")
+	elem, err := p.parseElementType("invalid tensor element type", validElem)
+	if err != nil {
+		return nil, err
 	}
-	return TensorTypeOf(dims, elem), p.ParsePunct(">")
+	var encoding Attribute
+	if p.ParseOptionalPunct(",") {
+		if encoding, err = p.ParseAttribute(nil); err != nil {
+			return nil, err
+		}
+	}
+	return EncodedTensorTypeOf(dims, elem, encoding), p.ParsePunct(">")
 }
 
 // parseDialectType parses !alias, !dialect.mnemonic<...> or !dialect<...>.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -314,21 +315,46 @@ type TensorType struct {
 	typeBase
 	shape []int64
 	Elem  Type
+	// Encoding is the optional attribute after the element type
+	// (tensor<8xf32, "csr">); nil without one.
+	Encoding Attribute
 }
 
 func (t *TensorType) ElementType() Type { return t.Elem }
 func (t *TensorType) Shape() []int64    { return t.shape }
 
 // TensorTypeOf returns tensor<shape x elem>.
-func TensorTypeOf(shape []int64, elem Type) *TensorType {
+func TensorTypeOf(shape []int64, elem Type) *TensorType { return EncodedTensorTypeOf(shape, elem, nil) }
+
+// EncodedTensorTypeOf returns tensor<shape x elem, encoding> (no encoding
+// when it is nil).
+func EncodedTensorTypeOf(shape []int64, elem Type, encoding Attribute) *TensorType {
 	var sb strings.Builder
 	sb.WriteString("tensor<")
 	writeShape(&sb, shape)
 	sb.WriteString(elem.String())
+	if encoding != nil {
+		sb.WriteString(", ")
+		sb.WriteString(encoding.String())
+	}
 	sb.WriteByte('>')
 	return internType(sb.String(), func(b typeBase) Type {
-		return &TensorType{typeBase: b, shape: append([]int64(nil), shape...), Elem: elem}
+		return &TensorType{typeBase: b, shape: append([]int64(nil), shape...), Elem: elem, Encoding: encoding}
 	}).(*TensorType)
+}
+
+// WithElementType returns t with its element type replaced by elem: the
+// same vector (scalable dimensions included) or tensor (encoding included)
+// shape, or elem itself for a scalar. Other shaped types are returned as
+// elem too; callers decide what a memref of another element type means.
+func WithElementType(t, elem Type) Type {
+	switch s := t.(type) {
+	case *VectorType:
+		return ScalableVectorTypeOf(s.Shape(), s.Scalable, elem)
+	case *TensorType:
+		return EncodedTensorTypeOf(s.Shape(), elem, s.Encoding)
+	}
+	return elem
 }
 
 // MemRefType is a ranked memref with an optional layout and memory space.
@@ -351,9 +377,14 @@ func (t *MemRefType) Rank() int         { return len(t.shape) }
 // MemRefTypeOf returns a memref type. Layout and memory space may be nil.
 func MemRefTypeOf(shape []int64, elem Type, layout, space Attribute) *MemRefType {
 	// A strided layout is kept even when it is the row-major one: upstream
-	// prints memref<4x4xf32, strided<[4, 1]>> as written.
+	// prints memref<4x4xf32, strided<[4, 1]>> as written. An identity
+	// affine map is the default layout, as upstream's MemRefType::get
+	// makes it.
 	if ia, ok := space.(*IntegerAttr); ok && ia.Int() == 0 {
 		space = nil
+	}
+	if layout != nil && isIdentityAffineMap(layout.String()) {
+		layout = nil
 	}
 	var sb strings.Builder
 	sb.WriteString("memref<")
@@ -431,6 +462,22 @@ func IdentityStrides(shape []int64) []int64 {
 		}
 	}
 	return strides
+}
+
+// UnrankedTensorType is tensor<*xf32>.
+type UnrankedTensorType struct {
+	typeBase
+	Elem Type
+}
+
+// ElementType returns the element type.
+func (t *UnrankedTensorType) ElementType() Type { return t.Elem }
+
+// UnrankedTensorTypeOf returns tensor<*xelem>.
+func UnrankedTensorTypeOf(elem Type) *UnrankedTensorType {
+	return internType("tensor<*x"+elem.String()+">", func(b typeBase) Type {
+		return &UnrankedTensorType{typeBase: b, Elem: elem}
+	}).(*UnrankedTensorType)
 }
 
 // UnrankedMemRefType is memref<*xf32>.
@@ -598,4 +645,49 @@ func BitWidth(t Type) int {
 		return 64
 	}
 	return 0
+}
+
+// isIdentityAffineMap reports whether text is affine_map<(d0, ..., dn) ->
+// (d0, ..., dn)>, with or without symbols: upstream's AffineMap::isIdentity.
+func isIdentityAffineMap(text string) bool {
+	body, ok := strings.CutPrefix(text, "affine_map<")
+	if !ok {
+		return false
+	}
+	s := &TextScanner{Src: strings.TrimSuffix(body, ">")}
+	isID := func(c byte) bool {
+		return c == '_' || c == '$' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	list := func(open, close string) ([]string, bool) {
+		var ids []string
+		if !s.Eat(open) {
+			return nil, false
+		}
+		for !s.Eat(close) {
+			if len(ids) > 0 && !s.Eat(",") {
+				return nil, false
+			}
+			id := s.Ident(isID)
+			if id == "" {
+				return nil, false
+			}
+			ids = append(ids, id)
+		}
+		return ids, true
+	}
+	dims, ok := list("(", ")")
+	if !ok {
+		return false
+	}
+	if s.Peek("[") {
+		if _, ok := list("[", "]"); !ok {
+			return false
+		}
+	}
+	if !s.Eat("->") {
+		return false
+	}
+	results, ok := list("(", ")")
+	s.SkipSpace()
+	return ok && s.Pos == len(s.Src) && slices.Equal(dims, results)
 }
