@@ -617,14 +617,21 @@ var delimPairs = [...][2]string{{"", ""}, {"(", ")"}, {"[", "]"}, {"<", ">"}, {"
 // ParseCommaSeparatedList parses elements separated by commas, enclosed in
 // the delimiters. An optional delimiter that is absent parses nothing.
 func (p *Parser) ParseCommaSeparatedList(d Delimiter, elem func() error) error {
+	return p.ParseCommaSeparatedListIn(d, "", elem)
+}
+
+// ParseCommaSeparatedListIn is ParseCommaSeparatedList whose missing
+// delimiters are reported with context appended ("expected ')' in
+// argument list"), as upstream's contextMessage argument does.
+func (p *Parser) ParseCommaSeparatedListIn(d Delimiter, context string, elem func() error) error {
 	open, close := delimPairs[d][0], delimPairs[d][1]
 	if d != DelimNone {
 		if d >= DelimOptionalParen {
 			if !p.ParseOptionalPunct(open) {
 				return nil
 			}
-		} else if err := p.ParsePunct(open); err != nil {
-			return err
+		} else if !p.ParseOptionalPunct(open) {
+			return p.expected("'" + open + "'" + context)
 		}
 		if p.ParseOptionalPunct(close) {
 			return nil
@@ -638,8 +645,8 @@ func (p *Parser) ParseCommaSeparatedList(d Delimiter, elem func() error) error {
 			break
 		}
 	}
-	if d != DelimNone {
-		return p.ParsePunct(close)
+	if d != DelimNone && !p.ParseOptionalPunct(close) {
+		return p.expected("'" + close + "'" + context)
 	}
 	return nil
 }
@@ -952,6 +959,9 @@ func (p *Parser) parseOperation() (*Operation, error) {
 		return nil, err
 	}
 	if op.NumResults() != numResults && len(groups) > 0 {
+		if op.NumResults() == 0 {
+			return nil, p.ErrorAt(startTok, "cannot name an operation with no results")
+		}
 		return nil, p.ErrorAt(startTok, "operation defines %d results but was provided %d to bind", op.NumResults(), numResults)
 	}
 	if loc, ok, err := p.parseOptionalTrailingLoc(); err != nil {

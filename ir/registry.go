@@ -442,6 +442,32 @@ var (
 	TypedAttrC     = AttrConstraint{"TypedAttr instance", func(a Attribute) bool { _, ok := a.(TypedAttr); return ok }}
 )
 
+// SymbolRefSyntax and FlatSymbolRefSyntax read a $symbol variable of an
+// assembly format as upstream's typed attribute parser does: an attribute
+// of another kind is "invalid kind of attribute specified" at parse time.
+var (
+	SymbolRefSyntax     = typedSymbolSyntax(SymbolRefC)
+	FlatSymbolRefSyntax = typedSymbolSyntax(FlatSymbolRefC)
+)
+
+func typedSymbolSyntax(c AttrConstraint) *AttrSyntax {
+	return &AttrSyntax{
+		Parse: func(p *Parser) (Attribute, error) {
+			tok := p.Tok()
+			a, err := p.ParseAttribute(nil)
+			if err != nil {
+				return nil, err
+			}
+			if !c.OK(a) {
+				return nil, p.CustomOpErrorAt(tok, "invalid kind of attribute specified")
+			}
+			return a, nil
+		},
+		Print:    func(a Attribute) string { return a.String() },
+		CanStart: func(p *Parser) bool { return p.Tok().Kind == TokAt },
+	}
+}
+
 // IntAttrOfWidth accepts signless integer attributes of width w.
 func IntAttrOfWidth(w int) AttrConstraint {
 	return AttrConstraint{fmt.Sprintf("%d-bit signless integer attribute", w), func(a Attribute) bool {

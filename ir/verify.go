@@ -457,6 +457,19 @@ func countWords(n int, what string) string {
 func verifyArgs(op *Operation, specs []ArgSpec, types []Type, what, segAttr string) error {
 	// Upstream stores segment sizes as a property that defaults to all
 	// zeros: an attr-sized op without the attribute has 0 values.
+	// The count traits (AtLeastNOperands, NResults...) come first upstream,
+	// before the segment sizes are looked at.
+	fixed, variable := 0, false
+	for _, s := range specs {
+		if s.Kind == Single {
+			fixed++
+		} else {
+			variable = true
+		}
+	}
+	if variable && len(types) < fixed {
+		return op.EmitOpError("expected %d or more %ss, but found %d", fixed, what, len(types))
+	}
 	attrSized := (what == "operand" && op.HasTrait(AttrSizedOperandSegments)) || (what == "result" && op.HasTrait(AttrSizedResultSegments))
 	if attrSized && op.Attr(segAttr) == nil && len(types) > 0 {
 		return op.EmitOpError("%s count (%d) does not match with the total size (0) specified in attribute '%s'", what, len(types), segAttr)
@@ -473,14 +486,6 @@ func verifyArgs(op *Operation, specs []ArgSpec, types []Type, what, segAttr stri
 				}
 			}
 			return op.EmitOpError("%s count (%d) does not match with the total size (%d) specified in attribute '%s'", what, len(types), sumInts(a.Ints), segAttr)
-		}
-		fixed, variable := 0, false
-		for _, s := range specs {
-			if s.Kind == Single {
-				fixed++
-			} else {
-				variable = true
-			}
 		}
 		if variable {
 			return op.EmitOpError("expected %d or more %ss, but found %d", fixed, what, len(types))

@@ -45,7 +45,7 @@ func init() {
 			Operands: []ir.ArgSpec{{Name: "operands", Kind: ir.Variadic, Type: ir.AnyType}},
 			Results:  []ir.ArgSpec{{Name: "results", Kind: ir.Variadic, Type: ir.AnyType}},
 			Attrs: []ir.AttrSpec{
-				{Name: "callee", Constraint: ir.FlatSymbolRefC, Syntax: flatSymbolSyntax},
+				{Name: "callee", Constraint: ir.FlatSymbolRefC, Syntax: ir.FlatSymbolRefSyntax},
 				{Name: "arg_attrs", Constraint: ir.DictArrayC, Optional: true},
 				{Name: "res_attrs", Constraint: ir.DictArrayC, Optional: true},
 				{Name: "no_inline", Constraint: ir.UnitAttrC, Optional: true},
@@ -78,24 +78,6 @@ func propConversion(kinds map[string]func(ir.Attribute) bool) func(op *ir.Operat
 		}
 		return nil
 	}
-}
-
-// flatSymbolSyntax parses a callee, rejecting nested references as
-// upstream's typed attribute parser does.
-var flatSymbolSyntax = &ir.AttrSyntax{
-	Parse: func(p *ir.Parser) (ir.Attribute, error) {
-		tok := p.Tok()
-		a, err := p.ParseAttribute(nil)
-		if err != nil {
-			return nil, err
-		}
-		if !isFlatRef(a) {
-			return nil, p.CustomOpErrorAt(tok, "invalid kind of attribute specified")
-		}
-		return a, nil
-	},
-	Print:    func(a ir.Attribute) string { return a.String() },
-	CanStart: func(p *ir.Parser) bool { return p.Tok().Kind == ir.TokAt },
 }
 
 // FunctionType returns the signature of a func.func (or gpu.func).
@@ -144,11 +126,15 @@ func parseFunc(p *ir.Parser, st *ir.OperationState) error {
 	}
 	r := st.AddRegion()
 	if p.IsPunct("{") {
+		// With bare argument types the body declares its entry block
+		// arguments itself (^bb0(%a: f32):), as upstream allows; the
+		// verifier checks them against the signature.
+		entry := sig.Args
 		if sig.Declaration {
-			return p.Errorf("expected named arguments in function definition")
+			entry = nil
 		}
 		regionTok := p.Tok()
-		if err := p.ParseRegion(r, sig.Args); err != nil {
+		if err := p.ParseRegion(r, entry); err != nil {
 			return err
 		}
 		if r.Empty() {

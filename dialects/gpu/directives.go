@@ -126,7 +126,7 @@ func registerDirectives() {
 			}
 			var us []ir.UnresolvedOperand
 			var ts []ir.Type
-			err := p.ParseCommaSeparatedList(ir.DelimParen, func() error {
+			err := p.ParseCommaSeparatedListIn(ir.DelimParen, " in argument list", func() error {
 				u, err := p.ParseOperand()
 				if err != nil {
 					return err

@@ -286,7 +286,9 @@ func init() {
 			Regions: []ir.RegionSpec{{Name: "body"}},
 			Parse:   parseFunc,
 			Print:   printFunc,
-			Verify:  verifyFunc,
+			// Upstream checks the signature and the body's arguments in
+			// the function interface's trait, before the nested ops.
+			VerifyInvariants: verifyFunc,
 		},
 		&ir.OpDef{
 			Name:    "gpu.launch",
@@ -330,7 +332,7 @@ func init() {
 				ir.ArgSpec{Name: "kernelOperands", Kind: ir.Variadic, Type: ir.AnyType},
 				ir.ArgSpec{Name: "asyncObject", Kind: ir.Optional, Type: ir.AnyType}),
 			Results: []ir.ArgSpec{asyncResult},
-			Attrs:   []ir.AttrSpec{{Name: "kernel", Constraint: ir.SymbolRefC}},
+			Attrs:   []ir.AttrSpec{{Name: "kernel", Constraint: ir.SymbolRefC, Syntax: ir.SymbolRefSyntax}},
 			Format: "custom<GPUAsyncDependencies>(type($asyncToken), $asyncDependencies) (`<` $asyncObject^ `:` type($asyncObject) `>`)? $kernel " +
 				"( `clusters` `in` ` ` `(` $clusterSizeX^ `,` $clusterSizeY `,` $clusterSizeZ `)` )? " +
 				"`blocks` `in` ` ` `(` $gridSizeX `,` $gridSizeY `,` $gridSizeZ `)` " +
