@@ -144,58 +144,6 @@ func parseAttr(p *ir.Parser, mnemonic string) (ir.Attribute, error) {
 	return nil, p.Errorf("unknown gpu attribute: %s", mnemonic)
 }
 
-// parseObjectAttr parses #gpu.object<target, [format = ..., properties = ...,] "bin">.
-func parseObjectAttr(p *ir.Parser) (ir.Attribute, error) {
-	if err := p.ParsePunct("<"); err != nil {
-		return nil, err
-	}
-	target, err := p.ParseAttribute(nil)
-	if err != nil {
-		return nil, err
-	}
-	var sb strings.Builder
-	sb.WriteString("#gpu.object<" + target.String())
-	for {
-		if err := p.ParsePunct(","); err != nil {
-			return nil, err
-		}
-		if p.Tok().Kind == ir.TokString {
-			s, err := p.ParseString()
-			if err != nil {
-				return nil, err
-			}
-			sb.WriteString(", " + ir.QuoteString(s))
-			break
-		}
-		kw, err := p.ParseAnyKeyword()
-		if err != nil {
-			return nil, err
-		}
-		if err := p.ParsePunct("="); err != nil {
-			return nil, err
-		}
-		var v string
-		if kw == "properties" || kw == "kernels" {
-			a, err := p.ParseAttribute(nil)
-			if err != nil {
-				return nil, err
-			}
-			v = a.String()
-		} else {
-			v, err = p.ParseAnyKeyword()
-			if err != nil {
-				return nil, err
-			}
-		}
-		sb.WriteString(", " + kw + " = " + v)
-	}
-	if err := p.ParsePunct(">"); err != nil {
-		return nil, err
-	}
-	sb.WriteString(">")
-	return ir.DialectAttrOf("gpu", "object", sb.String(), target), nil
-}
-
 // selectObjectDefault is #gpu.select_object without a parameter, the default
 // offloading handler of gpu.binary.
 var selectObjectDefault = ir.DialectAttrOf("gpu", "select_object", "#gpu.select_object", nil)

@@ -264,7 +264,7 @@ func init() {
 			Attrs: []ir.AttrSpec{
 				{Name: "sym_name", Constraint: ir.SymbolNameC},
 				{Name: "offloadingHandler", Constraint: handlerC, Default: selectObjectDefault},
-				{Name: "objects", Constraint: ir.ArrayAttrC},
+				{Name: "objects", Constraint: objectsC},
 			},
 			Parse: parseBinary,
 			Print: printBinary,
