@@ -33,6 +33,9 @@ type kernel struct {
 	nvals  int
 	ids    map[ir.Value]int
 	params []ir.Type
+	// sharedAccess: the kernel reads or writes shared memory with
+	// ordinary accesses (race.go has something to check).
+	sharedAccess bool
 }
 
 // compileKernel numbers the values of fn and resolves each op to its
@@ -95,6 +98,7 @@ func compileKernel(fn *ir.Operation) (*kernel, error) {
 		k.params = append(k.params, a.Type())
 	}
 	k.nvals = len(k.ids)
+	k.sharedAccess = hasSharedAccess(fn)
 	return k, nil
 }
 

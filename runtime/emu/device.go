@@ -311,6 +311,10 @@ func (d *Device) runCluster(k *kernel, l *plan.Launch, args []any, cid, cl [3]in
 			b.threads = append(b.threads, t)
 		}
 	}
+	if k.sharedAccess {
+		b.race = newRaceDetector(b)
+		defer b.race.done()
+	}
 	if err := b.run(); err != nil {
 		c := b.ctas[0]
 		if len(b.ctas) > 1 {

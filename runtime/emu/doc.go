@@ -42,8 +42,18 @@
 // for its TMA stores, a block exiting before a wait saw its TMA loads
 // complete (its shared memory is released at exit), a lane outside its warp collective's
 // member mask, a shuffle reading a lane that does not take part, lanes
-// meeting in different warp collectives that wait for each other. A wrong matrix descriptor or
+// meeting in different warp collectives that wait for each other, lanes of
+// a shuffle giving different widths. A wrong matrix descriptor or
 // swizzle reads the wrong elements, as on the GPU, and fails the check.
+//
+// Thread-to-thread races (race.go): two threads' accesses of the same
+// shared bytes, one a write, that no barrier, mbarrier phase, warp
+// collective or cluster barrier orders, followed with vector clocks and
+// reported at the second access with the first in a note (a TMA store's
+// issue reads its tile, a TMA load's issue overwrites its box, as the
+// issuing thread); barrier divergence (diverge.go): a generation of the
+// block barrier whose threads arrived at different ops, or that threads
+// never reached because they exited.
 //
 // Warp collectives (elect.sync, shfl.sync, vote.sync) wait for the
 // non-exited lanes of their member mask and compute as PTX defines them

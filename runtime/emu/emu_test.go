@@ -52,6 +52,8 @@ func TestThreadList(t *testing.T) {
 		{[]int{3}, "thread 3"},
 		{[]int{0, 1, 2, 5, 7, 8}, "threads 0-2, 5, 7-8"},
 		{[]int{4, 9}, "threads 4, 9"},
+		{[]int{0, 2, 4, 6}, "threads 0, 2, ..., 6"},
+		{[]int{1, 3, 5, 8}, "threads 1, 3, 5, 8"},
 	} {
 		if got := threadList(c.ids); got != c.want {
 			t.Errorf("threadList(%v) = %q, want %q", c.ids, got, c.want)

@@ -375,8 +375,8 @@ func init() {
 }
 
 // readShared and writeShared check generic shared-memory accesses against
-// the asynchronous copies in flight (and record writes for the proxy-fence
-// check).
+// the asynchronous copies in flight and the other threads' accesses
+// (race.go), and record writes for the proxy-fence check.
 func (t *thread) readShared(op *ir.Operation, space int, a uint64, n int) {
 	if space != spaceShared {
 		return
@@ -390,9 +390,16 @@ func (t *thread) readShared(op *ir.Operation, space int, a uint64, n int) {
 				Notes: []Note{c.note()}})
 		}
 	}
+	if r := t.b.race; r != nil {
+		r.read(t, t.c, op, a, a+uint64(n), "reads")
+	}
 }
 
 func (t *thread) writeShared(op *ir.Operation, space int, a uint64, n int) {
+	t.sharedWrite(op, space, a, n, false)
+}
+
+func (t *thread) sharedWrite(op *ir.Operation, space int, a uint64, n int, atomic bool) {
 	if space != spaceShared {
 		return
 	}
@@ -413,6 +420,9 @@ func (t *thread) writeShared(op *ir.Operation, space int, a uint64, n int) {
 	if r := t.c.wgmmaReading(a, a+uint64(n)); r != nil {
 		t.fail(&Error{Op: op, Msg: fmt.Sprintf("race: thread %d writes shared bytes [%d, %d) that a wgmma in flight may still read (its group not yet retired by wgmma.wait_group)", t.linear, a, a+uint64(n)),
 			Notes: []Note{note(r.op.Loc, "the wgmma")}})
+	}
+	if r := t.b.race; r != nil {
+		r.write(t, t.c, op, a, a+uint64(n), "writes", atomic, false)
 	}
 	if k := len(t.unfenced); k > 0 && t.unfenced[k-1].hi == a && t.unfenced[k-1].op == op {
 		t.unfenced[k-1].hi = a + uint64(n)

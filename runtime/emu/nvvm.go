@@ -154,6 +154,9 @@ type namedBarrier struct {
 	expected int
 	arrived  int
 	gen      int
+	// at: the arrivals of this generation at the block barrier (every
+	// thread's), for the divergence check.
+	at []barrierArrival
 }
 
 // barrier makes t wait at barrier id until n threads (n < 0: every thread
@@ -176,6 +179,12 @@ func (t *thread) barrierAt(op *ir.Operation, id int64, n int, arriveOnly bool) {
 	}
 	nb.arrived++
 	gen := nb.gen
+	if all && blockBarrierOps[op.Name()] {
+		nb.at = append(nb.at, barrierArrival{op, t.linear})
+	}
+	if r := t.b.race; r != nil {
+		r.barrierArrive(t, id, gen, !arriveOnly)
+	}
 	if t.b.observing() {
 		count := int64(nb.expected)
 		if all {
@@ -184,25 +193,44 @@ func (t *thread) barrierAt(op *ir.Operation, id int64, n int, arriveOnly bool) {
 		t.b.emit(t, nil, &Event{Kind: Barrier, Op: op, ID: id, Count: count, Gen: gen, Arrive: arriveOnly})
 	}
 	if nb.arrived >= nb.expected {
-		nb.arrived = 0
-		nb.gen++
+		if err := t.b.completeBarrier(c, id, nb); err != nil {
+			t.fail(err)
+		}
 	} else if !arriveOnly {
 		t.block(op, func() bool { return nb.gen != gen }, func() string {
 			return fmt.Sprintf("barrier %d: %d of %d threads arrived", id, nb.arrived, nb.expected)
 		})
 	}
-	if !arriveOnly && t.b.observing() {
-		t.b.emit(t, nil, &Event{Kind: BarrierPass, Op: op, ID: id, Gen: gen})
+	if !arriveOnly {
+		if r := t.b.race; r != nil {
+			r.barrierPass(t, id, gen)
+		}
+		if t.b.observing() {
+			t.b.emit(t, nil, &Event{Kind: BarrierPass, Op: op, ID: id, Gen: gen})
+		}
 	}
 }
 
-// threadExited: an exited thread counts as arrived at the block barrier
-// (gpu.barrier), so a barrier the others wait at may now be complete.
-func (c *cta) threadExited() {
-	if nb := c.named[0]; nb != nil && nb.arrived > 0 && nb.arrived >= c.live {
-		nb.arrived = 0
-		nb.gen++
+// completeBarrier ends the current generation of barrier id of block c;
+// an error if it was the block barrier and the threads diverged.
+func (b *blockRun) completeBarrier(c *cta, id int64, nb *namedBarrier) *Error {
+	err := c.divergence(nb, b.k)
+	if b.race != nil {
+		b.race.barrierComplete(c, id, nb.gen)
 	}
+	nb.arrived, nb.at = 0, nb.at[:0]
+	nb.gen++
+	return err
+}
+
+// threadExited: an exited thread counts as arrived at the block barrier
+// (gpu.barrier), so a barrier the others wait at may now be complete
+// (then reported as divergence: the exited thread never reached it).
+func (c *cta) threadExited(b *blockRun) *Error {
+	if nb := c.named[0]; nb != nil && nb.arrived > 0 && nb.arrived >= c.live {
+		return b.completeBarrier(c, 0, nb)
+	}
+	return nil
 }
 
 func init() {
@@ -253,6 +281,8 @@ type mbarrier struct {
 	lastLoad      *asyncOp
 	lastLoadPhase int64
 	observed      int64
+	// race: what the arrivals released (race.go); nil when not checked.
+	race *mbarClock
 }
 
 func (m *mbarrier) String() string {
@@ -276,6 +306,9 @@ func (m *mbarrier) complete() {
 	if m.pending == 0 && m.tx == 0 {
 		m.phase++
 		m.pending = m.count
+		if m.race != nil {
+			m.race.seal(m.phase - 1)
+		}
 	}
 }
 
@@ -317,6 +350,9 @@ func (t *thread) arrive(op *ir.Operation, m *mbarrier, count, tx int64) {
 	before := m.phase
 	if t.b.observing() {
 		t.b.emit(t, m.cta, &Event{Kind: MBarrierArrive, Op: op, Barrier: m.addr, Count: count, Tx: tx, Phase: before})
+	}
+	if r := t.b.race; r != nil {
+		r.mbarrierArrive(t, m)
 	}
 	m.tx += tx
 	m.pending -= count
@@ -379,6 +415,9 @@ func init() {
 			if t.b.observing() {
 				t.b.emit(t, m.cta, &Event{Kind: MBarrierArrive, Op: in.op, Barrier: m.addr, Count: count, Phase: state})
 			}
+			if r := t.b.race; r != nil {
+				r.mbarrierArrive(t, m)
+			}
 			m.pending -= count
 			if m.pending < 0 {
 				t.failf(in.op, "more arrivals than the mbarrier's count %d in one phase: %v", m.count, m)
@@ -437,6 +476,9 @@ func init() {
 				return fmt.Sprintf("waits for parity %d of the %v", parity, m)
 			})
 			seen := m.see(parity)
+			if r := t.b.race; r != nil {
+				r.mbarrierWait(t, m, seen)
+			}
 			if t.b.observing() {
 				t.b.emit(t, m.cta, &Event{Kind: MBarrierWait, Op: in.op, Barrier: m.addr, Parity: parity, Phase: seen})
 			}
@@ -468,6 +510,9 @@ func poll(k *kernel, addrOperand, stateOrPhase ir.Value) runFunc {
 				m.observed = max(m.observed, v)
 			} else {
 				seen, parity = m.see(v&1), v&1
+			}
+			if r := t.b.race; r != nil {
+				r.mbarrierWait(t, m, seen)
 			}
 			if t.b.observing() {
 				t.b.emit(t, m.cta, &Event{Kind: MBarrierWait, Op: in.op, Barrier: m.addr, Parity: parity, Phase: seen})
@@ -518,6 +563,9 @@ func init() {
 	}, nvvm.Mapa)
 	register(direct(func(t *thread, in *instr) {
 		t.clusterGen = t.b.cluster.gen
+		if r := t.b.race; r != nil {
+			r.clusterArrive(t, t.clusterGen, in.op.Name() == nvvm.ClusterArriveRelaxed)
+		}
 		if t.b.observing() {
 			t.b.emit(t, nil, &Event{Kind: ClusterArrive, Op: in.op, Gen: t.clusterGen})
 		}
@@ -533,6 +581,9 @@ func init() {
 		t.block(in.op, func() bool { return b.cluster.gen != gen }, func() string {
 			return fmt.Sprintf("barrier.cluster.wait: %d of the cluster's %d live threads arrived", b.cluster.arrived, b.clusterLive())
 		})
+		if b.race != nil {
+			b.race.clusterWait(t, gen)
+		}
 		if b.observing() {
 			b.emit(t, nil, &Event{Kind: ClusterWait, Op: in.op, Gen: gen})
 		}

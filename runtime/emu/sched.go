@@ -89,6 +89,7 @@ type blockRun struct {
 	yield    chan struct{}
 	inflight []*asyncOp
 	cluster  clusterBarrier
+	race     *raceDetector // nil: the kernel has no ordinary shared-memory access
 	err      *Error
 	abort    bool
 	// kernel and clusterIndex name the run for the observer.
@@ -145,7 +146,9 @@ func (b *blockRun) startThread(t *thread) {
 			}
 			t.state = exited
 			t.c.live--
-			t.c.threadExited()
+			if err := t.c.threadExited(b); err != nil && b.err == nil && !b.abort {
+				b.err = err
+			}
 			if b.err == nil && !b.abort {
 				b.err = t.exitedWithStores()
 			}
@@ -321,10 +324,21 @@ func (b *blockRun) deadlock() *Error {
 	return e
 }
 
-// threadList names threads compactly: "thread 0", "threads 0-127", "threads 0, 5".
+// threadList names threads compactly: "thread 0", "threads 0-127",
+// "threads 0, 5", "threads 0, 2, ..., 62" (a stride).
 func threadList(ids []int) string {
 	if len(ids) == 1 {
 		return fmt.Sprintf("thread %d", ids[0])
+	}
+	if n := len(ids); n >= 4 && ids[1]-ids[0] > 1 {
+		step := ids[1] - ids[0]
+		strided := true
+		for i := 2; i < n && strided; i++ {
+			strided = ids[i]-ids[i-1] == step
+		}
+		if strided {
+			return fmt.Sprintf("threads %d, %d, ..., %d", ids[0], ids[1], ids[n-1])
+		}
 	}
 	var parts []string
 	for i := 0; i < len(ids); {

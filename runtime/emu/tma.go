@@ -264,6 +264,11 @@ func (t *thread) tmaLoad(op *ir.Operation, a *tmaLoad) {
 			t.fail(&Error{Op: op, Msg: "race: a TMA load into shared memory that a wgmma in flight may still read (its group not yet retired by wgmma.wait_group: the slot was released too early)",
 				Notes: []Note{note(r.op.Loc, "the wgmma reading shared bytes [%d, %d)", r.lo, r.hi)}})
 		}
+		if r := t.b.race; r != nil {
+			// The refill must come after the threads' accesses of the
+			// old contents.
+			r.write(t, c, op, dst.addr, dst.addr+n, "issues a TMA load overwriting", false, true)
+		}
 		t.b.inflight = append(t.b.inflight, cp)
 	}
 }
@@ -317,6 +322,10 @@ func (t *thread) tmaStore(op *ir.Operation, a *tmaStore) {
 		if x.load && x.dst == t.c && src.addr < x.hi && x.lo < src.addr+n {
 			t.fail(&Error{Op: op, Msg: "race: a TMA store of shared memory that a TMA load in flight is still writing", Notes: []Note{x.note()}})
 		}
+	}
+	if r := t.b.race; r != nil {
+		// The threads' writes of the tile must come before the issue.
+		r.read(t, t.c, op, src.addr, src.addr+n, "issues a TMA store reading")
 	}
 	t.b.inflight = append(t.b.inflight, c)
 	t.uncommitted = append(t.uncommitted, c)

@@ -14,7 +14,7 @@ import (
 // warpColl is a warp collective in progress: the lanes of one member
 // mask of one warp that have arrived.
 type warpColl struct {
-	key     string // op name and qualifiers: lanes join only the same kind
+	key     string // op name and qualifiers ("nvvm.shfl.sync bfly"): lanes join only the same kind
 	mask    uint32
 	arrived uint32
 	op      *ir.Operation // the first lane's (the others' may sit elsewhere)
@@ -37,7 +37,7 @@ func init() {
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		v := nvvm.VoteSyncOp{Op: op}
 		mask, pred := k.slot(v.Mask()), k.slot(v.Pred())
-		key := op.Name() + nvvm.EnumValue(v.Kind())
+		key := op.Name() + " " + nvvm.EnumValue(v.Kind())
 		return func(t *thread, in *instr) {
 			t.set(in, 0, t.warpCollective(in.op, key, uint32(t.int(in, mask)), t.int(in, pred), vote))
 		}
@@ -45,9 +45,9 @@ func init() {
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		s := nvvm.ShflSyncOp{Op: op}
 		threadMask, val, offset, maskAndClamp := k.slot(s.ThreadMask()), k.slot(s.Val()), k.slot(s.Offset()), k.slot(s.MaskAndClamp())
-		key := op.Name() + nvvm.EnumValue(s.Kind())
+		key := op.Name() + " " + nvvm.EnumValue(s.Kind())
 		if s.ReturnValueAndIsValid() != nil {
-			key += " pred"
+			key += " with the validity predicate"
 		}
 		return func(t *thread, in *instr) {
 			mask := uint32(t.int(in, threadMask))
@@ -76,6 +76,11 @@ func (t *thread) warpCollective(op *ir.Operation, key string, mask uint32, v any
 		switch {
 		case x.mask == mask && x.key == key:
 			w = x
+		case !x.done && x.mask == mask:
+			// The lanes of one mask meet in different instructions (or
+			// qualifiers: a shuffle's mode).
+			t.fail(&Error{Op: op, Msg: fmt.Sprintf("lane %d of warp %d executes '%s' while lanes %#x of its member mask %#x wait for it in '%s': the lanes of a mask must execute the same warp-synchronous instruction with the same qualifiers (on the GPU this hangs or is undefined)", lane, warp, key, x.arrived, mask, x.key),
+				Notes: []Note{note(x.op.Loc, "lanes %#x wait here ('%s', member mask %#x)", x.arrived, x.op.Name(), x.mask)}})
 		case !x.done && x.mask&(1<<lane) != 0 && x.arrived&mask != 0:
 			// x waits for this lane, and this lane's collective waits for
 			// lanes blocked in x: neither can complete.
@@ -110,6 +115,9 @@ func (t *thread) warpCollective(op *ir.Operation, key string, mask uint32, v any
 			if w.arrived&(1<<l) != 0 {
 				c.threads[warp*32+l].warpResult = out[l]
 			}
+		}
+		if r := t.b.race; r != nil {
+			r.warpSync(c, warp, w.arrived)
 		}
 		w.done = true
 		list := c.warps[warp]
@@ -177,8 +185,9 @@ type shflArgs struct {
 // shfl follows the PTX shfl.sync definition: the clamp operand holds the
 // clamp value (bits 0-4) and the segment mask (bits 8-12); a lane whose
 // source is outside its segment keeps its own value and gets a false
-// predicate. Reading a lane that did not take part is undefined on the
-// GPU and an error here.
+// predicate. Reading a lane that did not take part, or lanes giving
+// different clamp operands (different widths), is undefined on the GPU
+// and an error here.
 func shfl(t *thread, w *warpColl) [32]any {
 	s := nvvm.ShflSyncOp{Op: w.op}
 	return shuffleLanes(t, w, nvvm.EnumValue(s.Kind()), s.ReturnValueAndIsValid() != nil)
@@ -188,6 +197,14 @@ func shfl(t *thread, w *warpColl) [32]any {
 // for the lanes of w; withPred: each lane gets its value and predicate.
 func shuffleLanes(t *thread, w *warpColl, kind string, withPred bool) [32]any {
 	var out [32]any
+	first := bits.TrailingZeros32(w.arrived)
+	for lane := 0; lane < 32; lane++ {
+		if w.arrived&(1<<lane) != 0 {
+			if a, b := w.in[first].(shflArgs).clamp, w.in[lane].(shflArgs).clamp; a != b {
+				t.failf(w.op, "lanes %d and %d of warp %d shuffle with different widths (clamp and segment mask operands %#x and %#x): every lane of a shuffle must give the same width", first, lane, t.linear/32, a, b)
+			}
+		}
+	}
 	for lane := 0; lane < 32; lane++ {
 		if w.arrived&(1<<lane) == 0 {
 			continue
