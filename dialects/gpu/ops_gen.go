@@ -1524,7 +1524,7 @@ func (o BinaryOp) OffloadingHandler() ir.Attribute {
 	return o.Op.Attr("offloadingHandler")
 }
 
-// Objects returns the `objects` attribute (array attribute), or nil if absent.
+// Objects returns the `objects` attribute (an array of GPU object attributes with at least 1 elements), or nil if absent.
 func (o BinaryOp) Objects() ir.Attribute {
 	return o.Op.Attr("objects")
 }
