@@ -67,6 +67,7 @@ type ModuleEmitter struct {
 
 	minPTX       int
 	minPTXReason string
+	libdevice    *LibdeviceUse
 }
 
 // Output is the result of code generation.
@@ -77,6 +78,9 @@ type Output struct {
 	// PTXReason names the op that needs it.
 	PTXVersion int
 	PTXReason  string
+	// Libdevice is the first call to a libdevice function, nil if none:
+	// compiling the module then needs libdevice (CheckLibdevice).
+	Libdevice *LibdeviceUse
 }
 
 // EmitModule lowers the device code of top to one LLVM module (see Emit).
@@ -143,7 +147,7 @@ func Emit(top *ir.Operation) (out *Output, err error) {
 	for _, op := range bodies {
 		me.defineFunc(op)
 	}
-	return &Output{Module: me.M, PTXVersion: me.minPTX, PTXReason: me.minPTXReason}, nil
+	return &Output{Module: me.M, PTXVersion: me.minPTX, PTXReason: me.minPTXReason, Libdevice: me.libdevice}, nil
 }
 
 // checkSizes rejects, at the op that defines it, any statically shaped

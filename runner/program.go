@@ -79,6 +79,9 @@ func Compile(mod *ir.Operation, source string, opts CompileOptions) (*Program, e
 	if opts.Emu {
 		return p, nil
 	}
+	if err := cg.CheckLibdevice(llc.Libdevice); err != nil {
+		return nil, err
+	}
 	p.LLVM = cg.Module.String()
 	if p.PTX, err = toolchain.CompilePTX(p.LLVM, llc); err != nil {
 		return nil, err

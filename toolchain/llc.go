@@ -20,6 +20,7 @@ type LLCOptions struct {
 	MCPU       string // default sm_90a
 	PTXVersion int    // 0: llc's default
 	OptLevel   int    // 0..3, default 3
+	Libdevice  string // explicit libdevice (--libdevice); empty: FindLibdevice searches
 }
 
 // FindLLC locates llc: the explicit path, then $TMAC_LLC, then llc-22,
@@ -70,11 +71,19 @@ func CheckLLC(path string) (int, error) {
 	return major, nil
 }
 
-// CompilePTX runs llc on LLVM IR text and returns the PTX.
+// CompilePTX runs llc on LLVM IR text and returns the PTX. A module that
+// declares libdevice functions is linked with libdevice first (see
+// linkLibdevice).
 func CompilePTX(llvmIR string, o LLCOptions) (string, error) {
 	path, err := FindLLC(o.Path)
 	if err != nil {
 		return "", err
+	}
+	var libdevice string
+	if calls := LibdeviceCalls(llvmIR); len(calls) > 0 {
+		if libdevice, err = FindLibdevice(o.Libdevice); err != nil {
+			return "", fmt.Errorf("the kernels call %s from libdevice: %v", calls[0], err)
+		}
 	}
 	// The version check (an extra llc process, 10-20 ms of start-up) runs
 	// while llc compiles; its verdict comes first, so an unsuitable llc
@@ -94,14 +103,16 @@ func CompilePTX(llvmIR string, o LLCOptions) (string, error) {
 			checked <- err
 		}()
 	}
-	out, err := runLLC(path, llvmIR, o)
+	out, err := runLLC(path, llvmIR, libdevice, o)
 	if cerr := <-checked; cerr != nil {
 		return "", cerr
 	}
 	return out, err
 }
 
-func runLLC(path, llvmIR string, o LLCOptions) (string, error) {
+// runLLC compiles llvmIR to PTX, linked with the libdevice at that path
+// when it is not empty.
+func runLLC(path, llvmIR, libdevice string, o LLCOptions) (string, error) {
 	dir, err := os.MkdirTemp("", "tmac-llc-")
 	if err != nil {
 		return "", err
@@ -115,6 +126,11 @@ func runLLC(path, llvmIR string, o LLCOptions) (string, error) {
 	mcpu := o.MCPU
 	if mcpu == "" {
 		mcpu = "sm_90a"
+	}
+	if libdevice != "" {
+		if in, err = linkLibdevice(path, libdevice, in, dir, mcpu); err != nil {
+			return "", err
+		}
 	}
 	args := []string{"-march=nvptx64", "-mcpu=" + mcpu, fmt.Sprintf("-O%d", o.OptLevel), in, "-o", out}
 	if o.PTXVersion != 0 {
@@ -142,6 +158,9 @@ func runLLC(path, llvmIR string, o LLCOptions) (string, error) {
 			what, it = "the intrinsics "+strings.Join(names, ", "), "them as external functions"
 		}
 		return "", fmt.Errorf("llc does not know %s (the PTX declares %s); this llc is too old for the IR tmac produced", what, it)
+	}
+	if m := externLibdeviceRE.FindStringSubmatch(string(ptx)); m != nil {
+		return "", fmt.Errorf("the PTX calls %s, which linking with libdevice (%s) did not define (a tmac bug, or not NVIDIA's libdevice.10.bc)", m[1], libdevice)
 	}
 	return string(ptx), nil
 }

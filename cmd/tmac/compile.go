@@ -75,6 +75,7 @@ func addLLCFlags(fl *pflag.FlagSet, llc *toolchain.LLCOptions, llcHelp string) {
 	fl.StringVar(&llc.Path, "llc", "", llcHelp)
 	fl.StringVar(&llc.MCPU, "mcpu", "sm_90a", "target GPU")
 	fl.IntVarP(&llc.OptLevel, "opt-level", "O", 3, "llc optimisation level (0-3)")
+	fl.StringVar(&llc.Libdevice, "libdevice", "", "NVIDIA's libdevice.10.bc, or its directory, for kernels calling accurate math functions (default: $TMAC_LIBDEVICE, then the CUDA toolkit and where scripts/install-deps.sh puts it)")
 }
 
 var emitExt = map[string]string{"mlir": ".mlir.tma", "llvm": ".ll", "ptx": ".ptx", "bundle": bundle.Ext}
@@ -153,6 +154,9 @@ func runCompile(cmd *cobra.Command, f *compileFlags, in string) error {
 			fmt.Fprintf(stderr, "tmac compile: error: %s needs PTX ISA %d.%d, but --ptx-version=%d was given\n",
 				cg.PTXReason, cg.PTXVersion/10, cg.PTXVersion%10, opts.PTXVersion)
 			return &exitError{1}
+		}
+		if err := cg.CheckLibdevice(opts.Libdevice); err != nil {
+			return fail(err)
 		}
 		ptx, err := toolchain.CompilePTX(llvmIR, opts)
 		if err != nil {

@@ -1,109 +1,283 @@
-// Package math registers the math dialect ops absf, exp, log2, sqrt and fma.
-// Their fastmath property is the arith dialect's #arith.fastmath attribute.
-// Each op's definition says what it computes (ir.Semantics) and, where
-// the GPU computes something else, what the GPU computes and how far that
-// is from the exact result.
+// Package math registers the math dialect of upstream MLIR 22: the
+// transcendental functions (log, exp, tanh, erf, sin, powf, ...), rounding
+// (floor, ceil, round, roundeven, trunc), copysign, clampf, fma, sqrt and
+// rsqrt, fpowi and ipowi, the bit counts (ctlz, cttz, ctpop), absf and
+// absi, the classifications (isnan, isinf, isfinite, isnormal) and sincos.
+// Their fastmath property is the arith dialect's #arith.fastmath
+// attribute. Each op's definition says what it computes (ir.Semantics,
+// semantics.go) and how the GPU computes it and how accurately (gpu.go,
+// shown by `tmac doc`).
 package math
 
 import (
-	gomath "math"
+	"fmt"
 
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/ir"
-	"github.com/tmac-dev/tmac/ir/eval"
 )
 
-func unary(name string, sem *ir.Semantics, doc string) *ir.OpDef {
+// Type constraints of upstream's math ops. Upstream's signless-integer-like
+// takes index too.
+var (
+	signlessIntLike = ir.TypeConstraint{Desc: "signless-integer-like", OK: func(t ir.Type) bool {
+		return likeOf(t, ir.IsSignlessIntOrIndex)
+	}}
+	boolLike = ir.TypeConstraint{Desc: "bool-like", OK: func(t ir.Type) bool {
+		return likeOf(t, func(e ir.Type) bool { return ir.IsIntegerOfWidth(e, 1) })
+	}}
+)
+
+// likeOf reports whether t is a scalar, vector or tensor whose element
+// type satisfies elemOK.
+func likeOf(t ir.Type, elemOK func(ir.Type) bool) bool {
+	switch s := t.(type) {
+	case *ir.VectorType:
+		return elemOK(s.Elem)
+	case *ir.TensorType:
+		return elemOK(s.Elem)
+	case *ir.MemRefType:
+		return false
+	}
+	return elemOK(t)
+}
+
+// fastmathAttr is the fastmath property every float op of the dialect has.
+func fastmathAttr(name string) ir.AttrSpec {
+	return ir.AttrSpec{Name: "fastmath", Constraint: arith.FastMathC, Default: arith.FastMathNone, Syntax: arith.FastMathSyntax(name)}
+}
+
+// fastmathGroup is the optional `fastmath<...>` of the custom forms.
+const fastmathGroup = "(`fastmath` `` $fastmath^)? "
+
+// elementwise returns a definition of an op whose operands and one result
+// all have one type of constraint tc: `OP %a[, %b[, %c]] [fastmath<..>]
+// {attrs} : T`, the fastmath property when fastmath is set.
+func elementwise(name, summary string, tc ir.TypeConstraint, operands []string, fastmath bool, sem *ir.Semantics) *ir.OpDef {
 	d := &ir.OpDef{
 		Name:        name,
+		Summary:     summary,
 		Traits:      ir.Pure | ir.SameOperandsAndResultType,
-		Operands:    []ir.ArgSpec{{Name: "operand", Type: arith.FloatLike}},
-		Results:     []ir.ArgSpec{{Name: "result", Type: arith.FloatLike}},
-		Attrs:       []ir.AttrSpec{{Name: "fastmath", Constraint: arith.FastMathC, Default: arith.FastMathNone, Syntax: arith.FastMathSyntax(name)}},
-		TypeRules:   []ir.TypeRule{{Target: "operand", From: "result"}},
-		Format:      "$operand (`fastmath` `` $fastmath^)? attr-dict `:` type($result)",
-		VerifyProps: arith.PreVerify(1),
+		Results:     []ir.ArgSpec{{Name: "result", Type: tc}},
+		VerifyProps: arith.PreVerify(len(operands)),
 		Semantics:   sem,
-		Doc:         doc,
 	}
+	format := ""
+	for i, n := range operands {
+		d.Operands = append(d.Operands, ir.ArgSpec{Name: n, Type: tc})
+		d.TypeRules = append(d.TypeRules, ir.TypeRule{Target: n, From: "result"})
+		if i > 0 {
+			format += "`,` "
+		}
+		format += "$" + n + " "
+	}
+	if fastmath {
+		d.Attrs = []ir.AttrSpec{fastmathAttr(name)}
+		format += fastmathGroup
+	}
+	d.Format = format + "attr-dict `:` type($result)"
 	return d
 }
 
-// foldConstant folds an op whose operands are float scalar constants. Only
-// ops whose GPU lowering is exact fold: a folded approximate op (exp)
-// would differ from what the same op computes at run time.
-func foldConstant(op *ir.Operation, operands []ir.Attribute) []any {
-	for _, a := range operands {
-		if _, ok := a.(*ir.FloatAttr); !ok {
+// floatUnary is a float op of one operand (math.log, math.floor, ...).
+func floatUnary(name, summary string, sem *ir.Semantics) *ir.OpDef {
+	return elementwise(name, summary, arith.FloatLike, []string{"operand"}, true, sem)
+}
+
+// floatBinary is a float op of two operands (math.atan2, math.powf, ...).
+func floatBinary(name, summary string, sem *ir.Semantics) *ir.OpDef {
+	return elementwise(name, summary, arith.FloatLike, []string{"lhs", "rhs"}, true, sem)
+}
+
+// intUnary is an integer op of one operand (math.absi, math.ctlz, ...).
+func intUnary(name, summary string, sem *ir.Semantics) *ir.OpDef {
+	return elementwise(name, summary, signlessIntLike, []string{"operand"}, false, sem)
+}
+
+// classification is a float test with a bool-like result of the operand's
+// shape (math.isnan, ...).
+func classification(name, summary string, sem *ir.Semantics) *ir.OpDef {
+	return &ir.OpDef{
+		Name:     name,
+		Summary:  summary,
+		Traits:   ir.Pure,
+		Operands: []ir.ArgSpec{{Name: "operand", Type: arith.FloatLike}},
+		Results:  []ir.ArgSpec{{Name: "result", Type: boolLike}},
+		Attrs:    []ir.AttrSpec{fastmathAttr(name)},
+		TypeRules: []ir.TypeRule{{Target: "result", From: "operand", Fn: func(t ir.Type) (ir.Type, error) {
+			if !arith.FloatLike.OK(t) {
+				return nil, fmt.Errorf("custom op '%s' 'operand' must be floating-point-like, but got '%s'", name, t)
+			}
+			return i1Like(t), nil
+		}}},
+		// Upstream 22 leaves the fastmath property to the attribute
+		// dictionary here.
+		Format:      "$operand attr-dict `:` type($operand)",
+		VerifyProps: arith.PreVerify(1),
+		VerifyInvariants: func(op *ir.Operation) error {
+			if op.Result(0).Type() != i1Like(op.Operand(0).Type()) {
+				return op.EmitOpError("failed to verify that result type has i1 element type and same shape as operands")
+			}
 			return nil
-		}
+		},
+		Semantics: sem,
 	}
-	if r := eval.Fold(op, operands); r != nil {
-		return []any{r}
+}
+
+// i1Like returns i1 with the shape of t.
+func i1Like(t ir.Type) ir.Type {
+	switch s := t.(type) {
+	case *ir.VectorType:
+		return ir.ScalableVectorTypeOf(s.Shape(), s.Scalable, ir.I1)
+	case *ir.TensorType:
+		return ir.TensorTypeOf(s.Shape(), ir.I1)
+	}
+	return ir.I1
+}
+
+// shapeOf returns the shape of t (nil for a scalar) and whether it is
+// shaped.
+func shapeOf(t ir.Type) ([]int64, bool) {
+	if s, ok := t.(ir.ShapedType); ok {
+		return s.Shape(), true
+	}
+	return nil, false
+}
+
+// fpowi is math.fpowi: a float base to a signless integer power of the
+// same shape, `math.fpowi %b, %p : f32, i32`.
+func fpowi() *ir.OpDef {
+	return &ir.OpDef{
+		Name:        "math.fpowi",
+		Summary:     "floating-point base raised to an integer power",
+		Traits:      ir.Pure,
+		Operands:    []ir.ArgSpec{{Name: "lhs", Type: arith.FloatLike}, {Name: "rhs", Type: signlessIntLike}},
+		Results:     []ir.ArgSpec{{Name: "result", Type: arith.FloatLike}},
+		Attrs:       []ir.AttrSpec{fastmathAttr("math.fpowi")},
+		TypeRules:   []ir.TypeRule{{Target: "result", From: "lhs"}},
+		Format:      "$lhs `,` $rhs " + fastmathGroup + "attr-dict `:` type($lhs) `,` type($rhs)",
+		VerifyProps: arith.PreVerify(2),
+		VerifyInvariants: func(op *ir.Operation) error {
+			l, r, res := op.Operand(0).Type(), op.Operand(1).Type(), op.Result(0).Type()
+			ls, lShaped := shapeOf(l)
+			for _, t := range []ir.Type{r, res} {
+				s, shaped := shapeOf(t)
+				if shaped != lShaped || fmt.Sprint(s) != fmt.Sprint(ls) {
+					return op.EmitOpError("requires the same shape for all operands and results")
+				}
+			}
+			if l != res {
+				return op.EmitOpError("failed to verify that all of {lhs, result} have same type")
+			}
+			return nil
+		},
+		Semantics: fpowiSem,
+	}
+}
+
+// sincos is math.sincos: the sine and cosine of one operand, two results
+// named %sin and %cos when printed.
+func sincos() *ir.OpDef {
+	return &ir.OpDef{
+		Name:     "math.sincos",
+		Summary:  "sine and cosine of one value",
+		Traits:   ir.Pure,
+		Operands: []ir.ArgSpec{{Name: "operand", Type: arith.FloatLike}},
+		Results:  []ir.ArgSpec{{Name: "sin", Type: arith.FloatLike}, {Name: "cos", Type: arith.FloatLike}},
+		Attrs:    []ir.AttrSpec{fastmathAttr("math.sincos")},
+		TypeRules: []ir.TypeRule{
+			{Target: "sin", From: "operand"}, {Target: "cos", From: "operand"},
+		},
+		Format:      "$operand " + fastmathGroup + "attr-dict `:` type($operand)",
+		VerifyProps: verifySincosCounts,
+		VerifyInvariants: func(op *ir.Operation) error {
+			t := op.Operand(0).Type()
+			if op.Result(0).Type() != t || op.Result(1).Type() != t {
+				return op.EmitOpError("failed to verify that all of {operand, sin, cos} have same type")
+			}
+			return nil
+		},
+		ResultNames: func(op *ir.Operation, name func(v ir.Value, name string)) {
+			name(op.Result(0), "sin")
+			name(op.Result(1), "cos")
+		},
+		Doc: sincosDoc,
+	}
+}
+
+// verifySincosCounts makes arith.PreVerify's checks for an op of two
+// results: the fastmath property, then the region, result and operand
+// counts.
+func verifySincosCounts(op *ir.Operation) error {
+	if a := op.Attr("fastmath"); a != nil && !arith.FastMathC.OK(a) {
+		return ir.Errorf(op.Loc, "invalid properties %s for op %s: Invalid attribute `fastmath` in property conversion: %s",
+			ir.FormatAttrDict(op.Props()), op.Name(), a)
+	}
+	switch {
+	case op.NumRegions() != 0:
+		return op.EmitOpError("requires zero regions")
+	case op.NumResults() != 2:
+		return op.EmitOpError("expected 2 results")
+	case op.NumOperands() != 1:
+		return op.EmitOpError("requires a single operand")
 	}
 	return nil
 }
 
-// expGPU is what the GPU computes for math.exp: 2^(x·log2 e) with the
-// product rounded to f32 and PTX's ex2.approx.f32 (modelled as exact: its
-// own error, at most 2 ulp, is below the product's rounding error for
-// |x| > 1).
-func expGPU(x float64) float64 {
-	y := float32(float32(x) * float32(gomath.Log2E))
-	return gomath.Exp2(float64(y))
+// clampf is math.clampf: `math.clampf %x to [%min, %max] : T`.
+func clampf() *ir.OpDef {
+	d := elementwise("math.clampf", "clamp a float value to an interval", arith.FloatLike, []string{"operand", "min", "max"}, true, clampfSem)
+	d.Format = "$operand `to` ` ` `[` $min `,` $max `]` " + fastmathGroup + "attr-dict `:` type($result)"
+	return d
 }
-
-const expDoc = `**Accuracy on the GPU.** exp(x) is computed as 2^(x·log2 e) with PTX's
-ex2.approx.f32: not correctly rounded. Rounding x·log2 e to f32 adds a
-relative error of about |x|·2^-24, so the error grows with |x|. Measured on
-an H200 against exp rounded to f32: at most 2 ulp for |x| < 1, 7 ulp for
-|x| < 10, 28 ulp for |x| < 40 and 62 ulp near the overflow bound (|x| ≈ 88);
-mean about 1 ulp. f16 and bf16 (computed in f32) are well within their
-precision. exp(+inf) = inf, exp(-inf) = 0, NaN stays NaN, overflow gives +inf
-and underflow 0. f64 is rejected: there is no f64 exponential instruction.
-The emulator computes the f32 rounding of the product as the GPU does; the
-reference interpreter computes exp exactly.`
-
-const log2Doc = `**Accuracy on the GPU.** By default log2(x) is computed in f64 from the
-decomposition x = m·2^e, m in [√½, √2): e + ln(m)·log2 e, with ln(m) =
-2·atanh(s) summed to s^13 (s = (m-1)/(m+1), |s| < 0.172; the truncation is
-below 2^-30 relative), then rounded to f32. Measured on an H100 over 2^24
-f32 inputs spread over every binade (docs/gpu-tests.md, step 9): correctly
-rounded on all of them (max 0.5 ulp); rare near-ties may round the other
-way (at most 1 ulp). f16, bf16, tf32 and fp8 inputs go through f32.
-log2(0) = -inf, log2(+inf) = +inf, log2 of a negative number or NaN is NaN.
-With ` + "`fastmath<afn>`" + ` (or ` + "`fast`" + `) it is PTX's lg2.approx.f32 instead: on the same
-inputs a mean error of 1.2 ulp and an absolute error of at most 2.1e-7 on
-[0.5, 2] (so an unbounded relative error where log2 x nears 0), which the
-emulator does not model. f64 is rejected.`
 
 func init() {
-	ir.RegisterDialect(&ir.Dialect{Name: "math", Summary: "Floating-point math functions beyond arith"})
-	absf := unary("math.absf", eval.FloatUnary(gomath.Abs), "")
-	absf.Fold = foldConstant
-	ir.Register(
-		absf,
-		unary("math.exp", &ir.Semantics{Lane: eval.FloatUnaryLane(gomath.Exp), GPU: eval.FloatUnaryLane(expGPU)}, expDoc),
-		unary("math.log2", eval.FloatUnary(gomath.Log2), log2Doc),
-		unary("math.sqrt", eval.FloatUnary(gomath.Sqrt), ""),
-		&ir.OpDef{
-			Name:   "math.fma",
-			Traits: ir.Pure | ir.SameOperandsAndResultType,
-			Operands: []ir.ArgSpec{
-				{Name: "a", Type: arith.FloatLike}, {Name: "b", Type: arith.FloatLike}, {Name: "c", Type: arith.FloatLike},
-			},
-			Results: []ir.ArgSpec{{Name: "result", Type: arith.FloatLike}},
-			Attrs:   []ir.AttrSpec{{Name: "fastmath", Constraint: arith.FastMathC, Default: arith.FastMathNone, Syntax: arith.FastMathSyntax("math.fma")}},
-			TypeRules: []ir.TypeRule{
-				{Target: "a", From: "result"}, {Target: "b", From: "result"}, {Target: "c", From: "result"},
-			},
-			Format:      "$a `,` $b `,` $c (`fastmath` `` $fastmath^)? attr-dict `:` type($result)",
-			VerifyProps: arith.PreVerify(3),
-			Semantics:   FMA,
-		},
-	)
+	ir.RegisterDialect(&ir.Dialect{Name: "math", Summary: "Floating-point and integer math functions beyond arith (upstream MLIR 22's math dialect)"})
+	var defs []*ir.OpDef
+	for _, f := range floatFuncs {
+		var d *ir.OpDef
+		if f.binary {
+			d = floatBinary(f.name, f.summary, f.sem)
+		} else {
+			d = floatUnary(f.name, f.summary, f.sem)
+		}
+		if f.exact {
+			d.Fold = foldConstant
+		}
+		d.Doc = gpuDoc(f.name)
+		defs = append(defs, d)
+	}
+	for _, f := range intFuncs {
+		d := intUnary(f.name, f.summary, f.sem)
+		if f.binary {
+			d = elementwise(f.name, f.summary, signlessIntLike, []string{"lhs", "rhs"}, false, f.sem)
+		}
+		d.Fold = foldConstant
+		d.Doc = f.doc
+		defs = append(defs, d)
+	}
+	for _, f := range classFuncs {
+		d := classification(f.name, f.summary, f.sem)
+		d.Fold = foldConstant
+		d.Doc = classDoc
+		defs = append(defs, d)
+	}
+	fma := elementwise("math.fma", "fused multiply-add", arith.FloatLike, []string{"a", "b", "c"}, true, FMA)
+	fma.Doc = fmaDoc
+	pow := fpowi()
+	pow.Doc = gpuDoc("math.fpowi")
+	clamp := clampf()
+	clamp.Fold = foldConstant
+	clamp.Doc = clampfDoc
+	defs = append(defs, fma, pow, sincos(), clamp)
+	ir.Register(defs...)
 }
 
-// FMA is the semantics of a fused multiply-add (math.fma, vector.fma):
-// a·b+c computed in float64 with one rounding, then rounded to the type.
-var FMA = eval.FloatTernary(gomath.FMA)
+// foldConstant folds an op whose operands are scalar or splat constants.
+// Only ops whose GPU lowering is exact fold: a folded approximate op (exp)
+// would differ from what the same op computes at run time.
+func foldConstant(op *ir.Operation, operands []ir.Attribute) []any {
+	if r := evalFold(op, operands); r != nil {
+		return []any{r}
+	}
+	return nil
+}

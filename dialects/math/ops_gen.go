@@ -9,11 +9,52 @@ import "github.com/tmac-dev/tmac/ir"
 
 // Names of the math ops.
 const (
-	Absf = "math.absf"
-	Exp  = "math.exp"
-	Fma  = "math.fma"
-	Log2 = "math.log2"
-	Sqrt = "math.sqrt"
+	Absf      = "math.absf"
+	Absi      = "math.absi"
+	Acos      = "math.acos"
+	Acosh     = "math.acosh"
+	Asin      = "math.asin"
+	Asinh     = "math.asinh"
+	Atan      = "math.atan"
+	Atan2     = "math.atan2"
+	Atanh     = "math.atanh"
+	Cbrt      = "math.cbrt"
+	Ceil      = "math.ceil"
+	Clampf    = "math.clampf"
+	Copysign  = "math.copysign"
+	Cos       = "math.cos"
+	Cosh      = "math.cosh"
+	Ctlz      = "math.ctlz"
+	Ctpop     = "math.ctpop"
+	Cttz      = "math.cttz"
+	Erf       = "math.erf"
+	Erfc      = "math.erfc"
+	Exp       = "math.exp"
+	Exp2      = "math.exp2"
+	Expm1     = "math.expm1"
+	Floor     = "math.floor"
+	Fma       = "math.fma"
+	Fpowi     = "math.fpowi"
+	Ipowi     = "math.ipowi"
+	Isfinite  = "math.isfinite"
+	Isinf     = "math.isinf"
+	Isnan     = "math.isnan"
+	Isnormal  = "math.isnormal"
+	Log       = "math.log"
+	Log10     = "math.log10"
+	Log1p     = "math.log1p"
+	Log2      = "math.log2"
+	Powf      = "math.powf"
+	Round     = "math.round"
+	Roundeven = "math.roundeven"
+	Rsqrt     = "math.rsqrt"
+	Sin       = "math.sin"
+	Sincos    = "math.sincos"
+	Sinh      = "math.sinh"
+	Sqrt      = "math.sqrt"
+	Tan       = "math.tan"
+	Tanh      = "math.tanh"
+	Trunc     = "math.trunc"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
@@ -21,14 +62,96 @@ const (
 type (
 	// AbsfOp views an op named math.absf.
 	AbsfOp struct{ Op *ir.Operation }
+	// AbsiOp views an op named math.absi.
+	AbsiOp struct{ Op *ir.Operation }
+	// AcosOp views an op named math.acos.
+	AcosOp struct{ Op *ir.Operation }
+	// AcoshOp views an op named math.acosh.
+	AcoshOp struct{ Op *ir.Operation }
+	// AsinOp views an op named math.asin.
+	AsinOp struct{ Op *ir.Operation }
+	// AsinhOp views an op named math.asinh.
+	AsinhOp struct{ Op *ir.Operation }
+	// AtanOp views an op named math.atan.
+	AtanOp struct{ Op *ir.Operation }
+	// Atan2Op views an op named math.atan2.
+	Atan2Op struct{ Op *ir.Operation }
+	// AtanhOp views an op named math.atanh.
+	AtanhOp struct{ Op *ir.Operation }
+	// CbrtOp views an op named math.cbrt.
+	CbrtOp struct{ Op *ir.Operation }
+	// CeilOp views an op named math.ceil.
+	CeilOp struct{ Op *ir.Operation }
+	// ClampfOp views an op named math.clampf.
+	ClampfOp struct{ Op *ir.Operation }
+	// CopysignOp views an op named math.copysign.
+	CopysignOp struct{ Op *ir.Operation }
+	// CosOp views an op named math.cos.
+	CosOp struct{ Op *ir.Operation }
+	// CoshOp views an op named math.cosh.
+	CoshOp struct{ Op *ir.Operation }
+	// CtlzOp views an op named math.ctlz.
+	CtlzOp struct{ Op *ir.Operation }
+	// CtpopOp views an op named math.ctpop.
+	CtpopOp struct{ Op *ir.Operation }
+	// CttzOp views an op named math.cttz.
+	CttzOp struct{ Op *ir.Operation }
+	// ErfOp views an op named math.erf.
+	ErfOp struct{ Op *ir.Operation }
+	// ErfcOp views an op named math.erfc.
+	ErfcOp struct{ Op *ir.Operation }
 	// ExpOp views an op named math.exp.
 	ExpOp struct{ Op *ir.Operation }
+	// Exp2Op views an op named math.exp2.
+	Exp2Op struct{ Op *ir.Operation }
+	// Expm1Op views an op named math.expm1.
+	Expm1Op struct{ Op *ir.Operation }
+	// FloorOp views an op named math.floor.
+	FloorOp struct{ Op *ir.Operation }
 	// FmaOp views an op named math.fma.
 	FmaOp struct{ Op *ir.Operation }
+	// FpowiOp views an op named math.fpowi.
+	FpowiOp struct{ Op *ir.Operation }
+	// IpowiOp views an op named math.ipowi.
+	IpowiOp struct{ Op *ir.Operation }
+	// IsfiniteOp views an op named math.isfinite.
+	IsfiniteOp struct{ Op *ir.Operation }
+	// IsinfOp views an op named math.isinf.
+	IsinfOp struct{ Op *ir.Operation }
+	// IsnanOp views an op named math.isnan.
+	IsnanOp struct{ Op *ir.Operation }
+	// IsnormalOp views an op named math.isnormal.
+	IsnormalOp struct{ Op *ir.Operation }
+	// LogOp views an op named math.log.
+	LogOp struct{ Op *ir.Operation }
+	// Log10Op views an op named math.log10.
+	Log10Op struct{ Op *ir.Operation }
+	// Log1pOp views an op named math.log1p.
+	Log1pOp struct{ Op *ir.Operation }
 	// Log2Op views an op named math.log2.
 	Log2Op struct{ Op *ir.Operation }
+	// PowfOp views an op named math.powf.
+	PowfOp struct{ Op *ir.Operation }
+	// RoundOp views an op named math.round.
+	RoundOp struct{ Op *ir.Operation }
+	// RoundevenOp views an op named math.roundeven.
+	RoundevenOp struct{ Op *ir.Operation }
+	// RsqrtOp views an op named math.rsqrt.
+	RsqrtOp struct{ Op *ir.Operation }
+	// SinOp views an op named math.sin.
+	SinOp struct{ Op *ir.Operation }
+	// SincosOp views an op named math.sincos.
+	SincosOp struct{ Op *ir.Operation }
+	// SinhOp views an op named math.sinh.
+	SinhOp struct{ Op *ir.Operation }
 	// SqrtOp views an op named math.sqrt.
 	SqrtOp struct{ Op *ir.Operation }
+	// TanOp views an op named math.tan.
+	TanOp struct{ Op *ir.Operation }
+	// TanhOp views an op named math.tanh.
+	TanhOp struct{ Op *ir.Operation }
+	// TruncOp views an op named math.trunc.
+	TruncOp struct{ Op *ir.Operation }
 )
 
 // AsAbsf returns op as a AbsfOp, and whether it is named math.absf.
@@ -36,9 +159,119 @@ func AsAbsf(op *ir.Operation) (AbsfOp, bool) {
 	return ir.As[AbsfOp](op, Absf)
 }
 
+// AsAbsi returns op as a AbsiOp, and whether it is named math.absi.
+func AsAbsi(op *ir.Operation) (AbsiOp, bool) {
+	return ir.As[AbsiOp](op, Absi)
+}
+
+// AsAcos returns op as a AcosOp, and whether it is named math.acos.
+func AsAcos(op *ir.Operation) (AcosOp, bool) {
+	return ir.As[AcosOp](op, Acos)
+}
+
+// AsAcosh returns op as a AcoshOp, and whether it is named math.acosh.
+func AsAcosh(op *ir.Operation) (AcoshOp, bool) {
+	return ir.As[AcoshOp](op, Acosh)
+}
+
+// AsAsin returns op as a AsinOp, and whether it is named math.asin.
+func AsAsin(op *ir.Operation) (AsinOp, bool) {
+	return ir.As[AsinOp](op, Asin)
+}
+
+// AsAsinh returns op as a AsinhOp, and whether it is named math.asinh.
+func AsAsinh(op *ir.Operation) (AsinhOp, bool) {
+	return ir.As[AsinhOp](op, Asinh)
+}
+
+// AsAtan returns op as a AtanOp, and whether it is named math.atan.
+func AsAtan(op *ir.Operation) (AtanOp, bool) {
+	return ir.As[AtanOp](op, Atan)
+}
+
+// AsAtan2 returns op as a Atan2Op, and whether it is named math.atan2.
+func AsAtan2(op *ir.Operation) (Atan2Op, bool) {
+	return ir.As[Atan2Op](op, Atan2)
+}
+
+// AsAtanh returns op as a AtanhOp, and whether it is named math.atanh.
+func AsAtanh(op *ir.Operation) (AtanhOp, bool) {
+	return ir.As[AtanhOp](op, Atanh)
+}
+
+// AsCbrt returns op as a CbrtOp, and whether it is named math.cbrt.
+func AsCbrt(op *ir.Operation) (CbrtOp, bool) {
+	return ir.As[CbrtOp](op, Cbrt)
+}
+
+// AsCeil returns op as a CeilOp, and whether it is named math.ceil.
+func AsCeil(op *ir.Operation) (CeilOp, bool) {
+	return ir.As[CeilOp](op, Ceil)
+}
+
+// AsClampf returns op as a ClampfOp, and whether it is named math.clampf.
+func AsClampf(op *ir.Operation) (ClampfOp, bool) {
+	return ir.As[ClampfOp](op, Clampf)
+}
+
+// AsCopysign returns op as a CopysignOp, and whether it is named math.copysign.
+func AsCopysign(op *ir.Operation) (CopysignOp, bool) {
+	return ir.As[CopysignOp](op, Copysign)
+}
+
+// AsCos returns op as a CosOp, and whether it is named math.cos.
+func AsCos(op *ir.Operation) (CosOp, bool) {
+	return ir.As[CosOp](op, Cos)
+}
+
+// AsCosh returns op as a CoshOp, and whether it is named math.cosh.
+func AsCosh(op *ir.Operation) (CoshOp, bool) {
+	return ir.As[CoshOp](op, Cosh)
+}
+
+// AsCtlz returns op as a CtlzOp, and whether it is named math.ctlz.
+func AsCtlz(op *ir.Operation) (CtlzOp, bool) {
+	return ir.As[CtlzOp](op, Ctlz)
+}
+
+// AsCtpop returns op as a CtpopOp, and whether it is named math.ctpop.
+func AsCtpop(op *ir.Operation) (CtpopOp, bool) {
+	return ir.As[CtpopOp](op, Ctpop)
+}
+
+// AsCttz returns op as a CttzOp, and whether it is named math.cttz.
+func AsCttz(op *ir.Operation) (CttzOp, bool) {
+	return ir.As[CttzOp](op, Cttz)
+}
+
+// AsErf returns op as a ErfOp, and whether it is named math.erf.
+func AsErf(op *ir.Operation) (ErfOp, bool) {
+	return ir.As[ErfOp](op, Erf)
+}
+
+// AsErfc returns op as a ErfcOp, and whether it is named math.erfc.
+func AsErfc(op *ir.Operation) (ErfcOp, bool) {
+	return ir.As[ErfcOp](op, Erfc)
+}
+
 // AsExp returns op as a ExpOp, and whether it is named math.exp.
 func AsExp(op *ir.Operation) (ExpOp, bool) {
 	return ir.As[ExpOp](op, Exp)
+}
+
+// AsExp2 returns op as a Exp2Op, and whether it is named math.exp2.
+func AsExp2(op *ir.Operation) (Exp2Op, bool) {
+	return ir.As[Exp2Op](op, Exp2)
+}
+
+// AsExpm1 returns op as a Expm1Op, and whether it is named math.expm1.
+func AsExpm1(op *ir.Operation) (Expm1Op, bool) {
+	return ir.As[Expm1Op](op, Expm1)
+}
+
+// AsFloor returns op as a FloorOp, and whether it is named math.floor.
+func AsFloor(op *ir.Operation) (FloorOp, bool) {
+	return ir.As[FloorOp](op, Floor)
 }
 
 // AsFma returns op as a FmaOp, and whether it is named math.fma.
@@ -46,14 +279,109 @@ func AsFma(op *ir.Operation) (FmaOp, bool) {
 	return ir.As[FmaOp](op, Fma)
 }
 
+// AsFpowi returns op as a FpowiOp, and whether it is named math.fpowi.
+func AsFpowi(op *ir.Operation) (FpowiOp, bool) {
+	return ir.As[FpowiOp](op, Fpowi)
+}
+
+// AsIpowi returns op as a IpowiOp, and whether it is named math.ipowi.
+func AsIpowi(op *ir.Operation) (IpowiOp, bool) {
+	return ir.As[IpowiOp](op, Ipowi)
+}
+
+// AsIsfinite returns op as a IsfiniteOp, and whether it is named math.isfinite.
+func AsIsfinite(op *ir.Operation) (IsfiniteOp, bool) {
+	return ir.As[IsfiniteOp](op, Isfinite)
+}
+
+// AsIsinf returns op as a IsinfOp, and whether it is named math.isinf.
+func AsIsinf(op *ir.Operation) (IsinfOp, bool) {
+	return ir.As[IsinfOp](op, Isinf)
+}
+
+// AsIsnan returns op as a IsnanOp, and whether it is named math.isnan.
+func AsIsnan(op *ir.Operation) (IsnanOp, bool) {
+	return ir.As[IsnanOp](op, Isnan)
+}
+
+// AsIsnormal returns op as a IsnormalOp, and whether it is named math.isnormal.
+func AsIsnormal(op *ir.Operation) (IsnormalOp, bool) {
+	return ir.As[IsnormalOp](op, Isnormal)
+}
+
+// AsLog returns op as a LogOp, and whether it is named math.log.
+func AsLog(op *ir.Operation) (LogOp, bool) {
+	return ir.As[LogOp](op, Log)
+}
+
+// AsLog10 returns op as a Log10Op, and whether it is named math.log10.
+func AsLog10(op *ir.Operation) (Log10Op, bool) {
+	return ir.As[Log10Op](op, Log10)
+}
+
+// AsLog1p returns op as a Log1pOp, and whether it is named math.log1p.
+func AsLog1p(op *ir.Operation) (Log1pOp, bool) {
+	return ir.As[Log1pOp](op, Log1p)
+}
+
 // AsLog2 returns op as a Log2Op, and whether it is named math.log2.
 func AsLog2(op *ir.Operation) (Log2Op, bool) {
 	return ir.As[Log2Op](op, Log2)
 }
 
+// AsPowf returns op as a PowfOp, and whether it is named math.powf.
+func AsPowf(op *ir.Operation) (PowfOp, bool) {
+	return ir.As[PowfOp](op, Powf)
+}
+
+// AsRound returns op as a RoundOp, and whether it is named math.round.
+func AsRound(op *ir.Operation) (RoundOp, bool) {
+	return ir.As[RoundOp](op, Round)
+}
+
+// AsRoundeven returns op as a RoundevenOp, and whether it is named math.roundeven.
+func AsRoundeven(op *ir.Operation) (RoundevenOp, bool) {
+	return ir.As[RoundevenOp](op, Roundeven)
+}
+
+// AsRsqrt returns op as a RsqrtOp, and whether it is named math.rsqrt.
+func AsRsqrt(op *ir.Operation) (RsqrtOp, bool) {
+	return ir.As[RsqrtOp](op, Rsqrt)
+}
+
+// AsSin returns op as a SinOp, and whether it is named math.sin.
+func AsSin(op *ir.Operation) (SinOp, bool) {
+	return ir.As[SinOp](op, Sin)
+}
+
+// AsSincos returns op as a SincosOp, and whether it is named math.sincos.
+func AsSincos(op *ir.Operation) (SincosOp, bool) {
+	return ir.As[SincosOp](op, Sincos)
+}
+
+// AsSinh returns op as a SinhOp, and whether it is named math.sinh.
+func AsSinh(op *ir.Operation) (SinhOp, bool) {
+	return ir.As[SinhOp](op, Sinh)
+}
+
 // AsSqrt returns op as a SqrtOp, and whether it is named math.sqrt.
 func AsSqrt(op *ir.Operation) (SqrtOp, bool) {
 	return ir.As[SqrtOp](op, Sqrt)
+}
+
+// AsTan returns op as a TanOp, and whether it is named math.tan.
+func AsTan(op *ir.Operation) (TanOp, bool) {
+	return ir.As[TanOp](op, Tan)
+}
+
+// AsTanh returns op as a TanhOp, and whether it is named math.tanh.
+func AsTanh(op *ir.Operation) (TanhOp, bool) {
+	return ir.As[TanhOp](op, Tanh)
+}
+
+// AsTrunc returns op as a TruncOp, and whether it is named math.trunc.
+func AsTrunc(op *ir.Operation) (TruncOp, bool) {
+	return ir.As[TruncOp](op, Trunc)
 }
 
 // Operand returns the `operand` operand (floating-point-like).
@@ -66,6 +394,216 @@ func (o AbsfOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
+// Operand returns the `operand` operand (signless-integer-like).
+func (o AbsiOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o AbsiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o AcosOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o AcosOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o AcoshOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o AcoshOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o AsinOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o AsinOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o AsinhOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o AsinhOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o AtanOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o AtanOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o Atan2Op) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o Atan2Op) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o Atan2Op) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o AtanhOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o AtanhOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o CbrtOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o CbrtOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o CeilOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o CeilOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o ClampfOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Min returns the `min` operand (floating-point-like).
+func (o ClampfOp) Min() ir.Value {
+	return o.Op.OperandNamed("min")
+}
+
+// Max returns the `max` operand (floating-point-like).
+func (o ClampfOp) Max() ir.Value {
+	return o.Op.OperandNamed("max")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o ClampfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o CopysignOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o CopysignOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o CopysignOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o CosOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o CosOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o CoshOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o CoshOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (signless-integer-like).
+func (o CtlzOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o CtlzOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (signless-integer-like).
+func (o CtpopOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o CtpopOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (signless-integer-like).
+func (o CttzOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o CttzOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o ErfOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o ErfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o ErfcOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o ErfcOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
 // Operand returns the `operand` operand (floating-point-like).
 func (o ExpOp) Operand() ir.Value {
 	return o.Op.OperandNamed("operand")
@@ -73,6 +611,36 @@ func (o ExpOp) Operand() ir.Value {
 
 // Result returns the `result` result (floating-point-like).
 func (o ExpOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o Exp2Op) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o Exp2Op) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o Expm1Op) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o Expm1Op) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o FloorOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o FloorOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
@@ -96,6 +664,106 @@ func (o FmaOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o FpowiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o FpowiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o FpowiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (signless-integer-like).
+func (o IpowiOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (signless-integer-like).
+func (o IpowiOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (signless-integer-like).
+func (o IpowiOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o IsfiniteOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (bool-like).
+func (o IsfiniteOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o IsinfOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (bool-like).
+func (o IsinfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o IsnanOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (bool-like).
+func (o IsnanOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o IsnormalOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (bool-like).
+func (o IsnormalOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o LogOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o LogOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o Log10Op) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o Log10Op) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o Log1pOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o Log1pOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
 // Operand returns the `operand` operand (floating-point-like).
 func (o Log2Op) Operand() ir.Value {
 	return o.Op.OperandNamed("operand")
@@ -103,6 +771,86 @@ func (o Log2Op) Operand() ir.Value {
 
 // Result returns the `result` result (floating-point-like).
 func (o Log2Op) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Lhs returns the `lhs` operand (floating-point-like).
+func (o PowfOp) Lhs() ir.Value {
+	return o.Op.OperandNamed("lhs")
+}
+
+// Rhs returns the `rhs` operand (floating-point-like).
+func (o PowfOp) Rhs() ir.Value {
+	return o.Op.OperandNamed("rhs")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o PowfOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o RoundOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o RoundOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o RoundevenOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o RoundevenOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o RsqrtOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o RsqrtOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o SinOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o SinOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o SincosOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Sin returns the `sin` result (floating-point-like).
+func (o SincosOp) Sin() ir.Value {
+	return o.Op.ResultNamed("sin")
+}
+
+// Cos returns the `cos` result (floating-point-like).
+func (o SincosOp) Cos() ir.Value {
+	return o.Op.ResultNamed("cos")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o SinhOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o SinhOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
@@ -116,8 +864,113 @@ func (o SqrtOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
+// Operand returns the `operand` operand (floating-point-like).
+func (o TanOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o TanOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o TanhOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o TanhOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Operand returns the `operand` operand (floating-point-like).
+func (o TruncOp) Operand() ir.Value {
+	return o.Op.OperandNamed("operand")
+}
+
+// Result returns the `result` result (floating-point-like).
+func (o TruncOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
 // Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
 func (o AbsfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o AcosOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o AcoshOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o AsinOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o AsinhOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o AtanOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o Atan2Op) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o AtanhOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o CbrtOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o CeilOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o ClampfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o CopysignOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o CosOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o CoshOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o ErfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o ErfcOp) Fastmath() ir.Attribute {
 	return o.Op.Attr("fastmath")
 }
 
@@ -127,7 +980,62 @@ func (o ExpOp) Fastmath() ir.Attribute {
 }
 
 // Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o Exp2Op) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o Expm1Op) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o FloorOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
 func (o FmaOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o FpowiOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o IsfiniteOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o IsinfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o IsnanOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o IsnormalOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o LogOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o Log10Op) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o Log1pOp) Fastmath() ir.Attribute {
 	return o.Op.Attr("fastmath")
 }
 
@@ -137,6 +1045,56 @@ func (o Log2Op) Fastmath() ir.Attribute {
 }
 
 // Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o PowfOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o RoundOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o RoundevenOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o RsqrtOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o SinOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o SincosOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o SinhOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
 func (o SqrtOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o TanOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o TanhOp) Fastmath() ir.Attribute {
+	return o.Op.Attr("fastmath")
+}
+
+// Fastmath returns the `fastmath` attribute (arith fastmath flags), or nil if absent.
+func (o TruncOp) Fastmath() ir.Attribute {
 	return o.Op.Attr("fastmath")
 }
