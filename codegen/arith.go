@@ -274,10 +274,14 @@ func constantValue(op *ir.Operation, a ir.Attribute, irT ir.Type, t types.Type) 
 // lowerIntBinary and lowerFloatBinary lower every binary op of their kind:
 // each declares its operands lhs and rhs (operands 0 and 1), so they read
 // them by position rather than through eighteen views.
-func lowerIntBinary(fe *FuncEmitter, op *ir.Operation) {
+func lowerIntBinary(fe *FuncEmitter, op *ir.Operation) { fe.intBinary(op, op.Name()) }
+
+// intBinary lowers op as the arith integer op name (the index dialect's ops
+// lower as their arith counterparts on i64).
+func (fe *FuncEmitter) intBinary(op *ir.Operation, name string) {
 	x, y := fe.Val(op.Operand(0)), fe.Val(op.Operand(1))
 	if it, ok := elemType(op.Result(0).Type()).(*ir.IntegerType); ok && it.Width > 64 {
-		switch op.Name() {
+		switch name {
 		case arith.Divui, arith.Divsi, arith.Ceildivui, arith.Ceildivsi, arith.Floordivsi, arith.Remui, arith.Remsi:
 			// NVPTX has no i128 division (it would be a library call).
 			Fail(op, "'%s' on integers wider than 64 bits cannot be compiled for the GPU", op.Name())
@@ -285,7 +289,7 @@ func lowerIntBinary(fe *FuncEmitter, op *ir.Operation) {
 	}
 	b := fe.B()
 	var r value.Value
-	switch op.Name() {
+	switch name {
 	case arith.Addi:
 		i := b.NewAdd(x, y)
 		i.OverflowFlags = overflow(op)
@@ -331,7 +335,7 @@ func lowerIntBinary(fe *FuncEmitter, op *ir.Operation) {
 		q := b.NewSDiv(x, y)
 		inexact := b.NewICmp(enum.IPredNE, b.NewSub(x, b.NewMul(q, y)), zero(x.Type()))
 		pred, step := enum.IPredSGE, oneOf(x.Type())
-		if op.Name() == arith.Floordivsi {
+		if name == arith.Floordivsi {
 			pred, step = enum.IPredSLT, splatInt(x.Type(), -1)
 		}
 		signs := b.NewICmp(pred, b.NewXor(x, y), zero(x.Type()))
@@ -670,6 +674,12 @@ func intBits(t types.Type) uint64 {
 // lowerIntCast lowers the five integer casts; each declares one operand
 // (in) and one result (out), read by position.
 func lowerIntCast(fe *FuncEmitter, op *ir.Operation) {
+	fe.intCast(op, op.Name() == arith.Extui || op.Name() == arith.IndexCastui)
+}
+
+// intCast converts op's one integer operand to its result's width,
+// zero-extending if unsigned, else sign-extending, or truncating.
+func (fe *FuncEmitter) intCast(op *ir.Operation, unsigned bool) {
 	in := op.Operand(0)
 	failOnMemRef(op, in)
 	x := fe.Val(in)
@@ -684,7 +694,7 @@ func lowerIntCast(fe *FuncEmitter, op *ir.Operation) {
 		// trunci's overflow flags only allow LLVM to assume more; dropping
 		// them is correct (llir has no flags on trunc).
 		r = b.NewTrunc(x, to)
-	case op.Name() == arith.Extui || op.Name() == arith.IndexCastui:
+	case unsigned:
 		r = b.NewZExt(x, to)
 	default:
 		r = b.NewSExt(x, to)

@@ -13,6 +13,7 @@ import (
 	_ "github.com/tmac-dev/tmac/dialects/cf"
 	_ "github.com/tmac-dev/tmac/dialects/func"
 	_ "github.com/tmac-dev/tmac/dialects/gpu"
+	_ "github.com/tmac-dev/tmac/dialects/index"
 	_ "github.com/tmac-dev/tmac/dialects/llvm"
 	_ "github.com/tmac-dev/tmac/dialects/math"
 	_ "github.com/tmac-dev/tmac/dialects/memref"

@@ -375,6 +375,8 @@ func (fc *fcomp) compileOp(op *ir.Operation) (in instr, err error) {
 		return fc.arith(op)
 	case "math":
 		return fc.math(op)
+	case "index":
+		return fc.elementwise(op)
 	case "memref":
 		return fc.memref(op)
 	}
