@@ -69,12 +69,13 @@ const MaxIntBits = 1 << 23
 // element (a broadcast's shuffle mask, a constant) took minutes.
 const MaxVectorElements = 4096
 
-// vectorTooLarge reports a 1-D vector of more than MaxVectorElements.
+// vectorTooLarge reports a vector of more than MaxVectorElements.
 func vectorTooLarge(t *ir.VectorType) (string, bool) {
-	if len(t.Shape()) != 1 || t.Shape()[0] <= MaxVectorElements {
+	n := ir.NumElements(t.Shape())
+	if t.Scalable != nil || n <= MaxVectorElements {
 		return "", false
 	}
-	return fmt.Sprintf("'%s' has %d elements; tmac compiles vectors of at most %d (a thread's registers hold 255 x 32 bits)", t, t.Shape()[0], MaxVectorElements), true
+	return fmt.Sprintf("'%s' has %d elements; tmac compiles vectors of at most %d (a thread's registers hold 255 x 32 bits)", t, n, MaxVectorElements), true
 }
 
 // LLType maps a tmac IR type to an LLVM type. Memrefs and tensor maps have
@@ -104,8 +105,12 @@ func LLType(t ir.Type) (types.Type, error) {
 			return types.I8, nil
 		}
 	case *ir.VectorType:
-		if len(t.Shape()) != 1 || t.Scalable != nil {
-			return nil, fmt.Errorf("only 1-D fixed-size vectors can be lowered, got '%s'", t)
+		// A vector of any rank is one LLVM vector of its elements in
+		// row-major order (vector<2x4xf32> is <8 x float>, vector<f32> is
+		// <1 x float>): elementwise ops need no change, and the vector ops
+		// (codegen/vector*.go) become shuffles over the flat lanes.
+		if t.Scalable != nil {
+			return nil, fmt.Errorf("scalable vectors such as '%s' cannot be compiled: NVIDIA GPUs have no scalable vector registers", t)
 		}
 		if msg, bad := vectorTooLarge(t); bad {
 			return nil, errors.New(msg)
@@ -114,7 +119,7 @@ func LLType(t ir.Type) (types.Type, error) {
 		if err != nil {
 			return nil, err
 		}
-		return types.NewVector(uint64(t.Shape()[0]), elem), nil
+		return types.NewVector(uint64(ir.NumElements(t.Shape())), elem), nil
 	case *ir.DialectType:
 		if t.Dialect == "llvm" {
 			return llvmDialectType(t)

@@ -48,10 +48,36 @@ func TestVectorLoadStoreLayout(t *testing.T) {
 	}
 }
 
-func TestBroadcastRejectsWideSource(t *testing.T) {
-	_, err := emitKernel(t, "%v: vector<2xf32>, %a: memref<8xf32>, %i: index",
-		"%b = vector.broadcast %v : vector<2xf32> to vector<2x2xf32>")
-	if err == nil || !strings.Contains(err.Error(), "only 1-D fixed-size vectors") {
-		t.Fatalf("want a 1-D vector error, got %v", err)
+// A broadcast of an n-D vector is one shufflevector whose mask pins the
+// source's unit dims to 0 and drops the leading result dims.
+func TestBroadcastMask(t *testing.T) {
+	ll, err := emitKernel(t, "%v: vector<2x1xf32>, %a: memref<12xf32>, %i: index",
+		"%b = vector.broadcast %v : vector<2x1xf32> to vector<2x2x3xf32>\n"+
+			"%f = vector.shape_cast %b : vector<2x2x3xf32> to vector<12xf32>\n"+
+			"vector.store %f, %a[%i] : memref<12xf32>, vector<12xf32>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantInOrder(t, ll, "shufflevector <2 x float> %arg0, <2 x float> undef, <12 x i32> "+
+		"<i32 0, i32 0, i32 0, i32 1, i32 1, i32 1, i32 0, i32 0, i32 0, i32 1, i32 1, i32 1>")
+}
+
+func TestUnflattenLinear(t *testing.T) {
+	shape := []int64{2, 3, 4}
+	for i := range int64(24) {
+		idx := unflatten(shape, i)
+		if got := linear(shape, idx); got != i {
+			t.Fatalf("linear(unflatten(%d)) = %d (index %v)", i, got, idx)
+		}
+	}
+	if got := unflatten(shape, 17); got[0] != 1 || got[1] != 1 || got[2] != 1 {
+		t.Errorf("unflatten(17) = %v, want [1 1 1]", got)
+	}
+}
+
+func TestScalableVectorsRejected(t *testing.T) {
+	_, err := emitKernel(t, "%v: vector<[4]xf32>, %a: memref<8xf32>, %i: index", "")
+	if err == nil || !strings.Contains(err.Error(), "no scalable vector registers") {
+		t.Fatalf("want a scalable vector error, got %v", err)
 	}
 }

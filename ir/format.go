@@ -904,7 +904,8 @@ func (f *format) finish(p *Parser, fs *FormatState) error {
 				if r.Fn != nil {
 					var err error
 					if t, err = r.Fn(src); err != nil {
-						return p.Errorf("%s", err)
+						// Upstream reports a failed type inference at the op.
+						return Errorf(fs.St.Loc, "%s", err)
 					}
 				}
 				out = append(out, t)

@@ -671,3 +671,30 @@ var boolArrayC = ir.AttrConstraint{Desc: "1-bit boolean array attribute", OK: fu
 	}
 	return true
 }}
+
+// SimpleTransfer says why a transfer_read or transfer_write is not a plain
+// vector load or store ("" when it is one): code generation and the
+// emulator compile the transfers of memrefs of scalars that are unmasked,
+// in bounds in every dimension, through the minor identity map.
+func SimpleTransfer(op *ir.Operation) string {
+	base := op.OperandNamed("base")
+	mt, isMem := base.Type().(*ir.MemRefType)
+	pm, _ := ParseTransferMap(op.Attr("permutation_map"))
+	switch {
+	case !isMem:
+		return "its source is not a memref"
+	case op.OperandNamed("mask") != nil:
+		return "it has a mask (use vector.maskedload or vector.maskedstore)"
+	case pm == nil || !pm.IsMinorIdentity():
+		return "its permutation_map is not the minor identity (the innermost dimensions in order)"
+	}
+	if _, vecElem := mt.Elem.(*ir.VectorType); vecElem {
+		return "its memref has vector elements"
+	}
+	for i, in := range InBounds(op) {
+		if !in {
+			return "dimension " + itoa(int64(i)) + " may be out of bounds (set in_bounds to true when it is not, or use vector.maskedload or vector.maskedstore)"
+		}
+	}
+	return ""
+}

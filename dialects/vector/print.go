@@ -1,6 +1,10 @@
 package vector
 
 import (
+	"math"
+	"strconv"
+	"strings"
+
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -110,4 +114,100 @@ prints to standard output; in a kernel it is lowered to vprintf (every
 thread that runs it prints, as gpu.printf does), and the emulator prints
 the same text.`,
 	}
+}
+
+// PrintText is what a vector.print op prints: its string, or its source
+// (elem gives the text of element i, the whole value for a scalar) and
+// its punctuation.
+func PrintText(op *ir.Operation, elem func(i int) string) string {
+	if s, ok := op.Attr("stringLiteral").(*ir.StringAttr); ok {
+		return s.Value
+	}
+	var sb strings.Builder
+	if op.NumOperands() > 0 {
+		if vt, ok := op.Operand(0).Type().(*ir.VectorType); ok {
+			n := 0
+			PrintNested(&sb, vt.Shape(), func() string {
+				n++
+				return elem(n - 1)
+			})
+		} else {
+			sb.WriteString(elem(0))
+		}
+	}
+	sb.WriteString(PunctuationText(Punctuation.Value(op.Attr("punctuation"))))
+	return sb.String()
+}
+
+// PrintNested writes a vector of the given shape as vector.print does,
+// `( 1, 2 )` per row, nested for each outer dimension (`( 1 )` for a 0-D
+// vector), taking the text of each element from elem in row-major order.
+func PrintNested(sb *strings.Builder, shape []int64, elem func() string) {
+	var row func(d int)
+	row = func(d int) {
+		sb.WriteString("( ")
+		n := int64(1)
+		if d < len(shape) {
+			n = shape[d]
+		}
+		for i := int64(0); i < n; i++ {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			if d+1 >= len(shape) {
+				sb.WriteString(elem())
+			} else {
+				row(d + 1)
+			}
+		}
+		sb.WriteString(" )")
+	}
+	row(0)
+}
+
+// PunctuationText is what vector.print prints after its value for a
+// punctuation kind (a newline by default).
+func PunctuationText(kind string) string {
+	switch kind {
+	case "no_punctuation":
+		return ""
+	case "comma":
+		return ", "
+	case "open":
+		return "( "
+	case "close":
+		return " )"
+	}
+	return "\n"
+}
+
+// FormatElement is the text of one value of type t, held as an int64 (an
+// integer lane: sign-extended, i1 as 0 or 1) or a float64: floats as C's
+// %g, signless and signed integers in decimal, i1, unsigned integers and
+// index as unsigned numbers (upstream's printF32/printI64/printU64).
+func FormatElement(x any, t ir.Type) string {
+	switch x := x.(type) {
+	case float64:
+		switch {
+		case math.IsNaN(x) && math.Signbit(x):
+			return "-nan"
+		case math.IsNaN(x):
+			return "nan"
+		case math.IsInf(x, 1):
+			return "inf"
+		case math.IsInf(x, -1):
+			return "-inf"
+		}
+		return strconv.FormatFloat(x, 'g', 6, 64)
+	case int64:
+		w := ir.BitWidth(t)
+		if it, ok := t.(*ir.IntegerType); ok && (it.Width == 1 || it.Signedness == ir.Unsigned) || ir.IsIndex(t) {
+			if w < 64 {
+				return strconv.FormatUint(uint64(x)&(1<<w-1), 10)
+			}
+			return strconv.FormatUint(uint64(x), 10)
+		}
+		return strconv.FormatInt(x, 10)
+	}
+	return "?"
 }

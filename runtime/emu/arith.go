@@ -5,7 +5,6 @@ import (
 
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/llvm"
-	"github.com/tmac-dev/tmac/dialects/vector"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 )
@@ -26,27 +25,6 @@ func init() {
 		c := llvm.MlirConstantOp{Op: op}
 		return constant(c.Value(), c.Res())
 	}, llvm.MlirConstant)
-	register(func(k *kernel, op *ir.Operation) runFunc {
-		b := vector.BroadcastOp{Op: op}
-		src, res := k.slot(b.Source()), b.Vector()
-		return func(t *thread, in *instr) {
-			n := res.Type().(*ir.VectorType).Shape()[0]
-			var v vec
-			switch x := t.vals[src].(type) {
-			case float64:
-				v.f = make([]float64, n)
-				for i := range v.f {
-					v.f[i] = x
-				}
-			case int64:
-				v.i = make([]int64, n)
-				for i := range v.i {
-					v.i[i] = x
-				}
-			}
-			t.set(in, 0, v)
-		}
-	}, vector.Broadcast)
 }
 
 // constant is the implementation of a constant op holding value, its
@@ -65,8 +43,8 @@ func runConstant(t *thread, in *instr, value ir.Attribute, ty ir.Type) {
 		return
 	case *ir.DenseAttr:
 		vt, ok := ty.(*ir.VectorType)
-		if ok && len(vt.Shape()) == 1 {
-			n := vt.Shape()[0]
+		if ok {
+			n := ir.NumElements(vt.Shape())
 			var v vec
 			for i := int64(0); i < n; i++ {
 				j := i

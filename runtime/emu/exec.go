@@ -11,7 +11,6 @@ import (
 	memrefdialect "github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/dialects/scf"
-	"github.com/tmac-dev/tmac/dialects/vector"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
 )
@@ -323,46 +322,6 @@ func init() {
 			writeElem(p, m.elem, t.vals[val])
 		}
 	}, memrefdialect.Store)
-	register(func(k *kernel, op *ir.Operation) runFunc {
-		l := vector.LoadOp{Op: op}
-		src, indices, res := k.slot(l.Base()), k.slots(l.Indices()), l.Result()
-		return func(t *thread, in *instr) {
-			m := t.mem(in, src)
-			n := res.Type().(*ir.VectorType).Shape()[0]
-			a, p := t.access(in.op, m, t.ints(in, indices), n)
-			t.readShared(in.op, m.space, a, len(p))
-			var v vec
-			for i := int64(0); i < n; i++ {
-				e := readElem(p[i*m.esize:(i+1)*m.esize], m.elem)
-				if f, ok := e.(float64); ok {
-					v.f = append(v.f, f)
-				} else {
-					v.i = append(v.i, e.(int64))
-				}
-			}
-			t.set(in, 0, v)
-		}
-	}, vector.Load)
-	register(func(k *kernel, op *ir.Operation) runFunc {
-		s := vector.StoreOp{Op: op}
-		val, dst, indices := k.slot(s.ValueToStore()), k.slot(s.Base()), k.slots(s.Indices())
-		return func(t *thread, in *instr) {
-			v := t.vals[val].(vec)
-			m := t.mem(in, dst)
-			n := int64(len(v.f) + len(v.i))
-			a, p := t.access(in.op, m, t.ints(in, indices), n)
-			t.writeShared(in.op, m.space, a, len(p))
-			for i := int64(0); i < n; i++ {
-				var e any
-				if v.f != nil {
-					e = v.f[i]
-				} else {
-					e = v.i[i]
-				}
-				writeElem(p[i*m.esize:(i+1)*m.esize], m.elem, e)
-			}
-		}
-	}, vector.Store)
 	register(prepareView, memrefdialect.View)
 	register(prepareSubview, memrefdialect.Subview)
 	register(func(k *kernel, op *ir.Operation) runFunc {

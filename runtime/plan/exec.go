@@ -10,6 +10,7 @@ import (
 	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/dialects/vector"
 	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/ir/eval"
@@ -117,15 +118,17 @@ func init() {
 		gpu.Memset:                (*Exec).memset,
 		nvgpu.TmaCreateDescriptor: (*Exec).createDescriptor,
 		gpu.LaunchFunc:            (*Exec).launchFunc,
+		vector.Print:              (*Exec).print,
 	}
 }
 
 // runsOnHost reports whether the host executes op: the ops of hostOps, the
-// terminators, and the arith ops, evaluated through their semantics.
+// terminators, and the arith and index ops, evaluated through their
+// semantics.
 func runsOnHost(op *ir.Operation) bool {
 	name := op.Name()
 	return hostOps[name] != nil || name == scf.Yield || name == funcdialect.Return ||
-		op.Dialect() == "arith" && eval.Has(op)
+		(op.Dialect() == "arith" || op.Dialect() == "index") && eval.Has(op)
 }
 
 func (x *Exec) op(op *ir.Operation) error {
