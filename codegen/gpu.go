@@ -242,10 +242,7 @@ func lowerGPUPrintf(fe *FuncEmitter, op *ir.Operation) {
 	if format == nil {
 		Fail(op, "gpu.printf needs a format string")
 	}
-	i8p := types.NewPointer(types.I8)
-	g := fe.Mod.printfFormat(format.Value)
-	fmtPtr := fe.B().NewAddrSpaceCast(fe.B().NewBitCast(g, PtrTo(types.I8, 4)), i8p)
-
+	fmtPtr := fe.printfFormatPtr(format.Value)
 	var args []value.Value
 	for i, a := range p.Args() {
 		x := fe.Val(a)
@@ -278,7 +275,19 @@ func lowerGPUPrintf(fe *FuncEmitter, op *ir.Operation) {
 		}
 		args = append(args, x)
 	}
+	fe.vprintf(fmtPtr, args)
+}
 
+// printfFormatPtr returns a generic i8* to the format string s.
+func (fe *FuncEmitter) printfFormatPtr(s string) value.Value {
+	g := fe.Mod.printfFormat(s)
+	return fe.B().NewAddrSpaceCast(fe.B().NewBitCast(g, PtrTo(types.I8, 4)), types.NewPointer(types.I8))
+}
+
+// vprintf calls CUDA's vprintf(format, args) with args already promoted
+// (doubles, 32- and 64-bit integers) in a stack struct.
+func (fe *FuncEmitter) vprintf(fmtPtr value.Value, args []value.Value) {
+	i8p := types.NewPointer(types.I8)
 	var buf value.Value = constant.NewNull(i8p)
 	if len(args) > 0 {
 		var fields []types.Type

@@ -235,12 +235,44 @@ func (fe *FuncEmitter) floatReduce(kind string, x, y value.Value) value.Value {
 
 // reduxOps are the 32-bit integer reductions of redux.sync (sm_80+), by
 // reduction kind, and whether narrower operands widen signed.
-var reduxOps = map[string]struct {
-	name   string
-	signed bool
-}{
+var reduxOps = map[string]reduxOp{
 	"add": {"add", false}, "and": {"and", false}, "or": {"or", false}, "xor": {"xor", false},
 	"minsi": {"min", true}, "maxsi": {"max", true}, "minui": {"umin", false}, "maxui": {"umax", false},
+}
+
+type reduxOp struct {
+	name   string
+	signed bool
+}
+
+// reduxFor returns the redux.sync of a reduction kind on values of type
+// t (a scalar or vector): for the integer kinds on integers of 32 bits or
+// fewer, where it is exact (integer reduction is associative).
+func reduxFor(kind string, t ir.Type) (reduxOp, bool) {
+	r, ok := reduxOps[kind]
+	e := gpu.ReduceElem(t)
+	return r, ok && ir.IsSignlessInteger(e) && ir.BitWidth(e) <= 32
+}
+
+// redux reduces x (element by element) over the lanes of mask with
+// redux.sync, narrower integers widened to 32 bits and back.
+func (fe *FuncEmitter) redux(r reduxOp, x, mask value.Value) value.Value {
+	return fe.mapScalar(x, elemLLType(x.Type()), func(v value.Value) value.Value {
+		b := fe.B()
+		narrow := bitsOf(v.Type()) < 32
+		w := v
+		switch {
+		case narrow && r.signed:
+			w = b.NewSExt(v, types.I32)
+		case narrow:
+			w = b.NewZExt(v, types.I32)
+		}
+		s := value.Value(fe.CallIntrinsic("llvm.nvvm.redux.sync."+r.name, types.I32, w, mask))
+		if narrow {
+			s = b.NewTrunc(s, v.Type())
+		}
+		return s
+	})
 }
 
 func lowerGPUSubgroupReduce(fe *FuncEmitter, op *ir.Operation) {
@@ -256,22 +288,8 @@ func lowerGPUSubgroupReduce(fe *FuncEmitter, op *ir.Operation) {
 		fe.Set(r.Result(), x)
 		return
 	}
-	if redux, ok := reduxOps[kind]; ok && size == 32 && ir.IsSignlessInteger(gpu.ReduceElem(t)) && ir.BitWidth(gpu.ReduceElem(t)) <= 32 {
-		// Integer reductions are associative: redux.sync is exact.
-		fe.Set(r.Result(), fe.mapScalar(x, elemLLType(x.Type()), func(v value.Value) value.Value {
-			b := fe.B()
-			w := v
-			if narrow := bitsOf(v.Type()) < 32; narrow && redux.signed {
-				w = b.NewSExt(v, types.I32)
-			} else if narrow {
-				w = b.NewZExt(v, types.I32)
-			}
-			s := value.Value(fe.CallIntrinsic("llvm.nvvm.redux.sync."+redux.name, types.I32, w, I32(-1)))
-			if bitsOf(v.Type()) < 32 {
-				s = b.NewTrunc(s, v.Type())
-			}
-			return s
-		}))
+	if redux, ok := reduxFor(kind, t); ok && size == 32 {
+		fe.Set(r.Result(), fe.redux(redux, x, I32(-1)))
 		return
 	}
 	combine := fe.kindReducer(op, kind, t)
@@ -301,10 +319,24 @@ func lowerGPUAllReduce(fe *FuncEmitter, op *ir.Operation) {
 	r := gpu.AllReduceOp{Op: op}
 	t := r.Value().Type()
 	var combine reducer
-	if kind := gpu.ReduceOp.Value(r.OpAttr()); kind != "" {
+	kind := gpu.ReduceOp.Value(r.OpAttr())
+	if kind != "" {
 		combine = fe.kindReducer(op, kind, t)
 	} else {
 		combine = fe.regionReducer(op, r.Body())
+	}
+	// reduce reduces x over the first width lanes of the warp (lane 0
+	// gets the result): by redux.sync where it is exact, else the
+	// butterfly.
+	reduce := func(x, width value.Value, full bool) value.Value {
+		if rx, ok := reduxFor(kind, t); ok {
+			mask := value.Value(I32(-1))
+			if !full {
+				mask = fe.widthMask(op, width)
+			}
+			return fe.redux(rx, x, mask)
+		}
+		return fe.warpReduce(op, x, width, full, combine)
 	}
 	lt := fe.Type(op, t)
 	buf := fe.Mod.NewSharedGlobal(allReducePrefix, types.NewArray(32, lt), 8)
@@ -328,7 +360,7 @@ func lowerGPUAllReduce(fe *FuncEmitter, op *ir.Operation) {
 	if n, ok := constInt(size); ok && n%32 == 0 {
 		full = true
 	}
-	v := fe.warpReduce(op, fe.Val(r.Value()), width, full, combine)
+	v := reduce(fe.Val(r.Value()), width, full)
 
 	// Lane 0 of each warp stores its warp's value.
 	fe.ifThen(fe.B().NewICmp(enum.IPredEQ, lane, I32(0)), func() {
@@ -342,7 +374,7 @@ func lowerGPUAllReduce(fe *FuncEmitter, op *ir.Operation) {
 	warps := fe.lshr32(fe.add32(size32, 31), 5)
 	fe.ifThen(fe.B().NewICmp(enum.IPredULT, lin32, warps), func() {
 		w := fe.B().NewLoad(lt, fe.bufSlot(buf, lt, lin32))
-		total := fe.warpReduce(op, w, warps, false, combine)
+		total := reduce(w, warps, false)
 		fe.ifThen(fe.B().NewICmp(enum.IPredEQ, lin32, I32(0)), func() {
 			fe.B().NewStore(total, fe.bufSlot(buf, lt, I32(0)))
 		})

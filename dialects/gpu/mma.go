@@ -118,11 +118,20 @@ func mmaMatrixOf(elems string, elemOK func(ir.Type) bool) ir.TypeConstraint {
 	}}
 }
 
-// lastDimUnitStride reports whether a memref's innermost dimension has
-// stride 1 (a layout that is not strided has not).
-func lastDimUnitStride(m *ir.MemRefType) bool {
-	strides, _, ok := memref.StridesAndOffset(m)
-	return ok && (len(strides) == 0 || strides[len(strides)-1] == 1)
+// unitStride checks that the memref operand i (the source or
+// destination) has an innermost stride of 1 (a layout that is not strided
+// has not).
+func unitStride(i int, what string) func(op *ir.Operation) error {
+	return func(op *ir.Operation) error {
+		m, ok := op.Operand(i).Type().(*ir.MemRefType)
+		if !ok {
+			return nil
+		}
+		if strides, _, ok := memref.StridesAndOffset(m); !ok || len(strides) > 0 && strides[len(strides)-1] != 1 {
+			return ir.Errorf(op.Loc, "expected %s memref most minor dim must have unit stride", what)
+		}
+		return nil
+	}
 }
 
 func elemTypeMatches(matrix, value string) func(op *ir.Operation) error {
@@ -140,18 +149,13 @@ func init() {
 	indices := ir.ArgSpec{Name: "indices", Kind: ir.Variadic, Type: ir.IndexOnly}
 	ir.Register(
 		&ir.OpDef{
-			Name:     "gpu.subgroup_mma_load_matrix",
-			Summary:  "Loads a WMMA fragment (not supported on sm_90a)",
-			Operands: []ir.ArgSpec{{Name: "srcMemref", Type: mmaMemRefC}, indices},
-			Results:  []ir.ArgSpec{{Name: "res", Type: mmaMatrixC}},
-			Attrs:    []ir.AttrSpec{leadDimensionAttr, unitAttr("transpose")},
-			Format:   "$srcMemref`[`$indices`]` attr-dict `:` type($srcMemref) `->` type($res)",
-			Verify: func(op *ir.Operation) error {
-				if m, ok := op.Operand(0).Type().(*ir.MemRefType); ok && !lastDimUnitStride(m) {
-					return ir.Errorf(op.Loc, "expected source memref most minor dim must have unit stride")
-				}
-				return nil
-			},
+			Name:        "gpu.subgroup_mma_load_matrix",
+			Summary:     "Loads a WMMA fragment (not supported on sm_90a)",
+			Operands:    []ir.ArgSpec{{Name: "srcMemref", Type: mmaMemRefC}, indices},
+			Results:     []ir.ArgSpec{{Name: "res", Type: mmaMatrixC}},
+			Attrs:       []ir.AttrSpec{leadDimensionAttr, unitAttr("transpose")},
+			Format:      "$srcMemref`[`$indices`]` attr-dict `:` type($srcMemref) `->` type($res)",
+			Verify:      unitStride(0, "source"),
 			VerifyProps: propConversion,
 			Doc:         mmaDoc,
 		},
@@ -162,8 +166,8 @@ func init() {
 			Attrs:    []ir.AttrSpec{leadDimensionAttr, unitAttr("transpose")},
 			Format:   "$src`,` $dstMemref`[`$indices`]` attr-dict `:` type($src)`,` type($dstMemref)",
 			Verify: func(op *ir.Operation) error {
-				if m, ok := op.Operand(1).Type().(*ir.MemRefType); ok && !lastDimUnitStride(m) {
-					return ir.Errorf(op.Loc, "expected destination memref most minor dim must have unit stride")
+				if err := unitStride(1, "destination")(op); err != nil {
+					return err
 				}
 				if d := MMAMatrixData(op.Operand(0).Type()); d != nil && d.Operand != "COp" {
 					return ir.Errorf(op.Loc, "expected the operand matrix being stored to have 'COp' operand type")

@@ -106,12 +106,13 @@ computes the same tree.`
 var subgroupReduceDoc = `Reduces the value across the lanes of each cluster of the warp (all 32
 lanes without ` + "`cluster`" + `; with ` + "`cluster(size = S, stride = T)`" + `, the S lanes
 whose ids differ only in the bits of T·(S-1)), and gives every lane its
-cluster's result. Every lane of the warp must execute it together (on
-sm_90a ` + "`uniform`" + ` changes nothing: the lowering always exchanges values
-across the whole warp with shfl.sync and the full member mask); a lane
-that has exited or is missing from a partial last warp is an error in the
-emulator. The cluster size must be at most 32 and the stride times the
-size at most 32.
+cluster's result. Every lane of the warp that has not exited must execute
+it together (on sm_90a ` + "`uniform`" + ` changes nothing: the lowering always
+exchanges values with shfl.sync and the full member mask), and no lane
+may need the value of a lane that has exited or that a partial last warp
+lacks (undefined on the GPU, an error in the emulator): a block of 48
+threads may reduce over clusters of 16, not over the whole warp. The
+cluster size must be at most 32 and the stride times the size at most 32.
 
 **Lowering.** 32-bit integer add, and, or, xor and the signed and unsigned
 min and max over the whole warp use redux.sync (exact: integer reduction
@@ -134,7 +135,10 @@ w threads shuffles with width w and skips partners outside it), lane 0 of
 each warp writes its warp's value to a 32-element static shared buffer,
 bar.sync 0, the first n threads (n = the number of warps) reduce the n
 values the same way (width n), thread 0 writes the result to the buffer,
-bar.sync 0, and every thread reads it.
+bar.sync 0, and every thread reads it. Integer add, and, or, xor, min
+and max on 32 bits or fewer use redux.sync over the warp's (or the
+warps') lanes instead of the butterfly (exact: integer reduction is
+associative).
 
 **Order of a floating-point reduction.** Within a warp (and across the
 warp results), lane k's partial value after step s = 1, 2, 4, 8, 16 is

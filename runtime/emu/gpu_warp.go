@@ -151,16 +151,21 @@ func prepareSubgroupReduce(k *kernel, op *ir.Operation) runFunc {
 		if size > 32 || size*stride > 32 {
 			t.failf(in.op, "clusters of %d lanes %d apart do not fit in a warp of 32 lanes", size, stride)
 		}
+		// The lowering shuffles with the full member mask: lanes that have
+		// exited (or that a partial last warp lacks) may be in it, but a
+		// lane must not read one of them.
 		t.set(in, 0, t.warpCollective(in.op, "gpu.subgroup_reduce", 0xffffffff, t.vals[val], func(t *thread, w *warpColl) [32]any {
-			if missing := ^w.arrived; missing != 0 {
-				l := bits.TrailingZeros32(missing)
-				t.failf(w.op, "lane %d of warp %d does not take part (it has exited, or the block ends before it): every lane of the warp must execute it (on the GPU the lanes read an undefined value)", l, t.linear/32)
-			}
 			lanes := w.in
-			for s := stride; s < size*stride; s *= 2 {
+			for s := int(stride); s < int(size*stride); s *= 2 {
 				var next [32]any
 				for l := range next {
-					next[l] = combine(lanes[l], lanes[l^int(s)])
+					if w.arrived&(1<<l) == 0 {
+						continue
+					}
+					if w.arrived&(1<<(l^s)) == 0 {
+						t.failf(w.op, "lane %d of warp %d reads lane %d, which does not take part (it has exited, or the block ends before it): on the GPU the value is undefined", l, t.linear/32, l^s)
+					}
+					next[l] = combine(lanes[l], lanes[l^s])
 				}
 				lanes = next
 			}
