@@ -1,5 +1,7 @@
 // Package mbarrier is the mbarrier-phase pass: it computes the parities of
-// tmac.mbarrier.wait (parity.go) and checks the explicit ones (phase.go).
+// tmac.mbarrier.wait (parity.go), checks the explicit ones (phase.go) and
+// reports thread reads of TMA destinations that no wait orders
+// (tmaread.go).
 package mbarrier
 
 import (
@@ -59,11 +61,12 @@ import (
 func init() {
 	passes.Register(&passes.Info{
 		Name:    "mbarrier-phase",
-		Summary: "Compute the parities of tmac.mbarrier.wait (ring discipline) into nvgpu.mbarrier.try_wait.parity, then check explicit mbarrier wait parities against the arrivals (reports provable mismatches and missing arrivals)",
+		Summary: "Compute the parities of tmac.mbarrier.wait (ring discipline) into nvgpu.mbarrier.try_wait.parity, then check explicit mbarrier wait parities against the arrivals (reports provable mismatches and missing arrivals) and thread reads of TMA destinations no wait orders",
 		Description: "Two steps, on every kernel (`gpu.func ... kernel` or `gpu.launch` body):\n" +
 			"\n" +
 			"1. **Parities.** Each `tmac.mbarrier.wait %bars[%i]` waits for the next phase of that barrier the thread has not waited for: the k-th wait of a thread on a barrier waits for phase k, parity k mod 2. The pass computes k and rewrites the wait into `nvgpu.mbarrier.try_wait.parity` with that parity. It handles waits outside loops with a constant index (k counted from the earlier waits, closed forms for earlier loops with static trip counts), waits directly in an `scf.for` with a constant lower bound and step 1 whose index is the induction variable (plus or minus a constant) modulo N or a constant (the parity derived from the induction variable when N is a power of two, else carried as an `i1` loop value), and waits under an `scf.if` when every wait on the group is in the same branch. The group must be created in the kernel, not initialised again after (or in a loop with) a wait on it, and used only by init, arrive and TMA loads; wherever the pass cannot prove the count, it reports why and asks for an explicit `nvgpu.mbarrier.try_wait.parity`.\n" +
 			"2. **Check.** The explicit parities of `nvgpu.mbarrier.try_wait.parity` in `gpu.func` kernels are checked against the arrivals by executing the kernel abstractly (constants evaluated, static loops unrolled): a wait that would return while the phase it means is still pending, or that can never complete, is reported. The check stays silent whenever something is unknown (dynamic loops or conditions, unknown indices or thread counts, clusters, raw barrier access).\n" +
+			"3. **Reads of TMA destinations.** A thread read (`memref.load`, `vector.load`, any op reading through the generic proxy) of the destination of an `nvgpu.tma.async.load`, or of a view of it, is reported when it certainly comes after the load in the issuing thread's program order with nothing between them that could order it after the load's completion: no wait, barrier, warp collective, polling loop or unknown op between the two, nor around them in the ops that hold them. The emulator catches the other missing waits at run time.\n" +
 			"\n" +
 			"`tmac.mbarrier.wait` outside kernels is an error.",
 		New: func(passes.Options) (passes.Pass, error) {
@@ -84,6 +87,9 @@ func init() {
 						if err := checkMBarrierPhases(k); err != nil {
 							return err
 						}
+					}
+					if err := checkTMAReads(k); err != nil {
+						return err
 					}
 				}
 				return outsideKernelWait(op)
