@@ -260,7 +260,7 @@ def alias_lines(lines, first, last):
         if ALIAS_RE.match(lines[i]):
             depth, j = 0, i
             while j <= last:
-                code = strip_comment(lines[j])
+                code = strip_comment(lines[j]).replace("->", "")  # an affine map's arrow is no bracket
                 depth += sum(code.count(c) for c in "([{<") - sum(code.count(c) for c in ")]}>")
                 keep.add(j)
                 if depth <= 0:

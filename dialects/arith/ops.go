@@ -274,16 +274,19 @@ func cast(name string, in, out ir.TypeConstraint, compat castCompat, flags flagK
 	return d
 }
 
+// verifyCast checks, in upstream's order: the tensor dimensions of in and
+// out (a predicate ODS checks before the traits), the same shape for both
+// (compatible dims, the same scalable dims), then cast compatibility.
 func verifyCast(compat castCompat) func(op *ir.Operation) error {
 	return func(op *ir.Operation) error {
 		src, dst := op.Operand(0).Type(), op.Result(0).Type()
 		se, ss, sk := shapeOf(src)
 		de, ds, dk := shapeOf(dst)
-		if (sk == kScalar) != (dk == kScalar) || !compatibleShapes(ss, ds) {
-			return op.EmitOpError("requires the same shape for all operands and results")
-		}
-		if sk != dk || !slices.Equal(ss, ds) || !sameScalable(src, dst) {
+		if !slices.Equal(tensorDims(src), tensorDims(dst)) {
 			return op.EmitOpError("failed to verify that input and output have the same tensor dimensions")
+		}
+		if (sk == kScalar) != (dk == kScalar) || !compatibleShapes(ss, ds) || !sameScalable(src, dst) {
+			return op.EmitOpError("requires the same shape for all operands and results")
 		}
 		if !compat(se, de) {
 			return op.EmitOpError("operand type '%s' and result type '%s' are cast incompatible", src, dst)
@@ -491,12 +494,14 @@ func constantDef() *ir.OpDef {
 
 func verifyConstant(op *ir.Operation) error {
 	v := op.Attr("value")
+	// AllTypesMatch first: a string has type none.
+	ta, _ := v.(ir.TypedAttr)
+	if _, isStr := v.(*ir.StringAttr); !isStr && (ta == nil || ta.Type() != op.Result(0).Type()) ||
+		isStr && op.Result(0).Type() != ir.None {
+		return op.EmitOpError("failed to verify that all of {value, result} have same type")
+	}
 	if _, isStr := v.(*ir.StringAttr); isStr {
 		return op.EmitOpError("value must be an integer, float, or elements attribute")
-	}
-	ta, _ := v.(ir.TypedAttr)
-	if ta == nil || ta.Type() != op.Result(0).Type() {
-		return op.EmitOpError("failed to verify that all of {value, result} have same type")
 	}
 	t := op.Result(0).Type()
 	if it, ok := t.(*ir.IntegerType); ok && !it.IsSignless() {
