@@ -19,3 +19,12 @@ config.environment["LLVM_BIN"] = llvm_bin
 config.substitutions.append(("%mlir-opt", os.path.join(llvm_bin, "mlir-opt")))
 config.substitutions.append(("%compat", os.path.join(repo, "scripts", "compat-check.sh")))
 config.substitutions.append(("%roundtrip", os.path.join(repo, "scripts", "roundtrip-check.sh")))
+
+# The Python running lit, for tests of tmac's Python tools; `REQUIRES: numpy`
+# marks those that need NumPy (bench/gpu/accuracy).
+import importlib.util
+import sys
+
+config.substitutions.append(("%python", sys.executable))
+if importlib.util.find_spec("numpy") is not None:
+    config.available_features.add("numpy")
