@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -50,11 +51,13 @@ type refResult struct {
 }
 
 // checkResults runs @reference on copies of the inputs and compares every
-// output (every memref argument when none is marked).
+// output (every memref argument when none is marked). It also returns the
+// outputs it compared that neither the run nor @reference wrote
+// (unwritten).
 //
 // With sample > 0, @reference runs only that many iterations of its
 // outermost loop and each output is compared where they wrote.
-func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results []*buffer.Buffer, outputs []bool, sample int64, opts *Options) (bool, error) {
+func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results []*buffer.Buffer, outputs []bool, sample int64, opts *Options) (failed bool, unwritten []int, err error) {
 	anyOut := false
 	for i, a := range args {
 		anyOut = anyOut || (a.buf != nil && outputs[i])
@@ -62,7 +65,6 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 	start := time.Now()
 	var refArgs []interp.Arg
 	var info *interp.CallInfo
-	var err error
 	key := ""
 	if opts.RefCache != nil {
 		key = refCacheKey(mod, entry, sample, opts.Seed, opts.Dist)
@@ -83,7 +85,7 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 			}
 		}
 		if _, info, err = interp.Compile(mod).CallWith(plan.ReferenceName, refArgs, interp.CallOptions{SampleOuter: sample, Seed: opts.Seed}); err != nil {
-			return false, fmt.Errorf("@reference: %v", err)
+			return false, nil, fmt.Errorf("@reference: %v", err)
 		}
 		if key != "" {
 			opts.RefCache.results[key] = &refResult{args: refArgs, info: info}
@@ -103,10 +105,12 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 	} else {
 		fmt.Fprintf(w, "reference: @reference on the CPU in %.2f s\n", secs)
 	}
-	failed := false
 	for i, a := range args {
 		if a.buf == nil || (anyOut && !outputs[i]) {
 			continue
+		}
+		if unchanged(a.buf, results[i]) && (i >= len(info.Access) || !info.Access[i].Written) {
+			unwritten = append(unwritten, i)
 		}
 		rb := refArgs[i].(*buffer.Buffer)
 		var inputTypes []ir.Type
@@ -135,7 +139,7 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 				continue
 			}
 		} else if c, err = plan.Compare(results[i], rb, rtol, atol); err != nil {
-			return false, err
+			return false, nil, err
 		}
 		status := "PASS"
 		if !c.OK() {
@@ -158,7 +162,14 @@ func checkResults(w io.Writer, mod, entry *ir.Operation, args []*runArg, results
 			fmt.Fprintln(w)
 		}
 	}
-	return failed, nil
+	return failed, unwritten, nil
+}
+
+// unchanged reports whether the run left the argument given as in with
+// the bytes it was given (result is what it holds after the run): nothing
+// wrote it, or what was written is what was there.
+func unchanged(in, result *buffer.Buffer) bool {
+	return result != nil && bytes.Equal(in.Bytes, result.Bytes)
 }
 
 // outputsFromReference runs @reference on copies of the arguments and marks

@@ -61,7 +61,7 @@ func TestCheckResultsSampled(t *testing.T) {
 	}
 	check := func(out *buffer.Buffer) (string, bool) {
 		var w bytes.Buffer
-		failed, err := checkResults(&w, mod, entry, args, []*buffer.Buffer{nil, out}, outputs, 4, opts)
+		failed, _, err := checkResults(&w, mod, entry, args, []*buffer.Buffer{nil, out}, outputs, 4, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestCheckResultsSampled(t *testing.T) {
 	// An output the sample does not write at all fails (here x, were it
 	// marked as an output).
 	var w bytes.Buffer
-	failed, err := checkResults(&w, mod, entry, args, []*buffer.Buffer{args[0].buf.Clone(), good}, []bool{true, true}, 4, opts)
+	failed, _, err := checkResults(&w, mod, entry, args, []*buffer.Buffer{args[0].buf.Clone(), good}, []bool{true, true}, 4, opts)
 	if err != nil || !failed || !strings.Contains(w.String(), "FAIL arg0 memref<40x8xf32>: the sampled reference wrote none of the 320 elements of this output, so nothing could be compared") {
 		t.Errorf("unwritten output: %v\n%s", err, w.String())
 	}
@@ -102,7 +102,7 @@ func TestReferenceReused(t *testing.T) {
 	}
 	results := []*buffer.Buffer{nil, good}
 	var w bytes.Buffer
-	if failed, err := checkResults(&w, mod, entry, args, results, outputs, 0, f); err != nil || failed {
+	if failed, _, err := checkResults(&w, mod, entry, args, results, outputs, 0, f); err != nil || failed {
 		t.Fatalf("first check: %v %v\n%s", failed, err, w.String())
 	}
 	if len(cache.results) != 1 || strings.Contains(w.String(), "reused") {
@@ -112,19 +112,19 @@ func TestReferenceReused(t *testing.T) {
 		r.args[1].(*buffer.Buffer).SetFloat(3, 1e6)
 	}
 	w.Reset()
-	failed, err := checkResults(&w, mod, entry, args, results, outputs, 0, f)
+	failed, _, err := checkResults(&w, mod, entry, args, results, outputs, 0, f)
 	if err != nil || !failed || !strings.Contains(w.String(), "reference: @reference's results of an earlier variant with the same reference and inputs reused") {
 		t.Errorf("second check did not use the cache: %v %v\n%s", failed, err, w.String())
 	}
 	// The same check sampled differently, and another @reference, compute their own.
 	w.Reset()
-	if failed, err := checkResults(&w, mod, entry, args, results, outputs, 2, f); err != nil || failed || strings.Contains(w.String(), "reused") {
+	if failed, _, err := checkResults(&w, mod, entry, args, results, outputs, 2, f); err != nil || failed || strings.Contains(w.String(), "reused") {
 		t.Errorf("sampled check: %v %v\n%s", failed, err, w.String())
 	}
 	other := testutil.ParseNamed(t, "u.tma", strings.Replace(sampledModule, "%two = arith.constant 2.0 : f32", "%two = arith.constant 2.000000e+00 : f32\n  %unused = arith.constant 3.0 : f32", 1))
 	oentry, _ := plan.SelectEntry(other, "")
 	w.Reset()
-	if failed, err := checkResults(&w, other, oentry, args, results, outputs, 0, f); err != nil || failed || strings.Contains(w.String(), "reused") {
+	if failed, _, err := checkResults(&w, other, oentry, args, results, outputs, 0, f); err != nil || failed || strings.Contains(w.String(), "reused") {
 		t.Errorf("other @reference: %v %v\n%s", failed, err, w.String())
 	}
 	if len(cache.results) != 3 {

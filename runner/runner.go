@@ -49,7 +49,7 @@ type Options struct {
 
 	Bench        bool
 	Warmup, Reps int
-	Timeout      time.Duration // a launch not finished by then is a deadlock
+	Timeout      time.Duration // a launch not finished by then is a deadlock (GPU) or stopped (emulator)
 	Device       int           // CUDA device ordinal
 	Target       string        // gpu ("" too) or emu
 	EmuSeed      int64         // the emulator's scheduling seed
@@ -59,7 +59,11 @@ type Options struct {
 	LLC          toolchain.LLCOptions
 	RefCache     *RefCache // reuses @reference's results across runs (tmac tune run); nil: none
 	Out          io.Writer // the report
-	Diag         io.Writer // the compilation's warnings
+	Diag         io.Writer // the compilation's warnings and the warnings of the run
+
+	// Progress, when positive, is how often an emulated launch reports
+	// its progress on Diag.
+	Progress time.Duration
 }
 
 // Outcome is what a run found, as far as it got.
@@ -204,7 +208,14 @@ func run(prog *Program, source string, opts *Options, shapes, sets map[int]strin
 		watch func(l *plan.Launch) error
 	)
 	if opts.Target == "emu" {
-		dev = emu.NewDevice(mod, opts.EmuSeed)
+		edev := emu.NewDevice(mod, opts.EmuSeed)
+		edev.Timeout = opts.Timeout
+		if opts.Progress > 0 && opts.Diag != nil {
+			edev.Progress, edev.ProgressEvery = func(p emu.LaunchProgress) {
+				fmt.Fprintf(opts.Diag, "tmac run: emulating @%s: %d/%d blocks, %.1f s\n", p.Kernel, p.Done, p.Total, p.Elapsed.Seconds())
+			}, opts.Progress
+		}
+		dev = edev
 		o.Device = fmt.Sprintf("CPU emulator (seed %d)", opts.EmuSeed)
 		fmt.Fprintf(out, "device: %s; tmac run --target=emu runs the kernels on the CPU\n", o.Device)
 	} else {
@@ -263,10 +274,12 @@ func run(prog *Program, source string, opts *Options, shapes, sets map[int]strin
 		verdict = "none (no @reference)"
 		fmt.Fprintln(out, "ran @"+entry.SymbolName()+"; the module has no func.func @reference, so the results were not checked")
 	default:
-		mismatch, err = checkResults(out, mod, entry, args, results, outputs, sample, opts)
+		var unwritten []int
+		mismatch, unwritten, err = checkResults(out, mod, entry, args, results, outputs, sample, opts)
 		if err != nil {
 			return diag(err)
 		}
+		warnUnwritten(opts.Diag, sm, entry, args, unwritten)
 		if mismatch {
 			verdict = "FAIL"
 		}
@@ -296,6 +309,20 @@ func run(prog *Program, source string, opts *Options, shapes, sets map[int]strin
 		return fail
 	}
 	return nil
+}
+
+// warnUnwritten warns, at the entry function, of each output the check
+// compared that neither the run (its kernels and copies) nor @reference
+// wrote: the check then compares the values the output was given with
+// themselves, which proves nothing.
+func warnUnwritten(w io.Writer, sm *ir.SourceMgr, entry *ir.Operation, args []*runArg, unwritten []int) {
+	if w == nil {
+		return
+	}
+	for _, i := range unwritten {
+		d := entry.EmitWarning("output arg%d ('%s') of @%s is written neither by the kernels nor by @reference; the check compares the values it was given", i, args[i].typ, entry.SymbolName())
+		fmt.Fprint(w, d.Render(sm))
+	}
 }
 
 func firstLine(s string) string {

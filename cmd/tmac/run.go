@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,17 @@ by the CPU interpreter on the same inputs.
 The entry is --entry, or the only public func.func other than @reference.
 An argument is an output when it has the {tmac.output} argument attribute;
 dynamic sizes come from --shape argN=AxB, integer scalars from --set argN=V.
+
+An output that neither the run (its kernels and copies) nor @reference
+writes is warned of on stderr, at the entry function: the check would
+compare the values it was given with themselves.
+
+--timeout bounds each launch: on the GPU a launch not finished by then is
+reported as a deadlock; on the emulator (--target=emu; default 10m there)
+it is stopped and reported with the kernel and the blocks it finished
+(exit status 1, nothing dumped). --progress[=INTERVAL] reports an emulated launch's
+blocks done on stderr every INTERVAL (2s when given alone, and by default
+when stderr is a terminal).
 
 An element matches when |out-ref| <= atol + rtol*|ref|. Default rtol is
 that of the least precise float type among the output and the other memref
@@ -97,7 +109,9 @@ Exit status: 0 success, 1 mismatch or failure, 2 usage error, 3 no GPU.`,
 	fl.BoolVar(&f.Bench, "bench", false, "time the entry function")
 	fl.IntVar(&f.Warmup, "warmup", 5, "warm-up runs before timing (--bench)")
 	fl.IntVar(&f.Reps, "reps", 50, "timed runs (--bench)")
-	fl.DurationVar(&f.Timeout, "timeout", 10*time.Second, "watchdog: a launch not finished by then is reported as a deadlock")
+	fl.DurationVar(&f.Timeout, "timeout", 10*time.Second, "watchdog: a GPU launch not finished by then is reported as a deadlock; an emulated launch (--target=emu, where the default is 10m) is stopped, with the blocks it finished; 0: wait for ever")
+	fl.DurationVar(&f.Progress, "progress", 0, "report an emulated launch's progress (blocks done) on stderr every `INTERVAL` (--progress alone: 2s; default: 2s when stderr is a terminal, else none; 0: none)")
+	fl.Lookup("progress").NoOptDefVal = progressEvery.String()
 	fl.IntVar(&f.Device, "device", 0, "CUDA device ordinal")
 	fl.StringVar(&f.Pipeline, "pass-pipeline", defaultPipeline, "pass pipeline (for .tma input)")
 	addLLCFlags(fl, &f.LLC, "llc to use (for .tma input)")
@@ -114,8 +128,34 @@ func runRun(cmd *cobra.Command, f *runner.Options, in string) error {
 	opts.RefSampleSet = cmd.Flags().Changed("ref-sample")
 	opts.Dump = cmd.Flags().Changed("dump-dir")
 	opts.Out, opts.Diag = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if !cmd.Flags().Changed("timeout") && opts.Target == "emu" {
+		opts.Timeout = emuTimeout
+	}
+	if !cmd.Flags().Changed("progress") && isTerminal(opts.Diag) {
+		opts.Progress = progressEvery
+	}
 	_, err := runner.Run(in, opts)
 	return reportRunError(cmd.ErrOrStderr(), "tmac run", err)
+}
+
+// emuTimeout bounds an emulated launch when --timeout is not given: the
+// emulator runs kernels thousands of times slower than the GPU, so the
+// GPU's default would stop programs the emulator runs correctly (a GEMM
+// of the examples takes seconds).
+const emuTimeout = 10 * time.Minute
+
+// progressEvery is how often a long emulation reports its progress by
+// default.
+const progressEvery = 2 * time.Second
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // reportRunError reports a runner failure as the command cmd and turns it

@@ -7,6 +7,8 @@ import (
 	"math/rand"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/ir"
@@ -29,6 +31,69 @@ type Device struct {
 	// Observe, when set, receives the run's synchronisation and
 	// shared-memory events (observe.go).
 	Observe func(*Event)
+	// Timeout, when positive, bounds each launch: a launch still running
+	// then is stopped and returns a *TimeoutError.
+	Timeout time.Duration
+	// Progress, when set, is called every ProgressEvery while a launch
+	// runs.
+	Progress      func(LaunchProgress)
+	ProgressEvery time.Duration
+
+	// stop tells the running blocks to stop: the launch timed out.
+	stop atomic.Bool
+}
+
+// LaunchProgress is how far a launch has got.
+type LaunchProgress struct {
+	Kernel      string
+	Done, Total int // blocks
+	Elapsed     time.Duration
+}
+
+// TimeoutError is a launch stopped by Device.Timeout.
+type TimeoutError struct {
+	Kernel               string
+	Done, Running, Total int // blocks
+	Timeout              time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("kernel %s did not finish within the timeout (%g s) on the emulator: %d of %d blocks done, %d stopped while running",
+		e.Kernel, e.Timeout.Seconds(), e.Done, e.Total, e.Running)
+}
+
+// errStopped stops a block when its launch times out (Device.stop).
+var errStopped = &Error{Msg: "stopped: the launch timed out"}
+
+// stopped reports whether the running launch timed out.
+func (d *Device) stopped() bool { return d != nil && d.stop.Load() }
+
+// watch stops the launch of kernel at d.Timeout and reports its progress
+// every d.ProgressEvery, until finished is closed. done counts the blocks
+// done, of total.
+func (d *Device) watch(kernel string, start time.Time, done *atomic.Int64, total int, finished <-chan struct{}) {
+	var timeout, tick <-chan time.Time
+	if d.Timeout > 0 {
+		t := time.NewTimer(d.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	if d.Progress != nil && d.ProgressEvery > 0 {
+		t := time.NewTicker(d.ProgressEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-finished:
+			return
+		case <-timeout:
+			d.stop.Store(true)
+			timeout = nil
+		case <-tick:
+			d.Progress(LaunchProgress{Kernel: kernel, Done: int(done.Load()), Total: total, Elapsed: time.Since(start)})
+		}
+	}
 }
 
 var _ plan.Device = (*Device)(nil)
@@ -249,14 +314,19 @@ func (d *Device) Launch(l *plan.Launch) error {
 		first error
 		next  int
 		wg    sync.WaitGroup
+		done  atomic.Int64 // blocks
 	)
+	csize := cl[0] * cl[1] * cl[2]
+	d.stop.Store(false)
+	finished := make(chan struct{})
+	go d.watch(l.Kernel, time.Now(), &done, nclusters*csize, finished)
 	for w := 0; w < min(workers, nclusters); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				if first != nil || next >= nclusters {
+				if first != nil || next >= nclusters || d.stopped() {
 					mu.Unlock()
 					return
 				}
@@ -271,11 +341,17 @@ func (d *Device) Launch(l *plan.Launch) error {
 						first = err
 					}
 					mu.Unlock()
+				} else {
+					done.Add(int64(csize))
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	close(finished)
+	if n := int(done.Load()); d.stopped() && (first == nil || first == errStopped) && n < nclusters*csize {
+		return &TimeoutError{Kernel: l.Kernel, Done: n, Running: next*csize - n, Total: nclusters * csize, Timeout: d.Timeout}
+	}
 	return first
 }
 
@@ -316,6 +392,9 @@ func (d *Device) runCluster(k *kernel, l *plan.Launch, args []any, cid, cl [3]in
 		defer b.race.done()
 	}
 	if err := b.run(); err != nil {
+		if err == errStopped {
+			return err
+		}
 		c := b.ctas[0]
 		if len(b.ctas) > 1 {
 			err.Msg = fmt.Sprintf("kernel %s, cluster of blocks from (%d, %d, %d): %s", l.Kernel, c.bid[0], c.bid[1], c.bid[2], err.Msg)

@@ -28,6 +28,9 @@ type vec struct {
 // the operands of its terminator, if any (scf.yield's results;
 // scf.condition's condition, then the values it passes on).
 func (t *thread) runCode(c *code, args []any) []any {
+	if t.b.dev.stopped() { // every loop iteration comes here
+		t.fail(errStopped)
+	}
 	for i, a := range c.args {
 		t.vals[a] = args[i]
 	}

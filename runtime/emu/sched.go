@@ -228,6 +228,10 @@ func (b *blockRun) run() *Error {
 	runnable := make([]*thread, 0, len(b.threads))
 	favoured := make([]*thread, 0, len(b.threads))
 	for b.err == nil {
+		if b.dev.stopped() {
+			b.err = errStopped
+			break
+		}
 		runnable = runnable[:0]
 		live := 0
 		for _, t := range b.threads {
