@@ -644,8 +644,9 @@ func (ns *nameState) valueRef(v Value) string {
 		return "<<NULL VALUE>>"
 	}
 	if s, ok := ns.values[v]; ok {
-		if r, isRes := v.(*OpResult); isRes && len(r.owner.results) > 1 && r.index == 0 {
-			if ns.groupSize(r.owner, 0) > 1 {
+		// The first value of a named group of several (%sizes:2) is %sizes#0.
+		if r, isRes := v.(*OpResult); isRes && len(r.owner.results) > 1 {
+			if ns.groupSize(r.owner, r.index) > 1 {
 				return s + "#0"
 			}
 		}

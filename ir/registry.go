@@ -44,6 +44,10 @@ const (
 	// NoMemoryEffect ops read and write no memory but are not Pure (they
 	// may not be speculated: an integer division by zero).
 	NoMemoryEffect
+	// SameVariadicResultSize ops split the results left by their single
+	// results equally among their variadic groups (upstream's trait of the
+	// same name: memref.extract_strided_metadata's sizes and strides).
+	SameVariadicResultSize
 )
 
 // ArgKind says how many values an operand or result spec matches.

@@ -106,6 +106,9 @@ func (op *Operation) segmentSizes(specs []ArgSpec, n int, segAttr string) ([]int
 		}
 		return sizes, total == n
 	}
+	if segAttr == "resultSegmentSizes" && op.def.Traits&SameVariadicResultSize != 0 {
+		return sameVariadicSegments(specs, n)
+	}
 	variable := -1
 	fixed := 0
 	for i, s := range specs {
@@ -161,4 +164,29 @@ func greedySegments(specs []ArgSpec, n int) ([]int, bool) {
 		}
 	}
 	return sizes, extra == 0
+}
+
+// sameVariadicSegments gives every variadic group an equal share of what
+// the single groups leave.
+func sameVariadicSegments(specs []ArgSpec, n int) ([]int, bool) {
+	sizes := make([]int, len(specs))
+	fixed, variadic := 0, 0
+	for i, s := range specs {
+		if s.Kind == Single {
+			sizes[i] = 1
+			fixed++
+		} else {
+			variadic++
+		}
+	}
+	rest := n - fixed
+	if rest < 0 || variadic == 0 && rest != 0 || variadic > 0 && rest%variadic != 0 {
+		return nil, false
+	}
+	for i, s := range specs {
+		if s.Kind != Single {
+			sizes[i] = rest / variadic
+		}
+	}
+	return sizes, true
 }

@@ -9,19 +9,35 @@ import "github.com/tmac-dev/tmac/ir"
 
 // Names of the memref ops.
 const (
-	Alloc           = "memref.alloc"
-	Alloca          = "memref.alloca"
-	AssumeAlignment = "memref.assume_alignment"
-	Cast            = "memref.cast"
-	Dealloc         = "memref.dealloc"
-	Dim             = "memref.dim"
-	GetGlobal       = "memref.get_global"
-	Global          = "memref.global"
-	Load            = "memref.load"
-	ReinterpretCast = "memref.reinterpret_cast"
-	Store           = "memref.store"
-	Subview         = "memref.subview"
-	View            = "memref.view"
+	Alloc                        = "memref.alloc"
+	Alloca                       = "memref.alloca"
+	AllocaScope                  = "memref.alloca_scope"
+	AllocaScopeReturn            = "memref.alloca_scope.return"
+	AssumeAlignment              = "memref.assume_alignment"
+	AtomicRmw                    = "memref.atomic_rmw"
+	AtomicYield                  = "memref.atomic_yield"
+	Cast                         = "memref.cast"
+	CollapseShape                = "memref.collapse_shape"
+	Copy                         = "memref.copy"
+	Dealloc                      = "memref.dealloc"
+	Dim                          = "memref.dim"
+	ExpandShape                  = "memref.expand_shape"
+	ExtractAlignedPointerAsIndex = "memref.extract_aligned_pointer_as_index"
+	ExtractStridedMetadata       = "memref.extract_strided_metadata"
+	GenericAtomicRmw             = "memref.generic_atomic_rmw"
+	GetGlobal                    = "memref.get_global"
+	Global                       = "memref.global"
+	Load                         = "memref.load"
+	MemorySpaceCast              = "memref.memory_space_cast"
+	Prefetch                     = "memref.prefetch"
+	Rank                         = "memref.rank"
+	Realloc                      = "memref.realloc"
+	ReinterpretCast              = "memref.reinterpret_cast"
+	Reshape                      = "memref.reshape"
+	Store                        = "memref.store"
+	Subview                      = "memref.subview"
+	Transpose                    = "memref.transpose"
+	View                         = "memref.view"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
@@ -31,26 +47,58 @@ type (
 	AllocOp struct{ Op *ir.Operation }
 	// AllocaOp views an op named memref.alloca.
 	AllocaOp struct{ Op *ir.Operation }
+	// AllocaScopeOp views an op named memref.alloca_scope.
+	AllocaScopeOp struct{ Op *ir.Operation }
+	// AllocaScopeReturnOp views an op named memref.alloca_scope.return.
+	AllocaScopeReturnOp struct{ Op *ir.Operation }
 	// AssumeAlignmentOp views an op named memref.assume_alignment.
 	AssumeAlignmentOp struct{ Op *ir.Operation }
+	// AtomicRmwOp views an op named memref.atomic_rmw.
+	AtomicRmwOp struct{ Op *ir.Operation }
+	// AtomicYieldOp views an op named memref.atomic_yield.
+	AtomicYieldOp struct{ Op *ir.Operation }
 	// CastOp views an op named memref.cast.
 	CastOp struct{ Op *ir.Operation }
+	// CollapseShapeOp views an op named memref.collapse_shape.
+	CollapseShapeOp struct{ Op *ir.Operation }
+	// CopyOp views an op named memref.copy.
+	CopyOp struct{ Op *ir.Operation }
 	// DeallocOp views an op named memref.dealloc.
 	DeallocOp struct{ Op *ir.Operation }
 	// DimOp views an op named memref.dim.
 	DimOp struct{ Op *ir.Operation }
+	// ExpandShapeOp views an op named memref.expand_shape.
+	ExpandShapeOp struct{ Op *ir.Operation }
+	// ExtractAlignedPointerAsIndexOp views an op named memref.extract_aligned_pointer_as_index.
+	ExtractAlignedPointerAsIndexOp struct{ Op *ir.Operation }
+	// ExtractStridedMetadataOp views an op named memref.extract_strided_metadata.
+	ExtractStridedMetadataOp struct{ Op *ir.Operation }
+	// GenericAtomicRmwOp views an op named memref.generic_atomic_rmw.
+	GenericAtomicRmwOp struct{ Op *ir.Operation }
 	// GetGlobalOp views an op named memref.get_global.
 	GetGlobalOp struct{ Op *ir.Operation }
 	// GlobalOp views an op named memref.global.
 	GlobalOp struct{ Op *ir.Operation }
 	// LoadOp views an op named memref.load.
 	LoadOp struct{ Op *ir.Operation }
+	// MemorySpaceCastOp views an op named memref.memory_space_cast.
+	MemorySpaceCastOp struct{ Op *ir.Operation }
+	// PrefetchOp views an op named memref.prefetch.
+	PrefetchOp struct{ Op *ir.Operation }
+	// RankOp views an op named memref.rank.
+	RankOp struct{ Op *ir.Operation }
+	// ReallocOp views an op named memref.realloc.
+	ReallocOp struct{ Op *ir.Operation }
 	// ReinterpretCastOp views an op named memref.reinterpret_cast.
 	ReinterpretCastOp struct{ Op *ir.Operation }
+	// ReshapeOp views an op named memref.reshape.
+	ReshapeOp struct{ Op *ir.Operation }
 	// StoreOp views an op named memref.store.
 	StoreOp struct{ Op *ir.Operation }
 	// SubviewOp views an op named memref.subview.
 	SubviewOp struct{ Op *ir.Operation }
+	// TransposeOp views an op named memref.transpose.
+	TransposeOp struct{ Op *ir.Operation }
 	// ViewOp views an op named memref.view.
 	ViewOp struct{ Op *ir.Operation }
 )
@@ -65,14 +113,44 @@ func AsAlloca(op *ir.Operation) (AllocaOp, bool) {
 	return ir.As[AllocaOp](op, Alloca)
 }
 
+// AsAllocaScope returns op as a AllocaScopeOp, and whether it is named memref.alloca_scope.
+func AsAllocaScope(op *ir.Operation) (AllocaScopeOp, bool) {
+	return ir.As[AllocaScopeOp](op, AllocaScope)
+}
+
+// AsAllocaScopeReturn returns op as a AllocaScopeReturnOp, and whether it is named memref.alloca_scope.return.
+func AsAllocaScopeReturn(op *ir.Operation) (AllocaScopeReturnOp, bool) {
+	return ir.As[AllocaScopeReturnOp](op, AllocaScopeReturn)
+}
+
 // AsAssumeAlignment returns op as a AssumeAlignmentOp, and whether it is named memref.assume_alignment.
 func AsAssumeAlignment(op *ir.Operation) (AssumeAlignmentOp, bool) {
 	return ir.As[AssumeAlignmentOp](op, AssumeAlignment)
 }
 
+// AsAtomicRmw returns op as a AtomicRmwOp, and whether it is named memref.atomic_rmw.
+func AsAtomicRmw(op *ir.Operation) (AtomicRmwOp, bool) {
+	return ir.As[AtomicRmwOp](op, AtomicRmw)
+}
+
+// AsAtomicYield returns op as a AtomicYieldOp, and whether it is named memref.atomic_yield.
+func AsAtomicYield(op *ir.Operation) (AtomicYieldOp, bool) {
+	return ir.As[AtomicYieldOp](op, AtomicYield)
+}
+
 // AsCast returns op as a CastOp, and whether it is named memref.cast.
 func AsCast(op *ir.Operation) (CastOp, bool) {
 	return ir.As[CastOp](op, Cast)
+}
+
+// AsCollapseShape returns op as a CollapseShapeOp, and whether it is named memref.collapse_shape.
+func AsCollapseShape(op *ir.Operation) (CollapseShapeOp, bool) {
+	return ir.As[CollapseShapeOp](op, CollapseShape)
+}
+
+// AsCopy returns op as a CopyOp, and whether it is named memref.copy.
+func AsCopy(op *ir.Operation) (CopyOp, bool) {
+	return ir.As[CopyOp](op, Copy)
 }
 
 // AsDealloc returns op as a DeallocOp, and whether it is named memref.dealloc.
@@ -83,6 +161,26 @@ func AsDealloc(op *ir.Operation) (DeallocOp, bool) {
 // AsDim returns op as a DimOp, and whether it is named memref.dim.
 func AsDim(op *ir.Operation) (DimOp, bool) {
 	return ir.As[DimOp](op, Dim)
+}
+
+// AsExpandShape returns op as a ExpandShapeOp, and whether it is named memref.expand_shape.
+func AsExpandShape(op *ir.Operation) (ExpandShapeOp, bool) {
+	return ir.As[ExpandShapeOp](op, ExpandShape)
+}
+
+// AsExtractAlignedPointerAsIndex returns op as a ExtractAlignedPointerAsIndexOp, and whether it is named memref.extract_aligned_pointer_as_index.
+func AsExtractAlignedPointerAsIndex(op *ir.Operation) (ExtractAlignedPointerAsIndexOp, bool) {
+	return ir.As[ExtractAlignedPointerAsIndexOp](op, ExtractAlignedPointerAsIndex)
+}
+
+// AsExtractStridedMetadata returns op as a ExtractStridedMetadataOp, and whether it is named memref.extract_strided_metadata.
+func AsExtractStridedMetadata(op *ir.Operation) (ExtractStridedMetadataOp, bool) {
+	return ir.As[ExtractStridedMetadataOp](op, ExtractStridedMetadata)
+}
+
+// AsGenericAtomicRmw returns op as a GenericAtomicRmwOp, and whether it is named memref.generic_atomic_rmw.
+func AsGenericAtomicRmw(op *ir.Operation) (GenericAtomicRmwOp, bool) {
+	return ir.As[GenericAtomicRmwOp](op, GenericAtomicRmw)
 }
 
 // AsGetGlobal returns op as a GetGlobalOp, and whether it is named memref.get_global.
@@ -100,9 +198,34 @@ func AsLoad(op *ir.Operation) (LoadOp, bool) {
 	return ir.As[LoadOp](op, Load)
 }
 
+// AsMemorySpaceCast returns op as a MemorySpaceCastOp, and whether it is named memref.memory_space_cast.
+func AsMemorySpaceCast(op *ir.Operation) (MemorySpaceCastOp, bool) {
+	return ir.As[MemorySpaceCastOp](op, MemorySpaceCast)
+}
+
+// AsPrefetch returns op as a PrefetchOp, and whether it is named memref.prefetch.
+func AsPrefetch(op *ir.Operation) (PrefetchOp, bool) {
+	return ir.As[PrefetchOp](op, Prefetch)
+}
+
+// AsRank returns op as a RankOp, and whether it is named memref.rank.
+func AsRank(op *ir.Operation) (RankOp, bool) {
+	return ir.As[RankOp](op, Rank)
+}
+
+// AsRealloc returns op as a ReallocOp, and whether it is named memref.realloc.
+func AsRealloc(op *ir.Operation) (ReallocOp, bool) {
+	return ir.As[ReallocOp](op, Realloc)
+}
+
 // AsReinterpretCast returns op as a ReinterpretCastOp, and whether it is named memref.reinterpret_cast.
 func AsReinterpretCast(op *ir.Operation) (ReinterpretCastOp, bool) {
 	return ir.As[ReinterpretCastOp](op, ReinterpretCast)
+}
+
+// AsReshape returns op as a ReshapeOp, and whether it is named memref.reshape.
+func AsReshape(op *ir.Operation) (ReshapeOp, bool) {
+	return ir.As[ReshapeOp](op, Reshape)
 }
 
 // AsStore returns op as a StoreOp, and whether it is named memref.store.
@@ -113,6 +236,11 @@ func AsStore(op *ir.Operation) (StoreOp, bool) {
 // AsSubview returns op as a SubviewOp, and whether it is named memref.subview.
 func AsSubview(op *ir.Operation) (SubviewOp, bool) {
 	return ir.As[SubviewOp](op, Subview)
+}
+
+// AsTranspose returns op as a TransposeOp, and whether it is named memref.transpose.
+func AsTranspose(op *ir.Operation) (TransposeOp, bool) {
+	return ir.As[TransposeOp](op, Transpose)
 }
 
 // AsView returns op as a ViewOp, and whether it is named memref.view.
@@ -140,6 +268,26 @@ func (o AssumeAlignmentOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
+// Value returns the `value` operand (signless integer or floating point).
+func (o AtomicRmwOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Memref returns the `memref` operand (memref of any type values).
+func (o AtomicRmwOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// Result returns the `result` result (signless integer or floating point).
+func (o AtomicRmwOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Result returns the `result` operand (any type).
+func (o AtomicYieldOp) Result() ir.Value {
+	return o.Op.OperandNamed("result")
+}
+
 // Source returns the `source` operand (ranked or unranked memref of any type values).
 func (o CastOp) Source() ir.Value {
 	return o.Op.OperandNamed("source")
@@ -148,6 +296,26 @@ func (o CastOp) Source() ir.Value {
 // Dest returns the `dest` result (ranked or unranked memref of any type values).
 func (o CastOp) Dest() ir.Value {
 	return o.Op.ResultNamed("dest")
+}
+
+// Src returns the `src` operand (strided memref of any type values).
+func (o CollapseShapeOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
+
+// Result returns the `result` result (strided memref of any type values).
+func (o CollapseShapeOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Source returns the `source` operand (ranked or unranked memref of any type values).
+func (o CopyOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Target returns the `target` operand (ranked or unranked memref of any type values).
+func (o CopyOp) Target() ir.Value {
+	return o.Op.OperandNamed("target")
 }
 
 // Memref returns the `memref` operand (ranked or unranked memref of any type values).
@@ -170,6 +338,51 @@ func (o DimOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
+// Src returns the `src` operand (strided memref of any type values).
+func (o ExpandShapeOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
+
+// Result returns the `result` result (strided memref of any type values).
+func (o ExpandShapeOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Source returns the `source` operand (ranked or unranked memref of any type values).
+func (o ExtractAlignedPointerAsIndexOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// AlignedPointer returns the `aligned_pointer` result (index).
+func (o ExtractAlignedPointerAsIndexOp) AlignedPointer() ir.Value {
+	return o.Op.ResultNamed("aligned_pointer")
+}
+
+// Source returns the `source` operand (strided memref of any type values).
+func (o ExtractStridedMetadataOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// BaseBuffer returns the `base_buffer` result (strided memref of any type values of rank 0).
+func (o ExtractStridedMetadataOp) BaseBuffer() ir.Value {
+	return o.Op.ResultNamed("base_buffer")
+}
+
+// Offset returns the `offset` result (index).
+func (o ExtractStridedMetadataOp) Offset() ir.Value {
+	return o.Op.ResultNamed("offset")
+}
+
+// Memref returns the `memref` operand (memref of any type values).
+func (o GenericAtomicRmwOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// Result returns the `result` result (any type).
+func (o GenericAtomicRmwOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
 // Result returns the `result` result (statically shaped memref of any type values).
 func (o GetGlobalOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
@@ -186,12 +399,67 @@ func (o LoadOp) Result() ir.Value {
 }
 
 // Source returns the `source` operand (ranked or unranked memref of any type values).
+func (o MemorySpaceCastOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Dest returns the `dest` result (ranked or unranked memref of any type values).
+func (o MemorySpaceCastOp) Dest() ir.Value {
+	return o.Op.ResultNamed("dest")
+}
+
+// Memref returns the `memref` operand (memref of any type values).
+func (o PrefetchOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// Memref returns the `memref` operand (ranked or unranked memref of any type values).
+func (o RankOp) Memref() ir.Value {
+	return o.Op.OperandNamed("memref")
+}
+
+// Result returns the `result` result (index).
+func (o RankOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Source returns the `source` operand (1D memref of any type values).
+func (o ReallocOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// DynamicResultSize returns the optional `dynamicResultSize` operand (index), or nil if absent.
+func (o ReallocOp) DynamicResultSize() ir.Value {
+	return o.Op.OperandNamed("dynamicResultSize")
+}
+
+// Result returns the `result` result (1D memref of any type values).
+func (o ReallocOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Source returns the `source` operand (ranked or unranked memref of any type values).
 func (o ReinterpretCastOp) Source() ir.Value {
 	return o.Op.OperandNamed("source")
 }
 
 // Result returns the `result` result (strided memref of any type values).
 func (o ReinterpretCastOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Source returns the `source` operand (ranked or unranked memref of any type values).
+func (o ReshapeOp) Source() ir.Value {
+	return o.Op.OperandNamed("source")
+}
+
+// Shape returns the `shape` operand (1D memref of signless integer or index values).
+func (o ReshapeOp) Shape() ir.Value {
+	return o.Op.OperandNamed("shape")
+}
+
+// Result returns the `result` result (ranked or unranked memref of any type values).
+func (o ReshapeOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
@@ -212,6 +480,16 @@ func (o SubviewOp) Source() ir.Value {
 
 // Result returns the `result` result (memref of any type values).
 func (o SubviewOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// In returns the `in` operand (strided memref of any type values).
+func (o TransposeOp) In() ir.Value {
+	return o.Op.OperandNamed("in")
+}
+
+// Result returns the `result` result (strided memref of any type values).
+func (o TransposeOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
@@ -243,6 +521,26 @@ func (o AllocaOp) Alignment() ir.Attribute {
 // Alignment returns the `alignment` attribute (32-bit signless integer attribute whose value is positive), or nil if absent.
 func (o AssumeAlignmentOp) Alignment() ir.Attribute {
 	return o.Op.Attr("alignment")
+}
+
+// Kind returns the `kind` attribute (allowed 64-bit signless integer cases: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), or nil if absent.
+func (o AtomicRmwOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
+
+// Reassociation returns the `reassociation` attribute (Array of 64-bit integer array attributes), or nil if absent.
+func (o CollapseShapeOp) Reassociation() ir.Attribute {
+	return o.Op.Attr("reassociation")
+}
+
+// Reassociation returns the `reassociation` attribute (Array of 64-bit integer array attributes), or nil if absent.
+func (o ExpandShapeOp) Reassociation() ir.Attribute {
+	return o.Op.Attr("reassociation")
+}
+
+// StaticOutputShape returns the `static_output_shape` attribute (i64 dense array attribute), or nil if absent.
+func (o ExpandShapeOp) StaticOutputShape() ir.Attribute {
+	return o.Op.Attr("static_output_shape")
 }
 
 // Name returns the `name` attribute (flat symbol reference attribute), or nil if absent.
@@ -290,6 +588,26 @@ func (o LoadOp) Alignment() ir.Attribute {
 	return o.Op.Attr("alignment")
 }
 
+// IsWrite returns the `isWrite` attribute (bool attribute), or nil if absent.
+func (o PrefetchOp) IsWrite() ir.Attribute {
+	return o.Op.Attr("isWrite")
+}
+
+// LocalityHint returns the `localityHint` attribute (32-bit signless integer attribute whose minimum value is 0 whose maximum value is 3), or nil if absent.
+func (o PrefetchOp) LocalityHint() ir.Attribute {
+	return o.Op.Attr("localityHint")
+}
+
+// IsDataCache returns the `isDataCache` attribute (bool attribute), or nil if absent.
+func (o PrefetchOp) IsDataCache() ir.Attribute {
+	return o.Op.Attr("isDataCache")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute whose value is positive and whose value is a power of two > 0), or nil if absent.
+func (o ReallocOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
 // StaticOffsets returns the `static_offsets` attribute (i64 dense array attribute), or nil if absent.
 func (o ReinterpretCastOp) StaticOffsets() ir.Attribute {
 	return o.Op.Attr("static_offsets")
@@ -330,6 +648,11 @@ func (o SubviewOp) StaticStrides() ir.Attribute {
 	return o.Op.Attr("static_strides")
 }
 
+// Permutation returns the `permutation` attribute (AffineMap attribute), or nil if absent.
+func (o TransposeOp) Permutation() ir.Attribute {
+	return o.Op.Attr("permutation")
+}
+
 // DynamicSizes returns the `dynamicSizes` operands (index).
 func (o AllocOp) DynamicSizes() []ir.Value {
 	return o.Op.OperandGroup("dynamicSizes")
@@ -350,8 +673,48 @@ func (o AllocaOp) SymbolOperands() []ir.Value {
 	return o.Op.OperandGroup("symbolOperands")
 }
 
+// Results returns the `results` results (any type).
+func (o AllocaScopeOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
+}
+
+// Results returns the `results` operands (any type).
+func (o AllocaScopeReturnOp) Results() []ir.Value {
+	return o.Op.OperandGroup("results")
+}
+
+// Indices returns the `indices` operands (index).
+func (o AtomicRmwOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// OutputShape returns the `output_shape` operands (index).
+func (o ExpandShapeOp) OutputShape() []ir.Value {
+	return o.Op.OperandGroup("output_shape")
+}
+
+// Sizes returns the `sizes` results (index).
+func (o ExtractStridedMetadataOp) Sizes() []ir.Value {
+	return o.Op.ResultGroup("sizes")
+}
+
+// Strides returns the `strides` results (index).
+func (o ExtractStridedMetadataOp) Strides() []ir.Value {
+	return o.Op.ResultGroup("strides")
+}
+
+// Indices returns the `indices` operands (index).
+func (o GenericAtomicRmwOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
 // Indices returns the `indices` operands (index).
 func (o LoadOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
+}
+
+// Indices returns the `indices` operands (index).
+func (o PrefetchOp) Indices() []ir.Value {
 	return o.Op.OperandGroup("indices")
 }
 
@@ -393,4 +756,14 @@ func (o SubviewOp) Strides() []ir.Value {
 // Sizes returns the `sizes` operands (index).
 func (o ViewOp) Sizes() []ir.Value {
 	return o.Op.OperandGroup("sizes")
+}
+
+// BodyRegion returns the `bodyRegion` region.
+func (o AllocaScopeOp) BodyRegion() *ir.Region {
+	return o.Op.RegionNamed("bodyRegion")
+}
+
+// AtomicBody returns the `atomic_body` region.
+func (o GenericAtomicRmwOp) AtomicBody() *ir.Region {
+	return o.Op.RegionNamed("atomic_body")
 }
