@@ -120,7 +120,9 @@ func (e *enumDef) parseValue(p *ir.Parser, prefix string) (ir.Attribute, error) 
 		first = fmt.Sprintf("%sexpected ::mlir::NVVM::%s to be one of: %s", prefix, e.cpp, strings.Join(e.values, ", "))
 	}
 	d1 := ir.Errorf(p.LocOf(tok), "%s", first)
-	d2 := ir.Errorf(p.LocOf(tok), "%sfailed to parse %s parameter 'value' which is to be a `::mlir::NVVM::%s`", prefix, e.attrName, e.cpp)
+	// Upstream reports the second error at the token after the keyword
+	// (the next line when the keyword ends one).
+	d2 := ir.Errorf(p.LocOf(p.Tok()), "%sfailed to parse %s parameter 'value' which is to be a `::mlir::NVVM::%s`", prefix, e.attrName, e.cpp)
 	return nil, ir.DiagList{d1, d2}
 }
 

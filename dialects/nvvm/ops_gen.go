@@ -9,6 +9,7 @@ import "github.com/tmac-dev/tmac/ir"
 
 // Names of the nvvm ops.
 const (
+	BarWarpSync                          = "nvvm.bar.warp.sync"
 	Barrier                              = "nvvm.barrier"
 	BarrierArrive                        = "nvvm.barrier.arrive"
 	Barrier0                             = "nvvm.barrier0"
@@ -24,14 +25,18 @@ const (
 	CpAsyncMbarrierArrive                = "nvvm.cp.async.mbarrier.arrive"
 	CpAsyncSharedGlobal                  = "nvvm.cp.async.shared.global"
 	CpAsyncWaitGroup                     = "nvvm.cp.async.wait.group"
+	DotAccumulate2way                    = "nvvm.dot.accumulate.2way"
+	DotAccumulate4way                    = "nvvm.dot.accumulate.4way"
 	ElectSync                            = "nvvm.elect.sync"
 	FenceMbarrierInit                    = "nvvm.fence.mbarrier.init"
 	FenceProxy                           = "nvvm.fence.proxy"
 	FenceProxyAcquire                    = "nvvm.fence.proxy.acquire"
 	FenceProxyRelease                    = "nvvm.fence.proxy.release"
 	FenceScCluster                       = "nvvm.fence.sc.cluster"
+	Griddepcontrol                       = "nvvm.griddepcontrol"
 	Ldmatrix                             = "nvvm.ldmatrix"
 	Mapa                                 = "nvvm.mapa"
+	MatchSync                            = "nvvm.match.sync"
 	MbarrierArrive                       = "nvvm.mbarrier.arrive"
 	MbarrierArriveExpectTx               = "nvvm.mbarrier.arrive.expect_tx"
 	MbarrierArriveNocomplete             = "nvvm.mbarrier.arrive.nocomplete"
@@ -41,6 +46,7 @@ const (
 	MbarrierTryWait                      = "nvvm.mbarrier.try_wait"
 	MbarrierTryWaitParity                = "nvvm.mbarrier.try_wait.parity"
 	Prefetch                             = "nvvm.prefetch"
+	RcpApproxFtzF                        = "nvvm.rcp.approx.ftz.f"
 	ReadPtxSregClock                     = "nvvm.read.ptx.sreg.clock"
 	ReadPtxSregClock64                   = "nvvm.read.ptx.sreg.clock64"
 	ReadPtxSregClusterCtaidX             = "nvvm.read.ptx.sreg.cluster.ctaid.x"
@@ -115,8 +121,10 @@ const (
 	ReadPtxSregTidZ                      = "nvvm.read.ptx.sreg.tid.z"
 	ReadPtxSregWarpid                    = "nvvm.read.ptx.sreg.warpid"
 	ReadPtxSregWarpsize                  = "nvvm.read.ptx.sreg.warpsize"
+	ReduxSync                            = "nvvm.redux.sync"
 	Setmaxregister                       = "nvvm.setmaxregister"
 	ShflSync                             = "nvvm.shfl.sync"
+	StBulk                               = "nvvm.st.bulk"
 	Stmatrix                             = "nvvm.stmatrix"
 	VoteSync                             = "nvvm.vote.sync"
 	WgmmaCommitGroupSyncAligned          = "nvvm.wgmma.commit.group.sync.aligned"
@@ -128,6 +136,8 @@ const (
 // Views: each holds an op of one name and reads its operands, results,
 // attributes and regions by their declared names.
 type (
+	// BarWarpSyncOp views an op named nvvm.bar.warp.sync.
+	BarWarpSyncOp struct{ Op *ir.Operation }
 	// BarrierOp views an op named nvvm.barrier.
 	BarrierOp struct{ Op *ir.Operation }
 	// BarrierArriveOp views an op named nvvm.barrier.arrive.
@@ -158,6 +168,10 @@ type (
 	CpAsyncSharedGlobalOp struct{ Op *ir.Operation }
 	// CpAsyncWaitGroupOp views an op named nvvm.cp.async.wait.group.
 	CpAsyncWaitGroupOp struct{ Op *ir.Operation }
+	// DotAccumulate2wayOp views an op named nvvm.dot.accumulate.2way.
+	DotAccumulate2wayOp struct{ Op *ir.Operation }
+	// DotAccumulate4wayOp views an op named nvvm.dot.accumulate.4way.
+	DotAccumulate4wayOp struct{ Op *ir.Operation }
 	// ElectSyncOp views an op named nvvm.elect.sync.
 	ElectSyncOp struct{ Op *ir.Operation }
 	// FenceMbarrierInitOp views an op named nvvm.fence.mbarrier.init.
@@ -170,10 +184,14 @@ type (
 	FenceProxyReleaseOp struct{ Op *ir.Operation }
 	// FenceScClusterOp views an op named nvvm.fence.sc.cluster.
 	FenceScClusterOp struct{ Op *ir.Operation }
+	// GriddepcontrolOp views an op named nvvm.griddepcontrol.
+	GriddepcontrolOp struct{ Op *ir.Operation }
 	// LdmatrixOp views an op named nvvm.ldmatrix.
 	LdmatrixOp struct{ Op *ir.Operation }
 	// MapaOp views an op named nvvm.mapa.
 	MapaOp struct{ Op *ir.Operation }
+	// MatchSyncOp views an op named nvvm.match.sync.
+	MatchSyncOp struct{ Op *ir.Operation }
 	// MbarrierArriveOp views an op named nvvm.mbarrier.arrive.
 	MbarrierArriveOp struct{ Op *ir.Operation }
 	// MbarrierArriveExpectTxOp views an op named nvvm.mbarrier.arrive.expect_tx.
@@ -192,6 +210,8 @@ type (
 	MbarrierTryWaitParityOp struct{ Op *ir.Operation }
 	// PrefetchOp views an op named nvvm.prefetch.
 	PrefetchOp struct{ Op *ir.Operation }
+	// RcpApproxFtzFOp views an op named nvvm.rcp.approx.ftz.f.
+	RcpApproxFtzFOp struct{ Op *ir.Operation }
 	// ReadPtxSregClockOp views an op named nvvm.read.ptx.sreg.clock.
 	ReadPtxSregClockOp struct{ Op *ir.Operation }
 	// ReadPtxSregClock64Op views an op named nvvm.read.ptx.sreg.clock64.
@@ -340,10 +360,14 @@ type (
 	ReadPtxSregWarpidOp struct{ Op *ir.Operation }
 	// ReadPtxSregWarpsizeOp views an op named nvvm.read.ptx.sreg.warpsize.
 	ReadPtxSregWarpsizeOp struct{ Op *ir.Operation }
+	// ReduxSyncOp views an op named nvvm.redux.sync.
+	ReduxSyncOp struct{ Op *ir.Operation }
 	// SetmaxregisterOp views an op named nvvm.setmaxregister.
 	SetmaxregisterOp struct{ Op *ir.Operation }
 	// ShflSyncOp views an op named nvvm.shfl.sync.
 	ShflSyncOp struct{ Op *ir.Operation }
+	// StBulkOp views an op named nvvm.st.bulk.
+	StBulkOp struct{ Op *ir.Operation }
 	// StmatrixOp views an op named nvvm.stmatrix.
 	StmatrixOp struct{ Op *ir.Operation }
 	// VoteSyncOp views an op named nvvm.vote.sync.
@@ -357,6 +381,11 @@ type (
 	// WgmmaWaitGroupSyncAlignedOp views an op named nvvm.wgmma.wait.group.sync.aligned.
 	WgmmaWaitGroupSyncAlignedOp struct{ Op *ir.Operation }
 )
+
+// AsBarWarpSync returns op as a BarWarpSyncOp, and whether it is named nvvm.bar.warp.sync.
+func AsBarWarpSync(op *ir.Operation) (BarWarpSyncOp, bool) {
+	return ir.As[BarWarpSyncOp](op, BarWarpSync)
+}
 
 // AsBarrier returns op as a BarrierOp, and whether it is named nvvm.barrier.
 func AsBarrier(op *ir.Operation) (BarrierOp, bool) {
@@ -433,6 +462,16 @@ func AsCpAsyncWaitGroup(op *ir.Operation) (CpAsyncWaitGroupOp, bool) {
 	return ir.As[CpAsyncWaitGroupOp](op, CpAsyncWaitGroup)
 }
 
+// AsDotAccumulate2way returns op as a DotAccumulate2wayOp, and whether it is named nvvm.dot.accumulate.2way.
+func AsDotAccumulate2way(op *ir.Operation) (DotAccumulate2wayOp, bool) {
+	return ir.As[DotAccumulate2wayOp](op, DotAccumulate2way)
+}
+
+// AsDotAccumulate4way returns op as a DotAccumulate4wayOp, and whether it is named nvvm.dot.accumulate.4way.
+func AsDotAccumulate4way(op *ir.Operation) (DotAccumulate4wayOp, bool) {
+	return ir.As[DotAccumulate4wayOp](op, DotAccumulate4way)
+}
+
 // AsElectSync returns op as a ElectSyncOp, and whether it is named nvvm.elect.sync.
 func AsElectSync(op *ir.Operation) (ElectSyncOp, bool) {
 	return ir.As[ElectSyncOp](op, ElectSync)
@@ -463,6 +502,11 @@ func AsFenceScCluster(op *ir.Operation) (FenceScClusterOp, bool) {
 	return ir.As[FenceScClusterOp](op, FenceScCluster)
 }
 
+// AsGriddepcontrol returns op as a GriddepcontrolOp, and whether it is named nvvm.griddepcontrol.
+func AsGriddepcontrol(op *ir.Operation) (GriddepcontrolOp, bool) {
+	return ir.As[GriddepcontrolOp](op, Griddepcontrol)
+}
+
 // AsLdmatrix returns op as a LdmatrixOp, and whether it is named nvvm.ldmatrix.
 func AsLdmatrix(op *ir.Operation) (LdmatrixOp, bool) {
 	return ir.As[LdmatrixOp](op, Ldmatrix)
@@ -471,6 +515,11 @@ func AsLdmatrix(op *ir.Operation) (LdmatrixOp, bool) {
 // AsMapa returns op as a MapaOp, and whether it is named nvvm.mapa.
 func AsMapa(op *ir.Operation) (MapaOp, bool) {
 	return ir.As[MapaOp](op, Mapa)
+}
+
+// AsMatchSync returns op as a MatchSyncOp, and whether it is named nvvm.match.sync.
+func AsMatchSync(op *ir.Operation) (MatchSyncOp, bool) {
+	return ir.As[MatchSyncOp](op, MatchSync)
 }
 
 // AsMbarrierArrive returns op as a MbarrierArriveOp, and whether it is named nvvm.mbarrier.arrive.
@@ -516,6 +565,11 @@ func AsMbarrierTryWaitParity(op *ir.Operation) (MbarrierTryWaitParityOp, bool) {
 // AsPrefetch returns op as a PrefetchOp, and whether it is named nvvm.prefetch.
 func AsPrefetch(op *ir.Operation) (PrefetchOp, bool) {
 	return ir.As[PrefetchOp](op, Prefetch)
+}
+
+// AsRcpApproxFtzF returns op as a RcpApproxFtzFOp, and whether it is named nvvm.rcp.approx.ftz.f.
+func AsRcpApproxFtzF(op *ir.Operation) (RcpApproxFtzFOp, bool) {
+	return ir.As[RcpApproxFtzFOp](op, RcpApproxFtzF)
 }
 
 // AsReadPtxSregClock returns op as a ReadPtxSregClockOp, and whether it is named nvvm.read.ptx.sreg.clock.
@@ -888,6 +942,11 @@ func AsReadPtxSregWarpsize(op *ir.Operation) (ReadPtxSregWarpsizeOp, bool) {
 	return ir.As[ReadPtxSregWarpsizeOp](op, ReadPtxSregWarpsize)
 }
 
+// AsReduxSync returns op as a ReduxSyncOp, and whether it is named nvvm.redux.sync.
+func AsReduxSync(op *ir.Operation) (ReduxSyncOp, bool) {
+	return ir.As[ReduxSyncOp](op, ReduxSync)
+}
+
 // AsSetmaxregister returns op as a SetmaxregisterOp, and whether it is named nvvm.setmaxregister.
 func AsSetmaxregister(op *ir.Operation) (SetmaxregisterOp, bool) {
 	return ir.As[SetmaxregisterOp](op, Setmaxregister)
@@ -896,6 +955,11 @@ func AsSetmaxregister(op *ir.Operation) (SetmaxregisterOp, bool) {
 // AsShflSync returns op as a ShflSyncOp, and whether it is named nvvm.shfl.sync.
 func AsShflSync(op *ir.Operation) (ShflSyncOp, bool) {
 	return ir.As[ShflSyncOp](op, ShflSync)
+}
+
+// AsStBulk returns op as a StBulkOp, and whether it is named nvvm.st.bulk.
+func AsStBulk(op *ir.Operation) (StBulkOp, bool) {
+	return ir.As[StBulkOp](op, StBulk)
 }
 
 // AsStmatrix returns op as a StmatrixOp, and whether it is named nvvm.stmatrix.
@@ -926,6 +990,11 @@ func AsWgmmaMmaAsync(op *ir.Operation) (WgmmaMmaAsyncOp, bool) {
 // AsWgmmaWaitGroupSyncAligned returns op as a WgmmaWaitGroupSyncAlignedOp, and whether it is named nvvm.wgmma.wait.group.sync.aligned.
 func AsWgmmaWaitGroupSyncAligned(op *ir.Operation) (WgmmaWaitGroupSyncAlignedOp, bool) {
 	return ir.As[WgmmaWaitGroupSyncAlignedOp](op, WgmmaWaitGroupSyncAligned)
+}
+
+// Mask returns the `mask` operand (32-bit signless integer).
+func (o BarWarpSyncOp) Mask() ir.Value {
+	return o.Op.OperandNamed("mask")
 }
 
 // BarrierId returns the optional `barrierId` operand (32-bit signless integer), or nil if absent.
@@ -1038,6 +1107,46 @@ func (o CpAsyncSharedGlobalOp) CpSize() ir.Value {
 	return o.Op.OperandNamed("cpSize")
 }
 
+// A returns the `a` operand (vector of 16-bit signless integer values of length 2).
+func (o DotAccumulate2wayOp) A() ir.Value {
+	return o.Op.OperandNamed("a")
+}
+
+// B returns the `b` operand (vector of 8-bit signless integer values of length 4).
+func (o DotAccumulate2wayOp) B() ir.Value {
+	return o.Op.OperandNamed("b")
+}
+
+// C returns the `c` operand (32-bit signless integer).
+func (o DotAccumulate2wayOp) C() ir.Value {
+	return o.Op.OperandNamed("c")
+}
+
+// Res returns the `res` result (32-bit signless integer).
+func (o DotAccumulate2wayOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// A returns the `a` operand (vector of 8-bit signless integer values of length 4).
+func (o DotAccumulate4wayOp) A() ir.Value {
+	return o.Op.OperandNamed("a")
+}
+
+// B returns the `b` operand (vector of 8-bit signless integer values of length 4).
+func (o DotAccumulate4wayOp) B() ir.Value {
+	return o.Op.OperandNamed("b")
+}
+
+// C returns the `c` operand (32-bit signless integer).
+func (o DotAccumulate4wayOp) C() ir.Value {
+	return o.Op.OperandNamed("c")
+}
+
+// Res returns the `res` result (32-bit signless integer).
+func (o DotAccumulate4wayOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
 // Membermask returns the optional `membermask` operand (32-bit signless integer), or nil if absent.
 func (o ElectSyncOp) Membermask() ir.Value {
 	return o.Op.OperandNamed("membermask")
@@ -1080,6 +1189,21 @@ func (o MapaOp) B() ir.Value {
 
 // Res returns the `res` result (LLVM pointer in address space 0 or LLVM pointer in address space 7).
 func (o MapaOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// ThreadMask returns the `thread_mask` operand (32-bit signless integer).
+func (o MatchSyncOp) ThreadMask() ir.Value {
+	return o.Op.OperandNamed("thread_mask")
+}
+
+// Val returns the `val` operand (32-bit signless integer or 64-bit signless integer).
+func (o MatchSyncOp) Val() ir.Value {
+	return o.Op.OperandNamed("val")
+}
+
+// Res returns the `res` result (32-bit signless integer or LLVM structure type).
+func (o MatchSyncOp) Res() ir.Value {
 	return o.Op.ResultNamed("res")
 }
 
@@ -1211,6 +1335,16 @@ func (o PrefetchOp) Addr() ir.Value {
 // Predicate returns the optional `predicate` operand (1-bit signless integer), or nil if absent.
 func (o PrefetchOp) Predicate() ir.Value {
 	return o.Op.OperandNamed("predicate")
+}
+
+// Arg returns the `arg` operand (32-bit float).
+func (o RcpApproxFtzFOp) Arg() ir.Value {
+	return o.Op.OperandNamed("arg")
+}
+
+// Res returns the `res` result (32-bit float).
+func (o RcpApproxFtzFOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
 }
 
 // Res returns the `res` result (LLVM dialect-compatible type).
@@ -1583,6 +1717,21 @@ func (o ReadPtxSregWarpsizeOp) Res() ir.Value {
 	return o.Op.ResultNamed("res")
 }
 
+// Val returns the `val` operand (32-bit signless integer or 32-bit float).
+func (o ReduxSyncOp) Val() ir.Value {
+	return o.Op.OperandNamed("val")
+}
+
+// MaskAndClamp returns the `mask_and_clamp` operand (32-bit signless integer).
+func (o ReduxSyncOp) MaskAndClamp() ir.Value {
+	return o.Op.OperandNamed("mask_and_clamp")
+}
+
+// Res returns the `res` result (32-bit signless integer or 32-bit float).
+func (o ReduxSyncOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
 // ThreadMask returns the `thread_mask` operand (32-bit signless integer).
 func (o ShflSyncOp) ThreadMask() ir.Value {
 	return o.Op.OperandNamed("thread_mask")
@@ -1606,6 +1755,16 @@ func (o ShflSyncOp) MaskAndClamp() ir.Value {
 // Res returns the `res` result (32-bit signless integer or 32-bit float or LLVM structure type).
 func (o ShflSyncOp) Res() ir.Value {
 	return o.Op.ResultNamed("res")
+}
+
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
+func (o StBulkOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Size returns the `size` operand (64-bit signless integer).
+func (o StBulkOp) Size() ir.Value {
+	return o.Op.OperandNamed("size")
 }
 
 // Ptr returns the `ptr` operand (LLVM pointer in address space 3).
@@ -1723,6 +1882,31 @@ func (o CpAsyncWaitGroupOp) N() ir.Attribute {
 	return o.Op.Attr("n")
 }
 
+// AType returns the `a_type` attribute (NVVM DotAccumulateType), or nil if absent.
+func (o DotAccumulate2wayOp) AType() ir.Attribute {
+	return o.Op.Attr("a_type")
+}
+
+// BType returns the `b_type` attribute (NVVM DotAccumulateType), or nil if absent.
+func (o DotAccumulate2wayOp) BType() ir.Attribute {
+	return o.Op.Attr("b_type")
+}
+
+// BHi returns the `b_hi` attribute (bool attribute), or nil if absent.
+func (o DotAccumulate2wayOp) BHi() ir.Attribute {
+	return o.Op.Attr("b_hi")
+}
+
+// AType returns the `a_type` attribute (NVVM DotAccumulateType), or nil if absent.
+func (o DotAccumulate4wayOp) AType() ir.Attribute {
+	return o.Op.Attr("a_type")
+}
+
+// BType returns the `b_type` attribute (NVVM DotAccumulateType), or nil if absent.
+func (o DotAccumulate4wayOp) BType() ir.Attribute {
+	return o.Op.Attr("b_type")
+}
+
 // Kind returns the `kind` attribute (Proxy kind), or nil if absent.
 func (o FenceProxyOp) Kind() ir.Attribute {
 	return o.Op.Attr("kind")
@@ -1763,6 +1947,11 @@ func (o FenceProxyReleaseOp) ToProxy() ir.Attribute {
 	return o.Op.Attr("toProxy")
 }
 
+// Kind returns the `kind` attribute (Action kind for grid dependency control), or nil if absent.
+func (o GriddepcontrolOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
+
 // EltType returns the `eltType` attribute (Element type for ldmatrix and stmatrix), or nil if absent.
 func (o LdmatrixOp) EltType() ir.Attribute {
 	return o.Op.Attr("eltType")
@@ -1781,6 +1970,11 @@ func (o LdmatrixOp) Num() ir.Attribute {
 // Shape returns the `shape` attribute (Matrix shape for ldmatrix and stmatrix), or nil if absent.
 func (o LdmatrixOp) Shape() ir.Attribute {
 	return o.Op.Attr("shape")
+}
+
+// Kind returns the `kind` attribute (NVVM match sync kind), or nil if absent.
+func (o MatchSyncOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
 }
 
 // Relaxed returns the `relaxed` attribute (bool attribute), or nil if absent.
@@ -2013,6 +2207,21 @@ func (o ReadPtxSregWarpsizeOp) Range() ir.Attribute {
 	return o.Op.Attr("range")
 }
 
+// Abs returns the `abs` attribute (bool attribute), or nil if absent.
+func (o ReduxSyncOp) Abs() ir.Attribute {
+	return o.Op.Attr("abs")
+}
+
+// Kind returns the `kind` attribute (NVVM redux kind), or nil if absent.
+func (o ReduxSyncOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
+
+// Nan returns the `nan` attribute (bool attribute), or nil if absent.
+func (o ReduxSyncOp) Nan() ir.Attribute {
+	return o.Op.Attr("nan")
+}
+
 // Action returns the `action` attribute (NVVM set max register action), or nil if absent.
 func (o SetmaxregisterOp) Action() ir.Attribute {
 	return o.Op.Attr("action")
@@ -2031,6 +2240,11 @@ func (o ShflSyncOp) Kind() ir.Attribute {
 // ReturnValueAndIsValid returns the `return_value_and_is_valid` attribute (unit attribute), or nil if absent.
 func (o ShflSyncOp) ReturnValueAndIsValid() ir.Attribute {
 	return o.Op.Attr("return_value_and_is_valid")
+}
+
+// InitVal returns the `initVal` attribute (64-bit signless integer attribute), or nil if absent.
+func (o StBulkOp) InitVal() ir.Attribute {
+	return o.Op.Attr("initVal")
 }
 
 // EltType returns the `eltType` attribute (Element type for ldmatrix and stmatrix), or nil if absent.

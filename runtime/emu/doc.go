@@ -55,10 +55,10 @@
 // block barrier whose threads arrived at different ops, or that threads
 // never reached because they exited.
 //
-// Warp collectives (elect.sync, shfl.sync, vote.sync) wait for the
-// non-exited lanes of their member mask and compute as PTX defines them
-// (elect: the lowest lane; shfl: clamp and segment mask, the validity
-// predicate).
+// Warp collectives (elect.sync, shfl.sync, vote.sync, redux.sync,
+// match.sync, bar.warp.sync) wait for the non-exited lanes of their
+// member mask and compute as PTX defines them (elect: the lowest lane;
+// shfl: clamp and segment mask, the validity predicate).
 //
 // Token and parity polls (mbarrier.test.wait, try_wait returning i1): a
 // failed poll sits out until the barrier changes phase, so spin loops
