@@ -1244,6 +1244,16 @@ func (p *Parser) parseGenericOp() (*Operation, error) {
 	if !ok {
 		return nil, p.ErrorAt(fnTok, "expected function type")
 	}
+	if len(us) != len(fn.Inputs) {
+		// Upstream's wording and place: the function type is what
+		// disagrees. (For one operand upstream writes a NUL byte where
+		// the plural "s" goes; tmac writes "type".)
+		plural := "s"
+		if len(us) == 1 {
+			plural = ""
+		}
+		return nil, p.ErrorAt(fnTok, "expected %d operand type%s but had %d", len(us), plural, len(fn.Inputs))
+	}
 	if err := p.ResolveOperands(us, fn.Inputs, st); err != nil {
 		return nil, err
 	}
