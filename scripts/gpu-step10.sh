@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Issue 16 on the GPU: the new examples (log_softmax, rmsnorm, gelu) checked
+# against their references and timed against torch, every float math op's
+# error in ulps (bench/gpu/accuracy), the warp collectives' reduction order
+# (scripts/gpu-warp.sh) and every other example bundle.
+#
+#   scripts/gpu-step10.sh build   # here (llc): build/tmac, build/gpu (gpu-build.sh: every example and
+#                                 #   GPU test bundle), gpu-warp.tmab, math-accuracy.tmab
+#   scripts/gpu-step10.sh run     # there (GPU, no llc; build/ carried): everything with timeouts,
+#                                 #   logs in build/gpu/step10, a short table last
+#
+# The run stops starting steps after RUN_BUDGET seconds (default 460, so the
+# whole run stays under 8 minutes); a step that fails, times out or is
+# skipped is reported as such and the rest still run. Exit status 0 when
+# every step passed.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+NEW_EXAMPLES="log_softmax rmsnorm gelu"
+
+case "${1:-}" in
+build)
+	export CGO_ENABLED=0
+	scripts/gpu-build.sh || exit 1
+	scripts/gpu-warp.sh build || exit 1
+	build/tmac compile bench/gpu/accuracy/math.tma --emit=bundle -o build/gpu/math-accuracy.tmab || exit 1
+	for n in $NEW_EXAMPLES; do
+		[ -f "build/gpu/bundles/$n.tmab" ] || { echo "no bundle for examples/$n.tma" >&2; exit 1; }
+	done
+	du -sh build/gpu build/tmac
+	total=$(du -scm build/gpu build/tmac | tail -1 | cut -f1)
+	[ "$total" -lt 64 ] || echo "warning: build/gpu and build/tmac are ${total} MiB, over the 64 MiB that travels" >&2
+	;;
+run)
+	budget=${RUN_BUDGET:-460}
+	start=$SECONDS
+	out=build/gpu/step10
+	rm -rf "$out" && mkdir -p "$out"
+	tmac=${TMAC:-build/tmac}
+	python=${PYTHON:-python3}
+	[ -x "$tmac" ] || { echo "no $tmac: run scripts/gpu-step10.sh build first" >&2; exit 2; }
+	gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+	echo "GPU: ${gpu:-none found}; commit $(cat build/gpu/COMMIT 2>/dev/null || echo unknown)"
+	rows=()
+	failed=0
+	# step NAME CAP CMD...: runs CMD with a timeout of CAP seconds or what
+	# is left of the budget, logs to $out/NAME.log; sets rc (124: timed out,
+	# 125: skipped for lack of time).
+	step() {
+		local name=$1 cap=$2
+		shift 2
+		local left=$((budget - (SECONDS - start)))
+		[ "$cap" -gt "$left" ] && cap=$left
+		if [ "$cap" -lt 5 ]; then
+			rc=125
+			echo "== $name: skipped (run budget of $budget s spent)"
+			return
+		fi
+		echo "== $name (timeout $cap s)"
+		timeout "$cap" "$@" >"$out/$name.log" 2>&1
+		rc=$?
+		tail -n 30 "$out/$name.log"
+	}
+	verdict() {
+		case $1 in
+		0) echo PASS ;;
+		124) echo TIMEOUT ;;
+		125) echo SKIPPED ;;
+		*) echo "FAIL (exit $1)" ;;
+		esac
+	}
+	# us REGEX LOG: the microseconds on the first bench line matching REGEX.
+	us() { grep -m1 -E "$1" "$2" 2>/dev/null | grep -oE 'median [0-9.]+ us' | grep -oE '[0-9.]+'; }
+
+	# 1. The new examples: tmac run against @reference with --bench.
+	declare -A kernel queued
+	for n in $NEW_EXAMPLES; do
+		step "example-$n" 90 "$tmac" run "build/gpu/bundles/$n.tmab" --bench --reps 50 --warmup 5
+		v=$(verdict $rc)
+		[ "$v" = PASS ] || failed=$((failed + 1))
+		kernel[$n]=$(us 'kernels alone' "$out/example-$n.log")
+		queued[$n]=$(us 'kernels queued' "$out/example-$n.log")
+		rows+=("| example $n | $v | tmac run --bench: kernels alone ${kernel[$n]:--} us, queued ${queued[$n]:--} us |")
+	done
+
+	# 2. torch at the same sizes: CUDA events around each call, 10 warm-ups,
+	# the median of 50 (gelu: both forms, as the example's two kernels).
+	cat >"$out/torch_bench.py" <<'EOF'
+import torch
+import torch.nn.functional as F
+
+
+def median_us(f, reps=50, warmup=10):
+    for _ in range(warmup):
+        f()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        f()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1000)
+    times.sort()
+    return times[len(times) // 2]
+
+
+torch.manual_seed(0)
+x = torch.randn(4096, 4096, device="cuda")
+w = torch.randn(4096, device="cuda")
+v = torch.randn(16777216, device="cuda")
+eps = 1e-5
+print(f"torch log_softmax {median_us(lambda: torch.log_softmax(x, dim=-1)):.3f}")
+print(f"torch rmsnorm {median_us(lambda: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w):.3f}")
+print(f"torch gelu {median_us(lambda: (F.gelu(v), F.gelu(v, approximate='tanh'))):.3f}")
+print(f"torch gelu-erf {median_us(lambda: F.gelu(v)):.3f}")
+print(f"torch gelu-tanh {median_us(lambda: F.gelu(v, approximate='tanh')):.3f}")
+print(f"torch {torch.__version__}")
+EOF
+	step torch 150 "$python" "$out/torch_bench.py"
+	torch_rc=$rc
+	for n in $NEW_EXAMPLES; do
+		t=$(grep -m1 "^torch $n " "$out/torch.log" 2>/dev/null | awk '{print $3}')
+		ratio=-
+		if [ -n "$t" ] && [ -n "${kernel[$n]}" ]; then
+			ratio=$(awk -v a="$t" -v b="${kernel[$n]}" 'BEGIN { printf "%.2f", a / b }')
+		fi
+		rows+=("| torch $n | $(verdict $torch_rc) | torch ${t:--} us; torch time / tmac kernels-alone time ${ratio} |")
+	done
+
+	# 3. Every float math op in ulps, by default and with fastmath<afn>.
+	rm -rf /tmp/tmac-math-accuracy
+	step math-accuracy-run 120 "$tmac" run build/gpu/math-accuracy.tmab --no-check --dump-dir /tmp/tmac-math-accuracy
+	v=$(verdict $rc)
+	[ "$v" = PASS ] || failed=$((failed + 1))
+	rows+=("| math accuracy bundle | $v | tmac run --no-check --dump-dir |")
+	step math-accuracy 180 "$python" bench/gpu/accuracy/math_ulp.py /tmp/tmac-math-accuracy
+	v=$(verdict $rc)
+	[ "$v" = PASS ] || failed=$((failed + 1))
+	cp /tmp/tmac-math-accuracy/accuracy.json "$out/" 2>/dev/null
+	rows+=("| math ops within CUDA's bounds | $v | table in $out/math-accuracy.log, numbers in $out/accuracy.json |")
+
+	# 4. The warp collectives' documented reduction order, bit for bit.
+	step gpu-warp 90 scripts/gpu-warp.sh check
+	v=$(verdict $rc)
+	[ "$v" = PASS ] || failed=$((failed + 1))
+	rows+=("| gpu-warp.sh check | $v | $(grep -c 'PASS arg' "$out/gpu-warp.log" 2>/dev/null) outputs PASS |")
+
+	# 5. Every other example and variant bundle (not the GPU test programs).
+	rest=build/gpu/step10/bundles
+	mkdir -p "$rest"
+	for b in build/gpu/bundles/*.tmab; do
+		n=$(basename "$b" .tmab)
+		case " $NEW_EXAMPLES " in *" $n "*) continue ;; esac
+		case $n in test-*) continue ;; esac
+		ln -s "$PWD/$b" "$rest/$n.tmab"
+		[ -f "build/gpu/bundles/$n.flags" ] && ln -s "$PWD/build/gpu/bundles/$n.flags" "$rest/$n.flags"
+	done
+	step examples 300 env BUNDLES="$rest" EXAMPLE_TIMEOUT=60 TMAC_RUN_FLAGS="--reps 10 --warmup 2" scripts/gpu-run-examples.sh
+	v=$(verdict $rc)
+	[ "$v" = PASS ] || failed=$((failed + 1))
+	rows+=("| other examples (gpu-run-examples.sh) | $v | $(grep -m1 -oE '[0-9]+/[0-9]+ passed' "$out/examples.log" 2>/dev/null || echo '-') |")
+
+	echo
+	echo "== math ops: max ulp over normal results (all columns: $out/math-accuracy.log)"
+	grep '^| math\.' "$out/math-accuracy.log" 2>/dev/null | awk -F'|' '
+		{ gsub(/ /, "", $2); gsub(/ /, "", $3); v[$2, $3] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
+		END {
+			print "| op | default | fastmath<afn> |"
+			print "|---|---|---|"
+			for (i = 1; i <= n; i++) printf "| %s |%s|%s|\n", order[i], v[order[i], "default"], v[order[i], "afn"]
+		}'
+	echo
+	echo "== summary ($((SECONDS - start)) s)"
+	echo "| step | result | notes |"
+	echo "|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+	[ "$failed" -eq 0 ]
+	;;
+*)
+	echo "usage: scripts/gpu-step10.sh build|run" >&2
+	exit 2
+	;;
+esac
