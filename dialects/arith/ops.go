@@ -224,13 +224,12 @@ func parseCmp(name string, tc ir.TypeConstraint, preds []string, fastmath bool) 
 	}
 }
 
-// i1Like returns i1 with the shape of t.
+// i1Like returns i1 with the shape of t (a tensor keeps its encoding, as
+// upstream's getI1SameShape does).
 func i1Like(t ir.Type) ir.Type {
-	switch s := t.(type) {
-	case *ir.VectorType:
-		return ir.ScalableVectorTypeOf(s.Shape(), s.Scalable, ir.I1)
-	case *ir.TensorType:
-		return ir.TensorTypeOf(s.Shape(), ir.I1)
+	switch t.(type) {
+	case *ir.VectorType, *ir.TensorType:
+		return ir.WithElementType(t, ir.I1)
 	}
 	return ir.I1
 }
@@ -288,11 +287,23 @@ func verifyCast(compat castCompat) func(op *ir.Operation) error {
 		if (sk == kScalar) != (dk == kScalar) || !compatibleShapes(ss, ds) || !sameScalable(src, dst) {
 			return op.EmitOpError("requires the same shape for all operands and results")
 		}
-		if !compat(se, de) {
+		if !compat(se, de) || !sameEncoding(src, dst) {
 			return op.EmitOpError("operand type '%s' and result type '%s' are cast incompatible", src, dst)
 		}
 		return nil
 	}
+}
+
+// sameEncoding reports whether a and b carry the same tensor encoding (none
+// for other types).
+func sameEncoding(a, b ir.Type) bool {
+	encoding := func(t ir.Type) string {
+		if tt, ok := t.(*ir.TensorType); ok && tt.Encoding != nil {
+			return tt.Encoding.String()
+		}
+		return ""
+	}
+	return encoding(a) == encoding(b)
 }
 
 func compatibleShapes(a, b []int64) bool {
@@ -596,6 +607,10 @@ func verifySelect(op *ir.Operation) error {
 	}
 	if nonScalar(ck) && nonScalar(rk) && (ck != rk || !sameScalable(c, r)) {
 		return op.EmitOpError("all non-scalar operands/results must have the same shape and base type")
+	}
+	// A shaped condition must also carry the result's tensor encoding.
+	if want := i1Like(r); c != ir.I1 && c != want {
+		return op.EmitOpError("expected condition type to have the same shape as the result type, expected '%s', but got '%s'", want, c)
 	}
 	return nil
 }
