@@ -553,10 +553,7 @@ func (fe *FuncEmitter) EmitRegionBody(r *ir.Region, start *lir.Block) {
 		lb := fe.NewBlock("bb")
 		fe.blocks[b] = lb
 		for _, a := range b.Args() {
-			t := fe.Type(fe.Op, a.Type())
-			phi := lir.NewPhi()
-			phi.Typ = t
-			lb.Insts = append(lb.Insts, phi)
+			phi := newPhi(lb, fe.Type(fe.Op, a.Type()))
 			fe.phis[b] = append(fe.phis[b], phi)
 			fe.Set(a, phi)
 		}

@@ -40,10 +40,10 @@ func (fe *FuncEmitter) emitNested(b *ir.Block) []ir.Value {
 	return term.Operands()
 }
 
-// newPhi adds a phi of type t at the start of block b.
+// newPhi adds a phi of type t at the start of block b; incoming values
+// may come later (lir.NewPhi takes its type from the first, so needs one).
 func newPhi(b *lir.Block, t types.Type, incs ...*lir.Incoming) *lir.InstPhi {
-	phi := lir.NewPhi(incs...)
-	phi.Typ = t
+	phi := &lir.InstPhi{Incs: incs, Typ: t}
 	b.Insts = append(b.Insts, phi)
 	return phi
 }

@@ -9,11 +9,12 @@ import "github.com/tmac-dev/tmac/ir"
 
 // Names of the scf ops.
 const (
-	Condition = "scf.condition"
-	For       = "scf.for"
-	If        = "scf.if"
-	While     = "scf.while"
-	Yield     = "scf.yield"
+	Condition     = "scf.condition"
+	ExecuteRegion = "scf.execute_region"
+	For           = "scf.for"
+	If            = "scf.if"
+	While         = "scf.while"
+	Yield         = "scf.yield"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
@@ -21,6 +22,8 @@ const (
 type (
 	// ConditionOp views an op named scf.condition.
 	ConditionOp struct{ Op *ir.Operation }
+	// ExecuteRegionOp views an op named scf.execute_region.
+	ExecuteRegionOp struct{ Op *ir.Operation }
 	// ForOp views an op named scf.for.
 	ForOp struct{ Op *ir.Operation }
 	// IfOp views an op named scf.if.
@@ -34,6 +37,11 @@ type (
 // AsCondition returns op as a ConditionOp, and whether it is named scf.condition.
 func AsCondition(op *ir.Operation) (ConditionOp, bool) {
 	return ir.As[ConditionOp](op, Condition)
+}
+
+// AsExecuteRegion returns op as a ExecuteRegionOp, and whether it is named scf.execute_region.
+func AsExecuteRegion(op *ir.Operation) (ExecuteRegionOp, bool) {
+	return ir.As[ExecuteRegionOp](op, ExecuteRegion)
 }
 
 // AsFor returns op as a ForOp, and whether it is named scf.for.
@@ -81,6 +89,11 @@ func (o IfOp) Condition() ir.Value {
 	return o.Op.OperandNamed("condition")
 }
 
+// NoInline returns the `no_inline` attribute (unit attribute), or nil if absent.
+func (o ExecuteRegionOp) NoInline() ir.Attribute {
+	return o.Op.Attr("no_inline")
+}
+
 // UnsignedCmp returns the `unsignedCmp` attribute (unit attribute), or nil if absent.
 func (o ForOp) UnsignedCmp() ir.Attribute {
 	return o.Op.Attr("unsignedCmp")
@@ -89,6 +102,11 @@ func (o ForOp) UnsignedCmp() ir.Attribute {
 // Args returns the `args` operands (any type).
 func (o ConditionOp) Args() []ir.Value {
 	return o.Op.OperandGroup("args")
+}
+
+// Results returns the `results` results (any type).
+func (o ExecuteRegionOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
 }
 
 // InitArgs returns the `initArgs` operands (any type).
@@ -119,6 +137,11 @@ func (o WhileOp) Results() []ir.Value {
 // Results returns the `results` operands (any type).
 func (o YieldOp) Results() []ir.Value {
 	return o.Op.OperandGroup("results")
+}
+
+// Region returns the `region` region.
+func (o ExecuteRegionOp) Region() *ir.Region {
+	return o.Op.RegionNamed("region")
 }
 
 // Region returns the `region` region.

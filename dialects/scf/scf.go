@@ -1,5 +1,5 @@
 // Package scf registers the structured control flow dialect: scf.for,
-// scf.if, scf.while, scf.yield and scf.condition.
+// scf.if, scf.while, scf.execute_region, scf.yield and scf.condition.
 package scf
 
 import (

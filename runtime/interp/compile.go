@@ -387,6 +387,12 @@ func (fc *fcomp) compileOp(op *ir.Operation) (in instr, err error) {
 		return fc.scfIf(scf.IfOp{Op: op})
 	case scf.While:
 		return fc.scfWhile(scf.WhileOp{Op: op})
+	case scf.ExecuteRegion:
+		body, err := fc.region(scf.ExecuteRegionOp{Op: op}.Region(), fc.yieldTo(fc.resultSlots(op)))
+		if err != nil {
+			return nil, err
+		}
+		return func(fr *frame) { runList(fr, body) }, nil
 	case funcdialect.Call:
 		return fc.call(funcdialect.CallOp{Op: op})
 	case cfdialect.Assert:
