@@ -132,7 +132,8 @@ func parseFor(p *ir.Parser, st *ir.OperationState) error {
 		}
 	}
 	if len(inits) != len(st.ResultTypes) {
-		return p.CustomOpErrorf("mismatch in number of loop-carried values and defined values")
+		// At the op's name, as upstream reports it.
+		return ir.Errorf(st.Loc, "custom op 'scf.for' mismatch in number of loop-carried values and defined values")
 	}
 	if err := p.ResolveOperands([]ir.UnresolvedOperand{lb, ub, step}, []ir.Type{boundType, boundType, boundType}, st); err != nil {
 		return err
