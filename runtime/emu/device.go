@@ -39,8 +39,9 @@ type Device struct {
 	Progress      func(LaunchProgress)
 	ProgressEvery time.Duration
 
-	// stop tells the running blocks to stop: the launch timed out.
-	stop atomic.Bool
+	// stop is set when the running launch times out; each launch has its
+	// own flag, since the watcher of an earlier one may still be exiting.
+	stop atomic.Pointer[atomic.Bool]
 }
 
 // LaunchProgress is how far a launch has got.
@@ -66,12 +67,18 @@ func (e *TimeoutError) Error() string {
 var errStopped = &Error{Msg: "stopped: the launch timed out"}
 
 // stopped reports whether the running launch timed out.
-func (d *Device) stopped() bool { return d != nil && d.stop.Load() }
+func (d *Device) stopped() bool {
+	if d == nil {
+		return false
+	}
+	stop := d.stop.Load()
+	return stop != nil && stop.Load()
+}
 
-// watch stops the launch of kernel at d.Timeout and reports its progress
-// every d.ProgressEvery, until finished is closed. done counts the blocks
-// done, of total.
-func (d *Device) watch(kernel string, start time.Time, done *atomic.Int64, total int, finished <-chan struct{}) {
+// watch sets stop at d.Timeout and reports the progress of the launch of
+// kernel every d.ProgressEvery, until finished is closed. done counts the
+// blocks done, of total.
+func (d *Device) watch(kernel string, start time.Time, stop *atomic.Bool, done *atomic.Int64, total int, finished <-chan struct{}) {
 	var timeout, tick <-chan time.Time
 	if d.Timeout > 0 {
 		t := time.NewTimer(d.Timeout)
@@ -88,7 +95,7 @@ func (d *Device) watch(kernel string, start time.Time, done *atomic.Int64, total
 		case <-finished:
 			return
 		case <-timeout:
-			d.stop.Store(true)
+			stop.Store(true)
 			timeout = nil
 		case <-tick:
 			d.Progress(LaunchProgress{Kernel: kernel, Done: int(done.Load()), Total: total, Elapsed: time.Since(start)})
@@ -316,17 +323,18 @@ func (d *Device) Launch(l *plan.Launch) error {
 		wg    sync.WaitGroup
 		done  atomic.Int64 // blocks
 	)
+	stop := new(atomic.Bool)
+	d.stop.Store(stop)
 	csize := cl[0] * cl[1] * cl[2]
-	d.stop.Store(false)
 	finished := make(chan struct{})
-	go d.watch(l.Kernel, time.Now(), &done, nclusters*csize, finished)
+	go d.watch(l.Kernel, time.Now(), stop, &done, nclusters*csize, finished)
 	for w := 0; w < min(workers, nclusters); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				if first != nil || next >= nclusters || d.stopped() {
+				if first != nil || next >= nclusters || stop.Load() {
 					mu.Unlock()
 					return
 				}
@@ -349,7 +357,7 @@ func (d *Device) Launch(l *plan.Launch) error {
 	}
 	wg.Wait()
 	close(finished)
-	if n := int(done.Load()); d.stopped() && (first == nil || first == errStopped) && n < nclusters*csize {
+	if n := int(done.Load()); stop.Load() && (first == nil || first == errStopped) && n < nclusters*csize {
 		return &TimeoutError{Kernel: l.Kernel, Done: n, Running: next*csize - n, Total: nclusters * csize, Timeout: d.Timeout}
 	}
 	return first
