@@ -187,11 +187,13 @@ func init() {
 			Format:  "$kind $value `,` $memref `[` $indices `]` attr-dict `:` `(` type($value) `,` type($memref) `)` `->` type($result)",
 			Verify:  verifyAtomicRMW,
 			Effects: []ir.Effect{{Kind: ir.Read, Operand: "memref"}, {Kind: ir.Write, Operand: "memref"}},
-			Doc: `On sm_90a every kind lowers to one LLVM atomicrmw (sequentially
-consistent, system scope as upstream's lowering gives), which NVPTX emits
-as atom.{global,shared}.<op> for 32- and 64-bit integers, f32 and f64 add
-and exchange; the kinds NVPTX has no instruction for (mulf, muli,
-maximumf, minimumf, f16 and bf16 min/max) become a compare-and-swap loop.`,
+			Doc: `On sm_90a addf, addi, andi, assign, maxs, maxu, mins, minu, ori and
+xori lower to one LLVM atomicrmw (acq_rel at system scope, as upstream's
+lowering gives), which NVPTX emits as atom.{global,shared}.<op> on 32- and
+64-bit values (addf also on f16); mulf, muli and the float min/max kinds
+become a compare-and-swap loop computing what arith's op of the same name
+computes. The emulator runs each as one indivisible step, which the race
+detector sees as an atomic write.`,
 		},
 		&ir.OpDef{
 			Name:     "memref.generic_atomic_rmw",

@@ -36,7 +36,7 @@ func (t *thread) runCode(c *code, args []any) []any {
 	}
 	for _, in := range c.instrs {
 		switch in.op.Name() {
-		case scf.Yield, scf.Condition, gpu.Yield:
+		case scf.Yield, scf.Condition, gpu.Yield, memrefdialect.AtomicYield, memrefdialect.AllocaScopeReturn:
 			return t.values(in.in)
 		case gpu.Return, funcdialect.Return, gpu.Terminator:
 			return nil

@@ -1,0 +1,289 @@
+package emu
+
+import (
+	"math"
+	"sync"
+
+	"github.com/tmac-dev/tmac/dialects/arith"
+	memrefdialect "github.com/tmac-dev/tmac/dialects/memref"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// The memref ops beside load, store and the views of exec.go: reshapes
+// and other descriptor ops, copy, alloca_scope, prefetch, and the atomics.
+
+func init() {
+	register(prepareCollapseShape, memrefdialect.CollapseShape)
+	register(prepareExpandShape, memrefdialect.ExpandShape)
+	register(prepareTranspose, memrefdialect.Transpose)
+	register(prepareMemorySpaceCast, memrefdialect.MemorySpaceCast)
+	register(prepareExtractStridedMetadata, memrefdialect.ExtractStridedMetadata)
+	register(prepareExtractAlignedPointer, memrefdialect.ExtractAlignedPointerAsIndex)
+	register(prepareRank, memrefdialect.Rank)
+	register(prepareCopy, memrefdialect.Copy)
+	register(direct(func(t *thread, in *instr) {
+		res := t.runCode(in.regions[0], nil)
+		for i := range in.out {
+			t.set(in, i, res[i])
+		}
+	}), memrefdialect.AllocaScope)
+	// The terminators end their region in runCode; a prefetch is a hint.
+	register(direct(func(*thread, *instr) {}), memrefdialect.Prefetch, memrefdialect.AtomicYield, memrefdialect.AllocaScopeReturn)
+	register(prepareAtomicRMW, memrefdialect.AtomicRmw)
+	register(prepareGenericAtomicRMW, memrefdialect.GenericAtomicRmw)
+}
+
+// view copies m's descriptor with new sizes and strides (and offset).
+func view(m *memref, offset int64, sizes, strides []int64) *memref {
+	return &memref{space: m.space, base: m.base, offset: offset, sizes: sizes, strides: strides, elem: m.elem, esize: m.esize}
+}
+
+func prepareCollapseShape(k *kernel, op *ir.Operation) runFunc {
+	c := memrefdialect.CollapseShapeOp{Op: op}
+	src := k.slot(c.Src())
+	groups, _ := memrefdialect.Reassociation(c.Reassociation())
+	return func(t *thread, in *instr) {
+		m := t.mem(in, src)
+		sizes, strides := make([]int64, len(groups)), make([]int64, len(groups))
+		for i, g := range groups {
+			// The stride of the innermost dimension whose size is not 1.
+			sizes[i], strides[i] = 1, m.strides[g[0]]
+			for _, d := range g {
+				sizes[i] *= m.sizes[d]
+				if m.sizes[d] != 1 {
+					strides[i] = m.strides[d]
+				}
+			}
+		}
+		t.set(in, 0, view(m, m.offset, sizes, strides))
+	}
+}
+
+func prepareExpandShape(k *kernel, op *ir.Operation) runFunc {
+	e := memrefdialect.ExpandShapeOp{Op: op}
+	src, dyn := k.slot(e.Src()), k.slots(e.OutputShape())
+	groups, _ := memrefdialect.Reassociation(e.Reassociation())
+	static := e.StaticOutputShape().(*ir.DenseArrayAttr).Ints
+	return func(t *thread, in *instr) {
+		m := t.mem(in, src)
+		sizes, strides := make([]int64, len(static)), make([]int64, len(static))
+		next := 0
+		for i, s := range static {
+			if s == ir.Dynamic {
+				s, next = t.int(in, dyn[next]), next+1
+			}
+			sizes[i], strides[i] = s, 1
+		}
+		for i, g := range groups {
+			n, s := int64(1), m.strides[i]
+			for k := len(g) - 1; k >= 0; k-- {
+				strides[g[k]] = s
+				s *= sizes[g[k]]
+				n *= sizes[g[k]]
+			}
+			if n != m.sizes[i] {
+				t.failf(in.op, "output_shape splits dimension %d of size %d into sizes of product %d", i, m.sizes[i], n)
+			}
+		}
+		t.set(in, 0, view(m, m.offset, sizes, strides))
+	}
+}
+
+func prepareTranspose(k *kernel, op *ir.Operation) runFunc {
+	x := memrefdialect.TransposeOp{Op: op}
+	src := k.slot(x.In())
+	perm, _ := memrefdialect.Permutation(x.Permutation())
+	return func(t *thread, in *instr) {
+		m := t.mem(in, src)
+		sizes, strides := make([]int64, len(perm)), make([]int64, len(perm))
+		for i, d := range perm {
+			sizes[i], strides[i] = m.sizes[d], m.strides[d]
+		}
+		t.set(in, 0, view(m, m.offset, sizes, strides))
+	}
+}
+
+// prepareMemorySpaceCast keeps the memory the view is of: a generic
+// pointer to shared memory still reaches the block's shared memory.
+func prepareMemorySpaceCast(k *kernel, op *ir.Operation) runFunc {
+	src := k.slot(memrefdialect.MemorySpaceCastOp{Op: op}.Source())
+	return func(t *thread, in *instr) {
+		m := *t.mem(in, src)
+		t.set(in, 0, &m)
+	}
+}
+
+func prepareExtractStridedMetadata(k *kernel, op *ir.Operation) runFunc {
+	src := k.slot(memrefdialect.ExtractStridedMetadataOp{Op: op}.Source())
+	return func(t *thread, in *instr) {
+		m := t.mem(in, src)
+		t.set(in, 0, view(m, 0, nil, nil))
+		t.set(in, 1, m.offset)
+		for i := range m.sizes {
+			t.set(in, 2+i, m.sizes[i])
+			t.set(in, 2+len(m.sizes)+i, m.strides[i])
+		}
+	}
+}
+
+// prepareExtractAlignedPointer gives the base address (global) or the
+// shared-memory offset of the buffer.
+func prepareExtractAlignedPointer(k *kernel, op *ir.Operation) runFunc {
+	src := k.slot(memrefdialect.ExtractAlignedPointerAsIndexOp{Op: op}.Source())
+	return func(t *thread, in *instr) { t.set(in, 0, int64(t.mem(in, src).base)) }
+}
+
+func prepareRank(k *kernel, op *ir.Operation) runFunc {
+	src := k.slot(memrefdialect.RankOp{Op: op}.Memref())
+	return func(t *thread, in *instr) { t.set(in, 0, int64(len(t.mem(in, src).sizes))) }
+}
+
+// prepareCopy copies element by element in row-major order, as the
+// lowering's loop nest does.
+func prepareCopy(k *kernel, op *ir.Operation) runFunc {
+	c := memrefdialect.CopyOp{Op: op}
+	from, to := k.slot(c.Source()), k.slot(c.Target())
+	return func(t *thread, in *instr) {
+		src, dst := t.mem(in, from), t.mem(in, to)
+		idx := make([]int64, len(src.sizes))
+		for i := range src.sizes {
+			if src.sizes[i] != dst.sizes[i] {
+				t.failf(in.op, "the source and target sizes differ in dimension %d: %d and %d", i, src.sizes[i], dst.sizes[i])
+			}
+			if src.sizes[i] == 0 {
+				return
+			}
+		}
+		for {
+			a, p := t.access(in.op, src, idx, 1)
+			t.readShared(in.op, src.space, a, len(p))
+			v := readElem(p, src.elem)
+			a, p = t.access(in.op, dst, idx, 1)
+			t.writeShared(in.op, dst.space, a, len(p))
+			writeElem(p, dst.elem, v)
+			d := len(idx) - 1
+			for ; d >= 0; d-- {
+				if idx[d]++; idx[d] < src.sizes[d] {
+					break
+				}
+				idx[d] = 0
+			}
+			if d < 0 {
+				return
+			}
+		}
+	}
+}
+
+// atomicMu makes each atomic read-modify-write indivisible: blocks run in
+// parallel on the host's cores. Ordinary accesses do not take it, as
+// they do not wait for atomics on the GPU either.
+var atomicMu sync.Mutex
+
+// atomicSemantics names the arith op whose semantics each kind of
+// memref.atomic_rmw combines the old value and the operand with (assign
+// has none: it stores the operand).
+var atomicSemantics = map[string]string{
+	"addf": arith.Addf, "addi": arith.Addi, "andi": arith.Andi,
+	"maximumf": arith.Maximumf, "maxnumf": arith.Maxnumf, "maxs": arith.Maxsi, "maxu": arith.Maxui,
+	"minimumf": arith.Minimumf, "minnumf": arith.Minnumf, "mins": arith.Minsi, "minu": arith.Minui,
+	"mulf": arith.Mulf, "muli": arith.Muli, "ori": arith.Ori, "xori": arith.Xori,
+}
+
+// toLane and fromLane move an emulated scalar in and out of ir.Lane.
+func toLane(v any) ir.Lane {
+	switch x := v.(type) {
+	case float64:
+		return ir.Lane{F: x}
+	case int64:
+		return ir.Lane{I: x}
+	}
+	return ir.Lane{}
+}
+
+func fromLane(l ir.Lane, t ir.Type) any {
+	if ir.IsFloat(t) {
+		return l.F
+	}
+	return l.I
+}
+
+// atomicAt runs the read-modify-write of one element as one indivisible
+// step: update gets the old value and returns the new one. The race
+// detector sees an atomic write, which races only with ordinary accesses.
+func (t *thread) atomicAt(op *ir.Operation, m *memref, idx []int64, update func(old any) any) any {
+	a, p := t.access(op, m, idx, 1)
+	t.sharedWrite(op, m.space, a, len(p), true)
+	atomicMu.Lock()
+	defer atomicMu.Unlock()
+	old := readElem(p, m.elem)
+	writeElem(p, m.elem, update(old))
+	return old
+}
+
+func prepareAtomicRMW(k *kernel, op *ir.Operation) runFunc {
+	a := memrefdialect.AtomicRmwOp{Op: op}
+	val, dst, indices := k.slot(a.Value()), k.slot(a.Memref()), k.slots(a.Indices())
+	elem := a.Value().Type()
+	kind := memrefdialect.AtomicKind(op)
+	combine := func(old, v any) any { return v } // assign
+	if name, ok := atomicSemantics[kind]; ok {
+		sem := ir.LookupOp(name).Semantics
+		lane, err := sem.Lane(op)
+		if sem.GPU != nil {
+			lane, err = sem.GPU(op)
+		}
+		if err != nil {
+			return func(t *thread, in *instr) { t.failf(in.op, "kind %s on '%s': %v", kind, elem, err) }
+		}
+		combine = func(old, v any) any {
+			r, _ := lane(toLane(old), toLane(v), ir.Lane{})
+			return fromLane(r, elem)
+		}
+	}
+	return func(t *thread, in *instr) {
+		m := t.mem(in, dst)
+		v := t.vals[val]
+		t.set(in, 0, t.atomicAt(in.op, m, t.ints(in, indices), func(old any) any { return combine(old, v) }))
+	}
+}
+
+// sameBits reports whether two element values are stored as the same bits
+// (a compare-and-swap compares bits: NaN equals itself, -0 is not +0).
+func sameBits(x, y any) bool {
+	if a, ok := x.(float64); ok {
+		b, _ := y.(float64)
+		return math.Float64bits(a) == math.Float64bits(b)
+	}
+	return x == y
+}
+
+// prepareGenericAtomicRMW runs the region as the lowering's
+// compare-and-swap loop does: read, compute, and store only if the
+// element still holds what was read, else again from what it holds.
+func prepareGenericAtomicRMW(k *kernel, op *ir.Operation) runFunc {
+	g := memrefdialect.GenericAtomicRmwOp{Op: op}
+	dst, indices := k.slot(g.Memref()), k.slots(g.Indices())
+	return func(t *thread, in *instr) {
+		m := t.mem(in, dst)
+		idx := t.ints(in, indices)
+		a, p := t.access(in.op, m, idx, 1)
+		atomicMu.Lock()
+		seen := readElem(p, m.elem)
+		atomicMu.Unlock()
+		for {
+			next := t.runCode(in.regions[0], []any{seen})[0]
+			t.sharedWrite(in.op, m.space, a, len(p), true)
+			atomicMu.Lock()
+			now := readElem(p, m.elem)
+			if sameBits(now, seen) {
+				writeElem(p, m.elem, next)
+				atomicMu.Unlock()
+				t.set(in, 0, seen)
+				return
+			}
+			atomicMu.Unlock()
+			seen = now
+		}
+	}
+}
