@@ -2,12 +2,13 @@
 # Issue 16 on the GPU: the new examples (log_softmax, rmsnorm, gelu) checked
 # against their references and timed against torch, every float math op's
 # error in ulps (bench/gpu/accuracy), the warp collectives' reduction order
-# (scripts/gpu-warp.sh) and every other example bundle.
+# (scripts/gpu-warp.sh), every other example bundle and the GPU test
+# programs' bundles.
 #
 #   scripts/gpu-step10.sh build   # here (llc): build/tmac, build/gpu (gpu-build.sh: every example and
 #                                 #   GPU test bundle), gpu-warp.tmab, math-accuracy.tmab
 #   scripts/gpu-step10.sh run     # there (GPU, no llc; build/ carried): everything with timeouts,
-#                                 #   logs in build/gpu/step10, a short table last
+#                                 #   logs in build/gpu/step10, a short table last (also in summary.md)
 #
 # The run stops starting steps after RUN_BUDGET seconds (default 460, so the
 # whole run stays under 8 minutes); a step that fails, times out or is
@@ -70,6 +71,23 @@ run)
 	}
 	# us REGEX LOG: the microseconds on the first bench line matching REGEX.
 	us() { grep -m1 -E "$1" "$2" 2>/dev/null | grep -oE 'median [0-9.]+ us' | grep -oE '[0-9.]+'; }
+
+	report() { # the math table and the summary
+		echo
+		echo "== math ops: max ulp over normal results (all columns: $out/math-accuracy.log)"
+		grep '^| math\.' "$out/math-accuracy.log" 2>/dev/null | awk -F'|' '
+			{ gsub(/ /, "", $2); gsub(/ /, "", $3); v[$2, $3] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
+			END {
+				print "| op | default | fastmath<afn> |"
+				print "|---|---|---|"
+				for (i = 1; i <= n; i++) printf "| %s |%s|%s|\n", order[i], v[order[i], "default"], v[order[i], "afn"]
+			}'
+		echo
+		echo "== summary ($((SECONDS - start)) s)"
+		echo "| step | result | notes |"
+		echo "|---|---|---|"
+		printf '%s\n' "${rows[@]}"
+	}
 
 	# 1. The new examples: tmac run against @reference with --bench.
 	declare -A kernel queued
@@ -146,35 +164,30 @@ EOF
 	[ "$v" = PASS ] || failed=$((failed + 1))
 	rows+=("| gpu-warp.sh check | $v | $(grep -c 'PASS arg' "$out/gpu-warp.log" 2>/dev/null) outputs PASS |")
 
-	# 5. Every other example and variant bundle (not the GPU test programs).
-	rest=build/gpu/step10/bundles
-	mkdir -p "$rest"
-	for b in build/gpu/bundles/*.tmab; do
-		n=$(basename "$b" .tmab)
-		case " $NEW_EXAMPLES " in *" $n "*) continue ;; esac
-		case $n in test-*) continue ;; esac
-		ln -s "$PWD/$b" "$rest/$n.tmab"
-		[ -f "build/gpu/bundles/$n.flags" ] && ln -s "$PWD/build/gpu/bundles/$n.flags" "$rest/$n.flags"
+	# 5. Every other example and variant bundle, then the GPU test
+	# programs' bundles (test-*), each with its .flags.
+	link_bundles() { # DIR PATTERN: links build/gpu/bundles' PATTERN bundles but the new examples into DIR
+		mkdir -p "$1"
+		for b in build/gpu/bundles/$2.tmab; do
+			[ -e "$b" ] || continue
+			n=$(basename "$b" .tmab)
+			case " $NEW_EXAMPLES " in *" $n "*) continue ;; esac
+			[ "$2" = "*" ] && [[ $n == test-* ]] && continue
+			ln -s "$PWD/$b" "$1/$n.tmab"
+			[ -f "build/gpu/bundles/$n.flags" ] && ln -s "$PWD/build/gpu/bundles/$n.flags" "$1/$n.flags"
+		done
+	}
+	link_bundles "$out/examples" "*"
+	link_bundles "$out/tests" "test-*"
+	for set in examples tests; do
+		step "$set" 300 env BUNDLES="$out/$set" EXAMPLE_TIMEOUT=60 TMAC_RUN_FLAGS="--reps 10 --warmup 2" scripts/gpu-run-examples.sh
+		v=$(verdict $rc)
+		[ "$v" = PASS ] || failed=$((failed + 1))
+		rows+=("| other $set (gpu-run-examples.sh) | $v | $(grep -m1 -oE '[0-9]+/[0-9]+ passed' "$out/$set.log" 2>/dev/null || echo '-') |")
 	done
-	step examples 300 env BUNDLES="$rest" EXAMPLE_TIMEOUT=60 TMAC_RUN_FLAGS="--reps 10 --warmup 2" scripts/gpu-run-examples.sh
-	v=$(verdict $rc)
-	[ "$v" = PASS ] || failed=$((failed + 1))
-	rows+=("| other examples (gpu-run-examples.sh) | $v | $(grep -m1 -oE '[0-9]+/[0-9]+ passed' "$out/examples.log" 2>/dev/null || echo '-') |")
 
-	echo
-	echo "== math ops: max ulp over normal results (all columns: $out/math-accuracy.log)"
-	grep '^| math\.' "$out/math-accuracy.log" 2>/dev/null | awk -F'|' '
-		{ gsub(/ /, "", $2); gsub(/ /, "", $3); v[$2, $3] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
-		END {
-			print "| op | default | fastmath<afn> |"
-			print "|---|---|---|"
-			for (i = 1; i <= n; i++) printf "| %s |%s|%s|\n", order[i], v[order[i], "default"], v[order[i], "afn"]
-		}'
-	echo
-	echo "== summary ($((SECONDS - start)) s)"
-	echo "| step | result | notes |"
-	echo "|---|---|---|"
-	printf '%s\n' "${rows[@]}"
+	report >"$out/summary.md"
+	cat "$out/summary.md"
 	[ "$failed" -eq 0 ]
 	;;
 *)
