@@ -241,6 +241,9 @@ func (fc *fcomp) memref(op *ir.Operation) (instr, error) {
 	case memrefdialect.GetGlobal:
 		return fc.getGlobal(memrefdialect.GetGlobalOp{Op: op})
 	}
+	if f, ok, err := fc.moreMemref(op); ok {
+		return f, err
+	}
 	return nil, opErr(op, "operation not supported by the reference interpreter")
 }
 

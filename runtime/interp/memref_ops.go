@@ -1,0 +1,270 @@
+package interp
+
+import (
+	"github.com/tmac-dev/tmac/dialects/arith"
+	memrefdialect "github.com/tmac-dev/tmac/dialects/memref"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// The memref ops of issue 16 in the reference interpreter: views
+// (expand_shape, collapse_shape, transpose, memory_space_cast), metadata
+// (extract_strided_metadata, rank), copy, alloca_scope, prefetch and the
+// atomics (one thread: a read-modify-write in program order).
+
+// moreMemref compiles the ops above; ok is false for other ops.
+func (fc *fcomp) moreMemref(op *ir.Operation) (f instr, ok bool, err error) {
+	switch op.Name() {
+	case memrefdialect.CollapseShape:
+		c := memrefdialect.CollapseShapeOp{Op: op}
+		groups, _ := memrefdialect.Reassociation(c.Reassociation())
+		return fc.review(op, c.Src(), c.Result(), func(_ *frame, m *memref) ([]int64, []int64) {
+			sizes, strides := make([]int64, len(groups)), make([]int64, len(groups))
+			for i, g := range groups {
+				// The stride of the innermost dimension whose size is not 1.
+				sizes[i], strides[i] = 1, m.strides[g[0]]
+				for _, d := range g {
+					sizes[i] *= m.sizes[d]
+					if m.sizes[d] != 1 {
+						strides[i] = m.strides[d]
+					}
+				}
+			}
+			return sizes, strides
+		}), true, nil
+	case memrefdialect.ExpandShape:
+		e := memrefdialect.ExpandShapeOp{Op: op}
+		groups, _ := memrefdialect.Reassociation(e.Reassociation())
+		static := e.StaticOutputShape().(*ir.DenseArrayAttr).Ints
+		dyn := fc.idxSlots(op, e.OutputShape())
+		return fc.review(op, e.Src(), e.Result(), func(fr *frame, m *memref) ([]int64, []int64) {
+			sizes, strides := make([]int64, len(static)), make([]int64, len(static))
+			next := 0
+			for i, s := range static {
+				if s == ir.Dynamic {
+					s, next = fr.i[dyn[next]], next+1
+				}
+				sizes[i], strides[i] = s, 1
+			}
+			for i, g := range groups {
+				n, s := int64(1), m.strides[i]
+				for k := len(g) - 1; k >= 0; k-- {
+					strides[g[k]] = s
+					s *= sizes[g[k]]
+					n *= sizes[g[k]]
+				}
+				if n != m.sizes[i] {
+					fail(op, "output_shape splits dimension %d of size %d into sizes of product %d", i, m.sizes[i], n)
+				}
+			}
+			return sizes, strides
+		}), true, nil
+	case memrefdialect.Transpose:
+		t := memrefdialect.TransposeOp{Op: op}
+		perm, _ := memrefdialect.Permutation(t.Permutation())
+		return fc.review(op, t.In(), t.Result(), func(_ *frame, m *memref) ([]int64, []int64) {
+			sizes, strides := make([]int64, len(perm)), make([]int64, len(perm))
+			for i, d := range perm {
+				sizes[i], strides[i] = m.sizes[d], m.strides[d]
+			}
+			return sizes, strides
+		}), true, nil
+	case memrefdialect.MemorySpaceCast:
+		c := memrefdialect.MemorySpaceCastOp{Op: op}
+		return fc.review(op, c.Source(), c.Dest(), func(_ *frame, m *memref) ([]int64, []int64) {
+			return m.sizes, m.strides
+		}), true, nil
+	case memrefdialect.Rank:
+		r := memrefdialect.RankOp{Op: op}
+		s, d := fc.sl(op, r.Memref()), fc.sl(op, r.Result())
+		return func(fr *frame) { fr.i[d] = int64(len(fr.m[s].sizes)) }, true, nil
+	case memrefdialect.ExtractStridedMetadata:
+		x := memrefdialect.ExtractStridedMetadataOp{Op: op}
+		s, base, off := fc.sl(op, x.Source()), fc.sl(op, x.BaseBuffer()), fc.sl(op, x.Offset())
+		sizes, strides := fc.idxSlots(op, x.Sizes()), fc.idxSlots(op, x.Strides())
+		return func(fr *frame) {
+			m := fr.m[s]
+			b := *m
+			b.offset, b.sizes, b.strides = 0, nil, nil
+			fr.m[base] = &b
+			fr.i[off] = m.offset
+			for i := range sizes {
+				fr.i[sizes[i]], fr.i[strides[i]] = m.sizes[i], m.strides[i]
+			}
+		}, true, nil
+	case memrefdialect.Copy:
+		f, err := fc.copyOp(memrefdialect.CopyOp{Op: op})
+		return f, true, err
+	case memrefdialect.AllocaScope:
+		body, err := fc.region(memrefdialect.AllocaScopeOp{Op: op}.BodyRegion(), fc.operandsTo(fc.resultSlots(op)))
+		if err != nil {
+			return nil, true, err
+		}
+		return func(fr *frame) { runList(fr, body) }, true, nil
+	case memrefdialect.Prefetch:
+		return func(*frame) {}, true, nil
+	case memrefdialect.AtomicRmw:
+		f, err := fc.atomicRMW(memrefdialect.AtomicRmwOp{Op: op})
+		return f, true, err
+	case memrefdialect.GenericAtomicRmw:
+		f, err := fc.genericAtomicRMW(memrefdialect.GenericAtomicRmwOp{Op: op})
+		return f, true, err
+	}
+	return nil, false, nil
+}
+
+// operandsTo moves the operands of a region's terminator (atomic_yield,
+// alloca_scope.return) into dsts.
+func (fc *fcomp) operandsTo(dsts []slot) func(*ir.Operation) (instr, error) {
+	return func(t *ir.Operation) (instr, error) { return fc.moves(t.Operands(), dsts) }
+}
+
+// review is a view of src's storage with the sizes and strides shape
+// computes from src's descriptor.
+func (fc *fcomp) review(op *ir.Operation, src, res ir.Value, shape func(fr *frame, m *memref) ([]int64, []int64)) instr {
+	if _, ok := res.Type().(*ir.MemRefType); !ok {
+		panic(runError{opErr(op, "unranked memrefs are not supported by the reference interpreter")})
+	}
+	s, d := fc.sl(op, src), fc.sl(op, res)
+	return func(fr *frame) {
+		m := fr.m[s]
+		v := *m
+		v.sizes, v.strides = shape(fr, m)
+		fr.m[d] = &v
+	}
+}
+
+// copyOp copies element by element in row-major order.
+func (fc *fcomp) copyOp(c memrefdialect.CopyOp) (instr, error) {
+	op := c.Op
+	if _, ok := c.Source().Type().(*ir.MemRefType); !ok {
+		return nil, opErr(op, "unranked memrefs are not supported by the reference interpreter")
+	}
+	s, d := fc.sl(op, c.Source()), fc.sl(op, c.Target())
+	return func(fr *frame) {
+		src, dst := fr.m[s], fr.m[d]
+		idx := make([]int64, len(src.sizes))
+		for i := range src.sizes {
+			if src.sizes[i] != dst.sizes[i] {
+				fail(op, "the source and target sizes differ in dimension %d: %d and %d", i, src.sizes[i], dst.sizes[i])
+			}
+			if src.sizes[i] == 0 {
+				return
+			}
+		}
+		noteRead(fr, src)
+		for {
+			so, do := src.offset, dst.offset
+			for k, i := range idx {
+				so += i * src.strides[k]
+				do += i * dst.strides[k]
+			}
+			copy(dst.data[do*dst.esize:(do+1)*dst.esize], src.data[so*src.esize:(so+1)*src.esize])
+			noteStore(fr, dst, do)
+			k := len(idx) - 1
+			for ; k >= 0; k-- {
+				if idx[k]++; idx[k] < src.sizes[k] {
+					break
+				}
+				idx[k] = 0
+			}
+			if k < 0 {
+				return
+			}
+		}
+	}, nil
+}
+
+// atomicSemantics names the arith op whose semantics each kind of
+// memref.atomic_rmw combines the old value and the operand with (assign
+// stores the operand).
+var atomicSemantics = map[string]string{
+	"addf": arith.Addf, "addi": arith.Addi, "andi": arith.Andi,
+	"maximumf": arith.Maximumf, "maxnumf": arith.Maxnumf, "maxs": arith.Maxsi, "maxu": arith.Maxui,
+	"minimumf": arith.Minimumf, "minnumf": arith.Minnumf, "mins": arith.Minsi, "minu": arith.Minui,
+	"mulf": arith.Mulf, "muli": arith.Muli, "ori": arith.Ori, "xori": arith.Xori,
+}
+
+func (fc *fcomp) atomicRMW(a memrefdialect.AtomicRmwOp) (instr, error) {
+	op := a.Op
+	ms, ix := fc.sl(op, a.Memref()), fc.idxSlots(op, a.Indices())
+	vs, d := fc.sl(op, a.Value()), fc.sl(op, a.Result())
+	et := a.Value().Type()
+	kind := memrefdialect.AtomicKind(op)
+	combine := func(_, v ir.Lane) ir.Lane { return v } // assign
+	if name, ok := atomicSemantics[kind]; ok {
+		lane, err := ir.LookupOp(name).Semantics.Lane(op)
+		if err != nil {
+			return nil, opErr(op, "kind %s on '%s': %v", kind, et, err)
+		}
+		combine = func(old, v ir.Lane) ir.Lane {
+			r, _ := lane(old, v, ir.Lane{})
+			return r
+		}
+	}
+	if ir.IsFloat(et) {
+		get, put := loadFloat(et), storeFloat(et)
+		return func(fr *frame) {
+			m := fr.m[ms]
+			off := offsetOf(op, fr, m, ix)
+			noteRead(fr, m)
+			old := get(m.data, off)
+			put(m.data, off, combine(ir.Lane{F: old}, ir.Lane{F: fr.f[vs]}).F)
+			noteStore(fr, m, off)
+			fr.f[d] = old
+		}, nil
+	}
+	get, put := loadInt(et), storeInt(et)
+	return func(fr *frame) {
+		m := fr.m[ms]
+		off := offsetOf(op, fr, m, ix)
+		noteRead(fr, m)
+		old := get(m.data, off)
+		put(m.data, off, combine(ir.Lane{I: old}, ir.Lane{I: fr.i[vs]}).I)
+		noteStore(fr, m, off)
+		fr.i[d] = old
+	}, nil
+}
+
+// genericAtomicRMW runs the region on the element's value; what it
+// yields (moved into the block argument's slot) is stored, and the result
+// is the value read.
+func (fc *fcomp) genericAtomicRMW(g memrefdialect.GenericAtomicRmwOp) (instr, error) {
+	op := g.Op
+	ms, ix, d := fc.sl(op, g.Memref()), fc.idxSlots(op, g.Indices()), fc.sl(op, g.Result())
+	arg := g.AtomicBody().Entry().Arg(0)
+	argSlot, err := fc.slotOf(arg)
+	if err != nil {
+		return nil, opErr(op, "%v", err)
+	}
+	body, err := fc.region(g.AtomicBody(), fc.operandsTo([]slot{argSlot}))
+	if err != nil {
+		return nil, err
+	}
+	et := g.Result().Type()
+	if ir.IsFloat(et) {
+		get, put := loadFloat(et), storeFloat(et)
+		return func(fr *frame) {
+			m := fr.m[ms]
+			off := offsetOf(op, fr, m, ix)
+			noteRead(fr, m)
+			old := get(m.data, off)
+			fr.f[argSlot.i] = old
+			runList(fr, body)
+			put(m.data, off, fr.f[argSlot.i])
+			noteStore(fr, m, off)
+			fr.f[d] = old
+		}, nil
+	}
+	get, put := loadInt(et), storeInt(et)
+	return func(fr *frame) {
+		m := fr.m[ms]
+		off := offsetOf(op, fr, m, ix)
+		noteRead(fr, m)
+		old := get(m.data, off)
+		fr.i[argSlot.i] = old
+		runList(fr, body)
+		put(m.data, off, fr.i[argSlot.i])
+		noteStore(fr, m, off)
+		fr.i[d] = old
+	}, nil
+}
