@@ -33,14 +33,24 @@ func parseObjectAttr(p *ir.Parser) (ir.Attribute, error) {
 		if err := p.ParsePunct("="); err != nil {
 			return nil, err
 		}
-		a, err := p.ParseAttribute(nil)
-		if err != nil {
-			return nil, err
+		var text string
+		if param == "kernels" {
+			a, err := parseKernelTableParam(p)
+			if err != nil {
+				return nil, failedParam(p, err, "GPU_ObjectAttr", "kernels", "KernelTableAttr")
+			}
+			text = strings.TrimPrefix(a.String(), kernelTablePrefix)
+		} else {
+			a, err := p.ParseAttribute(nil)
+			if err != nil {
+				return nil, err
+			}
+			text = a.String()
 		}
 		if err := p.ParsePunct(","); err != nil {
 			return nil, err
 		}
-		sb.WriteString(", " + param + " = " + a.String())
+		sb.WriteString(", " + param + " = " + text)
 	}
 	format := "fatbin"
 	tok := p.Tok()

@@ -137,6 +137,10 @@ func parseAttr(p *ir.Parser, mnemonic string) (ir.Attribute, error) {
 		return ir.DialectAttrOf("gpu", "select_object", "#gpu.select_object<"+a.String()+">", a), nil
 	case "object":
 		return parseObjectAttr(p)
+	case "kernel_table":
+		return parseKernelTable(p)
+	case "kernel_metadata":
+		return parseKernelMetadata(p)
 	}
 	if e := enums[mnemonic]; e != nil {
 		return e.parse(p, "")
