@@ -275,7 +275,8 @@ func init() {
 			Effects:  []ir.Effect{{Kind: ir.Read, Operand: "source"}, {Kind: ir.Write, Operand: "target"}},
 			Doc: `In a kernel every thread that executes it copies the whole memref
 element by element (a loop nest over the static or dynamic sizes); on
-the host it is a copy step of the plan.`,
+the host tmac run's plan copies contiguous memrefs between host and
+device memory in either direction.`,
 		},
 		&ir.OpDef{
 			Name:     "memref.rank",
@@ -351,8 +352,10 @@ the host it is a copy step of the plan.`,
 			Effects: []ir.Effect{
 				{Kind: ir.Read, Operand: "source"}, {Kind: ir.Free, Operand: "source"}, {Kind: ir.Allocate},
 			},
-			Doc: `Not supported in kernels (a device has no allocator tmac lowers to);
-tmac run's host plan does not run it either.`,
+			Doc: `Not supported in kernels (a kernel cannot allocate global memory). On
+the host, tmac run's plan allocates the new buffer where the source lives
+(host or device memory), copies the elements both sizes hold and frees
+the source.`,
 		},
 		&ir.OpDef{
 			Name:     "memref.prefetch",
