@@ -108,5 +108,20 @@ EOF
 	echo "install-deps: installed $dest/libdevice.10.bc (NVIDIA's license: $dest/libdevice.copyright)" >&2
 }
 
+# install_numpy installs numpy for the lit tests of tmac's Python tools
+# (bench/gpu/accuracy; `REQUIRES: numpy`). Optional: without it those tests
+# are reported unsupported, so a failure here only warns.
+install_numpy() {
+	python3 -c 'import numpy' >/dev/null 2>&1 && return 0
+	command -v apt-get >/dev/null 2>&1 || return 0
+	[ "$(id -u)" = 0 ] || [ -n "$SUDO" ] || return 0
+	if ! $SUDO apt-get install -y -q python3-numpy >/dev/null 2>&1; then
+		$SUDO apt-get update -q >/dev/null 2>&1 || true
+		$SUDO apt-get install -y -q python3-numpy >/dev/null 2>&1 ||
+			echo "install-deps: could not install python3-numpy; the lit tests that need numpy will be unsupported" >&2
+	fi
+}
+
 install_llvm
 install_libdevice
+install_numpy
