@@ -34,12 +34,18 @@ mlir-opt 22 registers upstream's test dialect; items with generic "test.*"
 ops are given to tmac with --allow-unregistered-dialect.
 
 Items mlir-opt 22 itself rejects (a stored copy older or newer than LLVM 22)
-are listed as stale and left out of the counts. Every file is processed with
+are listed as stale and left out of the counts. The report (stdout and
+build/conformance/report.md, Markdown) starts with when and at which commit
+it was measured, then the counts table docs/conformance.md shows, the
+failing items grouped by cause (an op tmac lacks, a dialect it does not
+claim, a diagnostic or printed form that differs) and then one by one. Every file is processed with
 its original line numbers (the text around an item is blanked, not removed),
 so the errors in the failure list point into build/upstream/<path>.
 """
 import argparse
+import collections
 import concurrent.futures
+import datetime
 import hashlib
 import json
 import os
@@ -90,6 +96,10 @@ def apply_edit(name, text):
         # the program, which ends before the first blank-line-separated CHECK.
         cut = text.find("\n\n\n// CHECK:")
         return text if cut < 0 else text[:cut + 1]
+    if name == "no-check-lines":
+        # Most of the file is FileCheck lines on what the conversion
+        # produces, which is not measured here; the input program is kept.
+        return "".join(l for l in text.splitlines(True) if not re.match(r"\s*//\s*CHECK", l))
     if name == "printf-comma":
         # LLVM 22's gpu.printf takes a comma after the format string.
         return re.sub(r'(gpu\.printf "(?:[^"\\\n]|\\.)*")(?=\s*%)', r"\1,", text)
@@ -319,6 +329,8 @@ def source_top_level_ops(lines, first, last):
         m = re.match(r'^(?:%[\w#:, %]*=\s*)?"?([a-z_][\w$]*\.[\w.$]+)', lines[i])
         if m:
             ops.append((m.group(1), i + 1, None))
+        elif re.match(r"^module\b", lines[i]):
+            ops.append(("builtin.module", i + 1, None))  # measured whole
     return ops
 
 
@@ -522,8 +534,47 @@ def frac(a, b):
     return "%d/%d" % (a, b) if b else "-"
 
 
-def report(results, out):
+# Why a failing item fails, for the report's summary: an op tmac lacks, a
+# dialect it does not claim, or a difference in what both accept.
+MISSING_DIALECT_RE = re.compile(r"tmac does not support the '([^']+)' dialect")
+MISSING_OP_RE = re.compile(r"(?:custom op '([^']+)' is unknown|unregistered operation '([^']+)' found in dialect)")
+LOC_PREFIX_RE = re.compile(r"^\S+:\d+:\d+: error: (?:unexpected error: )?")
+
+
+def cause(it):
+    m = MISSING_DIALECT_RE.search(it.reason)
+    if m:
+        return "dialect not claimed by tmac: %s" % m.group(1)
+    m = MISSING_OP_RE.search(it.reason)
+    if m:
+        return "op not in tmac: %s" % (m.group(1) or m.group(2))
+    if it.reason.startswith("custom:"):
+        return "custom form printed differently"
+    if it.reason.startswith("generic:"):
+        return "generic form printed differently"
+    if it.kind == "diagnostics":
+        return "diagnostic differs"
+    return "rejected by tmac: " + LOC_PREFIX_RE.sub("", it.reason)[:120]
+
+
+def provenance(args):
+    """When, with which tmac and which mlir-opt the counts were taken."""
+    def out(argv):
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+    commit = out(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]) or "unknown"
+    if out(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]):
+        commit += " with uncommitted changes"
+    version = next((l.strip() for l in out([args.mlir_opt, "--version"]).splitlines() if "version" in l), "mlir-opt")
+    return "Measured %s UTC, tmac at %s, %s.\n\n" % (
+        datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"), commit, version)
+
+
+def report(results, out, header=""):
     w = out.write
+    w(header)
     w("| file | items | accepted | custom identical | custom+generic identical | diagnostics reproduced | programs compiled | stale |\n")
     w("|---|---:|---:|---:|---:|---:|---:|---:|\n")
     total = []
@@ -538,6 +589,12 @@ def report(results, out):
         s["pp"], frac(s["pp_acc"], s["pp"]), frac(s["pp_custom"], s["pp"]), frac(s["pp_generic"], s["pp"]),
         frac(s["diag_ok"], s["diag"]), frac(s["prog_ok"], s["prog"]), s["stale"]))
     fails = [it for it in total if it.stale is None and not (it.accepted and it.custom and it.generic)]
+    causes = collections.Counter(cause(it) for it in fails)
+    if causes:
+        w("Failing items by cause:\n\n| cause | items |\n|---|---:|\n")
+        for c, n in sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])):
+            w("| %s | %d |\n" % (c.replace("|", "\\|"), n))
+        w("\n")
     w("Failing items (%d): file:line of the item, what it is, and the first line of tmac's error\n"
       "or the first difference from mlir-opt's output.\n\n" % len(fails))
     for it in fails:
@@ -565,9 +622,10 @@ def cmd_run(args):
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({p: [it.to_json() for it in items] for p, items in results}, f, indent=1)
+    header = provenance(args)
     with open(os.path.join(args.out, "report.md"), "w") as f:
-        report(results, f)
-    report(results, sys.stdout)
+        report(results, f, header)
+    report(results, sys.stdout, header)
     return 0
 
 
