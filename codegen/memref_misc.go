@@ -11,13 +11,14 @@ import (
 )
 
 // Lowering of memref.copy, memref.alloca_scope, memref.prefetch, and the
-// rejection of memref.realloc in kernels.
+// rejection of memref.realloc and the DMA ops in kernels.
 
 func init() {
 	Register(lowerMemCopy, memref.Copy)
 	Register(lowerAllocaScope, memref.AllocaScope)
 	Register(lowerPrefetch, memref.Prefetch)
 	Register(lowerRealloc, memref.Realloc)
+	Register(lowerDma, memref.DmaStart, memref.DmaWait)
 }
 
 // loopNest emits for i0 < sizes[0], i1 < sizes[1], ...: body(indices) in
@@ -94,4 +95,8 @@ func lowerPrefetch(*FuncEmitter, *ir.Operation) {}
 
 func lowerRealloc(_ *FuncEmitter, op *ir.Operation) {
 	Fail(op, "'memref.realloc' is not supported in kernels: a kernel cannot allocate or free global memory; allocate the larger buffer on the host and pass it as an argument")
+}
+
+func lowerDma(_ *FuncEmitter, op *ir.Operation) {
+	Fail(op, "'%s' is not supported on sm_90a: Hopper has no such DMA engine; copy with nvgpu.tma.async.load/store (or tmac.tma.load/store) and wait on an mbarrier", op.Name())
 }

@@ -21,6 +21,8 @@ const (
 	Copy                         = "memref.copy"
 	Dealloc                      = "memref.dealloc"
 	Dim                          = "memref.dim"
+	DmaStart                     = "memref.dma_start"
+	DmaWait                      = "memref.dma_wait"
 	ExpandShape                  = "memref.expand_shape"
 	ExtractAlignedPointerAsIndex = "memref.extract_aligned_pointer_as_index"
 	ExtractStridedMetadata       = "memref.extract_strided_metadata"
@@ -67,6 +69,10 @@ type (
 	DeallocOp struct{ Op *ir.Operation }
 	// DimOp views an op named memref.dim.
 	DimOp struct{ Op *ir.Operation }
+	// DmaStartOp views an op named memref.dma_start.
+	DmaStartOp struct{ Op *ir.Operation }
+	// DmaWaitOp views an op named memref.dma_wait.
+	DmaWaitOp struct{ Op *ir.Operation }
 	// ExpandShapeOp views an op named memref.expand_shape.
 	ExpandShapeOp struct{ Op *ir.Operation }
 	// ExtractAlignedPointerAsIndexOp views an op named memref.extract_aligned_pointer_as_index.
@@ -161,6 +167,16 @@ func AsDealloc(op *ir.Operation) (DeallocOp, bool) {
 // AsDim returns op as a DimOp, and whether it is named memref.dim.
 func AsDim(op *ir.Operation) (DimOp, bool) {
 	return ir.As[DimOp](op, Dim)
+}
+
+// AsDmaStart returns op as a DmaStartOp, and whether it is named memref.dma_start.
+func AsDmaStart(op *ir.Operation) (DmaStartOp, bool) {
+	return ir.As[DmaStartOp](op, DmaStart)
+}
+
+// AsDmaWait returns op as a DmaWaitOp, and whether it is named memref.dma_wait.
+func AsDmaWait(op *ir.Operation) (DmaWaitOp, bool) {
+	return ir.As[DmaWaitOp](op, DmaWait)
 }
 
 // AsExpandShape returns op as a ExpandShapeOp, and whether it is named memref.expand_shape.
@@ -336,6 +352,16 @@ func (o DimOp) Index() ir.Value {
 // Result returns the `result` result (index).
 func (o DimOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
+}
+
+// TagMemRef returns the `tagMemRef` operand (memref of any type values).
+func (o DmaWaitOp) TagMemRef() ir.Value {
+	return o.Op.OperandNamed("tagMemRef")
+}
+
+// NumElements returns the `numElements` operand (index).
+func (o DmaWaitOp) NumElements() ir.Value {
+	return o.Op.OperandNamed("numElements")
 }
 
 // Src returns the `src` operand (strided memref of any type values).
@@ -686,6 +712,16 @@ func (o AllocaScopeReturnOp) Results() []ir.Value {
 // Indices returns the `indices` operands (index).
 func (o AtomicRmwOp) Indices() []ir.Value {
 	return o.Op.OperandGroup("indices")
+}
+
+// Operands returns the `operands` operands (any type).
+func (o DmaStartOp) Operands() []ir.Value {
+	return o.Op.OperandGroup("operands")
+}
+
+// TagIndices returns the `tagIndices` operands (index).
+func (o DmaWaitOp) TagIndices() []ir.Value {
+	return o.Op.OperandGroup("tagIndices")
 }
 
 // OutputShape returns the `output_shape` operands (index).
