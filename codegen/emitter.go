@@ -20,6 +20,7 @@ import (
 
 	funcdialect "github.com/tmac-dev/tmac/dialects/func"
 	"github.com/tmac-dev/tmac/dialects/gpu"
+	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/ir"
@@ -134,8 +135,14 @@ func Emit(top *ir.Operation) (out *Output, err error) {
 			case gpu.Func, funcdialect.Func:
 				me.declareFunc(op)
 				bodies = append(bodies, op)
+			case llvm.Func:
+				if me.declareLLVMFunc(op) {
+					bodies = append(bodies, op)
+				}
 			case memref.Global:
 				me.global(memref.GlobalOp{Op: op})
+			case llvm.MlirGlobal:
+				me.llvmGlobal(op)
 			case "gpu.module_end": // the terminator of older MLIR (unregistered here): skipped
 			default:
 				if !op.HasTrait(ir.Terminator) {
@@ -407,6 +414,9 @@ type funcOp interface {
 func asFuncOp(op *ir.Operation) funcOp {
 	if f, ok := gpu.AsFunc(op); ok {
 		return f
+	}
+	if op.Name() == llvm.Func {
+		return llvmFuncView{op}
 	}
 	return funcdialect.FuncOp{Op: op}
 }

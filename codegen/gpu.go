@@ -245,37 +245,39 @@ func lowerGPUPrintf(fe *FuncEmitter, op *ir.Operation) {
 	fmtPtr := fe.printfFormatPtr(format.Value)
 	var args []value.Value
 	for i, a := range p.Args() {
-		x := fe.Val(a)
-		switch t := a.Type().(type) {
-		case *ir.FloatType:
-			switch t.Kind {
-			case ir.F16, ir.BF16, ir.F32, ir.TF32:
-				x = fe.B().NewFPExt(x, types.Double)
-			case ir.F64:
-			default:
-				Fail(op, "gpu.printf cannot print argument #%d of type '%s'", i, t)
-			}
-		case *ir.IntegerType:
-			switch {
-			case t.Width == 1:
-				x = fe.B().NewZExt(x, types.I32)
-			case t.Width < 32:
-				if t.Signedness == ir.Unsigned {
-					x = fe.B().NewZExt(x, types.I32)
-				} else {
-					x = fe.B().NewSExt(x, types.I32)
-				}
-			case t.Width == 32 || t.Width == 64:
-			default:
-				Fail(op, "gpu.printf cannot print argument #%d of type '%s' (integers wider than 64 bits)", i, t)
-			}
-		case *ir.IndexType:
-		default:
-			Fail(op, "gpu.printf cannot print argument #%d of type '%s'", i, t)
-		}
-		args = append(args, x)
+		args = append(args, fe.printfArg(op, i, a.Type(), fe.Val(a)))
 	}
 	fe.vprintf(fmtPtr, args)
+}
+
+// printfArg promotes argument #i (x, of type t) of a printf as C promotes
+// variadic arguments: floats to double, integers narrower than int to int.
+func (fe *FuncEmitter) printfArg(op *ir.Operation, i int, t ir.Type, x value.Value) value.Value {
+	switch t := t.(type) {
+	case *ir.FloatType:
+		switch t.Kind {
+		case ir.F16, ir.BF16, ir.F32, ir.TF32:
+			return fe.B().NewFPExt(x, types.Double)
+		case ir.F64:
+			return x
+		}
+	case *ir.IntegerType:
+		switch {
+		case t.Width == 1:
+			return fe.B().NewZExt(x, types.I32)
+		case t.Width < 32 && t.Signedness == ir.Unsigned:
+			return fe.B().NewZExt(x, types.I32)
+		case t.Width < 32:
+			return fe.B().NewSExt(x, types.I32)
+		case t.Width == 32 || t.Width == 64:
+			return x
+		}
+		Fail(op, "%s cannot print argument #%d of type '%s' (integers wider than 64 bits)", op.Name(), i, t)
+	case *ir.IndexType:
+		return x
+	}
+	Fail(op, "%s cannot print argument #%d of type '%s'", op.Name(), i, t)
+	return nil
 }
 
 // printfFormatPtr returns a generic i8* to the format string s.
@@ -285,8 +287,9 @@ func (fe *FuncEmitter) printfFormatPtr(s string) value.Value {
 }
 
 // vprintf calls CUDA's vprintf(format, args) with args already promoted
-// (doubles, 32- and 64-bit integers) in a stack struct.
-func (fe *FuncEmitter) vprintf(fmtPtr value.Value, args []value.Value) {
+// (doubles, 32- and 64-bit integers) in a stack struct, and returns the
+// call (the number of arguments printed, or a negative error).
+func (fe *FuncEmitter) vprintf(fmtPtr value.Value, args []value.Value) *lir.InstCall {
 	i8p := types.NewPointer(types.I8)
 	var buf value.Value = constant.NewNull(i8p)
 	if len(args) > 0 {
@@ -307,5 +310,5 @@ func (fe *FuncEmitter) vprintf(fmtPtr value.Value, args []value.Value) {
 		buf = fe.B().NewBitCast(alloca, i8p)
 	}
 	vprintf := fe.Mod.Intrinsic("vprintf", types.I32, i8p, i8p)
-	fe.Call(vprintf, fmtPtr, buf)
+	return fe.Call(vprintf, fmtPtr, buf)
 }

@@ -149,6 +149,7 @@ func parseFunc(p *ir.Parser, st *ir.OperationState) error {
 type Signature struct {
 	Args        []ir.Argument
 	Declaration bool // arguments were written as bare types
+	Variadic    bool // the argument list ends with `...` (llvm.func)
 	Results     []ir.Type
 	ResAttrs    []*ir.DictAttr
 }
@@ -177,9 +178,27 @@ func (s *Signature) ResAttrsAttr() ir.Attribute { return ir.DictArrayOrNil(s.Res
 // ParseFunctionSignature parses (args) [-> results]. Arguments are either
 // all named (%a: t {attrs} loc(..)) or, when allowDecl, all bare types.
 func ParseFunctionSignature(p *ir.Parser, allowDecl bool) (*Signature, error) {
+	return parseSignature(p, allowDecl, "")
+}
+
+// ParseVariadicFunctionSignature is ParseFunctionSignature for functions
+// whose argument list may end with `...`; opName is the op, for the error
+// of arguments after it.
+func ParseVariadicFunctionSignature(p *ir.Parser, opName string) (*Signature, error) {
+	return parseSignature(p, true, opName)
+}
+
+func parseSignature(p *ir.Parser, allowDecl bool, variadicOp string) (*Signature, error) {
 	sig := &Signature{}
 	first := true
 	err := p.ParseCommaSeparatedList(ir.DelimParen, func() error {
+		if sig.Variadic {
+			return p.Errorf("custom op '%s' variadic arguments must be in the end of the argument list", variadicOp)
+		}
+		if variadicOp != "" && p.ParseOptionalPunct("...") {
+			sig.Variadic = true
+			return nil
+		}
 		if p.Tok().Kind == ir.TokPercent {
 			if !first && sig.Declaration {
 				return p.Errorf("expected type instead of SSA identifier")
@@ -277,6 +296,12 @@ func printFunc(p *ir.Printer, op *ir.Operation) {
 // PrintFunctionSignature prints (args) -> results with argument and result
 // attributes; named arguments come from body's entry block when present.
 func PrintFunctionSignature(p *ir.Printer, op *ir.Operation, ft *ir.FunctionType, body *ir.Region) {
+	PrintVariadicFunctionSignature(p, op, ft, body, false)
+}
+
+// PrintVariadicFunctionSignature is PrintFunctionSignature with `...`
+// after the arguments when variadic.
+func PrintVariadicFunctionSignature(p *ir.Printer, op *ir.Operation, ft *ir.FunctionType, body *ir.Region, variadic bool) {
 	argAttrs := attrDicts(op.Attr("arg_attrs"), len(ft.Inputs))
 	resAttrs := attrDicts(op.Attr("res_attrs"), len(ft.Results))
 	p.Write("(")
@@ -292,6 +317,12 @@ func PrintFunctionSignature(p *ir.Printer, op *ir.Operation, ft *ir.FunctionType
 		if argAttrs[i] != nil && len(argAttrs[i].Entries) > 0 {
 			p.Write(" " + argAttrs[i].String())
 		}
+	}
+	if variadic {
+		if len(ft.Inputs) > 0 {
+			p.Write(", ")
+		}
+		p.Write("...")
 	}
 	p.Write(")")
 	if len(ft.Results) == 0 {

@@ -10,14 +10,19 @@ import "github.com/tmac-dev/tmac/ir"
 // Names of the llvm ops.
 const (
 	Addrspacecast = "llvm.addrspacecast"
+	Call          = "llvm.call"
 	Extractvalue  = "llvm.extractvalue"
+	Func          = "llvm.func"
 	Insertvalue   = "llvm.insertvalue"
 	Inttoptr      = "llvm.inttoptr"
+	MlirAddressof = "llvm.mlir.addressof"
 	MlirConstant  = "llvm.mlir.constant"
+	MlirGlobal    = "llvm.mlir.global"
 	MlirPoison    = "llvm.mlir.poison"
 	MlirUndef     = "llvm.mlir.undef"
 	MlirZero      = "llvm.mlir.zero"
 	Ptrtoint      = "llvm.ptrtoint"
+	Return        = "llvm.return"
 	Unreachable   = "llvm.unreachable"
 )
 
@@ -26,14 +31,22 @@ const (
 type (
 	// AddrspacecastOp views an op named llvm.addrspacecast.
 	AddrspacecastOp struct{ Op *ir.Operation }
+	// CallOp views an op named llvm.call.
+	CallOp struct{ Op *ir.Operation }
 	// ExtractvalueOp views an op named llvm.extractvalue.
 	ExtractvalueOp struct{ Op *ir.Operation }
+	// FuncOp views an op named llvm.func.
+	FuncOp struct{ Op *ir.Operation }
 	// InsertvalueOp views an op named llvm.insertvalue.
 	InsertvalueOp struct{ Op *ir.Operation }
 	// InttoptrOp views an op named llvm.inttoptr.
 	InttoptrOp struct{ Op *ir.Operation }
+	// MlirAddressofOp views an op named llvm.mlir.addressof.
+	MlirAddressofOp struct{ Op *ir.Operation }
 	// MlirConstantOp views an op named llvm.mlir.constant.
 	MlirConstantOp struct{ Op *ir.Operation }
+	// MlirGlobalOp views an op named llvm.mlir.global.
+	MlirGlobalOp struct{ Op *ir.Operation }
 	// MlirPoisonOp views an op named llvm.mlir.poison.
 	MlirPoisonOp struct{ Op *ir.Operation }
 	// MlirUndefOp views an op named llvm.mlir.undef.
@@ -42,6 +55,8 @@ type (
 	MlirZeroOp struct{ Op *ir.Operation }
 	// PtrtointOp views an op named llvm.ptrtoint.
 	PtrtointOp struct{ Op *ir.Operation }
+	// ReturnOp views an op named llvm.return.
+	ReturnOp struct{ Op *ir.Operation }
 	// UnreachableOp views an op named llvm.unreachable.
 	UnreachableOp struct{ Op *ir.Operation }
 )
@@ -51,9 +66,19 @@ func AsAddrspacecast(op *ir.Operation) (AddrspacecastOp, bool) {
 	return ir.As[AddrspacecastOp](op, Addrspacecast)
 }
 
+// AsCall returns op as a CallOp, and whether it is named llvm.call.
+func AsCall(op *ir.Operation) (CallOp, bool) {
+	return ir.As[CallOp](op, Call)
+}
+
 // AsExtractvalue returns op as a ExtractvalueOp, and whether it is named llvm.extractvalue.
 func AsExtractvalue(op *ir.Operation) (ExtractvalueOp, bool) {
 	return ir.As[ExtractvalueOp](op, Extractvalue)
+}
+
+// AsFunc returns op as a FuncOp, and whether it is named llvm.func.
+func AsFunc(op *ir.Operation) (FuncOp, bool) {
+	return ir.As[FuncOp](op, Func)
 }
 
 // AsInsertvalue returns op as a InsertvalueOp, and whether it is named llvm.insertvalue.
@@ -66,9 +91,19 @@ func AsInttoptr(op *ir.Operation) (InttoptrOp, bool) {
 	return ir.As[InttoptrOp](op, Inttoptr)
 }
 
+// AsMlirAddressof returns op as a MlirAddressofOp, and whether it is named llvm.mlir.addressof.
+func AsMlirAddressof(op *ir.Operation) (MlirAddressofOp, bool) {
+	return ir.As[MlirAddressofOp](op, MlirAddressof)
+}
+
 // AsMlirConstant returns op as a MlirConstantOp, and whether it is named llvm.mlir.constant.
 func AsMlirConstant(op *ir.Operation) (MlirConstantOp, bool) {
 	return ir.As[MlirConstantOp](op, MlirConstant)
+}
+
+// AsMlirGlobal returns op as a MlirGlobalOp, and whether it is named llvm.mlir.global.
+func AsMlirGlobal(op *ir.Operation) (MlirGlobalOp, bool) {
+	return ir.As[MlirGlobalOp](op, MlirGlobal)
 }
 
 // AsMlirPoison returns op as a MlirPoisonOp, and whether it is named llvm.mlir.poison.
@@ -91,6 +126,11 @@ func AsPtrtoint(op *ir.Operation) (PtrtointOp, bool) {
 	return ir.As[PtrtointOp](op, Ptrtoint)
 }
 
+// AsReturn returns op as a ReturnOp, and whether it is named llvm.return.
+func AsReturn(op *ir.Operation) (ReturnOp, bool) {
+	return ir.As[ReturnOp](op, Return)
+}
+
 // AsUnreachable returns op as a UnreachableOp, and whether it is named llvm.unreachable.
 func AsUnreachable(op *ir.Operation) (UnreachableOp, bool) {
 	return ir.As[UnreachableOp](op, Unreachable)
@@ -104,6 +144,11 @@ func (o AddrspacecastOp) Arg() ir.Value {
 // Res returns the `res` result (LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type).
 func (o AddrspacecastOp) Res() ir.Value {
 	return o.Op.ResultNamed("res")
+}
+
+// Result returns the optional `result` result (LLVM dialect-compatible type), or nil if absent.
+func (o CallOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Container returns the `container` operand (LLVM aggregate type).
@@ -141,6 +186,11 @@ func (o InttoptrOp) Res() ir.Value {
 	return o.Op.ResultNamed("res")
 }
 
+// Res returns the `res` result (LLVM pointer type).
+func (o MlirAddressofOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
 // Res returns the `res` result (LLVM dialect-compatible type).
 func (o MlirConstantOp) Res() ir.Value {
 	return o.Op.ResultNamed("res")
@@ -171,9 +221,159 @@ func (o PtrtointOp) Res() ir.Value {
 	return o.Op.ResultNamed("res")
 }
 
+// Arg returns the optional `arg` operand (LLVM dialect-compatible type), or nil if absent.
+func (o ReturnOp) Arg() ir.Value {
+	return o.Op.OperandNamed("arg")
+}
+
+// CConv returns the `CConv` attribute (LLVM Calling Convention specification), or nil if absent.
+func (o CallOp) CConv() ir.Attribute {
+	return o.Op.Attr("CConv")
+}
+
+// TailCallKind returns the `TailCallKind` attribute (Tail Call Kind), or nil if absent.
+func (o CallOp) TailCallKind() ir.Attribute {
+	return o.Op.Attr("TailCallKind")
+}
+
+// Callee returns the `callee` attribute (flat symbol reference attribute), or nil if absent.
+func (o CallOp) Callee() ir.Attribute {
+	return o.Op.Attr("callee")
+}
+
+// FastmathFlags returns the `fastmathFlags` attribute (LLVM fastmath flags), or nil if absent.
+func (o CallOp) FastmathFlags() ir.Attribute {
+	return o.Op.Attr("fastmathFlags")
+}
+
+// OpBundleSizes returns the `op_bundle_sizes` attribute (i32 dense array attribute), or nil if absent.
+func (o CallOp) OpBundleSizes() ir.Attribute {
+	return o.Op.Attr("op_bundle_sizes")
+}
+
+// VarCalleeType returns the `var_callee_type` attribute (type attribute of LLVM function type), or nil if absent.
+func (o CallOp) VarCalleeType() ir.Attribute {
+	return o.Op.Attr("var_callee_type")
+}
+
 // Position returns the `position` attribute (i64 dense array attribute), or nil if absent.
 func (o ExtractvalueOp) Position() ir.Attribute {
 	return o.Op.Attr("position")
+}
+
+// CConv returns the `CConv` attribute (LLVM Calling Convention specification), or nil if absent.
+func (o FuncOp) CConv() ir.Attribute {
+	return o.Op.Attr("CConv")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute), or nil if absent.
+func (o FuncOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// AlwaysInline returns the `always_inline` attribute (unit attribute), or nil if absent.
+func (o FuncOp) AlwaysInline() ir.Attribute {
+	return o.Op.Attr("always_inline")
+}
+
+// ArgAttrs returns the `arg_attrs` attribute (Array of dictionary attributes), or nil if absent.
+func (o FuncOp) ArgAttrs() ir.Attribute {
+	return o.Op.Attr("arg_attrs")
+}
+
+// Convergent returns the `convergent` attribute (unit attribute), or nil if absent.
+func (o FuncOp) Convergent() ir.Attribute {
+	return o.Op.Attr("convergent")
+}
+
+// DsoLocal returns the `dso_local` attribute (unit attribute), or nil if absent.
+func (o FuncOp) DsoLocal() ir.Attribute {
+	return o.Op.Attr("dso_local")
+}
+
+// FramePointer returns the `frame_pointer` attribute (any attribute), or nil if absent.
+func (o FuncOp) FramePointer() ir.Attribute {
+	return o.Op.Attr("frame_pointer")
+}
+
+// FunctionType returns the `function_type` attribute (type attribute of LLVM function type), or nil if absent.
+func (o FuncOp) FunctionType() ir.Attribute {
+	return o.Op.Attr("function_type")
+}
+
+// GarbageCollector returns the `garbage_collector` attribute (string attribute), or nil if absent.
+func (o FuncOp) GarbageCollector() ir.Attribute {
+	return o.Op.Attr("garbage_collector")
+}
+
+// Linkage returns the `linkage` attribute (LLVM Linkage specification), or nil if absent.
+func (o FuncOp) Linkage() ir.Attribute {
+	return o.Op.Attr("linkage")
+}
+
+// NoInline returns the `no_inline` attribute (unit attribute), or nil if absent.
+func (o FuncOp) NoInline() ir.Attribute {
+	return o.Op.Attr("no_inline")
+}
+
+// NoUnwind returns the `no_unwind` attribute (unit attribute), or nil if absent.
+func (o FuncOp) NoUnwind() ir.Attribute {
+	return o.Op.Attr("no_unwind")
+}
+
+// OptimizeNone returns the `optimize_none` attribute (unit attribute), or nil if absent.
+func (o FuncOp) OptimizeNone() ir.Attribute {
+	return o.Op.Attr("optimize_none")
+}
+
+// Passthrough returns the `passthrough` attribute (any attribute), or nil if absent.
+func (o FuncOp) Passthrough() ir.Attribute {
+	return o.Op.Attr("passthrough")
+}
+
+// ResAttrs returns the `res_attrs` attribute (Array of dictionary attributes), or nil if absent.
+func (o FuncOp) ResAttrs() ir.Attribute {
+	return o.Op.Attr("res_attrs")
+}
+
+// Section returns the `section` attribute (string attribute), or nil if absent.
+func (o FuncOp) Section() ir.Attribute {
+	return o.Op.Attr("section")
+}
+
+// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
+func (o FuncOp) SymName() ir.Attribute {
+	return o.Op.Attr("sym_name")
+}
+
+// SymVisibility returns the `sym_visibility` attribute (string attribute), or nil if absent.
+func (o FuncOp) SymVisibility() ir.Attribute {
+	return o.Op.Attr("sym_visibility")
+}
+
+// TargetCpu returns the `target_cpu` attribute (string attribute), or nil if absent.
+func (o FuncOp) TargetCpu() ir.Attribute {
+	return o.Op.Attr("target_cpu")
+}
+
+// TargetFeatures returns the `target_features` attribute (any attribute), or nil if absent.
+func (o FuncOp) TargetFeatures() ir.Attribute {
+	return o.Op.Attr("target_features")
+}
+
+// UnnamedAddr returns the `unnamed_addr` attribute (64-bit signless integer attribute), or nil if absent.
+func (o FuncOp) UnnamedAddr() ir.Attribute {
+	return o.Op.Attr("unnamed_addr")
+}
+
+// Visibility returns the `visibility_` attribute (64-bit signless integer attribute), or nil if absent.
+func (o FuncOp) Visibility() ir.Attribute {
+	return o.Op.Attr("visibility_")
+}
+
+// WillReturn returns the `will_return` attribute (unit attribute), or nil if absent.
+func (o FuncOp) WillReturn() ir.Attribute {
+	return o.Op.Attr("will_return")
 }
 
 // Position returns the `position` attribute (i64 dense array attribute), or nil if absent.
@@ -181,7 +381,92 @@ func (o InsertvalueOp) Position() ir.Attribute {
 	return o.Op.Attr("position")
 }
 
+// GlobalName returns the `global_name` attribute (flat symbol reference attribute), or nil if absent.
+func (o MlirAddressofOp) GlobalName() ir.Attribute {
+	return o.Op.Attr("global_name")
+}
+
 // Value returns the `value` attribute (any attribute), or nil if absent.
 func (o MlirConstantOp) Value() ir.Attribute {
 	return o.Op.Attr("value")
+}
+
+// AddrSpace returns the `addr_space` attribute (32-bit signless integer attribute), or nil if absent.
+func (o MlirGlobalOp) AddrSpace() ir.Attribute {
+	return o.Op.Attr("addr_space")
+}
+
+// Alignment returns the `alignment` attribute (64-bit signless integer attribute), or nil if absent.
+func (o MlirGlobalOp) Alignment() ir.Attribute {
+	return o.Op.Attr("alignment")
+}
+
+// Constant returns the `constant` attribute (unit attribute), or nil if absent.
+func (o MlirGlobalOp) Constant() ir.Attribute {
+	return o.Op.Attr("constant")
+}
+
+// DsoLocal returns the `dso_local` attribute (unit attribute), or nil if absent.
+func (o MlirGlobalOp) DsoLocal() ir.Attribute {
+	return o.Op.Attr("dso_local")
+}
+
+// GlobalType returns the `global_type` attribute (any type attribute), or nil if absent.
+func (o MlirGlobalOp) GlobalType() ir.Attribute {
+	return o.Op.Attr("global_type")
+}
+
+// Linkage returns the `linkage` attribute (LLVM Linkage specification), or nil if absent.
+func (o MlirGlobalOp) Linkage() ir.Attribute {
+	return o.Op.Attr("linkage")
+}
+
+// Section returns the `section` attribute (string attribute), or nil if absent.
+func (o MlirGlobalOp) Section() ir.Attribute {
+	return o.Op.Attr("section")
+}
+
+// SymName returns the `sym_name` attribute (string attribute), or nil if absent.
+func (o MlirGlobalOp) SymName() ir.Attribute {
+	return o.Op.Attr("sym_name")
+}
+
+// ThreadLocal returns the `thread_local_` attribute (unit attribute), or nil if absent.
+func (o MlirGlobalOp) ThreadLocal() ir.Attribute {
+	return o.Op.Attr("thread_local_")
+}
+
+// UnnamedAddr returns the `unnamed_addr` attribute (64-bit signless integer attribute), or nil if absent.
+func (o MlirGlobalOp) UnnamedAddr() ir.Attribute {
+	return o.Op.Attr("unnamed_addr")
+}
+
+// Value returns the `value` attribute (any attribute), or nil if absent.
+func (o MlirGlobalOp) Value() ir.Attribute {
+	return o.Op.Attr("value")
+}
+
+// Visibility returns the `visibility_` attribute (64-bit signless integer attribute), or nil if absent.
+func (o MlirGlobalOp) Visibility() ir.Attribute {
+	return o.Op.Attr("visibility_")
+}
+
+// CalleeOperands returns the `callee_operands` operands (LLVM dialect-compatible type).
+func (o CallOp) CalleeOperands() []ir.Value {
+	return o.Op.OperandGroup("callee_operands")
+}
+
+// OpBundleOperands returns the `op_bundle_operands` operands (any type).
+func (o CallOp) OpBundleOperands() []ir.Value {
+	return o.Op.OperandGroup("op_bundle_operands")
+}
+
+// Body returns the `body` region.
+func (o FuncOp) Body() *ir.Region {
+	return o.Op.RegionNamed("body")
+}
+
+// Initializer returns the `initializer` region.
+func (o MlirGlobalOp) Initializer() *ir.Region {
+	return o.Op.RegionNamed("initializer")
 }

@@ -188,7 +188,7 @@ var AnyStruct = ir.TypeConstraint{Desc: "LLVM structure type", OK: func(t ir.Typ
 func parseNestedType(p *ir.Parser) (ir.Type, error) {
 	if p.Tok().Kind == ir.TokBareID {
 		switch kw := p.Tok().Text; kw {
-		case "ptr", "struct", "array", "void":
+		case "ptr", "struct", "array", "void", "func":
 			p.ParseAnyKeyword()
 			return parseType(p, kw)
 		}
@@ -212,6 +212,8 @@ func parseType(p *ir.Parser, mnemonic string) (ir.Type, error) {
 		return Ptr(as), nil
 	case "void":
 		return Void(), nil
+	case "func":
+		return parseFuncType(p)
 	case "array":
 		if err := p.ParsePunct("<"); err != nil {
 			return nil, err
@@ -341,6 +343,14 @@ func parseAttr(p *ir.Parser, mnemonic string) (ir.Attribute, error) {
 	switch mnemonic {
 	case "constant_range":
 		return ParseRangeBody(p)
+	case "linkage":
+		return Linkage.parse(p)
+	case "cconv":
+		return CConv.parse(p)
+	case "tailcallkind":
+		return TailCallKind.parse(p)
+	case "fastmath":
+		return parseFastmath(p)
 	}
 	return nil, p.Errorf("unknown LLVM attribute: %s", mnemonic)
 }
