@@ -9,6 +9,7 @@ docs/conformance.md says how to populate build/upstream and gives the counts.
 
     scripts/conformance.py              # measure; report on stdout, details in build/conformance
     scripts/conformance.py --files GPU  # only the files whose path contains GPU
+    scripts/conformance.py --update-doc # measure all and rewrite the counts in docs/conformance.md
     scripts/conformance.py check        # compare build/upstream with the manifest (SHA-256)
     scripts/conformance.py fetch        # download the files (needs network: raw.githubusercontent.com)
 
@@ -47,6 +48,7 @@ import collections
 import concurrent.futures
 import datetime
 import hashlib
+import io
 import json
 import os
 import re
@@ -572,7 +574,9 @@ def provenance(args):
         datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"), commit, version)
 
 
-def report(results, out, header=""):
+def report(results, out, header="", details=True):
+    """The Markdown report: header, counts table, failures by cause and,
+    with details, every failing and stale item."""
     w = out.write
     w(header)
     w("| file | items | accepted | custom identical | custom+generic identical | diagnostics reproduced | programs compiled | stale |\n")
@@ -595,6 +599,8 @@ def report(results, out, header=""):
         for c, n in sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])):
             w("| %s | %d |\n" % (c.replace("|", "\\|"), n))
         w("\n")
+    if not details:
+        return s
     w("Failing items (%d): file:line of the item, what it is, and the first line of tmac's error\n"
       "or the first difference from mlir-opt's output.\n\n" % len(fails))
     for it in fails:
@@ -626,7 +632,27 @@ def cmd_run(args):
     with open(os.path.join(args.out, "report.md"), "w") as f:
         report(results, f, header)
     report(results, sys.stdout, header)
+    if args.update_doc:
+        update_doc(results, header)
     return 0
+
+
+DOC = os.path.join(ROOT, "docs", "conformance.md")
+DOC_BEGIN, DOC_END = "<!-- counts: scripts/conformance.py --update-doc -->", "<!-- end of counts -->"
+
+
+def update_doc(results, header):
+    """Replace the counts section of docs/conformance.md (between its two
+    markers) with this run's header, table and failures by cause."""
+    text = open(DOC, encoding="utf-8").read()
+    begin, end = text.find(DOC_BEGIN), text.find(DOC_END)
+    if begin < 0 or end < begin:
+        raise SystemExit("conformance: %s lacks the markers %r and %r" % (DOC, DOC_BEGIN, DOC_END))
+    buf = io.StringIO()
+    report(results, buf, header, details=False)
+    text = text[:begin + len(DOC_BEGIN)] + "\n\n" + buf.getvalue().rstrip("\n") + "\n\n" + text[end:]
+    open(DOC, "w", encoding="utf-8").write(text)
+    print("updated %s" % os.path.relpath(DOC, ROOT), file=sys.stderr)
 
 
 def main():
@@ -640,8 +666,12 @@ def main():
     ap.add_argument("--files", nargs="*", help="only files whose path contains one of these")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--update-doc", action="store_true",
+                    help="write the counts and failures by cause into docs/conformance.md (all files only)")
     args = ap.parse_args()
     args.tmac = os.path.abspath(args.tmac)
+    if args.update_doc and args.files:
+        ap.error("--update-doc measures every file; leave out --files")
     try:
         sys.exit({"run": cmd_run, "check": cmd_check, "fetch": cmd_fetch}[args.command](args))
     except BrokenPipeError:  # the report piped into head
