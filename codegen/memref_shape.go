@@ -12,7 +12,7 @@ import (
 // Lowering of the memref ops that only compute a new descriptor (views,
 // metadata): expand_shape, collapse_shape, transpose, reshape,
 // memory_space_cast, extract_strided_metadata,
-// extract_aligned_pointer_as_index, rank.
+// extract_aligned_pointer_as_index, rank, distinct_objects.
 
 func init() {
 	Register(lowerCollapseShape, memref.CollapseShape)
@@ -23,6 +23,7 @@ func init() {
 	Register(lowerExtractStridedMetadata, memref.ExtractStridedMetadata)
 	Register(lowerExtractAlignedPointer, memref.ExtractAlignedPointerAsIndex)
 	Register(lowerRank, memref.Rank)
+	Register(lowerDistinctObjects, memref.DistinctObjects)
 }
 
 // innerStride is the stride of a collapsed group so far (stride, of the
@@ -172,4 +173,12 @@ func lowerRank(fe *FuncEmitter, op *ir.Operation) {
 	r := memref.RankOp{Op: op}
 	t := rankedMemRef(op, r.Memref())
 	fe.Set(r.Result(), I64(int64(t.Rank())))
+}
+
+// lowerDistinctObjects passes its operands through: the no-alias fact is
+// not given to LLVM.
+func lowerDistinctObjects(fe *FuncEmitter, op *ir.Operation) {
+	for i, v := range op.Operands() {
+		fe.SetMem(op.Result(i), fe.Mem(v))
+	}
 }

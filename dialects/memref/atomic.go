@@ -128,11 +128,17 @@ func printGenericAtomicRMW(p *ir.Printer, op *ir.Operation) {
 	p.PrintOptionalAttrDict(op.AllAttrs())
 }
 
-func verifyGenericAtomicRMW(op *ir.Operation) error {
-	mt := memrefOf(op.Operand(0))
-	if op.Result(0).Type() != mt.Elem {
+// verifyGenericAtomicRMWInvariants checks, before the region, what
+// upstream's traits check: the result is the element type.
+func verifyGenericAtomicRMWInvariants(op *ir.Operation) error {
+	if op.Result(0).Type() != memrefOf(op.Operand(0)).Elem {
 		return op.EmitOpError("failed to verify that result type matches element type of memref")
 	}
+	return nil
+}
+
+func verifyGenericAtomicRMW(op *ir.Operation) error {
+	mt := memrefOf(op.Operand(0))
 	if op.NumOperands()-1 != mt.Rank() {
 		return op.EmitOpError("expects the number of subscripts to be equal to memref rank")
 	}
@@ -196,16 +202,17 @@ computes. The emulator runs each as one indivisible step, which the race
 detector sees as an atomic write.`,
 		},
 		&ir.OpDef{
-			Name:     "memref.generic_atomic_rmw",
-			Summary:  "Atomically replaces an element of a memref with what its region computes from the old one",
-			Traits:   ir.SingleBlock,
-			Operands: []ir.ArgSpec{{Name: "memref", Type: memRefC}, indexes("indices")},
-			Results:  []ir.ArgSpec{{Name: "result", Type: ir.TypeConstraint{Desc: "any type", OK: func(ir.Type) bool { return true }}}},
-			Regions:  []ir.RegionSpec{{Name: "atomic_body"}},
-			Parse:    parseGenericAtomicRMW,
-			Print:    printGenericAtomicRMW,
-			Verify:   verifyGenericAtomicRMW,
-			Effects:  []ir.Effect{{Kind: ir.Read, Operand: "memref"}, {Kind: ir.Write, Operand: "memref"}},
+			Name:             "memref.generic_atomic_rmw",
+			Summary:          "Atomically replaces an element of a memref with what its region computes from the old one",
+			Traits:           ir.SingleBlock,
+			Operands:         []ir.ArgSpec{{Name: "memref", Type: memRefC}, indexes("indices")},
+			Results:          []ir.ArgSpec{{Name: "result", Type: ir.TypeConstraint{Desc: "any type", OK: func(ir.Type) bool { return true }}}},
+			Regions:          []ir.RegionSpec{{Name: "atomic_body"}},
+			Parse:            parseGenericAtomicRMW,
+			Print:            printGenericAtomicRMW,
+			VerifyInvariants: verifyGenericAtomicRMWInvariants,
+			Verify:           verifyGenericAtomicRMW,
+			Effects:          []ir.Effect{{Kind: ir.Read, Operand: "memref"}, {Kind: ir.Write, Operand: "memref"}},
 			Doc: `Lowered to a compare-and-swap loop (LLVM cmpxchg, atom.cas on the
 GPU) around the region, for 16-, 32- and 64-bit elements.`,
 		},

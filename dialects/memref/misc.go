@@ -148,9 +148,26 @@ func verifyAllocaScope(op *ir.Operation) error {
 	return nil
 }
 
+func verifyDistinctObjects(op *ir.Operation) error {
+	if op.NumOperands() == 0 {
+		return op.EmitOpError("expected at least one operand")
+	}
+	if fmt.Sprint(op.OperandTypes()) != fmt.Sprint(op.ResultTypes()) {
+		return op.EmitOpError("operand types and result types must match")
+	}
+	return nil
+}
+
 func verifyRealloc(op *ir.Operation) error {
 	src, res := memrefOf(op.Operand(0)), memrefOf(op.Result(0))
-	if src.Elem != res.Elem {
+	switch {
+	case !layoutIsIdentityMap(src):
+		return ir.Errorf(op.Loc, "unsupported layout for source memref type '%s'", src)
+	case !layoutIsIdentityMap(res):
+		return ir.Errorf(op.Loc, "unsupported layout for result memref type '%s'", res)
+	case src.MemorySpace != res.MemorySpace:
+		return ir.Errorf(op.Loc, "different memory spaces specified for source memref type '%s' and result memref type '%s'", src, res)
+	case src.Elem != res.Elem:
 		return ir.Errorf(op.Loc, "different element types specified for source memref type '%s' and result memref type '%s'", src, res)
 	}
 	dyn := op.OperandNamed("dynamicResultSize") != nil
@@ -163,10 +180,10 @@ func verifyRealloc(op *ir.Operation) error {
 	return nil
 }
 
-// oneDimIdentityC is a rank-1 memref with the identity layout.
-var oneDimIdentityC = ir.TypeConstraint{Desc: "1D memref of any type values", OK: func(t ir.Type) bool {
+// oneDimC is a rank-1 memref (any layout: the verifier names others).
+var oneDimC = ir.TypeConstraint{Desc: "1D memref of any type values", OK: func(t ir.Type) bool {
 	m, ok := t.(*ir.MemRefType)
-	return ok && m.Rank() == 1 && m.Layout == nil
+	return ok && m.Rank() == 1
 }, KindOK: isMemRef, Kind: "builtin.memref"}
 
 func parsePrefetch(p *ir.Parser, st *ir.OperationState) error {
@@ -344,8 +361,8 @@ device memory in either direction.`,
 		&ir.OpDef{
 			Name:     "memref.realloc",
 			Summary:  "A larger or smaller copy of a 1-D memref; the source is freed",
-			Operands: []ir.ArgSpec{{Name: "source", Type: oneDimIdentityC}, {Name: "dynamicResultSize", Kind: ir.Optional, Type: ir.IndexOnly}},
-			Results:  []ir.ArgSpec{{Name: "result", Type: oneDimIdentityC}},
+			Operands: []ir.ArgSpec{{Name: "source", Type: oneDimC}, {Name: "dynamicResultSize", Kind: ir.Optional, Type: ir.IndexOnly}},
+			Results:  []ir.ArgSpec{{Name: "result", Type: oneDimC}},
 			Attrs:    []ir.AttrSpec{{Name: "alignment", Constraint: alignmentC, Optional: true}},
 			Format:   "$source (`(` $dynamicResultSize^ `)`)? attr-dict `:` type($source) `to` type(results)",
 			Verify:   verifyRealloc,
@@ -356,6 +373,18 @@ device memory in either direction.`,
 the host, tmac run's plan allocates the new buffer where the source lives
 (host or device memory), copies the elements both sizes hold and frees
 the source.`,
+		},
+		&ir.OpDef{
+			Name:      "memref.distinct_objects",
+			Summary:   "Its operands, which the program guarantees do not alias",
+			Traits:    ir.Pure,
+			Operands:  []ir.ArgSpec{{Name: "operands", Kind: ir.Variadic, Type: memRefC}},
+			Results:   []ir.ArgSpec{{Name: "results", Kind: ir.Variadic, Type: memRefC}},
+			TypeRules: []ir.TypeRule{{Target: "results", From: "operands"}},
+			Format:    "$operands attr-dict `:` type($operands)",
+			Verify:    verifyDistinctObjects,
+			Doc: `Lowered to its operands unchanged (tmac does not pass the no-alias
+fact on to LLVM).`,
 		},
 		&ir.OpDef{
 			Name:     "memref.prefetch",

@@ -21,6 +21,7 @@ const (
 	Copy                         = "memref.copy"
 	Dealloc                      = "memref.dealloc"
 	Dim                          = "memref.dim"
+	DistinctObjects              = "memref.distinct_objects"
 	DmaStart                     = "memref.dma_start"
 	DmaWait                      = "memref.dma_wait"
 	ExpandShape                  = "memref.expand_shape"
@@ -69,6 +70,8 @@ type (
 	DeallocOp struct{ Op *ir.Operation }
 	// DimOp views an op named memref.dim.
 	DimOp struct{ Op *ir.Operation }
+	// DistinctObjectsOp views an op named memref.distinct_objects.
+	DistinctObjectsOp struct{ Op *ir.Operation }
 	// DmaStartOp views an op named memref.dma_start.
 	DmaStartOp struct{ Op *ir.Operation }
 	// DmaWaitOp views an op named memref.dma_wait.
@@ -167,6 +170,11 @@ func AsDealloc(op *ir.Operation) (DeallocOp, bool) {
 // AsDim returns op as a DimOp, and whether it is named memref.dim.
 func AsDim(op *ir.Operation) (DimOp, bool) {
 	return ir.As[DimOp](op, Dim)
+}
+
+// AsDistinctObjects returns op as a DistinctObjectsOp, and whether it is named memref.distinct_objects.
+func AsDistinctObjects(op *ir.Operation) (DistinctObjectsOp, bool) {
+	return ir.As[DistinctObjectsOp](op, DistinctObjects)
 }
 
 // AsDmaStart returns op as a DmaStartOp, and whether it is named memref.dma_start.
@@ -712,6 +720,16 @@ func (o AllocaScopeReturnOp) Results() []ir.Value {
 // Indices returns the `indices` operands (index).
 func (o AtomicRmwOp) Indices() []ir.Value {
 	return o.Op.OperandGroup("indices")
+}
+
+// Operands returns the `operands` operands (memref of any type values).
+func (o DistinctObjectsOp) Operands() []ir.Value {
+	return o.Op.OperandGroup("operands")
+}
+
+// Results returns the `results` results (memref of any type values).
+func (o DistinctObjectsOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
 }
 
 // Operands returns the `operands` operands (any type).

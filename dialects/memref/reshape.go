@@ -2,6 +2,7 @@ package memref
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tmac-dev/tmac/ir"
@@ -164,7 +165,11 @@ func ExpandedStrides(src *ir.MemRefType, shape []int64, groups [][]int64) (strid
 func layoutIsIdentityMap(t *ir.MemRefType) bool {
 	sl, ok := t.Layout.(*ir.StridedLayoutAttr)
 	if !ok {
-		return t.Layout == nil
+		if t.Layout == nil {
+			return true
+		}
+		m, err := ParseAffineMap(t.Layout.String())
+		return err == nil && m.IsIdentity()
 	}
 	strides, offset, _ := StridesAndOffset(t)
 	switch t.Rank() {
@@ -434,19 +439,18 @@ func sameStridedType(a, b *ir.MemRefType) bool {
 }
 
 // canonicalStridedType is upstream's canonicalizeStridedLayout: a layout
-// that is the row-major one is dropped, a static one becomes its affine
-// map (d0 + d1 * 5); dynamic ones keep their strided form here.
+// that is the row-major one is dropped, another becomes the affine map
+// upstream builds and simplifies, offset + Σ d_i * stride_i with the
+// dynamic offset and strides as symbols in that order: the offset after
+// the first dimension's term (d0 * s1 + s0 + d1), a constant one last.
 func canonicalStridedType(t *ir.MemRefType) *ir.MemRefType {
 	strides, offset, ok := StridesAndOffset(t)
 	if !ok {
 		return t
 	}
-	rowMajor, terms := offset == 0, []string{}
+	rowMajor := offset == 0
 	want := int64(1)
 	for i := len(strides) - 1; i >= 0; i-- {
-		if strides[i] == Dynamic || offset == Dynamic {
-			return t
-		}
 		if strides[i] != want && t.Shape()[i] != 1 {
 			rowMajor = false
 		}
@@ -455,21 +459,40 @@ func canonicalStridedType(t *ir.MemRefType) *ir.MemRefType {
 	if rowMajor {
 		return ir.MemRefTypeOf(t.Shape(), t.Elem, nil, t.MemorySpace)
 	}
+	var syms []string
+	sym := func() string {
+		s := fmt.Sprintf("s%d", len(syms))
+		syms = append(syms, s)
+		return s
+	}
+	offTerm := ""
+	if offset == Dynamic {
+		offTerm = sym()
+	}
 	dims := make([]string, len(strides))
-	for i, s := range strides {
+	var terms []string
+	for i, st := range strides {
 		dims[i] = fmt.Sprintf("d%d", i)
-		switch s {
+		switch st {
 		case 0:
 		case 1:
 			terms = append(terms, dims[i])
+		case Dynamic:
+			terms = append(terms, dims[i]+" * "+sym())
 		default:
-			terms = append(terms, fmt.Sprintf("d%d * %d", i, s))
+			terms = append(terms, fmt.Sprintf("%s * %d", dims[i], st))
 		}
 	}
-	if offset != 0 || len(terms) == 0 {
+	if offTerm != "" {
+		terms = slices.Insert(terms, min(1, len(terms)), offTerm)
+	} else if offset != 0 || len(terms) == 0 {
 		terms = append(terms, fmt.Sprint(offset))
 	}
-	m := ir.OpaqueAttrOf("affine_map<(" + strings.Join(dims, ", ") + ") -> (" + strings.Join(terms, " + ") + ")>")
+	symList := ""
+	if len(syms) > 0 {
+		symList = "[" + strings.Join(syms, ", ") + "]"
+	}
+	m := ir.OpaqueAttrOf("affine_map<(" + strings.Join(dims, ", ") + ")" + symList + " -> (" + strings.Join(terms, " + ") + ")>")
 	return ir.MemRefTypeOf(t.Shape(), t.Elem, m, t.MemorySpace)
 }
 

@@ -328,11 +328,12 @@ func verifyGlobal(op *ir.Operation) error {
 	return nil
 }
 
+// joinShape writes a shape as upstream's verifier does: "1, 2".
 func joinShape(s []int64) string {
 	out := ""
 	for i, d := range s {
 		if i > 0 {
-			out += "x"
+			out += ", "
 		}
 		out += dimString(d)
 	}

@@ -20,6 +20,7 @@ func init() {
 	register(prepareExtractStridedMetadata, memrefdialect.ExtractStridedMetadata)
 	register(prepareExtractAlignedPointer, memrefdialect.ExtractAlignedPointerAsIndex)
 	register(prepareRank, memrefdialect.Rank)
+	register(prepareDistinctObjects, memrefdialect.DistinctObjects)
 	register(prepareCopy, memrefdialect.Copy)
 	register(direct(func(t *thread, in *instr) {
 		res := t.runCode(in.regions[0], nil)
@@ -136,6 +137,15 @@ func prepareExtractAlignedPointer(k *kernel, op *ir.Operation) runFunc {
 func prepareRank(k *kernel, op *ir.Operation) runFunc {
 	src := k.slot(memrefdialect.RankOp{Op: op}.Memref())
 	return func(t *thread, in *instr) { t.set(in, 0, int64(len(t.mem(in, src).sizes))) }
+}
+
+func prepareDistinctObjects(k *kernel, op *ir.Operation) runFunc {
+	srcs := k.slots(op.Operands())
+	return func(t *thread, in *instr) {
+		for i, s := range srcs {
+			t.set(in, i, t.mem(in, s))
+		}
+	}
 }
 
 // prepareCopy copies element by element in row-major order, as the

@@ -7,9 +7,10 @@ import (
 )
 
 // The memref ops of issue 16 in the reference interpreter: views
-// (expand_shape, collapse_shape, transpose, memory_space_cast), metadata
-// (extract_strided_metadata, rank), copy, alloca_scope, prefetch and the
-// atomics (one thread: a read-modify-write in program order).
+// (expand_shape, collapse_shape, transpose, memory_space_cast,
+// distinct_objects), metadata (extract_strided_metadata, rank), copy,
+// alloca_scope, prefetch and the atomics (one thread: a read-modify-write
+// in program order).
 
 // moreMemref compiles the ops above; ok is false for other ops.
 func (fc *fcomp) moreMemref(op *ir.Operation) (f instr, ok bool, err error) {
@@ -73,6 +74,16 @@ func (fc *fcomp) moreMemref(op *ir.Operation) (f instr, ok bool, err error) {
 		return fc.review(op, c.Source(), c.Dest(), func(_ *frame, m *memref) ([]int64, []int64) {
 			return m.sizes, m.strides
 		}), true, nil
+	case memrefdialect.DistinctObjects:
+		var srcs, dsts []int32
+		for i, v := range op.Operands() {
+			srcs, dsts = append(srcs, fc.sl(op, v)), append(dsts, fc.sl(op, op.Result(i)))
+		}
+		return func(fr *frame) {
+			for i, s := range srcs {
+				fr.m[dsts[i]] = fr.m[s]
+			}
+		}, true, nil
 	case memrefdialect.Rank:
 		r := memrefdialect.RankOp{Op: op}
 		s, d := fc.sl(op, r.Memref()), fc.sl(op, r.Result())
