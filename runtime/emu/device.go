@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,8 @@ type Device struct {
 	// stop is set when the running launch times out; each launch has its
 	// own flag, since the watcher of an earlier one may still be exiting.
 	stop atomic.Pointer[atomic.Bool]
+	// printed is what the running launch's threads printed (printf.go).
+	printed printLog
 }
 
 // LaunchProgress is how far a launch has got.
@@ -300,6 +303,7 @@ func (d *Device) Launch(l *plan.Launch) error {
 	if err != nil {
 		return fmt.Errorf("kernel %s: %v", l.Kernel, err)
 	}
+	defer d.printed.flush(os.Stderr)
 	g, bd := l.Grid, l.Block
 	cl := [3]int{max(l.Cluster[0], 1), max(l.Cluster[1], 1), max(l.Cluster[2], 1)}
 	for i := range 3 {
