@@ -132,7 +132,12 @@ func gpuDoc(name string) string {
 	if l.F64 != "" {
 		fmt.Fprintf(&b, " f64: libdevice's `%s`, %s.", l.F64, bound(l.ULP64))
 	}
+	const onGPU = "on an H200 over 2^20 f32 inputs spread over its domain (bench/gpu/accuracy, docs/gpu-tests.md step 10): "
+	m := measuredOnGPU[name]
 	measured := l.Measured
+	if measured == "" && m.Default != "" {
+		measured = onGPU + m.Default
+	}
 	if measured == "" {
 		measured = "not yet (bench/gpu/accuracy measures every op; scripts/gpu-step10.sh)"
 	}
@@ -140,6 +145,9 @@ func gpuDoc(name string) string {
 	if l.Approx != "" {
 		fmt.Fprintf(&b, " With `fastmath<afn>` (or `fast`), on f32 and narrower formats: %s.", l.Approx)
 		ma := l.MeasuredApprox
+		if ma == "" && m.Approx != "" {
+			ma = onGPU + m.Approx
+		}
 		if ma == "" {
 			ma = "not yet"
 		}
