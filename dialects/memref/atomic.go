@@ -3,6 +3,7 @@ package memref
 import (
 	"strings"
 
+	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -24,6 +25,40 @@ func AtomicKind(op *ir.Operation) string {
 		return AtomicKinds[ia.Int()]
 	}
 	return ""
+}
+
+// atomicSemantics names the arith op whose semantics each kind combines
+// the old value and the operand with (assign has none: it stores the
+// operand).
+var atomicSemantics = map[string]string{
+	"addf": arith.Addf, "addi": arith.Addi, "andi": arith.Andi,
+	"maximumf": arith.Maximumf, "maxnumf": arith.Maxnumf, "maxs": arith.Maxsi, "maxu": arith.Maxui,
+	"minimumf": arith.Minimumf, "minnumf": arith.Minnumf, "mins": arith.Minsi, "minu": arith.Minui,
+	"mulf": arith.Mulf, "muli": arith.Muli, "ori": arith.Ori, "xori": arith.Xori,
+}
+
+// AtomicCombine returns what a memref.atomic_rmw stores given the old
+// element and its operand, as lanes of the element type: the semantics
+// of the arith op of its kind's name (what the GPU computes where gpu is
+// set and the definitions say it differs, as the emulator wants).
+func AtomicCombine(op *ir.Operation, gpu bool) (func(old, v ir.Lane) ir.Lane, error) {
+	name, ok := atomicSemantics[AtomicKind(op)]
+	if !ok {
+		return func(_, v ir.Lane) ir.Lane { return v }, nil // assign
+	}
+	sem := ir.LookupOp(name).Semantics
+	compile := sem.Lane
+	if gpu && sem.GPU != nil {
+		compile = sem.GPU
+	}
+	lane, err := compile(op)
+	if err != nil {
+		return nil, err
+	}
+	return func(old, v ir.Lane) ir.Lane {
+		r, _ := lane(old, v, ir.Lane{})
+		return r
+	}, nil
 }
 
 var atomicKindC = func() ir.AttrConstraint {
@@ -87,11 +122,7 @@ func verifyAtomicRMW(op *ir.Operation) error {
 }
 
 func parseGenericAtomicRMW(p *ir.Parser, st *ir.OperationState) error {
-	mem, err := p.ParseOperand()
-	if err != nil {
-		return err
-	}
-	idx, err := p.ParseOperandList(ir.DelimSquare)
+	mem, idx, err := parseMemRefAccess(p)
 	if err != nil {
 		return err
 	}
@@ -103,10 +134,7 @@ func parseGenericAtomicRMW(p *ir.Parser, st *ir.OperationState) error {
 	if !ok {
 		return p.CustomOpErrorf("expected memref type")
 	}
-	if err := p.ResolveOperands([]ir.UnresolvedOperand{mem}, []ir.Type{t}, st); err != nil {
-		return err
-	}
-	if err := p.ResolveOperandsSameType(idx, ir.Index, st); err != nil {
+	if err := resolveMemRefAccess(p, st, mem, idx, t); err != nil {
 		return err
 	}
 	if err := p.ParseRegion(st.AddRegion(), nil); err != nil {

@@ -75,23 +75,34 @@ func verifyDmaStart(op *ir.Operation) error {
 	return nil
 }
 
-func parseDmaStart(p *ir.Parser, st *ir.OperationState) error {
-	memrefAndIndices := func() (ir.UnresolvedOperand, []ir.UnresolvedOperand, error) {
-		m, err := p.ParseOperand()
-		if err != nil {
-			return m, nil, err
-		}
-		idx, err := p.ParseOperandList(ir.DelimSquare)
-		return m, idx, err
+// parseMemRefAccess parses `%memref[%i, %j]`.
+func parseMemRefAccess(p *ir.Parser) (ir.UnresolvedOperand, []ir.UnresolvedOperand, error) {
+	m, err := p.ParseOperand()
+	if err != nil {
+		return m, nil, err
 	}
-	src, srcIdx, err := memrefAndIndices()
+	idx, err := p.ParseOperandList(ir.DelimSquare)
+	return m, idx, err
+}
+
+// resolveMemRefAccess resolves what parseMemRefAccess read: the memref as
+// type t, the indices as index.
+func resolveMemRefAccess(p *ir.Parser, st *ir.OperationState, m ir.UnresolvedOperand, idx []ir.UnresolvedOperand, t ir.Type) error {
+	if err := p.ResolveOperands([]ir.UnresolvedOperand{m}, []ir.Type{t}, st); err != nil {
+		return err
+	}
+	return p.ResolveOperandsSameType(idx, ir.Index, st)
+}
+
+func parseDmaStart(p *ir.Parser, st *ir.OperationState) error {
+	src, srcIdx, err := parseMemRefAccess(p)
 	if err != nil {
 		return err
 	}
 	if err := p.ParsePunct(","); err != nil {
 		return err
 	}
-	dst, dstIdx, err := memrefAndIndices()
+	dst, dstIdx, err := parseMemRefAccess(p)
 	if err != nil {
 		return err
 	}
@@ -105,7 +116,7 @@ func parseDmaStart(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParsePunct(","); err != nil {
 		return err
 	}
-	tag, tagIdx, err := memrefAndIndices()
+	tag, tagIdx, err := parseMemRefAccess(p)
 	if err != nil {
 		return err
 	}
@@ -127,22 +138,16 @@ func parseDmaStart(p *ir.Parser, st *ir.OperationState) error {
 	if len(ts) != 3 {
 		return ir.Errorf(st.Loc, "custom op 'memref.dma_start' fewer/more types expected")
 	}
-	resolve := func(u ir.UnresolvedOperand, t ir.Type, idx []ir.UnresolvedOperand) error {
-		if err := p.ResolveOperands([]ir.UnresolvedOperand{u}, []ir.Type{t}, st); err != nil {
-			return err
-		}
-		return p.ResolveOperandsSameType(idx, ir.Index, st)
-	}
-	if err := resolve(src, ts[0], srcIdx); err != nil {
+	if err := resolveMemRefAccess(p, st, src, srcIdx, ts[0]); err != nil {
 		return err
 	}
-	if err := resolve(dst, ts[1], dstIdx); err != nil {
+	if err := resolveMemRefAccess(p, st, dst, dstIdx, ts[1]); err != nil {
 		return err
 	}
 	if err := p.ResolveOperandsSameType([]ir.UnresolvedOperand{num}, ir.Index, st); err != nil {
 		return err
 	}
-	if err := resolve(tag, ts[2], tagIdx); err != nil {
+	if err := resolveMemRefAccess(p, st, tag, tagIdx, ts[2]); err != nil {
 		return err
 	}
 	if err := p.ResolveOperandsSameType(stride, ir.Index, st); err != nil {

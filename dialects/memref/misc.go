@@ -187,11 +187,7 @@ var oneDimC = ir.TypeConstraint{Desc: "1D memref of any type values", OK: func(t
 }, KindOK: isMemRef, Kind: "builtin.memref"}
 
 func parsePrefetch(p *ir.Parser, st *ir.OperationState) error {
-	mem, err := p.ParseOperand()
-	if err != nil {
-		return err
-	}
-	idx, err := p.ParseOperandList(ir.DelimSquare)
+	mem, idx, err := parseMemRefAccess(p)
 	if err != nil {
 		return err
 	}
@@ -238,10 +234,7 @@ func parsePrefetch(p *ir.Parser, st *ir.OperationState) error {
 	if err != nil {
 		return err
 	}
-	if err := p.ResolveOperands([]ir.UnresolvedOperand{mem}, []ir.Type{t}, st); err != nil {
-		return err
-	}
-	if err := p.ResolveOperandsSameType(idx, ir.Index, st); err != nil {
+	if err := resolveMemRefAccess(p, st, mem, idx, t); err != nil {
 		return err
 	}
 	st.AddAttr("isWrite", ir.Bool(rw == "write"))

@@ -181,6 +181,58 @@ func layoutIsIdentityMap(t *ir.MemRefType) bool {
 	return false
 }
 
+// CollapsedLayout is the sizes and strides of a collapse_shape view of
+// a memref with the given sizes and strides: a group's size is the
+// product of its sizes, its stride that of its innermost dimension whose
+// size is not 1 (a dimension of size 1 may have any stride).
+func CollapsedLayout(sizes, strides []int64, groups [][]int64) (outSizes, outStrides []int64) {
+	outSizes, outStrides = make([]int64, len(groups)), make([]int64, len(groups))
+	for i, g := range groups {
+		outSizes[i], outStrides[i] = 1, strides[g[0]]
+		for _, d := range g {
+			outSizes[i] *= sizes[d]
+			if sizes[d] != 1 {
+				outStrides[i] = strides[d]
+			}
+		}
+	}
+	return outSizes, outStrides
+}
+
+// ExpandedLayout is the strides of an expand_shape view with the given
+// output sizes of a memref with the given sizes and strides: within a
+// group the innermost dimension keeps the source stride, each outer one
+// is the next inner stride times the next inner size. bad is the first
+// source dimension whose group's sizes do not multiply to its size, or -1.
+func ExpandedLayout(srcSizes, srcStrides, sizes []int64, groups [][]int64) (strides []int64, bad int) {
+	strides = make([]int64, len(sizes))
+	for i := range strides {
+		strides[i] = 1
+	}
+	bad = -1
+	for i, g := range groups {
+		n, s := int64(1), srcStrides[i]
+		for k := len(g) - 1; k >= 0; k-- {
+			strides[g[k]] = s
+			s *= sizes[g[k]]
+			n *= sizes[g[k]]
+		}
+		if n != srcSizes[i] && bad < 0 {
+			bad = i
+		}
+	}
+	return strides, bad
+}
+
+// Permuted is sizes and strides in the order perm gives (a transpose).
+func Permuted(sizes, strides []int64, perm []int) (outSizes, outStrides []int64) {
+	outSizes, outStrides = make([]int64, len(perm)), make([]int64, len(perm))
+	for i, d := range perm {
+		outSizes[i], outStrides[i] = sizes[d], strides[d]
+	}
+	return outSizes, outStrides
+}
+
 // collapsedType is the type collapse_shape gives src: identity layouts
 // stay identity, others are computed.
 func collapsedType(src *ir.MemRefType, shape []int64, groups [][]int64) (*ir.MemRefType, bool) {

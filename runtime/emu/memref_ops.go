@@ -4,7 +4,6 @@ import (
 	"math"
 	"sync"
 
-	"github.com/tmac-dev/tmac/dialects/arith"
 	memrefdialect "github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -45,17 +44,7 @@ func prepareCollapseShape(k *kernel, op *ir.Operation) runFunc {
 	groups, _ := memrefdialect.Reassociation(c.Reassociation())
 	return func(t *thread, in *instr) {
 		m := t.mem(in, src)
-		sizes, strides := make([]int64, len(groups)), make([]int64, len(groups))
-		for i, g := range groups {
-			// The stride of the innermost dimension whose size is not 1.
-			sizes[i], strides[i] = 1, m.strides[g[0]]
-			for _, d := range g {
-				sizes[i] *= m.sizes[d]
-				if m.sizes[d] != 1 {
-					strides[i] = m.strides[d]
-				}
-			}
-		}
+		sizes, strides := memrefdialect.CollapsedLayout(m.sizes, m.strides, groups)
 		t.set(in, 0, view(m, m.offset, sizes, strides))
 	}
 }
@@ -67,24 +56,16 @@ func prepareExpandShape(k *kernel, op *ir.Operation) runFunc {
 	static := e.StaticOutputShape().(*ir.DenseArrayAttr).Ints
 	return func(t *thread, in *instr) {
 		m := t.mem(in, src)
-		sizes, strides := make([]int64, len(static)), make([]int64, len(static))
+		sizes := append([]int64(nil), static...)
 		next := 0
-		for i, s := range static {
+		for i, s := range sizes {
 			if s == ir.Dynamic {
-				s, next = t.int(in, dyn[next]), next+1
+				sizes[i], next = t.int(in, dyn[next]), next+1
 			}
-			sizes[i], strides[i] = s, 1
 		}
-		for i, g := range groups {
-			n, s := int64(1), m.strides[i]
-			for k := len(g) - 1; k >= 0; k-- {
-				strides[g[k]] = s
-				s *= sizes[g[k]]
-				n *= sizes[g[k]]
-			}
-			if n != m.sizes[i] {
-				t.failf(in.op, "output_shape splits dimension %d of size %d into sizes of product %d", i, m.sizes[i], n)
-			}
+		strides, bad := memrefdialect.ExpandedLayout(m.sizes, m.strides, sizes, groups)
+		if bad >= 0 {
+			t.failf(in.op, "output_shape %v does not split dimension %d of size %d", sizes, bad, m.sizes[bad])
 		}
 		t.set(in, 0, view(m, m.offset, sizes, strides))
 	}
@@ -96,10 +77,7 @@ func prepareTranspose(k *kernel, op *ir.Operation) runFunc {
 	perm, _ := memrefdialect.Permutation(x.Permutation())
 	return func(t *thread, in *instr) {
 		m := t.mem(in, src)
-		sizes, strides := make([]int64, len(perm)), make([]int64, len(perm))
-		for i, d := range perm {
-			sizes[i], strides[i] = m.sizes[d], m.strides[d]
-		}
+		sizes, strides := memrefdialect.Permuted(m.sizes, m.strides, perm)
 		t.set(in, 0, view(m, m.offset, sizes, strides))
 	}
 }
@@ -190,16 +168,6 @@ func prepareCopy(k *kernel, op *ir.Operation) runFunc {
 // they do not wait for atomics on the GPU either.
 var atomicMu sync.Mutex
 
-// atomicSemantics names the arith op whose semantics each kind of
-// memref.atomic_rmw combines the old value and the operand with (assign
-// has none: it stores the operand).
-var atomicSemantics = map[string]string{
-	"addf": arith.Addf, "addi": arith.Addi, "andi": arith.Andi,
-	"maximumf": arith.Maximumf, "maxnumf": arith.Maxnumf, "maxs": arith.Maxsi, "maxu": arith.Maxui,
-	"minimumf": arith.Minimumf, "minnumf": arith.Minnumf, "mins": arith.Minsi, "minu": arith.Minui,
-	"mulf": arith.Mulf, "muli": arith.Muli, "ori": arith.Ori, "xori": arith.Xori,
-}
-
 // toLane and fromLane move an emulated scalar in and out of ir.Lane.
 func toLane(v any) ir.Lane {
 	switch x := v.(type) {
@@ -235,26 +203,18 @@ func prepareAtomicRMW(k *kernel, op *ir.Operation) runFunc {
 	a := memrefdialect.AtomicRmwOp{Op: op}
 	val, dst, indices := k.slot(a.Value()), k.slot(a.Memref()), k.slots(a.Indices())
 	elem := a.Value().Type()
-	kind := memrefdialect.AtomicKind(op)
-	combine := func(old, v any) any { return v } // assign
-	if name, ok := atomicSemantics[kind]; ok {
-		sem := ir.LookupOp(name).Semantics
-		lane, err := sem.Lane(op)
-		if sem.GPU != nil {
-			lane, err = sem.GPU(op)
-		}
-		if err != nil {
-			return func(t *thread, in *instr) { t.failf(in.op, "kind %s on '%s': %v", kind, elem, err) }
-		}
-		combine = func(old, v any) any {
-			r, _ := lane(toLane(old), toLane(v), ir.Lane{})
-			return fromLane(r, elem)
+	combine, err := memrefdialect.AtomicCombine(op, true)
+	if err != nil {
+		return func(t *thread, in *instr) {
+			t.failf(in.op, "kind %s on '%s': %v", memrefdialect.AtomicKind(op), elem, err)
 		}
 	}
 	return func(t *thread, in *instr) {
 		m := t.mem(in, dst)
 		v := t.vals[val]
-		t.set(in, 0, t.atomicAt(in.op, m, t.ints(in, indices), func(old any) any { return combine(old, v) }))
+		t.set(in, 0, t.atomicAt(in.op, m, t.ints(in, indices), func(old any) any {
+			return fromLane(combine(toLane(old), toLane(v)), elem)
+		}))
 	}
 }
 

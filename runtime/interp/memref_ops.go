@@ -1,7 +1,6 @@
 package interp
 
 import (
-	"github.com/tmac-dev/tmac/dialects/arith"
 	memrefdialect "github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -19,18 +18,7 @@ func (fc *fcomp) moreMemref(op *ir.Operation) (f instr, ok bool, err error) {
 		c := memrefdialect.CollapseShapeOp{Op: op}
 		groups, _ := memrefdialect.Reassociation(c.Reassociation())
 		return fc.review(op, c.Src(), c.Result(), func(_ *frame, m *memref) ([]int64, []int64) {
-			sizes, strides := make([]int64, len(groups)), make([]int64, len(groups))
-			for i, g := range groups {
-				// The stride of the innermost dimension whose size is not 1.
-				sizes[i], strides[i] = 1, m.strides[g[0]]
-				for _, d := range g {
-					sizes[i] *= m.sizes[d]
-					if m.sizes[d] != 1 {
-						strides[i] = m.strides[d]
-					}
-				}
-			}
-			return sizes, strides
+			return memrefdialect.CollapsedLayout(m.sizes, m.strides, groups)
 		}), true, nil
 	case memrefdialect.ExpandShape:
 		e := memrefdialect.ExpandShapeOp{Op: op}
@@ -38,24 +26,16 @@ func (fc *fcomp) moreMemref(op *ir.Operation) (f instr, ok bool, err error) {
 		static := e.StaticOutputShape().(*ir.DenseArrayAttr).Ints
 		dyn := fc.idxSlots(op, e.OutputShape())
 		return fc.review(op, e.Src(), e.Result(), func(fr *frame, m *memref) ([]int64, []int64) {
-			sizes, strides := make([]int64, len(static)), make([]int64, len(static))
+			sizes := append([]int64(nil), static...)
 			next := 0
-			for i, s := range static {
+			for i, s := range sizes {
 				if s == ir.Dynamic {
-					s, next = fr.i[dyn[next]], next+1
+					sizes[i], next = fr.i[dyn[next]], next+1
 				}
-				sizes[i], strides[i] = s, 1
 			}
-			for i, g := range groups {
-				n, s := int64(1), m.strides[i]
-				for k := len(g) - 1; k >= 0; k-- {
-					strides[g[k]] = s
-					s *= sizes[g[k]]
-					n *= sizes[g[k]]
-				}
-				if n != m.sizes[i] {
-					fail(op, "output_shape splits dimension %d of size %d into sizes of product %d", i, m.sizes[i], n)
-				}
+			strides, bad := memrefdialect.ExpandedLayout(m.sizes, m.strides, sizes, groups)
+			if bad >= 0 {
+				fail(op, "output_shape %v does not split dimension %d of size %d", sizes, bad, m.sizes[bad])
 			}
 			return sizes, strides
 		}), true, nil
@@ -63,11 +43,7 @@ func (fc *fcomp) moreMemref(op *ir.Operation) (f instr, ok bool, err error) {
 		t := memrefdialect.TransposeOp{Op: op}
 		perm, _ := memrefdialect.Permutation(t.Permutation())
 		return fc.review(op, t.In(), t.Result(), func(_ *frame, m *memref) ([]int64, []int64) {
-			sizes, strides := make([]int64, len(perm)), make([]int64, len(perm))
-			for i, d := range perm {
-				sizes[i], strides[i] = m.sizes[d], m.strides[d]
-			}
-			return sizes, strides
+			return memrefdialect.Permuted(m.sizes, m.strides, perm)
 		}), true, nil
 	case memrefdialect.MemorySpaceCast:
 		c := memrefdialect.MemorySpaceCastOp{Op: op}
@@ -185,55 +161,49 @@ func (fc *fcomp) copyOp(c memrefdialect.CopyOp) (instr, error) {
 	}, nil
 }
 
-// atomicSemantics names the arith op whose semantics each kind of
-// memref.atomic_rmw combines the old value and the operand with (assign
-// stores the operand).
-var atomicSemantics = map[string]string{
-	"addf": arith.Addf, "addi": arith.Addi, "andi": arith.Andi,
-	"maximumf": arith.Maximumf, "maxnumf": arith.Maxnumf, "maxs": arith.Maxsi, "maxu": arith.Maxui,
-	"minimumf": arith.Minimumf, "minnumf": arith.Minnumf, "mins": arith.Minsi, "minu": arith.Minui,
-	"mulf": arith.Mulf, "muli": arith.Muli, "ori": arith.Ori, "xori": arith.Xori,
+// laneAccess reads and writes an element of type et, and a frame slot
+// of its kind, as an ir.Lane.
+func laneAccess(et ir.Type) (load func(p []byte, off int64) ir.Lane, store func(p []byte, off int64, l ir.Lane), get func(fr *frame, s int32) ir.Lane, set func(fr *frame, s int32, l ir.Lane)) {
+	if ir.IsFloat(et) {
+		lf, sf := loadFloat(et), storeFloat(et)
+		return func(p []byte, off int64) ir.Lane { return ir.Lane{F: lf(p, off)} },
+			func(p []byte, off int64, l ir.Lane) { sf(p, off, l.F) },
+			func(fr *frame, s int32) ir.Lane { return ir.Lane{F: fr.f[s]} },
+			func(fr *frame, s int32, l ir.Lane) { fr.f[s] = l.F }
+	}
+	li, si := loadInt(et), storeInt(et)
+	return func(p []byte, off int64) ir.Lane { return ir.Lane{I: li(p, off)} },
+		func(p []byte, off int64, l ir.Lane) { si(p, off, l.I) },
+		func(fr *frame, s int32) ir.Lane { return ir.Lane{I: fr.i[s]} },
+		func(fr *frame, s int32, l ir.Lane) { fr.i[s] = l.I }
 }
 
-func (fc *fcomp) atomicRMW(a memrefdialect.AtomicRmwOp) (instr, error) {
-	op := a.Op
-	ms, ix := fc.sl(op, a.Memref()), fc.idxSlots(op, a.Indices())
-	vs, d := fc.sl(op, a.Value()), fc.sl(op, a.Result())
-	et := a.Value().Type()
-	kind := memrefdialect.AtomicKind(op)
-	combine := func(_, v ir.Lane) ir.Lane { return v } // assign
-	if name, ok := atomicSemantics[kind]; ok {
-		lane, err := ir.LookupOp(name).Semantics.Lane(op)
-		if err != nil {
-			return nil, opErr(op, "kind %s on '%s': %v", kind, et, err)
-		}
-		combine = func(old, v ir.Lane) ir.Lane {
-			r, _ := lane(old, v, ir.Lane{})
-			return r
-		}
-	}
-	if ir.IsFloat(et) {
-		get, put := loadFloat(et), storeFloat(et)
-		return func(fr *frame) {
-			m := fr.m[ms]
-			off := offsetOf(op, fr, m, ix)
-			noteRead(fr, m)
-			old := get(m.data, off)
-			put(m.data, off, combine(ir.Lane{F: old}, ir.Lane{F: fr.f[vs]}).F)
-			noteStore(fr, m, off)
-			fr.f[d] = old
-		}, nil
-	}
-	get, put := loadInt(et), storeInt(et)
+// readModifyWrite replaces the element at the indices ix of the memref in
+// slot ms by update(old) and puts old in slot d.
+func readModifyWrite(op *ir.Operation, et ir.Type, ms int32, ix []int32, d int32, update func(fr *frame, old ir.Lane) ir.Lane) instr {
+	load, store, _, set := laneAccess(et)
 	return func(fr *frame) {
 		m := fr.m[ms]
 		off := offsetOf(op, fr, m, ix)
 		noteRead(fr, m)
-		old := get(m.data, off)
-		put(m.data, off, combine(ir.Lane{I: old}, ir.Lane{I: fr.i[vs]}).I)
+		old := load(m.data, off)
+		store(m.data, off, update(fr, old))
 		noteStore(fr, m, off)
-		fr.i[d] = old
-	}, nil
+		set(fr, d, old)
+	}
+}
+
+func (fc *fcomp) atomicRMW(a memrefdialect.AtomicRmwOp) (instr, error) {
+	op := a.Op
+	et := a.Value().Type()
+	combine, err := memrefdialect.AtomicCombine(op, false)
+	if err != nil {
+		return nil, opErr(op, "kind %s on '%s': %v", memrefdialect.AtomicKind(op), et, err)
+	}
+	vs := fc.sl(op, a.Value())
+	_, _, get, _ := laneAccess(et)
+	return readModifyWrite(op, et, fc.sl(op, a.Memref()), fc.idxSlots(op, a.Indices()), fc.sl(op, a.Result()),
+		func(fr *frame, old ir.Lane) ir.Lane { return combine(old, get(fr, vs)) }), nil
 }
 
 // genericAtomicRMW runs the region on the element's value; what it
@@ -241,41 +211,20 @@ func (fc *fcomp) atomicRMW(a memrefdialect.AtomicRmwOp) (instr, error) {
 // is the value read.
 func (fc *fcomp) genericAtomicRMW(g memrefdialect.GenericAtomicRmwOp) (instr, error) {
 	op := g.Op
-	ms, ix, d := fc.sl(op, g.Memref()), fc.idxSlots(op, g.Indices()), fc.sl(op, g.Result())
-	arg := g.AtomicBody().Entry().Arg(0)
-	argSlot, err := fc.slotOf(arg)
+	arg, err := fc.slotOf(g.AtomicBody().Entry().Arg(0))
 	if err != nil {
 		return nil, opErr(op, "%v", err)
 	}
-	body, err := fc.region(g.AtomicBody(), fc.operandsTo([]slot{argSlot}))
+	body, err := fc.region(g.AtomicBody(), fc.operandsTo([]slot{arg}))
 	if err != nil {
 		return nil, err
 	}
 	et := g.Result().Type()
-	if ir.IsFloat(et) {
-		get, put := loadFloat(et), storeFloat(et)
-		return func(fr *frame) {
-			m := fr.m[ms]
-			off := offsetOf(op, fr, m, ix)
-			noteRead(fr, m)
-			old := get(m.data, off)
-			fr.f[argSlot.i] = old
+	_, _, get, set := laneAccess(et)
+	return readModifyWrite(op, et, fc.sl(op, g.Memref()), fc.idxSlots(op, g.Indices()), fc.sl(op, g.Result()),
+		func(fr *frame, old ir.Lane) ir.Lane {
+			set(fr, arg.i, old)
 			runList(fr, body)
-			put(m.data, off, fr.f[argSlot.i])
-			noteStore(fr, m, off)
-			fr.f[d] = old
-		}, nil
-	}
-	get, put := loadInt(et), storeInt(et)
-	return func(fr *frame) {
-		m := fr.m[ms]
-		off := offsetOf(op, fr, m, ix)
-		noteRead(fr, m)
-		old := get(m.data, off)
-		fr.i[argSlot.i] = old
-		runList(fr, body)
-		put(m.data, off, fr.i[argSlot.i])
-		noteStore(fr, m, off)
-		fr.i[d] = old
-	}, nil
+			return get(fr, arg.i)
+		}), nil
 }
