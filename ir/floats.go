@@ -23,6 +23,8 @@ var floatFormats = [...]floatFormat{
 	F8E4M3FN: {4, 3, 7, false, true},
 	F8E5M2:   {5, 2, 15, true, false},
 	TF32:     {8, 10, 127, true, false},
+	F80:      {15, 63, 16383, true, false}, // the explicit integer bit is not counted
+	F128:     {15, 112, 16383, true, false},
 }
 
 // Precision returns the number of significand bits including the implicit one.

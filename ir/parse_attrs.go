@@ -199,7 +199,18 @@ func (p *Parser) parseNumberAttr(neg bool, t Type) (Attribute, error) {
 	return p.numberAttrOfType(litTok, neg, t)
 }
 
+// noValuesOf rejects a constant of a float type tmac holds no values of.
+func (p *Parser) noValuesOf(tok Token, t Type) error {
+	if ft, ok := t.(*FloatType); ok && (ft.Kind == F80 || ft.Kind == F128) {
+		return p.ErrorAt(tok, "tmac does not support %s constants: it holds float values as 64-bit floats", ft)
+	}
+	return nil
+}
+
 func (p *Parser) numberAttrOfType(litTok Token, neg bool, t Type) (Attribute, error) {
+	if err := p.noValuesOf(litTok, t); err != nil {
+		return nil, err
+	}
 	text := litTok.Text
 	if litTok.Kind == TokFloat {
 		if t == nil {
@@ -585,6 +596,9 @@ func (p *Parser) denseFromHex(tok Token, st ShapedType) (Attribute, error) {
 		raw[i] = hexVal(hi)<<4 | hexVal(lo)
 	}
 	elem := st.ElementType()
+	if err := p.noValuesOf(tok, elem); err != nil {
+		return nil, err
+	}
 	bits := BitWidth(elem)
 	if ft, ok := elem.(*FloatType); ok {
 		bits = ft.Kind.StorageBits()

@@ -20,7 +20,7 @@ func (p *Parser) isTypeStart() bool {
 
 func isBuiltinTypeKeyword(s string) bool {
 	switch s {
-	case "index", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32", "none",
+	case "index", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32", "f80", "f128", "none",
 		"memref", "vector", "tensor", "tuple", "complex":
 		return true
 	}
@@ -150,7 +150,7 @@ func (p *Parser) parseTypeUncached() (Type, error) {
 		case "none":
 			p.next()
 			return None, nil
-		case "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32":
+		case "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32", "f80", "f128":
 			p.next()
 			for k, n := range floatNames {
 				if n == kw {

@@ -102,10 +102,15 @@ const (
 	F8E4M3FN
 	F8E5M2
 	TF32
+	// F80 (x87 extended) and F128 (IEEE quad) are types only: tmac reads,
+	// verifies and prints them as upstream does, but holds no values of
+	// them (a float64 cannot) and compiles none.
+	F80
+	F128
 )
 
-var floatNames = [...]string{"f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32"}
-var floatWidths = [...]int{16, 16, 32, 64, 8, 8, 19}
+var floatNames = [...]string{"f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32", "f80", "f128"}
+var floatWidths = [...]int{16, 16, 32, 64, 8, 8, 19, 80, 128}
 
 // FloatType is one of the builtin floating-point types.
 type FloatType struct {
