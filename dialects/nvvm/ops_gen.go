@@ -13,12 +13,17 @@ const (
 	Barrier                              = "nvvm.barrier"
 	BarrierArrive                        = "nvvm.barrier.arrive"
 	Barrier0                             = "nvvm.barrier0"
+	Breakpoint                           = "nvvm.breakpoint"
 	ClusterArrive                        = "nvvm.cluster.arrive"
 	ClusterArriveRelaxed                 = "nvvm.cluster.arrive.relaxed"
 	ClusterWait                          = "nvvm.cluster.wait"
 	CpAsyncBulkCommitGroup               = "nvvm.cp.async.bulk.commit.group"
+	CpAsyncBulkGlobalSharedCta           = "nvvm.cp.async.bulk.global.shared.cta"
+	CpAsyncBulkPrefetch                  = "nvvm.cp.async.bulk.prefetch"
+	CpAsyncBulkSharedClusterGlobal       = "nvvm.cp.async.bulk.shared.cluster.global"
 	CpAsyncBulkTensorGlobalSharedCta     = "nvvm.cp.async.bulk.tensor.global.shared.cta"
 	CpAsyncBulkTensorPrefetch            = "nvvm.cp.async.bulk.tensor.prefetch"
+	CpAsyncBulkTensorReduce              = "nvvm.cp.async.bulk.tensor.reduce"
 	CpAsyncBulkTensorSharedClusterGlobal = "nvvm.cp.async.bulk.tensor.shared.cluster.global"
 	CpAsyncBulkWaitGroup                 = "nvvm.cp.async.bulk.wait_group"
 	CpAsyncCommitGroup                   = "nvvm.cp.async.commit.group"
@@ -28,6 +33,7 @@ const (
 	DotAccumulate2way                    = "nvvm.dot.accumulate.2way"
 	DotAccumulate4way                    = "nvvm.dot.accumulate.4way"
 	ElectSync                            = "nvvm.elect.sync"
+	Exit                                 = "nvvm.exit"
 	FenceMbarrierInit                    = "nvvm.fence.mbarrier.init"
 	FenceProxy                           = "nvvm.fence.proxy"
 	FenceProxyAcquire                    = "nvvm.fence.proxy.acquire"
@@ -40,11 +46,14 @@ const (
 	MbarrierArrive                       = "nvvm.mbarrier.arrive"
 	MbarrierArriveExpectTx               = "nvvm.mbarrier.arrive.expect_tx"
 	MbarrierArriveNocomplete             = "nvvm.mbarrier.arrive.nocomplete"
+	MbarrierArriveDrop                   = "nvvm.mbarrier.arrive_drop"
 	MbarrierInit                         = "nvvm.mbarrier.init"
 	MbarrierInval                        = "nvvm.mbarrier.inval"
 	MbarrierTestWait                     = "nvvm.mbarrier.test.wait"
 	MbarrierTryWait                      = "nvvm.mbarrier.try_wait"
 	MbarrierTryWaitParity                = "nvvm.mbarrier.try_wait.parity"
+	Nanosleep                            = "nvvm.nanosleep"
+	Pmevent                              = "nvvm.pmevent"
 	Prefetch                             = "nvvm.prefetch"
 	RcpApproxFtzF                        = "nvvm.rcp.approx.ftz.f"
 	ReadPtxSregClock                     = "nvvm.read.ptx.sreg.clock"
@@ -144,6 +153,8 @@ type (
 	BarrierArriveOp struct{ Op *ir.Operation }
 	// Barrier0Op views an op named nvvm.barrier0.
 	Barrier0Op struct{ Op *ir.Operation }
+	// BreakpointOp views an op named nvvm.breakpoint.
+	BreakpointOp struct{ Op *ir.Operation }
 	// ClusterArriveOp views an op named nvvm.cluster.arrive.
 	ClusterArriveOp struct{ Op *ir.Operation }
 	// ClusterArriveRelaxedOp views an op named nvvm.cluster.arrive.relaxed.
@@ -152,10 +163,18 @@ type (
 	ClusterWaitOp struct{ Op *ir.Operation }
 	// CpAsyncBulkCommitGroupOp views an op named nvvm.cp.async.bulk.commit.group.
 	CpAsyncBulkCommitGroupOp struct{ Op *ir.Operation }
+	// CpAsyncBulkGlobalSharedCtaOp views an op named nvvm.cp.async.bulk.global.shared.cta.
+	CpAsyncBulkGlobalSharedCtaOp struct{ Op *ir.Operation }
+	// CpAsyncBulkPrefetchOp views an op named nvvm.cp.async.bulk.prefetch.
+	CpAsyncBulkPrefetchOp struct{ Op *ir.Operation }
+	// CpAsyncBulkSharedClusterGlobalOp views an op named nvvm.cp.async.bulk.shared.cluster.global.
+	CpAsyncBulkSharedClusterGlobalOp struct{ Op *ir.Operation }
 	// CpAsyncBulkTensorGlobalSharedCtaOp views an op named nvvm.cp.async.bulk.tensor.global.shared.cta.
 	CpAsyncBulkTensorGlobalSharedCtaOp struct{ Op *ir.Operation }
 	// CpAsyncBulkTensorPrefetchOp views an op named nvvm.cp.async.bulk.tensor.prefetch.
 	CpAsyncBulkTensorPrefetchOp struct{ Op *ir.Operation }
+	// CpAsyncBulkTensorReduceOp views an op named nvvm.cp.async.bulk.tensor.reduce.
+	CpAsyncBulkTensorReduceOp struct{ Op *ir.Operation }
 	// CpAsyncBulkTensorSharedClusterGlobalOp views an op named nvvm.cp.async.bulk.tensor.shared.cluster.global.
 	CpAsyncBulkTensorSharedClusterGlobalOp struct{ Op *ir.Operation }
 	// CpAsyncBulkWaitGroupOp views an op named nvvm.cp.async.bulk.wait_group.
@@ -174,6 +193,8 @@ type (
 	DotAccumulate4wayOp struct{ Op *ir.Operation }
 	// ElectSyncOp views an op named nvvm.elect.sync.
 	ElectSyncOp struct{ Op *ir.Operation }
+	// ExitOp views an op named nvvm.exit.
+	ExitOp struct{ Op *ir.Operation }
 	// FenceMbarrierInitOp views an op named nvvm.fence.mbarrier.init.
 	FenceMbarrierInitOp struct{ Op *ir.Operation }
 	// FenceProxyOp views an op named nvvm.fence.proxy.
@@ -198,6 +219,8 @@ type (
 	MbarrierArriveExpectTxOp struct{ Op *ir.Operation }
 	// MbarrierArriveNocompleteOp views an op named nvvm.mbarrier.arrive.nocomplete.
 	MbarrierArriveNocompleteOp struct{ Op *ir.Operation }
+	// MbarrierArriveDropOp views an op named nvvm.mbarrier.arrive_drop.
+	MbarrierArriveDropOp struct{ Op *ir.Operation }
 	// MbarrierInitOp views an op named nvvm.mbarrier.init.
 	MbarrierInitOp struct{ Op *ir.Operation }
 	// MbarrierInvalOp views an op named nvvm.mbarrier.inval.
@@ -208,6 +231,10 @@ type (
 	MbarrierTryWaitOp struct{ Op *ir.Operation }
 	// MbarrierTryWaitParityOp views an op named nvvm.mbarrier.try_wait.parity.
 	MbarrierTryWaitParityOp struct{ Op *ir.Operation }
+	// NanosleepOp views an op named nvvm.nanosleep.
+	NanosleepOp struct{ Op *ir.Operation }
+	// PmeventOp views an op named nvvm.pmevent.
+	PmeventOp struct{ Op *ir.Operation }
 	// PrefetchOp views an op named nvvm.prefetch.
 	PrefetchOp struct{ Op *ir.Operation }
 	// RcpApproxFtzFOp views an op named nvvm.rcp.approx.ftz.f.
@@ -402,6 +429,11 @@ func AsBarrier0(op *ir.Operation) (Barrier0Op, bool) {
 	return ir.As[Barrier0Op](op, Barrier0)
 }
 
+// AsBreakpoint returns op as a BreakpointOp, and whether it is named nvvm.breakpoint.
+func AsBreakpoint(op *ir.Operation) (BreakpointOp, bool) {
+	return ir.As[BreakpointOp](op, Breakpoint)
+}
+
 // AsClusterArrive returns op as a ClusterArriveOp, and whether it is named nvvm.cluster.arrive.
 func AsClusterArrive(op *ir.Operation) (ClusterArriveOp, bool) {
 	return ir.As[ClusterArriveOp](op, ClusterArrive)
@@ -422,6 +454,21 @@ func AsCpAsyncBulkCommitGroup(op *ir.Operation) (CpAsyncBulkCommitGroupOp, bool)
 	return ir.As[CpAsyncBulkCommitGroupOp](op, CpAsyncBulkCommitGroup)
 }
 
+// AsCpAsyncBulkGlobalSharedCta returns op as a CpAsyncBulkGlobalSharedCtaOp, and whether it is named nvvm.cp.async.bulk.global.shared.cta.
+func AsCpAsyncBulkGlobalSharedCta(op *ir.Operation) (CpAsyncBulkGlobalSharedCtaOp, bool) {
+	return ir.As[CpAsyncBulkGlobalSharedCtaOp](op, CpAsyncBulkGlobalSharedCta)
+}
+
+// AsCpAsyncBulkPrefetch returns op as a CpAsyncBulkPrefetchOp, and whether it is named nvvm.cp.async.bulk.prefetch.
+func AsCpAsyncBulkPrefetch(op *ir.Operation) (CpAsyncBulkPrefetchOp, bool) {
+	return ir.As[CpAsyncBulkPrefetchOp](op, CpAsyncBulkPrefetch)
+}
+
+// AsCpAsyncBulkSharedClusterGlobal returns op as a CpAsyncBulkSharedClusterGlobalOp, and whether it is named nvvm.cp.async.bulk.shared.cluster.global.
+func AsCpAsyncBulkSharedClusterGlobal(op *ir.Operation) (CpAsyncBulkSharedClusterGlobalOp, bool) {
+	return ir.As[CpAsyncBulkSharedClusterGlobalOp](op, CpAsyncBulkSharedClusterGlobal)
+}
+
 // AsCpAsyncBulkTensorGlobalSharedCta returns op as a CpAsyncBulkTensorGlobalSharedCtaOp, and whether it is named nvvm.cp.async.bulk.tensor.global.shared.cta.
 func AsCpAsyncBulkTensorGlobalSharedCta(op *ir.Operation) (CpAsyncBulkTensorGlobalSharedCtaOp, bool) {
 	return ir.As[CpAsyncBulkTensorGlobalSharedCtaOp](op, CpAsyncBulkTensorGlobalSharedCta)
@@ -430,6 +477,11 @@ func AsCpAsyncBulkTensorGlobalSharedCta(op *ir.Operation) (CpAsyncBulkTensorGlob
 // AsCpAsyncBulkTensorPrefetch returns op as a CpAsyncBulkTensorPrefetchOp, and whether it is named nvvm.cp.async.bulk.tensor.prefetch.
 func AsCpAsyncBulkTensorPrefetch(op *ir.Operation) (CpAsyncBulkTensorPrefetchOp, bool) {
 	return ir.As[CpAsyncBulkTensorPrefetchOp](op, CpAsyncBulkTensorPrefetch)
+}
+
+// AsCpAsyncBulkTensorReduce returns op as a CpAsyncBulkTensorReduceOp, and whether it is named nvvm.cp.async.bulk.tensor.reduce.
+func AsCpAsyncBulkTensorReduce(op *ir.Operation) (CpAsyncBulkTensorReduceOp, bool) {
+	return ir.As[CpAsyncBulkTensorReduceOp](op, CpAsyncBulkTensorReduce)
 }
 
 // AsCpAsyncBulkTensorSharedClusterGlobal returns op as a CpAsyncBulkTensorSharedClusterGlobalOp, and whether it is named nvvm.cp.async.bulk.tensor.shared.cluster.global.
@@ -475,6 +527,11 @@ func AsDotAccumulate4way(op *ir.Operation) (DotAccumulate4wayOp, bool) {
 // AsElectSync returns op as a ElectSyncOp, and whether it is named nvvm.elect.sync.
 func AsElectSync(op *ir.Operation) (ElectSyncOp, bool) {
 	return ir.As[ElectSyncOp](op, ElectSync)
+}
+
+// AsExit returns op as a ExitOp, and whether it is named nvvm.exit.
+func AsExit(op *ir.Operation) (ExitOp, bool) {
+	return ir.As[ExitOp](op, Exit)
 }
 
 // AsFenceMbarrierInit returns op as a FenceMbarrierInitOp, and whether it is named nvvm.fence.mbarrier.init.
@@ -537,6 +594,11 @@ func AsMbarrierArriveNocomplete(op *ir.Operation) (MbarrierArriveNocompleteOp, b
 	return ir.As[MbarrierArriveNocompleteOp](op, MbarrierArriveNocomplete)
 }
 
+// AsMbarrierArriveDrop returns op as a MbarrierArriveDropOp, and whether it is named nvvm.mbarrier.arrive_drop.
+func AsMbarrierArriveDrop(op *ir.Operation) (MbarrierArriveDropOp, bool) {
+	return ir.As[MbarrierArriveDropOp](op, MbarrierArriveDrop)
+}
+
 // AsMbarrierInit returns op as a MbarrierInitOp, and whether it is named nvvm.mbarrier.init.
 func AsMbarrierInit(op *ir.Operation) (MbarrierInitOp, bool) {
 	return ir.As[MbarrierInitOp](op, MbarrierInit)
@@ -560,6 +622,16 @@ func AsMbarrierTryWait(op *ir.Operation) (MbarrierTryWaitOp, bool) {
 // AsMbarrierTryWaitParity returns op as a MbarrierTryWaitParityOp, and whether it is named nvvm.mbarrier.try_wait.parity.
 func AsMbarrierTryWaitParity(op *ir.Operation) (MbarrierTryWaitParityOp, bool) {
 	return ir.As[MbarrierTryWaitParityOp](op, MbarrierTryWaitParity)
+}
+
+// AsNanosleep returns op as a NanosleepOp, and whether it is named nvvm.nanosleep.
+func AsNanosleep(op *ir.Operation) (NanosleepOp, bool) {
+	return ir.As[NanosleepOp](op, Nanosleep)
+}
+
+// AsPmevent returns op as a PmeventOp, and whether it is named nvvm.pmevent.
+func AsPmevent(op *ir.Operation) (PmeventOp, bool) {
+	return ir.As[PmeventOp](op, Pmevent)
 }
 
 // AsPrefetch returns op as a PrefetchOp, and whether it is named nvvm.prefetch.
@@ -1027,6 +1099,76 @@ func (o BarrierArriveOp) NumberOfThreads() ir.Value {
 	return o.Op.OperandNamed("numberOfThreads")
 }
 
+// DstMem returns the `dstMem` operand (LLVM pointer in address space 1).
+func (o CpAsyncBulkGlobalSharedCtaOp) DstMem() ir.Value {
+	return o.Op.OperandNamed("dstMem")
+}
+
+// SrcMem returns the `srcMem` operand (LLVM pointer in address space 3).
+func (o CpAsyncBulkGlobalSharedCtaOp) SrcMem() ir.Value {
+	return o.Op.OperandNamed("srcMem")
+}
+
+// Size returns the `size` operand (32-bit signless integer).
+func (o CpAsyncBulkGlobalSharedCtaOp) Size() ir.Value {
+	return o.Op.OperandNamed("size")
+}
+
+// L2CacheHint returns the optional `l2CacheHint` operand (64-bit signless integer), or nil if absent.
+func (o CpAsyncBulkGlobalSharedCtaOp) L2CacheHint() ir.Value {
+	return o.Op.OperandNamed("l2CacheHint")
+}
+
+// ByteMask returns the optional `byteMask` operand (16-bit signless integer), or nil if absent.
+func (o CpAsyncBulkGlobalSharedCtaOp) ByteMask() ir.Value {
+	return o.Op.OperandNamed("byteMask")
+}
+
+// SrcMem returns the `srcMem` operand (LLVM pointer in address space 1).
+func (o CpAsyncBulkPrefetchOp) SrcMem() ir.Value {
+	return o.Op.OperandNamed("srcMem")
+}
+
+// Size returns the `size` operand (32-bit signless integer).
+func (o CpAsyncBulkPrefetchOp) Size() ir.Value {
+	return o.Op.OperandNamed("size")
+}
+
+// L2CacheHint returns the optional `l2CacheHint` operand (64-bit signless integer), or nil if absent.
+func (o CpAsyncBulkPrefetchOp) L2CacheHint() ir.Value {
+	return o.Op.OperandNamed("l2CacheHint")
+}
+
+// DstMem returns the `dstMem` operand (LLVM pointer in address space 3 or LLVM pointer in address space 7).
+func (o CpAsyncBulkSharedClusterGlobalOp) DstMem() ir.Value {
+	return o.Op.OperandNamed("dstMem")
+}
+
+// SrcMem returns the `srcMem` operand (LLVM pointer in address space 1).
+func (o CpAsyncBulkSharedClusterGlobalOp) SrcMem() ir.Value {
+	return o.Op.OperandNamed("srcMem")
+}
+
+// Mbar returns the `mbar` operand (LLVM pointer in address space 3).
+func (o CpAsyncBulkSharedClusterGlobalOp) Mbar() ir.Value {
+	return o.Op.OperandNamed("mbar")
+}
+
+// Size returns the `size` operand (32-bit signless integer).
+func (o CpAsyncBulkSharedClusterGlobalOp) Size() ir.Value {
+	return o.Op.OperandNamed("size")
+}
+
+// MulticastMask returns the optional `multicastMask` operand (16-bit signless integer), or nil if absent.
+func (o CpAsyncBulkSharedClusterGlobalOp) MulticastMask() ir.Value {
+	return o.Op.OperandNamed("multicastMask")
+}
+
+// L2CacheHint returns the optional `l2CacheHint` operand (64-bit signless integer), or nil if absent.
+func (o CpAsyncBulkSharedClusterGlobalOp) L2CacheHint() ir.Value {
+	return o.Op.OperandNamed("l2CacheHint")
+}
+
 // TmaDescriptor returns the `tmaDescriptor` operand (LLVM pointer in address space 0).
 func (o CpAsyncBulkTensorGlobalSharedCtaOp) TmaDescriptor() ir.Value {
 	return o.Op.OperandNamed("tmaDescriptor")
@@ -1054,6 +1196,21 @@ func (o CpAsyncBulkTensorPrefetchOp) TmaDescriptor() ir.Value {
 
 // L2CacheHint returns the optional `l2CacheHint` operand (64-bit signless integer), or nil if absent.
 func (o CpAsyncBulkTensorPrefetchOp) L2CacheHint() ir.Value {
+	return o.Op.OperandNamed("l2CacheHint")
+}
+
+// TmaDescriptor returns the `tmaDescriptor` operand (LLVM pointer in address space 0).
+func (o CpAsyncBulkTensorReduceOp) TmaDescriptor() ir.Value {
+	return o.Op.OperandNamed("tmaDescriptor")
+}
+
+// SrcMem returns the `srcMem` operand (LLVM pointer in address space 3).
+func (o CpAsyncBulkTensorReduceOp) SrcMem() ir.Value {
+	return o.Op.OperandNamed("srcMem")
+}
+
+// L2CacheHint returns the optional `l2CacheHint` operand (64-bit signless integer), or nil if absent.
+func (o CpAsyncBulkTensorReduceOp) L2CacheHint() ir.Value {
 	return o.Op.OperandNamed("l2CacheHint")
 }
 
@@ -1257,6 +1414,21 @@ func (o MbarrierArriveNocompleteOp) Res() ir.Value {
 	return o.Op.ResultNamed("res")
 }
 
+// Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3 or LLVM pointer in address space 7).
+func (o MbarrierArriveDropOp) Addr() ir.Value {
+	return o.Op.OperandNamed("addr")
+}
+
+// Count returns the optional `count` operand (32-bit signless integer), or nil if absent.
+func (o MbarrierArriveDropOp) Count() ir.Value {
+	return o.Op.OperandNamed("count")
+}
+
+// Res returns the optional `res` result (64-bit signless integer), or nil if absent.
+func (o MbarrierArriveDropOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
 // Addr returns the `addr` operand (LLVM pointer in address space 0 or LLVM pointer in address space 3).
 func (o MbarrierInitOp) Addr() ir.Value {
 	return o.Op.OperandNamed("addr")
@@ -1325,6 +1497,11 @@ func (o MbarrierTryWaitParityOp) Phase() ir.Value {
 // Ticks returns the `ticks` operand (32-bit signless integer).
 func (o MbarrierTryWaitParityOp) Ticks() ir.Value {
 	return o.Op.OperandNamed("ticks")
+}
+
+// Duration returns the `duration` operand (32-bit signless integer).
+func (o NanosleepOp) Duration() ir.Value {
+	return o.Op.OperandNamed("duration")
 }
 
 // Addr returns the `addr` operand (LLVM pointer in address space 1 or LLVM pointer in address space 5 or LLVM pointer in address space 0 or LLVM pointer in address space 4).
@@ -1837,6 +2014,16 @@ func (o CpAsyncBulkTensorPrefetchOp) Mode() ir.Attribute {
 	return o.Op.Attr("mode")
 }
 
+// Mode returns the `mode` attribute (List of Store-Modes supported for TMA Tensor Ops), or nil if absent.
+func (o CpAsyncBulkTensorReduceOp) Mode() ir.Attribute {
+	return o.Op.Attr("mode")
+}
+
+// RedKind returns the `redKind` attribute (NVVM TMA redux kind), or nil if absent.
+func (o CpAsyncBulkTensorReduceOp) RedKind() ir.Attribute {
+	return o.Op.Attr("redKind")
+}
+
 // Group returns the `group` attribute (NVVM CTA group), or nil if absent.
 func (o CpAsyncBulkTensorSharedClusterGlobalOp) Group() ir.Attribute {
 	return o.Op.Attr("group")
@@ -1998,6 +2185,16 @@ func (o MbarrierArriveExpectTxOp) Scope() ir.Attribute {
 }
 
 // Relaxed returns the `relaxed` attribute (bool attribute), or nil if absent.
+func (o MbarrierArriveDropOp) Relaxed() ir.Attribute {
+	return o.Op.Attr("relaxed")
+}
+
+// Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
+func (o MbarrierArriveDropOp) Scope() ir.Attribute {
+	return o.Op.Attr("scope")
+}
+
+// Relaxed returns the `relaxed` attribute (bool attribute), or nil if absent.
 func (o MbarrierTestWaitOp) Relaxed() ir.Attribute {
 	return o.Op.Attr("relaxed")
 }
@@ -2015,6 +2212,16 @@ func (o MbarrierTryWaitOp) Relaxed() ir.Attribute {
 // Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
 func (o MbarrierTryWaitOp) Scope() ir.Attribute {
 	return o.Op.Attr("scope")
+}
+
+// EventId returns the `eventId` attribute (32-bit signless integer attribute), or nil if absent.
+func (o PmeventOp) EventId() ir.Attribute {
+	return o.Op.Attr("eventId")
+}
+
+// MaskedEventId returns the `maskedEventId` attribute (16-bit signless integer attribute), or nil if absent.
+func (o PmeventOp) MaskedEventId() ir.Attribute {
+	return o.Op.Attr("maskedEventId")
 }
 
 // CacheLevel returns the `cacheLevel` attribute (NVVM Prefetch Cache Level), or nil if absent.
@@ -2335,6 +2542,11 @@ func (o CpAsyncBulkTensorPrefetchOp) Coordinates() []ir.Value {
 // Im2colOffsets returns the `im2colOffsets` operands (16-bit signless integer).
 func (o CpAsyncBulkTensorPrefetchOp) Im2colOffsets() []ir.Value {
 	return o.Op.OperandGroup("im2colOffsets")
+}
+
+// Coordinates returns the `coordinates` operands (32-bit signless integer).
+func (o CpAsyncBulkTensorReduceOp) Coordinates() []ir.Value {
+	return o.Op.OperandGroup("coordinates")
 }
 
 // Coordinates returns the `coordinates` operands (32-bit signless integer).
