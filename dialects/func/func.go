@@ -396,13 +396,19 @@ func verifyFunc(op *ir.Operation) error {
 		}
 		return nil
 	}
-	entry := body.Entry()
-	if entry.NumArgs() != len(ft.Inputs) {
-		return op.EmitOpError("entry block must have %d arguments to match function signature", len(ft.Inputs))
+	return VerifyEntryArgs(op, ft.Inputs)
+}
+
+// VerifyEntryArgs checks that the entry block of function op's body takes
+// arguments of the types inputs, with upstream's messages.
+func VerifyEntryArgs(op *ir.Operation, inputs []ir.Type) error {
+	entry := op.Region(0).Entry()
+	if entry.NumArgs() != len(inputs) {
+		return op.EmitOpError("entry block must have %d arguments to match function signature", len(inputs))
 	}
 	for i, a := range entry.Args() {
-		if a.Type() != ft.Inputs[i] {
-			return op.EmitOpError("type of entry block argument #%d('%s') must match the type of the corresponding argument in function signature('%s')", i, a.Type(), ft.Inputs[i])
+		if a.Type() != inputs[i] {
+			return op.EmitOpError("type of entry block argument #%d('%s') must match the type of the corresponding argument in function signature('%s')", i, a.Type(), inputs[i])
 		}
 	}
 	return nil

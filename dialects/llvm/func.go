@@ -394,16 +394,7 @@ func verifyLLVMFunc(op *ir.Operation) error {
 		}
 		return nil
 	}
-	entry := body.Entry()
-	if entry.NumArgs() != len(ft.Params) {
-		return op.EmitOpError("entry block must have %d arguments to match function signature", len(ft.Params))
-	}
-	for i, a := range entry.Args() {
-		if a.Type() != ft.Params[i] {
-			return op.EmitOpError("type of entry block argument #%d('%s') must match the type of the corresponding argument in function signature('%s')", i, a.Type(), ft.Params[i])
-		}
-	}
-	return nil
+	return funcdialect.VerifyEntryArgs(op, ft.Params)
 }
 
 func verifyLLVMReturn(op *ir.Operation) error {
