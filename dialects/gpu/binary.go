@@ -35,7 +35,7 @@ func parseObjectAttr(p *ir.Parser) (ir.Attribute, error) {
 		}
 		var text string
 		if param == "kernels" {
-			a, err := parseKernelTableParam(p)
+			a, err := parseGPUAttrOrBare(p, "kernel_table", parseKernelTable)
 			if err != nil {
 				return nil, failedParam(p, err, "GPU_ObjectAttr", "kernels", "KernelTableAttr")
 			}

@@ -137,10 +137,16 @@ func parseAttr(p *ir.Parser, mnemonic string) (ir.Attribute, error) {
 		return ir.DialectAttrOf("gpu", "select_object", "#gpu.select_object<"+a.String()+">", a), nil
 	case "object":
 		return parseObjectAttr(p)
-	case "kernel_table":
-		return parseKernelTable(p)
-	case "kernel_metadata":
-		return parseKernelMetadata(p)
+	case "kernel_table", "kernel_metadata":
+		parse := parseKernelTable
+		if mnemonic == "kernel_metadata" {
+			parse = parseKernelMetadata
+		}
+		a, err := parse(p)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return a, nil
 	}
 	if e := enums[mnemonic]; e != nil {
 		return e.parse(p, "")

@@ -24,7 +24,7 @@ type kernelMetadata struct{ name string }
 const kernelTablePrefix = "#gpu.kernel_table"
 
 // parseKernelTable parses the parameters of a kernel table, from its '<'.
-func parseKernelTable(p *ir.Parser) (ir.Attribute, error) {
+func parseKernelTable(p *ir.Parser) (*ir.DialectAttr, error) {
 	open := p.Tok()
 	if err := p.ParsePunct("<"); err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func parseKernelTable(p *ir.Parser) (ir.Attribute, error) {
 	}
 	var kernels []*ir.DialectAttr
 	for {
-		k, err := parseKernelMetadataElement(p)
+		k, err := parseGPUAttrOrBare(p, "kernel_metadata", parseKernelMetadata)
 		if err != nil {
 			return nil, failedParam(p, err, "GPU_KernelTableAttr", "kernel_table", "::llvm::ArrayRef<KernelMetadataAttr>")
 		}
@@ -61,33 +61,19 @@ func parseKernelTable(p *ir.Parser) (ir.Attribute, error) {
 	return ir.DialectAttrOf("gpu", "kernel_table", kernelTablePrefix+"<["+strings.Join(texts, ", ")+"]>", nil), nil
 }
 
-// parseKernelTableParam parses the kernels parameter of #gpu.object: a
-// #gpu.kernel_table attribute or its bare parameters.
-func parseKernelTableParam(p *ir.Parser) (ir.Attribute, error) {
+// parseGPUAttrOrBare parses a #gpu.<name> attribute or, where no '#'
+// starts one, its bare parameters with bare: how upstream reads the
+// kernel table of an object and the kernels of a table.
+func parseGPUAttrOrBare(p *ir.Parser, name string, bare func(*ir.Parser) (*ir.DialectAttr, error)) (*ir.DialectAttr, error) {
 	if p.Tok().Kind != ir.TokHash {
-		return parseKernelTable(p)
+		return bare(p)
 	}
 	tok := p.Tok()
 	a, err := p.ParseAttribute(nil)
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := a.(*ir.DialectAttr); !ok || d.Dialect != "gpu" || d.Name != "kernel_table" {
-		return nil, ir.Errorf(p.LocOf(tok), "invalid kind of attribute specified")
-	}
-	return a, nil
-}
-
-func parseKernelMetadataElement(p *ir.Parser) (*ir.DialectAttr, error) {
-	if p.Tok().Kind != ir.TokHash {
-		return parseKernelMetadata(p)
-	}
-	tok := p.Tok()
-	a, err := p.ParseAttribute(nil)
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := a.(*ir.DialectAttr); ok && d.Dialect == "gpu" && d.Name == "kernel_metadata" {
+	if d, ok := a.(*ir.DialectAttr); ok && d.Dialect == "gpu" && d.Name == name {
 		return d, nil
 	}
 	return nil, ir.Errorf(p.LocOf(tok), "invalid kind of attribute specified")
