@@ -656,9 +656,11 @@ def update_doc(results, header):
 
 
 def main():
+    global MANIFEST
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("command", nargs="?", default="run", choices=["run", "check", "fetch"])
     ap.add_argument("--upstream", default=os.path.join(ROOT, "build", "upstream"))
+    ap.add_argument("--manifest", default=MANIFEST, help="the file list (the script's own test uses another)")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "conformance"))
     ap.add_argument("--tmac", default=os.path.join(ROOT, "build", "tmac"))
     ap.add_argument("--mlir-opt", default=os.environ.get("MLIR_OPT", "/usr/lib/llvm-22/bin/mlir-opt"))
@@ -670,6 +672,7 @@ def main():
                     help="write the counts and failures by cause into docs/conformance.md (all files only)")
     args = ap.parse_args()
     args.tmac = os.path.abspath(args.tmac)
+    MANIFEST = os.path.abspath(args.manifest)
     if args.update_doc and args.files:
         ap.error("--update-doc measures every file; leave out --files")
     try:
