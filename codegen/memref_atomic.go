@@ -11,9 +11,10 @@ import (
 )
 
 // Lowering of memref.atomic_rmw and memref.generic_atomic_rmw. The kinds
-// LLVM has an atomicrmw for become one (acq_rel, as upstream's lowering
-// orders them; NVPTX emits atom.{global,shared}.<op>); mulf, muli and the
-// float min/max kinds, which have none that llir writes, and
+// LLVM has an atomicrmw for become one on 32- and 64-bit values (and f16
+// and bf16 add) (acq_rel, as upstream's lowering orders them; NVPTX emits
+// atom.{global,shared}.<op>); mulf, muli, the float min/max kinds (which
+// have no atomicrmw that llir writes), the other 16-bit ones and
 // generic_atomic_rmw are a compare-and-swap loop, as upstream lowers
 // generic_atomic_rmw and LLVM expands the float min/max atomicrmw.
 
@@ -30,11 +31,15 @@ var atomicOps = map[string]enum.AtomicOp{
 }
 
 // atomicCombine names the combining kind (vector's, which fe.combine
-// emits) of the CAS-loop kinds: maximumf propagates NaN, maxnumf prefers
-// the number, as arith's ops of those names do.
+// emits) of each kind for the CAS loop: mulf, muli and the float min/max
+// kinds always (maximumf propagates NaN, maxnumf prefers the number, as
+// arith's ops of those names do), the others on 16-bit values, which
+// have no atom instruction but f16 and bf16 add; assign stores the value.
 var atomicCombine = map[string]string{
 	"mulf": "mul", "muli": "mul",
 	"maximumf": "maximumf", "minimumf": "minimumf", "maxnumf": "maxnumf", "minnumf": "minnumf",
+	"addf": "add", "addi": "add", "andi": "and", "ori": "or", "xori": "xor",
+	"maxs": "maxsi", "maxu": "maxui", "mins": "minsi", "minu": "minui",
 }
 
 func lowerAtomicRMW(fe *FuncEmitter, op *ir.Operation) {
@@ -43,19 +48,16 @@ func lowerAtomicRMW(fe *FuncEmitter, op *ir.Operation) {
 	p := fe.ElemPtr(op, m, fe.Vals(a.Indices()))
 	v := fe.Val(a.Value())
 	kind := memref.AtomicKind(op)
-	if aop, ok := atomicOps[kind]; ok {
-		if w := ir.BitWidth(a.Value().Type()); w != 32 && w != 64 && !(kind == "addf" && w == 16) {
-			Fail(op, "'memref.atomic_rmw' %s on '%s' is not supported on sm_90a: atomics are on 32- and 64-bit values (and f16 add)", kind, a.Value().Type())
-		}
+	w := ir.BitWidth(a.Value().Type())
+	if aop, ok := atomicOps[kind]; ok && (w == 32 || w == 64 || kind == "addf" && w == 16) {
 		fe.Set(a.Result(), fe.B().NewAtomicRMW(aop, p, v, enum.AtomicOrderingAcquireRelease))
 		return
 	}
-	combining, ok := atomicCombine[kind]
-	if !ok {
-		Fail(op, "'memref.atomic_rmw' kind '%s' has no lowering", kind)
-	}
 	fe.Set(a.Result(), fe.casLoop(op, p, a.Value().Type(), func(old value.Value) value.Value {
-		return fe.combine(combining, old, v, nil)
+		if kind == "assign" {
+			return v
+		}
+		return fe.combine(atomicCombine[kind], old, v, nil)
 	}))
 }
 

@@ -224,9 +224,10 @@ func init() {
 			Doc: `On sm_90a addf, addi, andi, assign, maxs, maxu, mins, minu, ori and
 xori lower to one LLVM atomicrmw (acq_rel at system scope, as upstream's
 lowering gives), which NVPTX emits as atom.{global,shared}.<op> on 32- and
-64-bit values (addf also on f16); mulf, muli and the float min/max kinds
-become a compare-and-swap loop computing what arith's op of the same name
-computes. The emulator runs each as one indivisible step, which the race
+64-bit values (addf also on f16 and bf16); mulf, muli, the float min/max
+kinds and the other kinds on 16-bit values become a compare-and-swap loop
+computing what arith's op of the same name computes; 8-bit elements are
+rejected. The emulator runs each as one indivisible step, which the race
 detector sees as an atomic write.`,
 		},
 		&ir.OpDef{
