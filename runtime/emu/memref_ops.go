@@ -15,6 +15,7 @@ func init() {
 	register(prepareCollapseShape, memrefdialect.CollapseShape)
 	register(prepareExpandShape, memrefdialect.ExpandShape)
 	register(prepareTranspose, memrefdialect.Transpose)
+	register(prepareReshape, memrefdialect.Reshape)
 	register(prepareMemorySpaceCast, memrefdialect.MemorySpaceCast)
 	register(prepareExtractStridedMetadata, memrefdialect.ExtractStridedMetadata)
 	register(prepareExtractAlignedPointer, memrefdialect.ExtractAlignedPointerAsIndex)
@@ -79,6 +80,23 @@ func prepareTranspose(k *kernel, op *ir.Operation) runFunc {
 		m := t.mem(in, src)
 		sizes, strides := memrefdialect.Permuted(m.sizes, m.strides, perm)
 		t.set(in, 0, view(m, m.offset, sizes, strides))
+	}
+}
+
+// prepareReshape reads the sizes from the shape memref; the view is
+// row-major over them (the source has the identity layout).
+func prepareReshape(k *kernel, op *ir.Operation) runFunc {
+	r := memrefdialect.ReshapeOp{Op: op}
+	src, shape := k.slot(r.Source()), k.slot(r.Shape())
+	return func(t *thread, in *instr) {
+		m, sh := t.mem(in, src), t.mem(in, shape)
+		sizes := make([]int64, sh.sizes[0])
+		for i := range sizes {
+			a, p := t.access(in.op, sh, []int64{int64(i)}, 1)
+			t.readShared(in.op, sh.space, a, len(p))
+			sizes[i] = readElem(p, sh.elem).(int64)
+		}
+		t.set(in, 0, view(m, m.offset, sizes, ir.IdentityStrides(sizes)))
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // The memref ops of issue 16 in the reference interpreter: views
-// (expand_shape, collapse_shape, transpose, memory_space_cast,
+// (expand_shape, collapse_shape, transpose, reshape, memory_space_cast,
 // distinct_objects), metadata (extract_strided_metadata, rank), copy,
 // alloca_scope, prefetch and the atomics (one thread: a read-modify-write
 // in program order).
@@ -44,6 +44,19 @@ func (fc *fcomp) moreMemref(op *ir.Operation) (f instr, ok bool, err error) {
 		perm, _ := memrefdialect.Permutation(t.Permutation())
 		return fc.review(op, t.In(), t.Result(), func(_ *frame, m *memref) ([]int64, []int64) {
 			return memrefdialect.Permuted(m.sizes, m.strides, perm)
+		}), true, nil
+	case memrefdialect.Reshape:
+		r := memrefdialect.ReshapeOp{Op: op}
+		sh := fc.sl(op, r.Shape())
+		load := loadInt(r.Shape().Type().(*ir.MemRefType).Elem)
+		return fc.review(op, r.Source(), r.Result(), func(fr *frame, _ *memref) ([]int64, []int64) {
+			s := fr.m[sh]
+			noteRead(fr, s)
+			sizes := make([]int64, s.sizes[0])
+			for i := range sizes {
+				sizes[i] = load(s.data, s.offset+int64(i)*s.strides[0])
+			}
+			return sizes, ir.IdentityStrides(sizes)
 		}), true, nil
 	case memrefdialect.MemorySpaceCast:
 		c := memrefdialect.MemorySpaceCastOp{Op: op}

@@ -48,6 +48,14 @@ func TestReshapeViews(t *testing.T) {
     memref.alloca_scope.return %v : i32
   }
   memref.store %h, %out[%c7] : memref<8xi32>
+  %shape = memref.alloc() : memref<2xi32>
+  %three = arith.constant 3 : i32
+  %eight = arith.constant 8 : i32
+  memref.store %three, %shape[%c0] : memref<2xi32>
+  memref.store %eight, %shape[%c1] : memref<2xi32>
+  %rs = memref.reshape %flat(%shape) : (memref<24xi32>, memref<2xi32>) -> memref<?x?xi32>
+  %q = memref.load %rs[%c2, %c1] : memref<?x?xi32>
+  memref.store %q, %out[%c0] : memref<8xi32>
   return
 }
 `
@@ -59,7 +67,8 @@ func TestReshapeViews(t *testing.T) {
 	}
 	out, _ := buffer.New(ir.I32, []int64{8})
 	run1(t, src, m, out)
-	want := []int64{11, 35, 25, 31, 6, 3, 25, 11}
+	// out[0]: reshape to 3x8, element [2, 1] = flat[17] = m[2][5].
+	want := []int64{25, 35, 25, 31, 6, 3, 25, 11}
 	for i, w := range want {
 		if got := out.Int(i); got != w {
 			t.Errorf("out[%d] = %d, want %d", i, got, w)
