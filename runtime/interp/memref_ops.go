@@ -8,7 +8,7 @@ import (
 // The memref ops of issue 16 in the reference interpreter: views
 // (expand_shape, collapse_shape, transpose, reshape, memory_space_cast,
 // distinct_objects), metadata (extract_strided_metadata, rank), copy,
-// alloca_scope, prefetch and the atomics (one thread: a read-modify-write
+// realloc (a new buffer), alloca_scope, prefetch and the atomics (one thread: a read-modify-write
 // in program order).
 
 // moreMemref compiles the ops above; ok is false for other ops.
@@ -100,6 +100,29 @@ func (fc *fcomp) moreMemref(op *ir.Operation) (f instr, ok bool, err error) {
 			return nil, true, err
 		}
 		return func(fr *frame) { runList(fr, body) }, true, nil
+	case memrefdialect.Realloc:
+		r := memrefdialect.ReallocOp{Op: op}
+		s, d := fc.sl(op, r.Source()), fc.sl(op, r.Result())
+		n, dyn := r.Result().Type().(*ir.MemRefType).Shape()[0], int32(-1)
+		if v := r.DynamicResultSize(); v != nil {
+			dyn = fc.sl(op, v)
+		}
+		return func(fr *frame) {
+			src, size := fr.m[s], n
+			if dyn >= 0 {
+				size = fr.i[dyn]
+			}
+			if size < 0 || size > 1<<34/src.esize {
+				fail(op, "cannot reallocate to %d elements", size)
+			}
+			noteRead(fr, src)
+			m := &memref{data: make([]byte, size*src.esize), elem: src.elem, esize: src.esize, sizes: []int64{size}, strides: []int64{1}, arg: -1}
+			for i := int64(0); i < min(size, src.sizes[0]); i++ {
+				o := src.offset + i*src.strides[0]
+				copy(m.data[i*m.esize:(i+1)*m.esize], src.data[o*src.esize:(o+1)*src.esize])
+			}
+			fr.m[d] = m
+		}, true, nil
 	case memrefdialect.Prefetch:
 		return func(*frame) {}, true, nil
 	case memrefdialect.AtomicRmw:
