@@ -52,6 +52,7 @@ const (
 	MbarrierTestWait                     = "nvvm.mbarrier.test.wait"
 	MbarrierTryWait                      = "nvvm.mbarrier.try_wait"
 	MbarrierTryWaitParity                = "nvvm.mbarrier.try_wait.parity"
+	MmaSync                              = "nvvm.mma.sync"
 	Nanosleep                            = "nvvm.nanosleep"
 	Pmevent                              = "nvvm.pmevent"
 	Prefetch                             = "nvvm.prefetch"
@@ -231,6 +232,8 @@ type (
 	MbarrierTryWaitOp struct{ Op *ir.Operation }
 	// MbarrierTryWaitParityOp views an op named nvvm.mbarrier.try_wait.parity.
 	MbarrierTryWaitParityOp struct{ Op *ir.Operation }
+	// MmaSyncOp views an op named nvvm.mma.sync.
+	MmaSyncOp struct{ Op *ir.Operation }
 	// NanosleepOp views an op named nvvm.nanosleep.
 	NanosleepOp struct{ Op *ir.Operation }
 	// PmeventOp views an op named nvvm.pmevent.
@@ -622,6 +625,11 @@ func AsMbarrierTryWait(op *ir.Operation) (MbarrierTryWaitOp, bool) {
 // AsMbarrierTryWaitParity returns op as a MbarrierTryWaitParityOp, and whether it is named nvvm.mbarrier.try_wait.parity.
 func AsMbarrierTryWaitParity(op *ir.Operation) (MbarrierTryWaitParityOp, bool) {
 	return ir.As[MbarrierTryWaitParityOp](op, MbarrierTryWaitParity)
+}
+
+// AsMmaSync returns op as a MmaSyncOp, and whether it is named nvvm.mma.sync.
+func AsMmaSync(op *ir.Operation) (MmaSyncOp, bool) {
+	return ir.As[MmaSyncOp](op, MmaSync)
 }
 
 // AsNanosleep returns op as a NanosleepOp, and whether it is named nvvm.nanosleep.
@@ -1499,6 +1507,11 @@ func (o MbarrierTryWaitParityOp) Ticks() ir.Value {
 	return o.Op.OperandNamed("ticks")
 }
 
+// Res returns the `res` result (LLVM structure type).
+func (o MmaSyncOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
 // Duration returns the `duration` operand (32-bit signless integer).
 func (o NanosleepOp) Duration() ir.Value {
 	return o.Op.OperandNamed("duration")
@@ -2214,6 +2227,41 @@ func (o MbarrierTryWaitOp) Scope() ir.Attribute {
 	return o.Op.Attr("scope")
 }
 
+// B1Op returns the `b1Op` attribute (MMA binary operations), or nil if absent.
+func (o MmaSyncOp) B1Op() ir.Attribute {
+	return o.Op.Attr("b1Op")
+}
+
+// IntOverflowBehavior returns the `intOverflowBehavior` attribute (MMA overflow options), or nil if absent.
+func (o MmaSyncOp) IntOverflowBehavior() ir.Attribute {
+	return o.Op.Attr("intOverflowBehavior")
+}
+
+// LayoutA returns the `layoutA` attribute (NVVM MMA layout), or nil if absent.
+func (o MmaSyncOp) LayoutA() ir.Attribute {
+	return o.Op.Attr("layoutA")
+}
+
+// LayoutB returns the `layoutB` attribute (NVVM MMA layout), or nil if absent.
+func (o MmaSyncOp) LayoutB() ir.Attribute {
+	return o.Op.Attr("layoutB")
+}
+
+// MultiplicandAPtxType returns the `multiplicandAPtxType` attribute (NVVM MMA types), or nil if absent.
+func (o MmaSyncOp) MultiplicandAPtxType() ir.Attribute {
+	return o.Op.Attr("multiplicandAPtxType")
+}
+
+// MultiplicandBPtxType returns the `multiplicandBPtxType` attribute (NVVM MMA types), or nil if absent.
+func (o MmaSyncOp) MultiplicandBPtxType() ir.Attribute {
+	return o.Op.Attr("multiplicandBPtxType")
+}
+
+// Shape returns the `shape` attribute (Attribute for MMA operation shape.), or nil if absent.
+func (o MmaSyncOp) Shape() ir.Attribute {
+	return o.Op.Attr("shape")
+}
+
 // EventId returns the `eventId` attribute (32-bit signless integer attribute), or nil if absent.
 func (o PmeventOp) EventId() ir.Attribute {
 	return o.Op.Attr("eventId")
@@ -2557,6 +2605,21 @@ func (o CpAsyncBulkTensorSharedClusterGlobalOp) Coordinates() []ir.Value {
 // Im2colOffsets returns the `im2colOffsets` operands (16-bit signless integer).
 func (o CpAsyncBulkTensorSharedClusterGlobalOp) Im2colOffsets() []ir.Value {
 	return o.Op.OperandGroup("im2colOffsets")
+}
+
+// OperandA returns the `operandA` operands (any type).
+func (o MmaSyncOp) OperandA() []ir.Value {
+	return o.Op.OperandGroup("operandA")
+}
+
+// OperandB returns the `operandB` operands (any type).
+func (o MmaSyncOp) OperandB() []ir.Value {
+	return o.Op.OperandGroup("operandB")
+}
+
+// OperandC returns the `operandC` operands (any type).
+func (o MmaSyncOp) OperandC() []ir.Value {
+	return o.Op.OperandGroup("operandC")
 }
 
 // Sources returns the `sources` operands (32-bit signless integer).
