@@ -83,7 +83,7 @@ func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
 		case "-":
 			p.next()
 			if p.tok.Kind != TokInt && p.tok.Kind != TokFloat {
-				return nil, p.expected("integer or floating point literal")
+				return nil, p.expected("constant integer or floating point value")
 			}
 			return p.parseNumberAttr(true, t)
 		case "[":

@@ -177,7 +177,7 @@ func (p *Parser) parseTypeUncached() (Type, error) {
 				if ts, err = p.ParseTypeList(); err != nil {
 					return nil, err
 				}
-				if err := p.ParsePunct(">"); err != nil {
+				if err := p.closeType("'>' in tuple type"); err != nil {
 					return nil, err
 				}
 			}
@@ -191,7 +191,7 @@ func (p *Parser) parseTypeUncached() (Type, error) {
 			if err != nil {
 				return nil, err
 			}
-			return ComplexTypeOf(elem), p.ParsePunct(">")
+			return ComplexTypeOf(elem), p.closeType("'>' in complex type")
 		}
 	}
 	return nil, p.ErrorAt(t0, "expected non-function type")
@@ -353,7 +353,7 @@ func (p *Parser) parseMemRefType() (Type, error) {
 				return nil, err
 			}
 		}
-		return UnrankedMemRefTypeOf(elem, space), p.ParsePunct(">")
+		return UnrankedMemRefTypeOf(elem, space), p.closeMemRefType(space == nil)
 	}
 	dims, err := p.ParseDimensionList(true)
 	if err != nil {
@@ -395,7 +395,7 @@ func (p *Parser) parseMemRefType() (Type, error) {
 		}
 		space = a
 	}
-	if err := p.ParsePunct(">"); err != nil {
+	if err := p.closeMemRefType(layout == nil && space == nil); err != nil {
 		return nil, err
 	}
 	for _, d := range dims {
@@ -495,7 +495,7 @@ func (p *Parser) parseVectorType() (Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ScalableVectorTypeOf(dims, scalable, elem), p.ParsePunct(">")
+	return ScalableVectorTypeOf(dims, scalable, elem), p.closeType("'>' in vector type")
 }
 
 func (p *Parser) parseTensorType() (Type, error) {
@@ -518,7 +518,7 @@ func (p *Parser) parseTensorType() (Type, error) {
 		if err != nil {
 			return nil, err
 		}
-		return UnrankedTensorTypeOf(elem), p.ParsePunct(">")
+		return UnrankedTensorTypeOf(elem), p.closeType("'>' in tensor type")
 	}
 	dims, err := p.ParseDimensionList(true)
 	if err != nil {
@@ -534,7 +534,26 @@ func (p *Parser) parseTensorType() (Type, error) {
 			return nil, err
 		}
 	}
-	return EncodedTensorTypeOf(dims, elem, encoding), p.ParsePunct(">")
+	return EncodedTensorTypeOf(dims, elem, encoding), p.closeType("'>' in tensor type")
+}
+
+// closeType consumes the '>' that ends a builtin type; without one the
+// error says what was expected in upstream's words ("expected '>' in
+// vector type").
+func (p *Parser) closeType(what string) error {
+	if p.ParseOptionalPunct(">") {
+		return nil
+	}
+	return p.expected(what)
+}
+
+// closeMemRefType is closeType for a memref, where a layout or memory space
+// may follow; upstream names the memref type only before the first of them.
+func (p *Parser) closeMemRefType(first bool) error {
+	if first {
+		return p.closeType("',' or '>' in memref type")
+	}
+	return p.closeType("',' or '>'")
 }
 
 // parseDialectType parses !alias, !dialect.mnemonic<...> or !dialect<...>.

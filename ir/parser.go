@@ -489,7 +489,7 @@ func (p *Parser) ParseString() (string, error) {
 	}
 	s, ok := UnquoteString(p.tok.Text)
 	if !ok {
-		return "", p.ErrorAt(p.escapeTok(p.tok, 0), "invalid escape sequence in string literal")
+		return "", p.ErrorAt(p.escapeTok(p.tok, 0), "unknown escape in string literal")
 	}
 	p.next()
 	return s, nil
@@ -588,7 +588,7 @@ func (p *Parser) symbolText(t Token) (string, error) {
 	if strings.HasPrefix(body, "\"") {
 		s, ok := UnquoteString(body)
 		if !ok {
-			return "", p.ErrorAt(p.escapeTok(t, 1), "invalid escape sequence in symbol name")
+			return "", p.ErrorAt(p.escapeTok(t, 1), "unknown escape in string literal")
 		}
 		return s, nil
 	}
