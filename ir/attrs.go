@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"encoding/hex"
 	"math"
 	"math/big"
 	"sort"
@@ -512,6 +513,8 @@ func denseOf(t ShapedType, splat bool, ints []int64, floats []float64) *DenseAtt
 		sb.WriteString(elems[0])
 	case NumElements(t.Shape()) == 0:
 		// Upstream prints empty elements as dense<>.
+	case len(elems) > denseHexThreshold:
+		sb.WriteString(`"` + denseRawHex(elem, ints, floats) + `"`)
 	default:
 		writeNested(&sb, t.Shape(), elems)
 	}
@@ -520,6 +523,56 @@ func denseOf(t ShapedType, splat bool, ints []int64, floats []float64) *DenseAtt
 	return internAttr(sb.String(), func(b attrBase) Attribute {
 		return &DenseAttr{attrBase: b, typ: t, Splat: splat, Ints: ints, Floats: floats}
 	}).(*DenseAttr)
+}
+
+// denseHexThreshold is mlir-opt's default bound for printing dense
+// elements as a list: more elements than this (and not a splat) print as a
+// hex string of their raw data.
+const denseHexThreshold = 100
+
+// denseRawHex is the raw data of dense elements as upstream stores and
+// prints it: each element in the fewest whole bytes of its storage width,
+// little-endian, and i1 elements packed eight to a byte, the first in the
+// lowest bit.
+func denseRawHex(elem Type, ints []int64, floats []float64) string {
+	var raw []byte
+	switch {
+	case floats != nil:
+		k := elem.(*FloatType).Kind
+		n := (k.StorageBits() + 7) / 8
+		for _, f := range floats {
+			raw = appendLittleEndian(raw, FloatToBits(f, k), n, false)
+		}
+	case IsIntegerOfWidth(elem, 1):
+		raw = make([]byte, (len(ints)+7)/8)
+		for i, v := range ints {
+			if v&1 != 0 {
+				raw[i/8] |= 1 << uint(i%8)
+			}
+		}
+	default:
+		n := (BitWidth(elem) + 7) / 8
+		for _, v := range ints {
+			raw = appendLittleEndian(raw, uint64(v), n, v < 0)
+		}
+	}
+	return "0x" + strings.ToUpper(hex.EncodeToString(raw))
+}
+
+// appendLittleEndian appends the n low bytes of v, the lowest first; bytes
+// past the eighth repeat the sign (neg).
+func appendLittleEndian(raw []byte, v uint64, n int, neg bool) []byte {
+	for i := 0; i < n; i++ {
+		switch {
+		case i < 8:
+			raw = append(raw, byte(v>>(8*uint(i))))
+		case neg:
+			raw = append(raw, 0xFF)
+		default:
+			raw = append(raw, 0)
+		}
+	}
+	return raw
 }
 
 // writeNested prints elems as nested lists following shape, e.g. [[1, 2], [3, 4]].

@@ -599,6 +599,9 @@ func (p *Parser) denseFromHex(tok Token, st ShapedType) (Attribute, error) {
 	if err := p.noValuesOf(tok, elem); err != nil {
 		return nil, err
 	}
+	if IsIntegerOfWidth(elem, 1) {
+		return p.denseBitsAttr(tok, raw, st)
+	}
 	bits := BitWidth(elem)
 	if ft, ok := elem.(*FloatType); ok {
 		bits = ft.Kind.StorageBits()
@@ -632,6 +635,24 @@ func (p *Parser) denseFromHex(tok Token, st ShapedType) (Attribute, error) {
 	}
 	if count == 1 {
 		return DenseSplatInt(vals[0], st), nil
+	}
+	return DenseInts(vals, st), nil
+}
+
+// denseBitsAttr reads i1 elements from hex data as upstream stores them:
+// packed eight to a byte, the first in the lowest bit, or one byte of all
+// zeros or all ones for a splat.
+func (p *Parser) denseBitsAttr(tok Token, raw []byte, st ShapedType) (Attribute, error) {
+	if len(raw) == 1 && (raw[0] == 0 || raw[0] == 0xFF) {
+		return DenseSplatInt(int64(raw[0]&1), st), nil
+	}
+	n := NumElements(st.Shape())
+	if n < 0 || int64(len(raw)) != (n+7)/8 {
+		return nil, p.ErrorAt(tok, "elements hex data size is invalid for provided type")
+	}
+	vals := make([]int64, n)
+	for i := range vals {
+		vals[i] = int64(raw[i/8] >> uint(i%8) & 1)
 	}
 	return DenseInts(vals, st), nil
 }
