@@ -141,6 +141,9 @@ const (
 	WgmmaFenceAligned                    = "nvvm.wgmma.fence.aligned"
 	WgmmaMmaAsync                        = "nvvm.wgmma.mma_async"
 	WgmmaWaitGroupSyncAligned            = "nvvm.wgmma.wait.group.sync.aligned"
+	WmmaLoad                             = "nvvm.wmma.load"
+	WmmaMma                              = "nvvm.wmma.mma"
+	WmmaStore                            = "nvvm.wmma.store"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
@@ -410,6 +413,12 @@ type (
 	WgmmaMmaAsyncOp struct{ Op *ir.Operation }
 	// WgmmaWaitGroupSyncAlignedOp views an op named nvvm.wgmma.wait.group.sync.aligned.
 	WgmmaWaitGroupSyncAlignedOp struct{ Op *ir.Operation }
+	// WmmaLoadOp views an op named nvvm.wmma.load.
+	WmmaLoadOp struct{ Op *ir.Operation }
+	// WmmaMmaOp views an op named nvvm.wmma.mma.
+	WmmaMmaOp struct{ Op *ir.Operation }
+	// WmmaStoreOp views an op named nvvm.wmma.store.
+	WmmaStoreOp struct{ Op *ir.Operation }
 )
 
 // AsBarWarpSync returns op as a BarWarpSyncOp, and whether it is named nvvm.bar.warp.sync.
@@ -1070,6 +1079,21 @@ func AsWgmmaMmaAsync(op *ir.Operation) (WgmmaMmaAsyncOp, bool) {
 // AsWgmmaWaitGroupSyncAligned returns op as a WgmmaWaitGroupSyncAlignedOp, and whether it is named nvvm.wgmma.wait.group.sync.aligned.
 func AsWgmmaWaitGroupSyncAligned(op *ir.Operation) (WgmmaWaitGroupSyncAlignedOp, bool) {
 	return ir.As[WgmmaWaitGroupSyncAlignedOp](op, WgmmaWaitGroupSyncAligned)
+}
+
+// AsWmmaLoad returns op as a WmmaLoadOp, and whether it is named nvvm.wmma.load.
+func AsWmmaLoad(op *ir.Operation) (WmmaLoadOp, bool) {
+	return ir.As[WmmaLoadOp](op, WmmaLoad)
+}
+
+// AsWmmaMma returns op as a WmmaMmaOp, and whether it is named nvvm.wmma.mma.
+func AsWmmaMma(op *ir.Operation) (WmmaMmaOp, bool) {
+	return ir.As[WmmaMmaOp](op, WmmaMma)
+}
+
+// AsWmmaStore returns op as a WmmaStoreOp, and whether it is named nvvm.wmma.store.
+func AsWmmaStore(op *ir.Operation) (WmmaStoreOp, bool) {
+	return ir.As[WmmaStoreOp](op, WmmaStore)
 }
 
 // Mask returns the `mask` operand (32-bit signless integer).
@@ -1997,6 +2021,36 @@ func (o WgmmaMmaAsyncOp) Results() ir.Value {
 	return o.Op.ResultNamed("results")
 }
 
+// Ptr returns the `ptr` operand (LLVM pointer type).
+func (o WmmaLoadOp) Ptr() ir.Value {
+	return o.Op.OperandNamed("ptr")
+}
+
+// Stride returns the `stride` operand (32-bit signless integer).
+func (o WmmaLoadOp) Stride() ir.Value {
+	return o.Op.OperandNamed("stride")
+}
+
+// Res returns the `res` result (LLVM structure type or 64-bit float).
+func (o WmmaLoadOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Res returns the `res` result (LLVM structure type).
+func (o WmmaMmaOp) Res() ir.Value {
+	return o.Op.ResultNamed("res")
+}
+
+// Ptr returns the `ptr` operand (LLVM pointer type).
+func (o WmmaStoreOp) Ptr() ir.Value {
+	return o.Op.OperandNamed("ptr")
+}
+
+// Stride returns the `stride` operand (32-bit signless integer).
+func (o WmmaStoreOp) Stride() ir.Value {
+	return o.Op.OperandNamed("stride")
+}
+
 // ReductionOp returns the `reductionOp` attribute (NVVM barrier reduction operation), or nil if absent.
 func (o BarrierOp) ReductionOp() ir.Attribute {
 	return o.Op.Attr("reductionOp")
@@ -2577,6 +2631,96 @@ func (o WgmmaWaitGroupSyncAlignedOp) Group() ir.Attribute {
 	return o.Op.Attr("group")
 }
 
+// Eltype returns the `eltype` attribute (NVVM MMA types), or nil if absent.
+func (o WmmaLoadOp) Eltype() ir.Attribute {
+	return o.Op.Attr("eltype")
+}
+
+// Frag returns the `frag` attribute (NVVM MMA frag type), or nil if absent.
+func (o WmmaLoadOp) Frag() ir.Attribute {
+	return o.Op.Attr("frag")
+}
+
+// K returns the `k` attribute (32-bit signless integer attribute), or nil if absent.
+func (o WmmaLoadOp) K() ir.Attribute {
+	return o.Op.Attr("k")
+}
+
+// Layout returns the `layout` attribute (NVVM MMA layout), or nil if absent.
+func (o WmmaLoadOp) Layout() ir.Attribute {
+	return o.Op.Attr("layout")
+}
+
+// M returns the `m` attribute (32-bit signless integer attribute), or nil if absent.
+func (o WmmaLoadOp) M() ir.Attribute {
+	return o.Op.Attr("m")
+}
+
+// N returns the `n` attribute (32-bit signless integer attribute), or nil if absent.
+func (o WmmaLoadOp) N() ir.Attribute {
+	return o.Op.Attr("n")
+}
+
+// EltypeA returns the `eltypeA` attribute (NVVM MMA types), or nil if absent.
+func (o WmmaMmaOp) EltypeA() ir.Attribute {
+	return o.Op.Attr("eltypeA")
+}
+
+// EltypeB returns the `eltypeB` attribute (NVVM MMA types), or nil if absent.
+func (o WmmaMmaOp) EltypeB() ir.Attribute {
+	return o.Op.Attr("eltypeB")
+}
+
+// K returns the `k` attribute (32-bit signless integer attribute), or nil if absent.
+func (o WmmaMmaOp) K() ir.Attribute {
+	return o.Op.Attr("k")
+}
+
+// LayoutA returns the `layoutA` attribute (NVVM MMA layout), or nil if absent.
+func (o WmmaMmaOp) LayoutA() ir.Attribute {
+	return o.Op.Attr("layoutA")
+}
+
+// LayoutB returns the `layoutB` attribute (NVVM MMA layout), or nil if absent.
+func (o WmmaMmaOp) LayoutB() ir.Attribute {
+	return o.Op.Attr("layoutB")
+}
+
+// M returns the `m` attribute (32-bit signless integer attribute), or nil if absent.
+func (o WmmaMmaOp) M() ir.Attribute {
+	return o.Op.Attr("m")
+}
+
+// N returns the `n` attribute (32-bit signless integer attribute), or nil if absent.
+func (o WmmaMmaOp) N() ir.Attribute {
+	return o.Op.Attr("n")
+}
+
+// Eltype returns the `eltype` attribute (NVVM MMA types), or nil if absent.
+func (o WmmaStoreOp) Eltype() ir.Attribute {
+	return o.Op.Attr("eltype")
+}
+
+// K returns the `k` attribute (32-bit signless integer attribute), or nil if absent.
+func (o WmmaStoreOp) K() ir.Attribute {
+	return o.Op.Attr("k")
+}
+
+// Layout returns the `layout` attribute (NVVM MMA layout), or nil if absent.
+func (o WmmaStoreOp) Layout() ir.Attribute {
+	return o.Op.Attr("layout")
+}
+
+// M returns the `m` attribute (32-bit signless integer attribute), or nil if absent.
+func (o WmmaStoreOp) M() ir.Attribute {
+	return o.Op.Attr("m")
+}
+
+// N returns the `n` attribute (32-bit signless integer attribute), or nil if absent.
+func (o WmmaStoreOp) N() ir.Attribute {
+	return o.Op.Attr("n")
+}
+
 // Coordinates returns the `coordinates` operands (32-bit signless integer).
 func (o CpAsyncBulkTensorGlobalSharedCtaOp) Coordinates() []ir.Value {
 	return o.Op.OperandGroup("coordinates")
@@ -2625,4 +2769,14 @@ func (o MmaSyncOp) OperandC() []ir.Value {
 // Sources returns the `sources` operands (32-bit signless integer).
 func (o StmatrixOp) Sources() []ir.Value {
 	return o.Op.OperandGroup("sources")
+}
+
+// Args returns the `args` operands (LLVM dialect-compatible type).
+func (o WmmaMmaOp) Args() []ir.Value {
+	return o.Op.OperandGroup("args")
+}
+
+// Args returns the `args` operands (LLVM dialect-compatible type).
+func (o WmmaStoreOp) Args() []ir.Value {
+	return o.Op.OperandGroup("args")
 }
