@@ -448,6 +448,9 @@ func (p *Parser) parseDenseAttr(hint Type) (Attribute, error) {
 			return nil, err
 		}
 	}
+	if _, unranked := ty.(*UnrankedTensorType); unranked {
+		return nil, p.ErrorAt(tyTok, "elements literal type must have static shape")
+	}
 	st, ok := ty.(ShapedType)
 	if !ok {
 		return nil, p.ErrorAt(tyTok, "elements literal must be a shaped type")

@@ -358,6 +358,8 @@ func WithElementType(t, elem Type) Type {
 		return ScalableVectorTypeOf(s.Shape(), s.Scalable, elem)
 	case *TensorType:
 		return EncodedTensorTypeOf(s.Shape(), elem, s.Encoding)
+	case *UnrankedTensorType:
+		return UnrankedTensorTypeOf(elem)
 	}
 	return elem
 }

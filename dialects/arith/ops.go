@@ -21,6 +21,8 @@ func shapeOf(t ir.Type) (elem ir.Type, shape []int64, kind int) {
 		return s.Elem, s.Shape(), kVector
 	case *ir.TensorType:
 		return s.Elem, s.Shape(), kTensor
+	case *ir.UnrankedTensorType:
+		return s.Elem, nil, kTensor
 	case *ir.MemRefType:
 		return s.Elem, s.Shape(), kMemRef
 	}
@@ -228,7 +230,7 @@ func parseCmp(name string, tc ir.TypeConstraint, preds []string, fastmath bool) 
 // upstream's getI1SameShape does).
 func i1Like(t ir.Type) ir.Type {
 	switch t.(type) {
-	case *ir.VectorType, *ir.TensorType:
+	case *ir.VectorType, *ir.TensorType, *ir.UnrankedTensorType:
 		return ir.WithElementType(t, ir.I1)
 	}
 	return ir.I1
@@ -281,7 +283,7 @@ func verifyCast(compat castCompat) func(op *ir.Operation) error {
 		src, dst := op.Operand(0).Type(), op.Result(0).Type()
 		se, ss, sk := shapeOf(src)
 		de, ds, dk := shapeOf(dst)
-		if !slices.Equal(tensorDims(src), tensorDims(dst)) {
+		if !sameTensorDims(src, dst) {
 			return op.EmitOpError("failed to verify that input and output have the same tensor dimensions")
 		}
 		if (sk == kScalar) != (dk == kScalar) || !compatibleShapes(ss, ds) || !sameScalable(src, dst) {

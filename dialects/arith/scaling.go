@@ -50,7 +50,7 @@ func scalingDef(name string, compat castCompat) *ir.OpDef {
 func verifyScaling(compat castCompat) func(op *ir.Operation) error {
 	return func(op *ir.Operation) error {
 		in, scale, out := op.Operand(0).Type(), op.Operand(1).Type(), op.Result(0).Type()
-		if !slices.Equal(tensorDims(in), tensorDims(out)) {
+		if !sameTensorDims(in, out) {
 			return op.EmitOpError("failed to verify that input and output have the same tensor dimensions")
 		}
 		ie, is, ik := shapeOf(in)
@@ -62,10 +62,20 @@ func verifyScaling(compat castCompat) func(op *ir.Operation) error {
 	}
 }
 
-// tensorDims are the dimensions of a tensor type, nil for other types.
-func tensorDims(t ir.Type) []int64 {
-	if _, dims, k := shapeOf(t); k == kTensor {
-		return dims
+// sameTensorDims is the casts' "same tensor dimensions" predicate: equal
+// dimensions where both are tensors, none where neither is, and never an
+// unranked tensor (upstream's predicate holds only for ranked ones).
+func sameTensorDims(a, b ir.Type) bool {
+	dims := func(t ir.Type) ([]int64, bool) {
+		if _, unranked := t.(*ir.UnrankedTensorType); unranked {
+			return nil, false
+		}
+		if _, d, k := shapeOf(t); k == kTensor {
+			return d, true
+		}
+		return nil, true
 	}
-	return nil
+	da, okA := dims(a)
+	db, okB := dims(b)
+	return okA && okB && slices.Equal(da, db)
 }
