@@ -183,13 +183,7 @@ type mmaFrag struct {
 func verifyMMA(op *ir.Operation) error {
 	half2 := ir.Type(ir.VectorTypeOf([]int64{2}, ir.F16T))
 	i32, f32, f64 := ir.Type(ir.I32), ir.Type(ir.F32T), ir.Type(ir.F64T)
-	st := func(t ir.Type, n int) ir.Type {
-		body := make([]ir.Type, n)
-		for i := range body {
-			body[i] = t
-		}
-		return llvm.Struct(body, false)
-	}
+	st := repeatedStruct
 	shape := ShapeOf(op.Attr("shape"))
 	if shape == nil {
 		return nil

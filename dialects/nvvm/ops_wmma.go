@@ -141,7 +141,8 @@ func wmmaFragment(t, frag string, m, n, k int64) (ir.Type, int) {
 	return nil, 0
 }
 
-func wmmaStruct(t ir.Type, n int) ir.Type {
+// repeatedStruct is !llvm.struct<(t, t, ...)> of n fields.
+func repeatedStruct(t ir.Type, n int) ir.Type {
 	body := make([]ir.Type, n)
 	for i := range body {
 		body[i] = t
@@ -171,7 +172,7 @@ func verifyWMMALoad(op *ir.Operation) error {
 		}
 		return verifySM(op)
 	}
-	if rt != wmmaStruct(et, count) {
+	if rt != repeatedStruct(et, count) {
 		return op.EmitOpError("expected destination type is a structure of %d elements of type '%s'", count, et)
 	}
 	return verifySM(op)
@@ -222,7 +223,7 @@ func verifyWMMAMma(op *ir.Operation) error {
 		}
 	}
 	et, count := wmmaFragment(c, "c", m, n, k)
-	if op.Result(0).Type() != wmmaStruct(et, count) {
+	if op.Result(0).Type() != repeatedStruct(et, count) {
 		return op.EmitOpError("expected destination type is a structure of %d elements of type '%s'", count, et)
 	}
 	return verifySM(op)
