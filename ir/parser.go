@@ -708,7 +708,9 @@ func (p *Parser) ParseOperand() (UnresolvedOperand, error) {
 	}
 	u := UnresolvedOperand{Name: p.tok.Text[1:], Tok: p.tok}
 	p.next()
-	if p.tok.Kind == TokHash && p.tok.Offset == u.Tok.Offset+len(u.Tok.Text) {
+	// Like upstream, a hash identifier after an operand is its result
+	// number, with or without space between them (`%x#1`, `%x #1`).
+	if p.tok.Kind == TokHash {
 		n, err := strconv.Atoi(p.tok.Text[1:])
 		if err != nil {
 			return u, p.Errorf("invalid SSA value result number")
