@@ -7,11 +7,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/ir"
 )
 
-// printf in kernels: llvm.call @printf with its format an
+// printf in kernels: gpu.printf, and llvm.call @printf with its format an
 // llvm.mlir.addressof of a constant string global. What each thread
 // prints is kept and written to standard error when the launch ends, in
 // thread order (blocks in grid order, the threads of a block in order,
@@ -44,6 +45,18 @@ func init() {
 		}
 	}, llvm.MlirAddressof)
 	register(prepareLLVMCall, llvm.Call)
+	register(func(k *kernel, op *ir.Operation) runFunc {
+		p := gpu.PrintfOp{Op: op}
+		format, _ := p.Format().(*ir.StringAttr)
+		args := k.slots(p.Args())
+		return func(t *thread, in *instr) {
+			text, _, err := cFormat(format.Value, t.values(args))
+			if err != "" {
+				t.failf(in.op, "printf format %s: %s", ir.QuoteString(format.Value), err)
+			}
+			t.b.dev.printed.add(t, text)
+		}
+	}, gpu.Printf)
 }
 
 func prepareLLVMCall(k *kernel, op *ir.Operation) runFunc {
@@ -174,7 +187,11 @@ func cFormat(format string, args []any) (string, int, string) {
 					u = uint64(uint32(x))
 				}
 				verb := map[byte]string{'u': "d", 'x': "x", 'X': "X", 'o': "o"}[conv]
-				sb.WriteString(fmt.Sprintf(spec+verb, u))
+				if strings.Contains(spec, "#") && conv != 'u' {
+					sb.WriteString(cAlternate(spec, verb, u))
+				} else {
+					sb.WriteString(fmt.Sprintf(spec+verb, u))
+				}
 			}
 		case 'e', 'E', 'f', 'F', 'g', 'G':
 			x, ok := v.(float64)
@@ -216,4 +233,32 @@ func kindOf(v any) string {
 		return "a string"
 	}
 	return fmt.Sprintf("a %T", v)
+}
+
+// cAlternate formats u with C's # flag for %x, %X and %o: the 0x, 0X or 0
+// prefix counts in the field width and zero padding goes after it (Go's
+// fmt pads the digits to the width on their own).
+func cAlternate(spec, verb string, u uint64) string {
+	flags := strings.TrimLeft(spec[1:], "-+ #0")
+	flagSet := spec[1 : len(spec)-len(flags)]
+	digits := fmt.Sprintf("%"+strings.TrimLeft(flags, "0123456789")+verb, u) // precision only
+	prefix := ""
+	switch {
+	case verb == "o" && !strings.HasPrefix(digits, "0"):
+		prefix = "0"
+	case verb != "o" && u != 0:
+		prefix = "0" + verb
+	}
+	width := 0
+	fmt.Sscanf(flags, "%d", &width)
+	pad := width - len(prefix) - len(digits)
+	switch {
+	case pad <= 0:
+		return prefix + digits
+	case strings.Contains(flagSet, "-"):
+		return prefix + digits + strings.Repeat(" ", pad)
+	case strings.Contains(flagSet, "0") && !strings.Contains(flags, "."):
+		return prefix + strings.Repeat("0", pad) + digits
+	}
+	return strings.Repeat(" ", pad) + prefix + digits
 }

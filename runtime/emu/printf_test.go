@@ -15,6 +15,7 @@ func TestCFormat(t *testing.T) {
 		{"%d", []any{int64(1) << 32}, "0"}, // an int is 32 bits
 		{"%f %e %g %g %.3f %G", []any{1.5, 1234.5, 0.0001, 1e20, 2.0 / 3, 1e-10}, "1.500000 1.234500e+03 0.0001 1e+20 0.667 1E-10"},
 		{"%s|%4s|%c%%", []any{str, str, int64('A')}, "hi|  hi|A%"},
+		{"%#010x|%#x|%#6x|%-#6x|%#o|%#x", []any{int64(10), int64(255), int64(10), int64(10), int64(8), int64(0)}, "0x0000000a|0xff|   0xa|0xa   |010|0"},
 	} {
 		got, n, err := cFormat(c.format, c.args)
 		if err != "" || got != c.want || n != len(c.args) {
