@@ -60,7 +60,7 @@
 // member mask and compute as PTX defines them (elect: the lowest lane;
 // shfl: clamp and segment mask, the validity predicate).
 //
-// printf (llvm.call of a declared @printf) prints to standard error when
+// gpu.printf and llvm.call of a declared @printf print to standard error when
 // the launch ends, in thread order, whatever the schedule (printf.go).
 //
 // Token and parity polls (mbarrier.test.wait, try_wait returning i1): a
