@@ -3,7 +3,6 @@ package memref
 import (
 	"strings"
 
-	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -29,12 +28,13 @@ func AtomicKind(op *ir.Operation) string {
 
 // atomicSemantics names the arith op whose semantics each kind combines
 // the old value and the operand with (assign has none: it stores the
-// operand).
+// operand). The names are spelled out: the generated constants
+// (arith.Addf, ...) are absent while internal/opgen builds the registry.
 var atomicSemantics = map[string]string{
-	"addf": arith.Addf, "addi": arith.Addi, "andi": arith.Andi,
-	"maximumf": arith.Maximumf, "maxnumf": arith.Maxnumf, "maxs": arith.Maxsi, "maxu": arith.Maxui,
-	"minimumf": arith.Minimumf, "minnumf": arith.Minnumf, "mins": arith.Minsi, "minu": arith.Minui,
-	"mulf": arith.Mulf, "muli": arith.Muli, "ori": arith.Ori, "xori": arith.Xori,
+	"addf": "arith.addf", "addi": "arith.addi", "andi": "arith.andi",
+	"maximumf": "arith.maximumf", "maxnumf": "arith.maxnumf", "maxs": "arith.maxsi", "maxu": "arith.maxui",
+	"minimumf": "arith.minimumf", "minnumf": "arith.minnumf", "mins": "arith.minsi", "minu": "arith.minui",
+	"mulf": "arith.mulf", "muli": "arith.muli", "ori": "arith.ori", "xori": "arith.xori",
 }
 
 // AtomicCombine returns what a memref.atomic_rmw stores given the old
