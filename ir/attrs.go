@@ -190,11 +190,20 @@ func FloatAttrOf(v float64, t *FloatType) *FloatAttr {
 type StringAttr struct {
 	attrBase
 	Value string
+	// Typ is the type written after the string ("s" : i32), nil without one.
+	Typ Type
 }
 
 // Str returns the string attribute with value s.
 func Str(s string) *StringAttr {
-	return internAttr(QuoteString(s), func(b attrBase) Attribute { return &StringAttr{b, s} }).(*StringAttr)
+	return internAttr(QuoteString(s), func(b attrBase) Attribute { return &StringAttr{attrBase: b, Value: s} }).(*StringAttr)
+}
+
+// TypedStr returns the string attribute "s" : t.
+func TypedStr(s string, t Type) *StringAttr {
+	return internAttr(QuoteString(s)+" : "+t.String(), func(b attrBase) Attribute {
+		return &StringAttr{attrBase: b, Value: s, Typ: t}
+	}).(*StringAttr)
 }
 
 // QuoteString quotes s as MLIR prints strings: printable ASCII other than

@@ -735,6 +735,11 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 			a = Str(s)
 		default:
 			a, err = p.ParseAttribute(nil)
+			if s, ok := a.(*StringAttr); ok && s.Typ != nil {
+				// An op's string attribute has no type of its own: what
+				// followed the colon belongs to the op, as before.
+				a = Str(s.Value)
+			}
 		}
 		if err != nil {
 			return err

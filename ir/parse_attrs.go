@@ -44,15 +44,20 @@ func (p *Parser) ParseAttribute(t Type) (Attribute, error) {
 			return nil, err
 		}
 		if p.IsPunct(":") && t == nil {
-			// A typed string: "foo" : i32. Keep the value; the type is dropped.
+			// A typed string: "foo" : i32.
 			save, saveTok, savePrev := *p.sc, p.tok, p.prev
 			p.next()
 			if p.tok.Kind == TokError {
 				return nil, p.tokenError(p.tok)
 			}
-			if _, ok, _ := p.ParseOptionalType(); !ok {
-				*p.sc, p.tok, p.prev = save, saveTok, savePrev
+			ty, ok, err := p.ParseOptionalType()
+			if err != nil {
+				return nil, err
 			}
+			if ok {
+				return TypedStr(s, ty), nil
+			}
+			*p.sc, p.tok, p.prev = save, saveTok, savePrev
 		}
 		return Str(s), nil
 	case TokAt:
