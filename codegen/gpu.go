@@ -242,6 +242,9 @@ func lowerGPUPrintf(fe *FuncEmitter, op *ir.Operation) {
 	if format == nil {
 		Fail(op, "gpu.printf needs a format string")
 	}
+	if msg := gpu.PrintfFormatProblem(format.Value); msg != "" {
+		Fail(op, "%s", msg)
+	}
 	fmtPtr := fe.printfFormatPtr(format.Value)
 	var args []value.Value
 	for i, a := range p.Args() {

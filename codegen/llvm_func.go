@@ -7,6 +7,7 @@ import (
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
+	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -131,6 +132,11 @@ func (fe *FuncEmitter) printfCall(op *ir.Operation) value.Value {
 		Fail(op, "'%s' of @printf: printf must be declared as llvm.func @printf(!llvm.ptr, ...) -> i32", op.Name())
 	}
 	operands := llvm.CallOp{Op: op}.CalleeOperands()
+	if text, ok := llvm.StringGlobalAddressed(operands[0]); ok {
+		if msg := gpu.PrintfFormatProblem(text); msg != "" {
+			Fail(op, "%s", msg)
+		}
+	}
 	format := fe.castPointer(op, fe.Val(operands[0]), 0)
 	var args []value.Value
 	for i, a := range operands[1:] {

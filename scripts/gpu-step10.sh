@@ -9,6 +9,10 @@
 #                                 #   GPU test bundle), gpu-warp.tmab, math-accuracy.tmab
 #   scripts/gpu-step10.sh run     # there (GPU, no llc; build/ carried): everything with timeouts,
 #                                 #   logs in build/gpu/step10, a short table last (also in summary.md)
+#   scripts/gpu-step10.sh ops     # there: the emulator test programs of the new ops (EMU_TESTS below:
+#                                 #   memref atomics and views, nvvm warp ops and mma.sync, printf,
+#                                 #   scf.execute_region, math, vector, index) run on the GPU against
+#                                 #   their @reference with the flags their lit tests use
 #
 # The run stops starting steps after RUN_BUDGET seconds (default 460, so the
 # whole run stays under 8 minutes); a step that fails, times out or is
@@ -17,6 +21,21 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 NEW_EXAMPLES="log_softmax rmsnorm gelu"
+# EMU_TESTS: emulator test programs run on the GPU too, "file|tmac run flags".
+EMU_TESTS=(
+	"lit-tests/emu/memref-atomics.tma|"
+	"lit-tests/emu/memref-reshape.tma|"
+	"lit-tests/nvvm/emu-mma.tma|--dist int --rtol 0 --atol 0"
+	"lit-tests/nvvm/emu-warp.tma|--dist int --rtol 2e-7"
+	"lit-tests/llvm/printf-emu.tma|--entry main"
+	"lit-tests/emu/scf-execute-region.tma|"
+	"lit-tests/run/unwritten-output.tma|"
+	"lit-tests/emu/math-float.tma|"
+	"lit-tests/emu/math-int.tma|"
+	"lit-tests/emu/math-formats.tma|"
+	"lit-tests/emu/vector-ops.tma|"
+	"lit-tests/emu/index.tma|"
+)
 
 case "${1:-}" in
 build)
@@ -26,6 +45,11 @@ build)
 	build/tmac compile bench/gpu/accuracy/math.tma --emit=bundle -o build/gpu/math-accuracy.tmab || exit 1
 	for n in $NEW_EXAMPLES; do
 		[ -f "build/gpu/bundles/$n.tmab" ] || { echo "no bundle for examples/$n.tma" >&2; exit 1; }
+	done
+	mkdir -p build/gpu/ops
+	for t in "${EMU_TESTS[@]}"; do
+		f=${t%%|*}
+		build/tmac compile "$f" --emit=bundle -o "build/gpu/ops/$(basename "$f" .tma).tmab" || exit 1
 	done
 	du -sh build/gpu build/tmac
 	total=$(du -scm build/gpu build/tmac | tail -1 | cut -f1)
@@ -190,8 +214,31 @@ EOF
 	cat "$out/summary.md"
 	[ "$failed" -eq 0 ]
 	;;
+ops)
+	tmac=${TMAC:-build/tmac}
+	out=build/gpu/step10-ops
+	rm -rf "$out" && mkdir -p "$out"
+	echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); commit $(cat build/gpu/COMMIT 2>/dev/null || echo unknown)"
+	rows=()
+	failed=0
+	for t in "${EMU_TESTS[@]}"; do
+		f=${t%%|*}
+		n=$(basename "$f" .tma)
+		# shellcheck disable=SC2086 # the flags are words
+		timeout 60 "$tmac" run "build/gpu/ops/$n.tmab" ${t#*|} >"$out/$n.log" 2>&1
+		rc=$?
+		v=PASS
+		[ $rc -eq 0 ] || { v="FAIL (exit $rc)"; failed=$((failed + 1)); }
+		[ $rc -eq 124 ] && v=TIMEOUT
+		rows+=("| $n | $v | $(grep -c '^PASS' "$out/$n.log") outputs PASS, $(grep -c '^FAIL' "$out/$n.log") FAIL |")
+	done
+	echo "| program | result | outputs |"
+	echo "|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+	[ "$failed" -eq 0 ]
+	;;
 *)
-	echo "usage: scripts/gpu-step10.sh build|run" >&2
+	echo "usage: scripts/gpu-step10.sh build|run|ops" >&2
 	exit 2
 	;;
 esac

@@ -603,3 +603,25 @@ func verifyGlobal(op *ir.Operation) error {
 	}
 	return nil
 }
+
+// StringGlobalAddressed returns the text of the string llvm.mlir.global
+// whose llvm.mlir.addressof defines v (a printf format), if it is one.
+func StringGlobalAddressed(v ir.Value) (string, bool) {
+	a := v.DefiningOp()
+	if a == nil || a.Name() != "llvm.mlir.addressof" {
+		return "", false
+	}
+	ref, _ := a.Attr("global_name").(*ir.SymbolRefAttr)
+	if ref == nil {
+		return "", false
+	}
+	g := ir.ResolveSymbolRef(a, ref)
+	if g == nil || g.Name() != "llvm.mlir.global" {
+		return "", false
+	}
+	s, ok := g.Attr("value").(*ir.StringAttr)
+	if !ok {
+		return "", false
+	}
+	return s.Value, true
+}

@@ -20,7 +20,8 @@ import (
 // whatever the schedule. printf returns the number of arguments it read,
 // as CUDA's does. The text is what C's printf writes for the
 // format (the conversions d i u x X o c s e E f g G and %%, flags, width,
-// precision and the h, hh, l, ll and z length modifiers).
+// precision and the h, l, ll and z length modifiers; hh is rejected, see
+// gpu.PrintfFormatProblem).
 
 // globalString is the value of an llvm.mlir.addressof of a string global.
 type globalString struct {
@@ -125,6 +126,9 @@ func (l *printLog) flush(w io.Writer) {
 func cFormat(format string, args []any) (string, int, string) {
 	if i := strings.IndexByte(format, 0); i >= 0 {
 		format = format[:i]
+	}
+	if msg := gpu.PrintfFormatProblem(format); msg != "" {
+		return "", 0, msg
 	}
 	var sb strings.Builder
 	next := 0
