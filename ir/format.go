@@ -733,13 +733,14 @@ func (f *format) parseElem(p *Parser, fs *FormatState, e *fmtElem) error {
 			var s string
 			s, err = p.ParseSymbolName()
 			a = Str(s)
+		case p.tok.Kind == TokString:
+			// As upstream's generated parsers read a string attribute: a
+			// colon after it belongs to the op's format, not to the string.
+			var s string
+			s, err = p.ParseString()
+			a = Str(s)
 		default:
 			a, err = p.ParseAttribute(nil)
-			if s, ok := a.(*StringAttr); ok && s.Typ != nil {
-				// An op's string attribute has no type of its own: what
-				// followed the colon belongs to the op, as before.
-				a = Str(s.Value)
-			}
 		}
 		if err != nil {
 			return err
