@@ -25,6 +25,16 @@ var floatFormats = [...]floatFormat{
 	TF32:     {8, 10, 127, true, false},
 	F80:      {15, 63, 16383, true, false}, // the explicit integer bit is not counted
 	F128:     {15, 112, 16383, true, false},
+	// Types only (no values, see HoldsValues): the fields give the widths.
+	F8E4M3FNUZ:    {4, 3, 8, false, false},
+	F8E5M2FNUZ:    {5, 2, 16, false, false},
+	F8E4M3B11FNUZ: {4, 3, 11, false, false},
+	F8E4M3:        {4, 3, 7, true, false},
+	F8E3M4:        {3, 4, 3, true, false},
+	F8E8M0FNU:     {8, 0, 127, false, false}, // no sign bit: StorageBits is 9, Width 8
+	F4E2M1FN:      {2, 1, 1, false, false},
+	F6E2M3FN:      {2, 3, 1, false, false},
+	F6E3M2FN:      {3, 2, 3, false, false},
 }
 
 // Precision returns the number of significand bits including the implicit one.

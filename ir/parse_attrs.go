@@ -206,8 +206,12 @@ func (p *Parser) parseNumberAttr(neg bool, t Type) (Attribute, error) {
 
 // noValuesOf rejects a constant of a float type tmac holds no values of.
 func (p *Parser) noValuesOf(tok Token, t Type) error {
-	if ft, ok := t.(*FloatType); ok && (ft.Kind == F80 || ft.Kind == F128) {
-		return p.ErrorAt(tok, "tmac does not support %s constants: it holds float values as 64-bit floats", ft)
+	if ft, ok := t.(*FloatType); ok && !ft.Kind.HoldsValues() {
+		why := "it holds float values as 64-bit floats"
+		if ft.Kind != F80 && ft.Kind != F128 {
+			why = "sm_90a does not compute with that format"
+		}
+		return p.ErrorAt(tok, "tmac does not support %s constants: %s", ft, why)
 	}
 	return nil
 }

@@ -20,11 +20,30 @@ func (p *Parser) isTypeStart() bool {
 
 func isBuiltinTypeKeyword(s string) bool {
 	switch s {
-	case "index", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32", "f80", "f128", "none",
-		"memref", "vector", "tensor", "tuple", "complex":
+	case "index", "none", "memref", "vector", "tensor", "tuple", "complex":
+		return true
+	}
+	if floatKindOf(s) >= 0 {
 		return true
 	}
 	return intTypeWidth(s) >= 0
+}
+
+// floatKindByName maps each float type keyword to its FloatKind.
+var floatKindByName = func() map[string]int {
+	m := make(map[string]int, len(floatNames))
+	for k, n := range floatNames {
+		m[n] = k
+	}
+	return m
+}()
+
+// floatKindOf returns the FloatKind spelled s, or -1.
+func floatKindOf(s string) int {
+	if k, ok := floatKindByName[s]; ok {
+		return k
+	}
+	return -1
 }
 
 // maxIntWidth is upstream's limit on integer type widths.
@@ -143,6 +162,10 @@ func (p *Parser) parseTypeUncached() (Type, error) {
 			}
 			return IntegerTypeWithSign(w, sign), nil
 		}
+		if k := floatKindOf(kw); k >= 0 {
+			p.next()
+			return FloatTypeOf(FloatKind(k)), nil
+		}
 		switch kw {
 		case "index":
 			p.next()
@@ -150,13 +173,6 @@ func (p *Parser) parseTypeUncached() (Type, error) {
 		case "none":
 			p.next()
 			return None, nil
-		case "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32", "f80", "f128":
-			p.next()
-			for k, n := range floatNames {
-				if n == kw {
-					return FloatTypeOf(FloatKind(k)), nil
-				}
-			}
 		case "memref":
 			p.next()
 			return p.parseMemRefType()

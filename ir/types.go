@@ -107,10 +107,27 @@ const (
 	// them (a float64 cannot) and compiles none.
 	F80
 	F128
+	// The other small formats of upstream's builtin dialect, types only as
+	// F80 and F128 are: Hopper computes with none of them.
+	F8E4M3FNUZ
+	F8E5M2FNUZ
+	F8E4M3B11FNUZ
+	F8E4M3
+	F8E3M4
+	F8E8M0FNU
+	F4E2M1FN
+	F6E2M3FN
+	F6E3M2FN
 )
 
-var floatNames = [...]string{"f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32", "f80", "f128"}
-var floatWidths = [...]int{16, 16, 32, 64, 8, 8, 19, 80, 128}
+var floatNames = [...]string{"f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "tf32", "f80", "f128",
+	"f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E4M3", "f8E3M4", "f8E8M0FNU", "f4E2M1FN", "f6E2M3FN", "f6E3M2FN"}
+var floatWidths = [...]int{16, 16, 32, 64, 8, 8, 19, 80, 128, 8, 8, 8, 8, 8, 8, 4, 6, 6}
+
+// HoldsValues reports whether tmac holds values of format k: the formats
+// sm_90a computes with. The others are types only; their constants are
+// rejected where they are parsed.
+func (k FloatKind) HoldsValues() bool { return k <= TF32 }
 
 // FloatType is one of the builtin floating-point types.
 type FloatType struct {
