@@ -621,7 +621,7 @@ func (p *Parser) denseFromHex(tok Token, st ShapedType) (Attribute, error) {
 	bytesPer := (bits + 7) / 8
 	size, fits := ShapeBytes(st.Shape(), 8*bytesPer)
 	if bytesPer == 0 || (!fits || int64(len(raw)) != size) && len(raw) != bytesPer {
-		return nil, p.ErrorAt(tok, "elements hex data size is invalid for provided type")
+		return nil, p.ErrorAt(tok, "elements hex data size is invalid for provided type: '%s'", st)
 	}
 	count := len(raw) / bytesPer
 	word := func(i int) uint64 {
@@ -660,7 +660,7 @@ func (p *Parser) denseBitsAttr(tok Token, raw []byte, st ShapedType) (Attribute,
 	}
 	n := NumElements(st.Shape())
 	if n < 0 || int64(len(raw)) != (n+7)/8 {
-		return nil, p.ErrorAt(tok, "elements hex data size is invalid for provided type")
+		return nil, p.ErrorAt(tok, "elements hex data size is invalid for provided type: '%s'", st)
 	}
 	vals := make([]int64, n)
 	for i := range vals {
