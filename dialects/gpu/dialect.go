@@ -151,6 +151,9 @@ func parseAttr(p *ir.Parser, mnemonic string) (ir.Attribute, error) {
 	if e := enums[mnemonic]; e != nil {
 		return e.parse(p, "")
 	}
+	if a, ok, err := parseMappingAttr(p, mnemonic); ok {
+		return a, err
+	}
 	return nil, p.Errorf("unknown gpu attribute: %s", mnemonic)
 }
 

@@ -9,12 +9,18 @@ import "github.com/tmac-dev/tmac/ir"
 
 // Names of the scf ops.
 const (
-	Condition     = "scf.condition"
-	ExecuteRegion = "scf.execute_region"
-	For           = "scf.for"
-	If            = "scf.if"
-	While         = "scf.while"
-	Yield         = "scf.yield"
+	Condition        = "scf.condition"
+	ExecuteRegion    = "scf.execute_region"
+	For              = "scf.for"
+	Forall           = "scf.forall"
+	ForallInParallel = "scf.forall.in_parallel"
+	If               = "scf.if"
+	IndexSwitch      = "scf.index_switch"
+	Parallel         = "scf.parallel"
+	Reduce           = "scf.reduce"
+	ReduceReturn     = "scf.reduce.return"
+	While            = "scf.while"
+	Yield            = "scf.yield"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
@@ -26,8 +32,20 @@ type (
 	ExecuteRegionOp struct{ Op *ir.Operation }
 	// ForOp views an op named scf.for.
 	ForOp struct{ Op *ir.Operation }
+	// ForallOp views an op named scf.forall.
+	ForallOp struct{ Op *ir.Operation }
+	// ForallInParallelOp views an op named scf.forall.in_parallel.
+	ForallInParallelOp struct{ Op *ir.Operation }
 	// IfOp views an op named scf.if.
 	IfOp struct{ Op *ir.Operation }
+	// IndexSwitchOp views an op named scf.index_switch.
+	IndexSwitchOp struct{ Op *ir.Operation }
+	// ParallelOp views an op named scf.parallel.
+	ParallelOp struct{ Op *ir.Operation }
+	// ReduceOp views an op named scf.reduce.
+	ReduceOp struct{ Op *ir.Operation }
+	// ReduceReturnOp views an op named scf.reduce.return.
+	ReduceReturnOp struct{ Op *ir.Operation }
 	// WhileOp views an op named scf.while.
 	WhileOp struct{ Op *ir.Operation }
 	// YieldOp views an op named scf.yield.
@@ -49,9 +67,39 @@ func AsFor(op *ir.Operation) (ForOp, bool) {
 	return ir.As[ForOp](op, For)
 }
 
+// AsForall returns op as a ForallOp, and whether it is named scf.forall.
+func AsForall(op *ir.Operation) (ForallOp, bool) {
+	return ir.As[ForallOp](op, Forall)
+}
+
+// AsForallInParallel returns op as a ForallInParallelOp, and whether it is named scf.forall.in_parallel.
+func AsForallInParallel(op *ir.Operation) (ForallInParallelOp, bool) {
+	return ir.As[ForallInParallelOp](op, ForallInParallel)
+}
+
 // AsIf returns op as a IfOp, and whether it is named scf.if.
 func AsIf(op *ir.Operation) (IfOp, bool) {
 	return ir.As[IfOp](op, If)
+}
+
+// AsIndexSwitch returns op as a IndexSwitchOp, and whether it is named scf.index_switch.
+func AsIndexSwitch(op *ir.Operation) (IndexSwitchOp, bool) {
+	return ir.As[IndexSwitchOp](op, IndexSwitch)
+}
+
+// AsParallel returns op as a ParallelOp, and whether it is named scf.parallel.
+func AsParallel(op *ir.Operation) (ParallelOp, bool) {
+	return ir.As[ParallelOp](op, Parallel)
+}
+
+// AsReduce returns op as a ReduceOp, and whether it is named scf.reduce.
+func AsReduce(op *ir.Operation) (ReduceOp, bool) {
+	return ir.As[ReduceOp](op, Reduce)
+}
+
+// AsReduceReturn returns op as a ReduceReturnOp, and whether it is named scf.reduce.return.
+func AsReduceReturn(op *ir.Operation) (ReduceReturnOp, bool) {
+	return ir.As[ReduceReturnOp](op, ReduceReturn)
 }
 
 // AsWhile returns op as a WhileOp, and whether it is named scf.while.
@@ -89,6 +137,16 @@ func (o IfOp) Condition() ir.Value {
 	return o.Op.OperandNamed("condition")
 }
 
+// Arg returns the `arg` operand (index).
+func (o IndexSwitchOp) Arg() ir.Value {
+	return o.Op.OperandNamed("arg")
+}
+
+// Result returns the `result` operand (any type).
+func (o ReduceReturnOp) Result() ir.Value {
+	return o.Op.OperandNamed("result")
+}
+
 // NoInline returns the `no_inline` attribute (unit attribute), or nil if absent.
 func (o ExecuteRegionOp) NoInline() ir.Attribute {
 	return o.Op.Attr("no_inline")
@@ -97,6 +155,31 @@ func (o ExecuteRegionOp) NoInline() ir.Attribute {
 // UnsignedCmp returns the `unsignedCmp` attribute (unit attribute), or nil if absent.
 func (o ForOp) UnsignedCmp() ir.Attribute {
 	return o.Op.Attr("unsignedCmp")
+}
+
+// StaticLowerBound returns the `staticLowerBound` attribute (i64 dense array attribute), or nil if absent.
+func (o ForallOp) StaticLowerBound() ir.Attribute {
+	return o.Op.Attr("staticLowerBound")
+}
+
+// StaticUpperBound returns the `staticUpperBound` attribute (i64 dense array attribute), or nil if absent.
+func (o ForallOp) StaticUpperBound() ir.Attribute {
+	return o.Op.Attr("staticUpperBound")
+}
+
+// StaticStep returns the `staticStep` attribute (i64 dense array attribute), or nil if absent.
+func (o ForallOp) StaticStep() ir.Attribute {
+	return o.Op.Attr("staticStep")
+}
+
+// Mapping returns the `mapping` attribute (Device Mapping array attribute), or nil if absent.
+func (o ForallOp) Mapping() ir.Attribute {
+	return o.Op.Attr("mapping")
+}
+
+// Cases returns the `cases` attribute (i64 dense array attribute), or nil if absent.
+func (o IndexSwitchOp) Cases() ir.Attribute {
+	return o.Op.Attr("cases")
 }
 
 // Args returns the `args` operands (any type).
@@ -119,9 +202,69 @@ func (o ForOp) Results() []ir.Value {
 	return o.Op.ResultGroup("results")
 }
 
+// DynamicLowerBound returns the `dynamicLowerBound` operands (index).
+func (o ForallOp) DynamicLowerBound() []ir.Value {
+	return o.Op.OperandGroup("dynamicLowerBound")
+}
+
+// DynamicUpperBound returns the `dynamicUpperBound` operands (index).
+func (o ForallOp) DynamicUpperBound() []ir.Value {
+	return o.Op.OperandGroup("dynamicUpperBound")
+}
+
+// DynamicStep returns the `dynamicStep` operands (index).
+func (o ForallOp) DynamicStep() []ir.Value {
+	return o.Op.OperandGroup("dynamicStep")
+}
+
+// Outputs returns the `outputs` operands (ranked tensor of any type values).
+func (o ForallOp) Outputs() []ir.Value {
+	return o.Op.OperandGroup("outputs")
+}
+
+// Results returns the `results` results (any type).
+func (o ForallOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
+}
+
 // Results returns the `results` results (any type).
 func (o IfOp) Results() []ir.Value {
 	return o.Op.ResultGroup("results")
+}
+
+// Results returns the `results` results (any type).
+func (o IndexSwitchOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
+}
+
+// LowerBound returns the `lowerBound` operands (index).
+func (o ParallelOp) LowerBound() []ir.Value {
+	return o.Op.OperandGroup("lowerBound")
+}
+
+// UpperBound returns the `upperBound` operands (index).
+func (o ParallelOp) UpperBound() []ir.Value {
+	return o.Op.OperandGroup("upperBound")
+}
+
+// Step returns the `step` operands (index).
+func (o ParallelOp) Step() []ir.Value {
+	return o.Op.OperandGroup("step")
+}
+
+// InitVals returns the `initVals` operands (any type).
+func (o ParallelOp) InitVals() []ir.Value {
+	return o.Op.OperandGroup("initVals")
+}
+
+// Results returns the `results` results (any type).
+func (o ParallelOp) Results() []ir.Value {
+	return o.Op.ResultGroup("results")
+}
+
+// Operands returns the `operands` operands (any type).
+func (o ReduceOp) Operands() []ir.Value {
+	return o.Op.OperandGroup("operands")
 }
 
 // Inits returns the `inits` operands (any type).
@@ -149,6 +292,16 @@ func (o ForOp) Region() *ir.Region {
 	return o.Op.RegionNamed("region")
 }
 
+// Region returns the `region` region.
+func (o ForallOp) Region() *ir.Region {
+	return o.Op.RegionNamed("region")
+}
+
+// Region returns the `region` region.
+func (o ForallInParallelOp) Region() *ir.Region {
+	return o.Op.RegionNamed("region")
+}
+
 // ThenRegion returns the `thenRegion` region.
 func (o IfOp) ThenRegion() *ir.Region {
 	return o.Op.RegionNamed("thenRegion")
@@ -157,6 +310,26 @@ func (o IfOp) ThenRegion() *ir.Region {
 // ElseRegion returns the `elseRegion` region.
 func (o IfOp) ElseRegion() *ir.Region {
 	return o.Op.RegionNamed("elseRegion")
+}
+
+// DefaultRegion returns the `defaultRegion` region.
+func (o IndexSwitchOp) DefaultRegion() *ir.Region {
+	return o.Op.RegionNamed("defaultRegion")
+}
+
+// CaseRegions returns the `caseRegions` regions.
+func (o IndexSwitchOp) CaseRegions() []*ir.Region {
+	return o.Op.Regions()[1:]
+}
+
+// Region returns the `region` region.
+func (o ParallelOp) Region() *ir.Region {
+	return o.Op.RegionNamed("region")
+}
+
+// Reductions returns the `reductions` regions.
+func (o ReduceOp) Reductions() []*ir.Region {
+	return o.Op.Regions()[0:]
 }
 
 // Before returns the `before` region.

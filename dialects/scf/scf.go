@@ -1,5 +1,6 @@
 // Package scf registers the structured control flow dialect: scf.for,
-// scf.if, scf.while, scf.execute_region, scf.yield and scf.condition.
+// scf.if, scf.while, scf.execute_region, scf.index_switch, scf.parallel,
+// scf.forall and their terminators.
 package scf
 
 import (
@@ -11,7 +12,7 @@ var i1C = ir.TypeConstraint{Desc: "1-bit signless integer", OK: func(t ir.Type) 
 var intOrIndex = ir.TypeConstraint{Desc: "signless integer or index", OK: ir.IsSignlessIntOrIndex}
 
 func init() {
-	ir.RegisterDialect(&ir.Dialect{Name: "scf", Summary: "Structured control flow: for and while loops, if"})
+	ir.RegisterDialect(&ir.Dialect{Name: "scf", Summary: "Structured control flow: for, while, parallel and forall loops, if, index_switch"})
 	ir.Register(
 		&ir.OpDef{
 			Name:    "scf.for",
@@ -82,7 +83,10 @@ func init() {
 // ensureTerminator gives each block of r (and r itself, if empty) an
 // scf.yield when it does not end with a terminator, as upstream's custom
 // parsers do for SingleBlockImplicitTerminator ops.
-func ensureTerminator(r *ir.Region, loc ir.Location) {
+func ensureTerminator(r *ir.Region, loc ir.Location) { ensureTerminatorNamed(r, loc, "scf.yield") }
+
+// ensureTerminatorNamed is ensureTerminator with terminator name.
+func ensureTerminatorNamed(r *ir.Region, loc ir.Location, name string) {
 	if r.Empty() {
 		r.AddBlock(ir.NewBlock(nil, nil))
 	}
@@ -90,7 +94,7 @@ func ensureTerminator(r *ir.Region, loc ir.Location) {
 		if last := b.Last(); last != nil && last.HasTrait(ir.Terminator) {
 			continue
 		}
-		b.Append(ir.NewOperation(&ir.OperationState{Name: "scf.yield", Loc: loc}))
+		b.Append(ir.NewOperation(&ir.OperationState{Name: name, Loc: loc}))
 	}
 }
 
