@@ -520,8 +520,16 @@ func addKernelAttrs(f *lir.Func, op *ir.Operation) {
 	if s, ok := dims("nvvm.maxntid"); ok {
 		f.FuncAttrs = append(f.FuncAttrs, lir.AttrPair{Key: "nvvm.maxntid", Value: s})
 	}
+	// A non-portable cluster size is given at launch only: the driver's
+	// opt-in to it (cuFuncSetAttribute with
+	// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, made by tmac
+	// run) is documented for launch-time cluster sizes, not for one
+	// compiled into the kernel (.reqnctapercluster).
 	if s, ok := dims("known_cluster_size"); ok {
-		f.FuncAttrs = append(f.FuncAttrs, lir.AttrPair{Key: "nvvm.cluster_dim", Value: s})
+		c := op.Attr("known_cluster_size").(*ir.DenseArrayAttr).Ints
+		if c[0]*c[1]*c[2] <= sm90.MaxPortableClusterBlocks {
+			f.FuncAttrs = append(f.FuncAttrs, lir.AttrPair{Key: "nvvm.cluster_dim", Value: s})
+		}
 	}
 }
 

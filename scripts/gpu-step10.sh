@@ -11,8 +11,9 @@
 #                                 #   logs in build/gpu/step10, a short table last (also in summary.md)
 #   scripts/gpu-step10.sh ops     # there: the emulator test programs of the new ops (EMU_TESTS below:
 #                                 #   memref atomics and views, nvvm warp ops and mma.sync, printf,
-#                                 #   scf.execute_region, math, vector, index) run on the GPU against
-#                                 #   their @reference with the flags their lit tests use
+#                                 #   scf.execute_region, math, vector, index, 16-block clusters) run
+#                                 #   on the GPU against their @reference with the flags their lit
+#                                 #   tests use
 #
 # The run stops starting steps after RUN_BUDGET seconds (default 460, so the
 # whole run stays under 8 minutes); a step that fails, times out or is
@@ -35,6 +36,7 @@ EMU_TESTS=(
 	"lit-tests/emu/math-formats.tma|"
 	"lit-tests/emu/vector-ops.tma|"
 	"lit-tests/emu/index.tma|"
+	"lit-tests/emu/cluster-16.tma|"
 )
 
 case "${1:-}" in

@@ -7,6 +7,8 @@ package sm90
 import (
 	"fmt"
 	"math"
+
+	"github.com/tmac-dev/tmac/ir"
 )
 
 const (
@@ -15,9 +17,13 @@ const (
 	MaxBlockDimZ       = 64
 	MaxGridDimX        = 1<<31 - 1
 	MaxGridDimYZ       = 65535
-	// MaxClusterBlocks is the portable cluster size; larger ones need a
-	// non-portable opt-in tmac does not make.
-	MaxClusterBlocks = 8
+	// MaxPortableClusterBlocks is the portable cluster size: every GPU of
+	// compute capability 9.0 and later runs clusters this large.
+	MaxPortableClusterBlocks = 8
+	// MaxClusterBlocks is Hopper's largest cluster, allowed only to a
+	// launch that opts in to non-portable cluster sizes (the driver's
+	// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
+	MaxClusterBlocks = 16
 	// MaxSharedBytesPerBlock is 227 KB: static plus dynamic shared memory.
 	MaxSharedBytesPerBlock = 232448
 	// MaxStaticSharedBytesPerBlock is the statically allocated shared
@@ -34,11 +40,35 @@ const (
 // cannot run, and must be reported.)
 const Unknown = math.MinInt64
 
+// NonPortableClusterAttr is the attribute with which a gpu.launch or
+// gpu.launch_func opts in to clusters of more than
+// MaxPortableClusterBlocks blocks: `{nonPortableClusterSize = true}`, as
+// upstream MLIR's sm90 test non-portable-cluster-launch.mlir writes it
+// (mlir-opt 22 keeps it as a discardable attribute).
+const NonPortableClusterAttr = "nonPortableClusterSize"
+
+// NonPortableCluster reports whether launch op opts in to non-portable
+// cluster sizes; an attribute that is not a boolean is an error.
+func NonPortableCluster(op *ir.Operation) (bool, error) {
+	a := op.Attr(NonPortableClusterAttr)
+	if a == nil {
+		return false, nil
+	}
+	if !ir.IsBool(a) {
+		return false, fmt.Errorf("%s must be true or false, not %s", NonPortableClusterAttr, a)
+	}
+	v, _ := ir.AttrInt(a)
+	return v != 0, nil
+}
+
 // Launch is a launch configuration; a zero cluster means no cluster. A
 // size that is not known is Unknown and is not checked.
+// NonPortableCluster is the launch's opt-in to clusters of up to
+// MaxClusterBlocks blocks.
 type Launch struct {
 	Grid, Block, Cluster [3]int64
 	DynamicSharedBytes   int64
+	NonPortableCluster   bool
 }
 
 // Check returns what makes the launch impossible on sm_90, or nil.
@@ -70,8 +100,13 @@ func (l Launch) Check() error {
 			return fmt.Errorf("grid size %c = %d is not a multiple of the cluster size %d", axes[i], g, c)
 		}
 	}
-	if blocks, known := knownProduct(l.Cluster); known && blocks > MaxClusterBlocks {
-		return fmt.Errorf("clusters of %d blocks (%d x %d x %d), over the portable limit of %d", blocks, l.Cluster[0], l.Cluster[1], l.Cluster[2], MaxClusterBlocks)
+	blocks, known := knownProduct(l.Cluster)
+	switch {
+	case !known || blocks <= MaxPortableClusterBlocks:
+	case blocks > MaxClusterBlocks:
+		return fmt.Errorf("clusters of %d blocks (%d x %d x %d), over sm_90's limit of %d", blocks, l.Cluster[0], l.Cluster[1], l.Cluster[2], MaxClusterBlocks)
+	case !l.NonPortableCluster:
+		return fmt.Errorf("clusters of %d blocks (%d x %d x %d), over the portable limit of %d; up to %d need the launch to opt in with {%s = true}", blocks, l.Cluster[0], l.Cluster[1], l.Cluster[2], MaxPortableClusterBlocks, MaxClusterBlocks, NonPortableClusterAttr)
 	}
 	return nil
 }

@@ -163,8 +163,8 @@ func planLaunch(launch *ir.Operation) (*launchPlan, error) {
 	if p.fn.ParentOp() != p.table {
 		return nil, p.fn.EmitError("'%s' holds a gpu.launch and must be directly inside the module to be outlined", p.fn.Name())
 	}
-	if err := launchSizes(gpu.LaunchOp{Op: launch}).Check(); err != nil {
-		return nil, launch.EmitError("this launch cannot run on sm_90: %v", err)
+	if err := checkLaunchSizes(launch, gpu.LaunchOp{Op: launch}); err != nil {
+		return nil, err
 	}
 	body := gpu.LaunchOp{Op: launch}.Body()
 	seen := map[ir.Value]bool{}
@@ -205,6 +205,21 @@ func planLaunch(launch *ir.Operation) (*launchPlan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkLaunchSizes checks the constant sizes of launch op (a gpu.launch or
+// gpu.launch_func, viewed as launch) and its opt-in to non-portable
+// cluster sizes against what sm_90 can run.
+func checkLaunchSizes(op *ir.Operation, launch launchView) error {
+	l := launchSizes(launch)
+	var err error
+	if l.NonPortableCluster, err = sm90.NonPortableCluster(op); err == nil {
+		err = l.Check()
+	}
+	if err != nil {
+		return op.EmitError("this launch cannot run on sm_90: %v", err)
+	}
+	return nil
 }
 
 // launchSizes reads the constant sizes of a gpu.launch (sm90.Unknown where
@@ -652,8 +667,7 @@ func checkGivenLaunches(top *ir.Operation) error {
 	ir.Walk(top, func(op *ir.Operation) ir.WalkResult {
 		switch op.Name() {
 		case gpu.LaunchFunc:
-			if e := launchSizes(gpu.LaunchFuncOp{Op: op}).Check(); e != nil {
-				err = op.EmitError("this launch cannot run on sm_90: %v", e)
+			if err = checkLaunchSizes(op, gpu.LaunchFuncOp{Op: op}); err != nil {
 				return ir.Interrupt
 			}
 		case gpu.Func:
@@ -665,8 +679,11 @@ func checkGivenLaunches(top *ir.Operation) error {
 				return [3]int64{a.Ints[0], a.Ints[1], a.Ints[2]}, true
 			}
 			fn := gpu.FuncOp{Op: op}
+			// A kernel's cluster size is checked against the hardware's
+			// limit; whether a launch may use a non-portable one is the
+			// launch's to say (checked there).
 			u := int64(sm90.Unknown)
-			l := sm90.Launch{Grid: [3]int64{u, u, u}, Block: [3]int64{u, u, u}, DynamicSharedBytes: u}
+			l := sm90.Launch{Grid: [3]int64{u, u, u}, Block: [3]int64{u, u, u}, DynamicSharedBytes: u, NonPortableCluster: true}
 			var given []string
 			if d, ok := dims(fn.KnownBlockSize()); ok {
 				l.Block, given = d, append(given, "known_block_size")

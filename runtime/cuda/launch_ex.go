@@ -7,19 +7,22 @@ import (
 )
 
 // Driver calls used by tmac run's host plan beyond driver.go's:
-// cuLaunchKernelEx (thread block clusters), cuEventQuery (the watchdog),
-// device-to-device copies and 16/32-bit memsets.
+// cuLaunchKernelEx and cuOccupancyMaxActiveClusters (thread block
+// clusters), cuEventQuery (the watchdog), device-to-device copies and
+// 16/32-bit memsets.
 
 var exAPI struct {
-	cuLaunchKernelEx func(cfg *launchConfig, f Function, params *unsafe.Pointer, extra *unsafe.Pointer) Result
-	cuEventQuery     func(e Event) Result
-	cuMemcpyDtoD     func(dst, src DevicePtr, n uint64) Result
-	cuMemsetD16      func(dst DevicePtr, v uint16, n uint64) Result
-	cuMemsetD32      func(dst DevicePtr, v uint32, n uint64) Result
+	cuLaunchKernelEx             func(cfg *launchConfig, f Function, params *unsafe.Pointer, extra *unsafe.Pointer) Result
+	cuOccupancyMaxActiveClusters func(n *int32, f Function, cfg *launchConfig) Result
+	cuEventQuery                 func(e Event) Result
+	cuMemcpyDtoD                 func(dst, src DevicePtr, n uint64) Result
+	cuMemsetD16                  func(dst DevicePtr, v uint16, n uint64) Result
+	cuMemsetD32                  func(dst DevicePtr, v uint32, n uint64) Result
 }
 
 var exSyms = lateSymbols{syms: []symbol{
 	{&exAPI.cuLaunchKernelEx, "cuLaunchKernelEx"},
+	{&exAPI.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters"},
 	{&exAPI.cuEventQuery, "cuEventQuery"},
 	{&exAPI.cuMemcpyDtoD, "cuMemcpyDtoD_v2"},
 	{&exAPI.cuMemsetD16, "cuMemsetD16_v2"},
@@ -48,14 +51,9 @@ type launchConfig struct {
 
 const launchAttributeClusterDimension = 4
 
-// LaunchEx runs f like Launch, with a thread block cluster of the given
-// size (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).
-func LaunchEx(f Function, grid, block, cluster Dim3, sharedBytes int, params []unsafe.Pointer) error {
-	if err := exSyms.load(); err != nil {
-		return err
-	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
+// clusterConfig returns the pinned launch configuration of a launch with
+// thread block clusters (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).
+func clusterConfig(pin *runtime.Pinner, grid, block, cluster Dim3, sharedBytes int) *launchConfig {
 	attr := &launchAttribute{ID: launchAttributeClusterDimension}
 	*(*[3]uint32)(unsafe.Pointer(&attr.Value[0])) = [3]uint32{uint32(cluster.X), uint32(cluster.Y), uint32(cluster.Z)}
 	pin.Pin(attr)
@@ -65,7 +63,45 @@ func LaunchEx(f Function, grid, block, cluster Dim3, sharedBytes int, params []u
 		SharedMemBytes: uint32(sharedBytes), Attrs: attr, NumAttrs: 1,
 	}
 	pin.Pin(cfg)
+	return cfg
+}
+
+// LaunchEx runs f like Launch, with a thread block cluster of the given
+// size (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).
+func LaunchEx(f Function, grid, block, cluster Dim3, sharedBytes int, params []unsafe.Pointer) error {
+	if err := exSyms.load(); err != nil {
+		return err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	cfg := clusterConfig(&pin, grid, block, cluster, sharedBytes)
 	return check("cuLaunchKernelEx", exAPI.cuLaunchKernelEx(cfg, f, pinParams(&pin, params), nil))
+}
+
+// MaxActiveClusters returns how many clusters of the given launch of f
+// the device can run at once (cuOccupancyMaxActiveClusters); 0 means it
+// cannot run one cluster of that size at all.
+func MaxActiveClusters(f Function, grid, block, cluster Dim3, sharedBytes int) (int, error) {
+	if err := exSyms.load(); err != nil {
+		return 0, err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	cfg := clusterConfig(&pin, grid, block, cluster, sharedBytes)
+	var n int32
+	err := check("cuOccupancyMaxActiveClusters", exAPI.cuOccupancyMaxActiveClusters(&n, f, cfg))
+	return int(n), err
+}
+
+// AllowNonPortableClusterSize lets f be launched with clusters of more
+// than the portable 8 blocks (up to 16 on sm_90): cuFuncSetAttribute with
+// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, which is 14 in
+// cuda.h's CUfunction_attribute. (Upstream's mgpuLaunchClusterKernel in
+// MLIR 22 does not make this call, so its 16-block sm90 test needs it
+// from elsewhere.)
+func (f Function) AllowNonPortableClusterSize() error {
+	const nonPortableClusterSizeAllowed = 14
+	return check("cuFuncSetAttribute", api.cuFuncSetAttribute(f, nonPortableClusterSizeAllowed, 1))
 }
 
 // Done reports whether all work recorded before e has finished

@@ -376,6 +376,8 @@ func (d *Device) runCluster(k *kernel, l *plan.Launch, args []any, cid, cl [3]in
 		dev: d, k: k, params: args,
 		grid:  [3]int64{int64(l.Grid[0]), int64(l.Grid[1]), int64(l.Grid[2])},
 		bdim:  [3]int64{int64(l.Block[0]), int64(l.Block[1]), int64(l.Block[2])},
+		cdim:  [3]int64{int64(cl[0]), int64(cl[1]), int64(cl[2])},
+		cid:   [3]int64{int64(cid[0]), int64(cid[1]), int64(cid[2])},
 		rng:   rand.New(rand.NewSource(int64(h.Sum64()))),
 		yield: make(chan struct{}),
 

@@ -133,7 +133,8 @@ func init() {
 			t.set(in, 0, v)
 		}
 	}, builtin.UnrealizedConversionCast)
-	register(prepareGPUIndex, gpu.ThreadId, gpu.BlockId, gpu.BlockDim, gpu.GridDim)
+	register(prepareGPUIndex, gpu.ThreadId, gpu.BlockId, gpu.BlockDim, gpu.GridDim,
+		gpu.ClusterId, gpu.ClusterDim, gpu.ClusterBlockId, gpu.ClusterDimBlocks)
 	register(direct(func(t *thread, in *instr) {
 		t.set(in, 0, &memref{space: spaceShared, sizes: []int64{int64(len(t.c.smem))}, strides: []int64{1}, elem: ir.I8, esize: 1})
 	}), gpu.DynamicSharedMemory)
@@ -204,8 +205,11 @@ func prepareWhile(k *kernel, op *ir.Operation) runFunc {
 	}
 }
 
-// prepareGPUIndex: gpu.thread_id, block_id, block_dim and grid_dim read
-// one dimension of the thread's, block's or launch's sizes.
+// prepareGPUIndex: gpu.thread_id, block_id, block_dim, grid_dim and the
+// cluster ops (cluster_id, cluster_dim: clusters in the grid;
+// cluster_block_id, cluster_dim_blocks: blocks in the cluster) read one
+// dimension of the thread's, block's, cluster's or launch's indices and
+// sizes.
 func prepareGPUIndex(k *kernel, op *ir.Operation) runFunc {
 	dim := func(a ir.Attribute) int {
 		switch gpu.DimOf(a) {
@@ -226,10 +230,29 @@ func prepareGPUIndex(k *kernel, op *ir.Operation) runFunc {
 	case gpu.BlockDim:
 		d := dim(gpu.BlockDimOp{Op: op}.Dimension())
 		return func(t *thread, in *instr) { t.set(in, 0, t.b.bdim[d]) }
+	case gpu.ClusterId:
+		d := dim(gpu.ClusterIdOp{Op: op}.Dimension())
+		return func(t *thread, in *instr) { t.set(in, 0, t.b.cid[d]) }
+	case gpu.ClusterDim:
+		d := dim(gpu.ClusterDimOp{Op: op}.Dimension())
+		return func(t *thread, in *instr) { t.set(in, 0, t.b.clusters(d)) }
+	case gpu.ClusterBlockId:
+		d := dim(gpu.ClusterBlockIdOp{Op: op}.Dimension())
+		return func(t *thread, in *instr) { t.set(in, 0, t.clusterBlock(d)) }
+	case gpu.ClusterDimBlocks:
+		d := dim(gpu.ClusterDimBlocksOp{Op: op}.Dimension())
+		return func(t *thread, in *instr) { t.set(in, 0, t.b.cdim[d]) }
 	}
 	d := dim(gpu.GridDimOp{Op: op}.Dimension())
 	return func(t *thread, in *instr) { t.set(in, 0, t.b.grid[d]) }
 }
+
+// clusterBlock returns the position of t's block in its cluster along
+// dimension d.
+func (t *thread) clusterBlock(d int) int64 { return t.c.bid[d] - t.b.cid[d]*t.b.cdim[d] }
+
+// clusters returns the number of clusters in the grid along dimension d.
+func (b *blockRun) clusters(d int) int64 { return b.grid[d] / b.cdim[d] }
 
 // ------------------------------------------------------------ memory
 

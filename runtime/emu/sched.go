@@ -95,6 +95,9 @@ type blockRun struct {
 	// kernel and clusterIndex name the run for the observer.
 	kernel       string
 	clusterIndex int
+	// cdim and cid: the cluster's size in blocks and its index in the
+	// grid (without clusters, a block is a cluster of one).
+	cdim, cid [3]int64
 }
 
 // clusterBarrier is barrier.cluster.arrive / wait over every thread of the

@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tmac-dev/tmac/internal/sm90"
 	"github.com/tmac-dev/tmac/runtime/cuda"
 )
 
@@ -33,6 +34,10 @@ type CUDA struct {
 	eventPool    []cuda.Event
 
 	allocs map[uint64]bool // live allocations, for Release
+
+	// clustersChecked holds the non-portable cluster launches already
+	// allowed and checked to fit, by kernel and configuration.
+	clustersChecked map[string]bool
 }
 
 // NewCUDA loads PTX on the current context.
@@ -41,7 +46,7 @@ func NewCUDA(ptx string) (*CUDA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CUDA{Module: m, funcs: map[string]cuda.Function{}, smemSet: map[string]int{}, allocs: map[uint64]bool{}}, nil
+	return &CUDA{Module: m, funcs: map[string]cuda.Function{}, smemSet: map[string]int{}, clustersChecked: map[string]bool{}, allocs: map[uint64]bool{}}, nil
 }
 
 func (c *CUDA) Alloc(n int) (uint64, error) {
@@ -147,6 +152,9 @@ func (c *CUDA) Launch(l *Launch) error {
 		}
 		c.smemSet[l.Kernel] = l.SharedBytes
 	}
+	if err := c.allowNonPortableCluster(f, l); err != nil {
+		return err
+	}
 	params := make([]unsafe.Pointer, len(l.Params))
 	for i, p := range l.Params {
 		if len(p) == 0 {
@@ -188,6 +196,37 @@ func (c *CUDA) Launch(l *Launch) error {
 		return fmt.Errorf("kernel %s: %v", l.Kernel, err)
 	}
 	c.KernelSeconds += float64(ms) * 1e-3
+	return nil
+}
+
+// allowNonPortableCluster opts f in to non-portable cluster sizes when l
+// asks for them and, for a cluster of more than the portable 8 blocks,
+// asks the driver whether one such cluster fits on the GPU at all (once
+// per kernel and configuration), so that a size the GPU cannot run is
+// reported as that rather than as a failed launch.
+func (c *CUDA) allowNonPortableCluster(f cuda.Function, l *Launch) error {
+	if !l.NonPortableCluster {
+		return nil
+	}
+	key := fmt.Sprint(l.Kernel, l.Grid, l.Block, l.Cluster, l.SharedBytes)
+	if c.clustersChecked[key] {
+		return nil
+	}
+	if err := f.AllowNonPortableClusterSize(); err != nil {
+		return fmt.Errorf("kernel %s: allowing non-portable cluster sizes: %v", l.Kernel, err)
+	}
+	cl := l.Cluster
+	if blocks := cl[0] * cl[1] * cl[2]; blocks > sm90.MaxPortableClusterBlocks {
+		d3 := func(v [3]int) cuda.Dim3 { return cuda.Dim3{X: v[0], Y: v[1], Z: v[2]} }
+		n, err := cuda.MaxActiveClusters(f, d3(l.Grid), d3(l.Block), d3(cl), l.SharedBytes)
+		if err != nil {
+			return fmt.Errorf("kernel %s: clusters of %d blocks (%d x %d x %d): %v", l.Kernel, blocks, cl[0], cl[1], cl[2], err)
+		}
+		if n == 0 {
+			return fmt.Errorf("kernel %s: this GPU cannot run clusters of %d blocks (%d x %d x %d) of %d threads and %d bytes of dynamic shared memory each (cuOccupancyMaxActiveClusters is 0); use smaller clusters or blocks", l.Kernel, blocks, cl[0], cl[1], cl[2], l.Block[0]*l.Block[1]*l.Block[2], l.SharedBytes)
+		}
+	}
+	c.clustersChecked[key] = true
 	return nil
 }
 

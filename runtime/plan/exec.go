@@ -433,7 +433,11 @@ func (x *Exec) launch(op gpu.LaunchFuncOp) (*Launch, error) {
 	if sm := op.DynamicSharedMemorySize(); sm != nil {
 		l.SharedBytes = int(x.int(sm))
 	}
-	sizes := sm90.Launch{DynamicSharedBytes: int64(l.SharedBytes)}
+	var err error
+	if l.NonPortableCluster, err = sm90.NonPortableCluster(op.Op); err != nil {
+		return nil, fmt.Errorf("kernel %s cannot be launched: %v", k.Name, err)
+	}
+	sizes := sm90.Launch{DynamicSharedBytes: int64(l.SharedBytes), NonPortableCluster: l.NonPortableCluster}
 	for i := range 3 {
 		sizes.Grid[i], sizes.Block[i], sizes.Cluster[i] = int64(l.Grid[i]), int64(l.Block[i]), int64(l.Cluster[i])
 	}

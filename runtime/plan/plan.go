@@ -34,7 +34,10 @@ type Launch struct {
 	Kernel      string
 	Grid, Block [3]int
 	Cluster     [3]int // zeros: no cluster
-	SharedBytes int
+	// NonPortableCluster is the launch's opt-in to clusters of more than
+	// the portable 8 blocks ({nonPortableClusterSize = true}).
+	NonPortableCluster bool
+	SharedBytes        int
 	// Params holds the bytes of each kernel parameter, in order.
 	Params [][]byte
 }
