@@ -433,3 +433,58 @@ func.func @main() {
 		}
 	}
 }
+
+// The launch's opt-in to non-portable cluster sizes reaches the device
+// (CUDA.Launch makes the driver call it needs); without it, 16 blocks is
+// refused before the device sees the launch.
+func TestNonPortableClusterLaunch(t *testing.T) {
+	const src = `
+func.func @main(%n: index) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch clusters(%cx, %cy, %cz) in (%kx = %n, %ky = %c4, %kz = %c1)
+             blocks(%bx, %by, %bz) in (%gx = %n, %gy = %c4, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }OPT
+  return
+}
+`
+	for _, c := range []struct {
+		opt, wantErr string
+		n            int64
+		want         bool
+	}{
+		{" {nonPortableClusterSize = true}", "", 4, true},
+		{" {nonPortableClusterSize = true}", "", 2, true},
+		{" {nonPortableClusterSize = false}", "", 2, false},
+		{"", "", 2, false},
+		{"", "clusters of 16 blocks (4 x 4 x 1), over the portable limit of 8; up to 16 need the launch to opt in with {nonPortableClusterSize = true}", 4, false},
+		{" {nonPortableClusterSize = true}", "clusters of 32 blocks (8 x 4 x 1), over sm_90's limit of 16", 8, false},
+	} {
+		mod := parse(t, strings.Replace(src, "OPT", c.opt, 1), "builtin.module(outline-kernels)")
+		entry, err := SelectEntry(mod, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Build(mod, entry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dev := newFake()
+		err = p.Run(dev, []Value{c.n}, nil)
+		switch {
+		case c.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%q, n=%d: got %v, want %q", c.opt, c.n, err, c.wantErr)
+			}
+			if len(dev.launches) != 0 {
+				t.Errorf("%q, n=%d: launched", c.opt, c.n)
+			}
+		case err != nil:
+			t.Errorf("%q, n=%d: %v", c.opt, c.n, err)
+		case len(dev.launches) != 1 || dev.launches[0].NonPortableCluster != c.want || dev.launches[0].Cluster != [3]int{int(c.n), 4, 1}:
+			t.Errorf("%q, n=%d: launches %+v, want NonPortableCluster %v", c.opt, c.n, dev.launches, c.want)
+		}
+	}
+}
