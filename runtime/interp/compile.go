@@ -380,6 +380,9 @@ func (fc *fcomp) compileOp(op *ir.Operation) (in instr, err error) {
 	case "memref":
 		return fc.memref(op)
 	}
+	if in, ok, err := fc.scfStructured(op); ok {
+		return in, err
+	}
 	switch name {
 	case scf.For:
 		return fc.scfFor(scf.ForOp{Op: op})
