@@ -40,7 +40,8 @@ import (
 // size operand is blocks per cluster, as known_cluster_size is), so they map
 // to gpu.cluster_block_id / gpu.cluster_dim_blocks. (Upstream's outlining
 // uses gpu.cluster_id / gpu.cluster_dim, which count clusters in the grid
-// and so disagree with the size operand.)
+// and so disagree with the size operand.) The launch's discardable
+// attributes, nonPortableClusterSize among them, move to the launch_func.
 func init() {
 	passes.Register(&passes.Info{
 		Name:    "outline-kernels",
@@ -52,7 +53,7 @@ func init() {
 			"- the launch's region arguments become `gpu.block_id`, `gpu.thread_id`, `gpu.grid_dim`, `gpu.block_dim`, `gpu.cluster_block_id` and `gpu.cluster_dim_blocks` ops; sizes given by constants become those constants, and fully static sizes are recorded as `known_block_size`, `known_grid_size` and `known_cluster_size`;\n" +
 			"- workgroup and private attributions move to the kernel, and symbols the body refers to (functions, `memref.global`) are cloned into the `gpu.module`.\n" +
 			"\n" +
-			"The cluster arguments map to `gpu.cluster_block_id` / `gpu.cluster_dim_blocks` (the block's position in its cluster, the cluster's size in blocks), matching the launch's cluster size operand. The launch limits of sm_90 (block size, grid, cluster, shared memory) are checked here when the sizes are constants.",
+			"The cluster arguments map to `gpu.cluster_block_id` / `gpu.cluster_dim_blocks` (the block's position in its cluster, the cluster's size in blocks), matching the launch's cluster size operand. The launch limits of sm_90 (block size, grid, cluster, shared memory) are checked here when the sizes are constants; a cluster of more than the portable 8 blocks (up to 16) needs the launch's `{nonPortableClusterSize = true}`, which the `gpu.launch_func` keeps.",
 		New: func(passes.Options) (passes.Pass, error) {
 			return passes.PassFunc(func(op *ir.Operation, _ *passes.Context) error { return outlineKernels(op) }), nil
 		},
