@@ -162,10 +162,15 @@ func (c *CUDA) Launch(l *Launch) error {
 		}
 		params[i] = unsafe.Pointer(&p[0])
 	}
-	d3 := func(v [3]int) cuda.Dim3 { return cuda.Dim3{X: v[0], Y: v[1], Z: v[2]} }
+	d3 := dim3
 	launch := func() error {
 		if l.Cluster != [3]int{} {
-			return cuda.LaunchEx(f, d3(l.Grid), d3(l.Block), d3(l.Cluster), l.SharedBytes, params)
+			err := cuda.LaunchEx(f, d3(l.Grid), d3(l.Block), d3(l.Cluster), l.SharedBytes, params)
+			if err != nil && nonPortable(l) {
+				cl := l.Cluster
+				err = fmt.Errorf("kernel %s: launch in clusters of %d blocks (%d x %d x %d), over the portable 8: %v", l.Kernel, cl[0]*cl[1]*cl[2], cl[0], cl[1], cl[2], err)
+			}
+			return err
 		}
 		return cuda.Launch(f, d3(l.Grid), d3(l.Block), l.SharedBytes, params)
 	}
@@ -215,10 +220,9 @@ func (c *CUDA) allowNonPortableCluster(f cuda.Function, l *Launch) error {
 	if err := f.AllowNonPortableClusterSize(); err != nil {
 		return fmt.Errorf("kernel %s: allowing non-portable cluster sizes: %v", l.Kernel, err)
 	}
-	cl := l.Cluster
-	if blocks := cl[0] * cl[1] * cl[2]; blocks > sm90.MaxPortableClusterBlocks {
-		d3 := func(v [3]int) cuda.Dim3 { return cuda.Dim3{X: v[0], Y: v[1], Z: v[2]} }
-		n, err := cuda.MaxActiveClusters(f, d3(l.Grid), d3(l.Block), d3(cl), l.SharedBytes)
+	if cl := l.Cluster; nonPortable(l) {
+		blocks := cl[0] * cl[1] * cl[2]
+		n, err := cuda.MaxActiveClusters(f, dim3(l.Grid), dim3(l.Block), dim3(cl), l.SharedBytes)
 		if err != nil {
 			return fmt.Errorf("kernel %s: clusters of %d blocks (%d x %d x %d): %v", l.Kernel, blocks, cl[0], cl[1], cl[2], err)
 		}
@@ -228,6 +232,14 @@ func (c *CUDA) allowNonPortableCluster(f cuda.Function, l *Launch) error {
 	}
 	c.clustersChecked[key] = true
 	return nil
+}
+
+func dim3(v [3]int) cuda.Dim3 { return cuda.Dim3{X: v[0], Y: v[1], Z: v[2]} }
+
+// nonPortable reports whether l runs in clusters of more than the
+// portable 8 blocks.
+func nonPortable(l *Launch) bool {
+	return l.Cluster[0]*l.Cluster[1]*l.Cluster[2] > sm90.MaxPortableClusterBlocks
 }
 
 // queuedLaunch is one launch of a queued timing pass: its run and the
