@@ -27,8 +27,14 @@ func varName(arg string) string { return strings.TrimPrefix(arg, "$") }
 // `[]`): integers are static entries, SSA values are dynamic ones (recorded
 // as Dynamic in the static list and returned in order).
 func ParseDynamicIndexList(p *ir.Parser) (values []ir.UnresolvedOperand, static []int64, err error) {
+	return ParseDynamicIndexListIn(p, ir.DelimSquare)
+}
+
+// ParseDynamicIndexListIn is ParseDynamicIndexList with delimiter d
+// (scf.forall's bounds are in parentheses).
+func ParseDynamicIndexListIn(p *ir.Parser, d ir.Delimiter) (values []ir.UnresolvedOperand, static []int64, err error) {
 	static = []int64{}
-	err = p.ParseCommaSeparatedList(ir.DelimSquare, func() error {
+	err = p.ParseCommaSeparatedList(d, func() error {
 		if p.Tok().Kind == ir.TokPercent {
 			u, err := p.ParseOperand()
 			if err != nil {

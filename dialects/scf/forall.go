@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tmac-dev/tmac/dialects/arith"
+	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -103,28 +104,7 @@ func DeviceMappingKind(a ir.Attribute) (string, bool) {
 // integers are static entries, values dynamic ones (ir.Dynamic in the
 // static list).
 func parseDynamicIndexParens(p *ir.Parser, st *ir.OperationState) ([]int64, int, error) {
-	var us []ir.UnresolvedOperand
-	static := []int64{}
-	err := p.ParseCommaSeparatedList(ir.DelimParen, func() error {
-		if p.Tok().Kind == ir.TokPercent {
-			u, err := p.ParseOperand()
-			us = append(us, u)
-			static = append(static, ir.Dynamic)
-			return err
-		}
-		v, ok, err := p.ParseOptionalInteger()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return ir.DiagList{
-				p.CustomOpErrorf("expected integer value").(*ir.Diagnostic),
-				p.CustomOpErrorf("expected SSA value or integer").(*ir.Diagnostic),
-			}
-		}
-		static = append(static, v)
-		return nil
-	})
+	us, static, err := memref.ParseDynamicIndexListIn(p, ir.DelimParen)
 	if err != nil {
 		return nil, 0, err
 	}
