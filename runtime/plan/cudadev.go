@@ -162,17 +162,16 @@ func (c *CUDA) Launch(l *Launch) error {
 		}
 		params[i] = unsafe.Pointer(&p[0])
 	}
-	d3 := dim3
 	launch := func() error {
 		if l.Cluster != [3]int{} {
-			err := cuda.LaunchEx(f, d3(l.Grid), d3(l.Block), d3(l.Cluster), l.SharedBytes, params)
+			err := cuda.LaunchEx(f, dim3(l.Grid), dim3(l.Block), dim3(l.Cluster), l.SharedBytes, params)
 			if err != nil && nonPortable(l) {
 				cl := l.Cluster
 				err = fmt.Errorf("kernel %s: launch in clusters of %d blocks (%d x %d x %d), over the portable 8: %v", l.Kernel, cl[0]*cl[1]*cl[2], cl[0], cl[1], cl[2], err)
 			}
 			return err
 		}
-		return cuda.Launch(f, d3(l.Grid), d3(l.Block), l.SharedBytes, params)
+		return cuda.Launch(f, dim3(l.Grid), dim3(l.Block), l.SharedBytes, params)
 	}
 	if c.QueueKernels {
 		return c.launchQueued(launch)
