@@ -37,6 +37,8 @@ EMU_TESTS=(
 	"lit-tests/emu/vector-ops.tma|"
 	"lit-tests/emu/index.tma|"
 	"lit-tests/emu/cluster-16.tma|"
+	"lit-tests/emu/scf-parallel-switch.tma|"
+	"lit-tests/emu/scf-switch-forall-reference.tma|"
 )
 UPSTREAM_CLUSTER=build/upstream/mlir/test/Integration/GPU/CUDA/sm90/non-portable-cluster-launch.mlir
 
