@@ -71,8 +71,9 @@ func init() {
 }
 
 // deviceMappingArray is upstream's DeviceMappingArrayAttr: an array of the
-// gpu dialect's mapping attributes (#gpu.thread<x>, #gpu.block<y>, ...),
-// which tmac keeps as the opaque attributes they print as.
+// gpu dialect's mapping attributes (#gpu.thread<x>, #gpu.block<y>, ...;
+// dialects/gpu/mapping.go), told apart by their printed form so that scf
+// does not depend on gpu.
 var deviceMappingArray = ir.AttrConstraint{Desc: "Device Mapping array attribute", OK: func(a ir.Attribute) bool {
 	arr, ok := a.(*ir.ArrayAttr)
 	if !ok {
