@@ -31,10 +31,13 @@ type Parser struct {
 	attrAliases map[string]Attribute
 	typeCache   map[string]Type
 
-	scopes   []*isolatedScope
-	regions  []*regionScope
-	opStack  []*OpDef // ops whose custom syntax is being parsed
-	dialects []string // default dialect stack
+	scopes  []*isolatedScope
+	regions []*regionScope
+	opStack []*OpDef // ops whose custom syntax is being parsed
+	// opGeneric parallels opStack: whether the op is written in the
+	// generic form, whose regions keep the enclosing default dialect.
+	opGeneric []bool
+	dialects  []string // default dialect stack
 
 	numResultBindings int // result names bound by the custom op being parsed
 }
@@ -1222,11 +1225,11 @@ func (p *Parser) parseGenericOp() (*Operation, error) {
 		}
 	}
 	if p.IsPunct("(") {
-		p.opStack = append(p.opStack, def)
+		p.pushOp(def, true)
 		err := p.ParseCommaSeparatedList(DelimParen, func() error {
 			return p.ParseRegion(st.AddRegion(), nil)
 		})
-		p.opStack = p.opStack[:len(p.opStack)-1]
+		p.popOp()
 		if err != nil {
 			return nil, err
 		}
@@ -1292,6 +1295,17 @@ func dialectHasOps(dialect string) bool {
 	return false
 }
 
+// pushOp enters the regions of op def, written in the generic form or not.
+func (p *Parser) pushOp(def *OpDef, generic bool) {
+	p.opStack = append(p.opStack, def)
+	p.opGeneric = append(p.opGeneric, generic)
+}
+
+func (p *Parser) popOp() {
+	p.opStack = p.opStack[:len(p.opStack)-1]
+	p.opGeneric = p.opGeneric[:len(p.opGeneric)-1]
+}
+
 func (p *Parser) currentDefaultDialect() string {
 	if len(p.dialects) == 0 {
 		return ""
@@ -1326,7 +1340,7 @@ func (p *Parser) parseCustomOp(numResults int) (*Operation, error) {
 	}
 	p.next()
 	st := &OperationState{Name: def.Name, Loc: p.LocOf(nameTok)}
-	p.opStack = append(p.opStack, def)
+	p.pushOp(def, false)
 	savedBindings := p.numResultBindings
 	p.numResultBindings = numResults
 	var err error
@@ -1339,7 +1353,7 @@ func (p *Parser) parseCustomOp(numResults int) (*Operation, error) {
 		err = p.ErrorAt(nameTok, "op '%s' has no custom assembly form; use the generic form", def.Name)
 	}
 	p.numResultBindings = savedBindings
-	p.opStack = p.opStack[:len(p.opStack)-1]
+	p.popOp()
 	if err != nil {
 		return nil, err
 	}
@@ -1368,8 +1382,9 @@ func (p *Parser) ParseRegion(r *Region, args []Argument) error {
 	}
 	isolated := false
 	var def *OpDef
+	generic := false
 	if len(p.opStack) > 0 {
-		def = p.opStack[len(p.opStack)-1]
+		def, generic = p.opStack[len(p.opStack)-1], p.opGeneric[len(p.opGeneric)-1]
 	}
 	if def != nil && def.Traits&IsolatedFromAbove != 0 {
 		isolated = true
@@ -1378,7 +1393,10 @@ func (p *Parser) ParseRegion(r *Region, args []Argument) error {
 		p.pushIsolated()
 	}
 	pushedDialect := false
-	if def != nil {
+	if def != nil && !generic {
+		// As upstream: an op in the custom form sets the default dialect of
+		// its regions; one in the generic form leaves the enclosing one
+		// (a bare `return` in a generic op inside func.func is func.return).
 		p.dialects = append(p.dialects, def.DefaultDialect)
 		pushedDialect = true
 	}
