@@ -581,6 +581,21 @@ func (r *Region) AddBlock(b *Block) *Block {
 	return b
 }
 
+// EnsureTerminator gives r a block if it has none and ends each block
+// that lacks a terminator with an op named name, as custom parsers of ops
+// with an implicit terminator do.
+func (r *Region) EnsureTerminator(name string, loc Location) {
+	if r.Empty() {
+		r.AddBlock(NewBlock(nil, nil))
+	}
+	for _, b := range r.blocks {
+		if last := b.Last(); last != nil && last.HasTrait(Terminator) {
+			continue
+		}
+		b.Append(NewOperation(&OperationState{Name: name, Loc: loc}))
+	}
+}
+
 // InsertBlock inserts b at position i.
 func (r *Region) InsertBlock(i int, b *Block) {
 	b.parent = r

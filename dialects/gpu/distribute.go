@@ -94,14 +94,7 @@ func parseWarpExecute(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParseRegion(r, nil); err != nil {
 		return err
 	}
-	if r.Empty() {
-		r.AddBlock(ir.NewBlock(nil, nil))
-	}
-	for _, b := range r.Blocks() {
-		if last := b.Last(); last == nil || !last.HasTrait(ir.Terminator) {
-			b.Append(ir.NewOperation(&ir.OperationState{Name: "gpu.yield", Loc: st.Loc}))
-		}
-	}
+	r.EnsureTerminator("gpu.yield", st.Loc)
 	return p.ParseOptionalAttrDict(st)
 }
 

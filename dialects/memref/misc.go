@@ -101,14 +101,7 @@ func parseAllocaScope(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParseRegion(r, nil); err != nil {
 		return err
 	}
-	if r.Empty() {
-		r.AddBlock(ir.NewBlock(nil, nil))
-	}
-	for _, b := range r.Blocks() {
-		if last := b.Last(); last == nil || !last.HasTrait(ir.Terminator) {
-			b.Append(ir.NewOperation(&ir.OperationState{Name: "memref.alloca_scope.return", Loc: st.Loc}))
-		}
-	}
+	r.EnsureTerminator("memref.alloca_scope.return", st.Loc)
 	return p.ParseOptionalAttrDict(st)
 }
 

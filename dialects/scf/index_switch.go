@@ -67,7 +67,7 @@ func parseIndexSwitch(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParseRegion(defaultRegion, nil); err != nil {
 		return err
 	}
-	ensureTerminator(defaultRegion, st.Loc)
+	defaultRegion.EnsureTerminator("scf.yield", st.Loc)
 	return nil
 }
 

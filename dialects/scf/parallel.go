@@ -129,7 +129,7 @@ func parseParallel(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ResolveOperands(inits, st.ResultTypes, st); err != nil {
 		return err
 	}
-	ensureTerminatorNamed(body, st.Loc, "scf.reduce")
+	body.EnsureTerminator("scf.reduce", st.Loc)
 	return nil
 }
 

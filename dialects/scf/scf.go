@@ -80,24 +80,6 @@ func init() {
 	)
 }
 
-// ensureTerminator gives each block of r (and r itself, if empty) an
-// scf.yield when it does not end with a terminator, as upstream's custom
-// parsers do for SingleBlockImplicitTerminator ops.
-func ensureTerminator(r *ir.Region, loc ir.Location) { ensureTerminatorNamed(r, loc, "scf.yield") }
-
-// ensureTerminatorNamed is ensureTerminator with terminator name.
-func ensureTerminatorNamed(r *ir.Region, loc ir.Location, name string) {
-	if r.Empty() {
-		r.AddBlock(ir.NewBlock(nil, nil))
-	}
-	for _, b := range r.Blocks() {
-		if last := b.Last(); last != nil && last.HasTrait(ir.Terminator) {
-			continue
-		}
-		b.Append(ir.NewOperation(&ir.OperationState{Name: name, Loc: loc}))
-	}
-}
-
 // --- scf.for --------------------------------------------------------------
 
 func parseFor(p *ir.Parser, st *ir.OperationState) error {
@@ -155,7 +137,7 @@ func parseFor(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParseRegion(r, args); err != nil {
 		return err
 	}
-	ensureTerminator(r, st.Loc)
+	r.EnsureTerminator("scf.yield", st.Loc)
 	return p.ParseOptionalAttrDict(st)
 }
 
@@ -311,13 +293,13 @@ func parseIf(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParseRegion(then, nil); err != nil {
 		return err
 	}
-	ensureTerminator(then, st.Loc)
+	then.EnsureTerminator("scf.yield", st.Loc)
 	els := st.AddRegion()
 	if p.ParseOptionalKeyword("else") {
 		if err := p.ParseRegion(els, nil); err != nil {
 			return err
 		}
-		ensureTerminator(els, st.Loc)
+		els.EnsureTerminator("scf.yield", st.Loc)
 	}
 	return p.ParseOptionalAttrDict(st)
 }
