@@ -105,25 +105,6 @@ func shapeOf(t ir.Type) []int64 {
 // rowMajorStrides are the element strides of a row-major shape.
 func rowMajorStrides(shape []int64) []int64 { return ir.IdentityStrides(shape) }
 
-// unflatten is the multi-dimensional index of flat position i in shape.
-func unflatten(shape []int64, i int64) []int64 {
-	idx := make([]int64, len(shape))
-	for d := len(shape) - 1; d >= 0; d-- {
-		idx[d] = i % shape[d]
-		i /= shape[d]
-	}
-	return idx
-}
-
-// linear is the flat position of idx in a row-major shape.
-func linear(shape, idx []int64) int64 {
-	var p int64
-	for d, s := range rowMajorStrides(shape) {
-		p += idx[d] * s
-	}
-	return p
-}
-
 // undefLane marks a shuffle lane whose value does not matter.
 const undefLane = -1
 
@@ -198,26 +179,6 @@ func (fe *FuncEmitter) concat(parts []value.Value) value.Value {
 		parts = next
 	}
 	return parts[0]
-}
-
-// vectorRows is how an n-D vector is read from or written to memory: as
-// rows of its innermost dimension, the leading dimensions stepping along
-// the memref's dimensions in front of the innermost one. rows are the
-// leading indices of each row; n is the row length.
-func vectorRows(shape []int64) (rows [][]int64, n int64) {
-	if len(shape) <= 1 {
-		n = 1
-		if len(shape) == 1 {
-			n = shape[0]
-		}
-		return [][]int64{nil}, n
-	}
-	lead := shape[:len(shape)-1]
-	count := ir.NumElements(lead)
-	for r := range count {
-		rows = append(rows, unflatten(lead, r))
-	}
-	return rows, shape[len(shape)-1]
 }
 
 // rowIndices are the memref indices of a row: idx with the row's leading
@@ -296,7 +257,7 @@ func (fe *FuncEmitter) rowAlign(op *ir.Operation, a vectorAccess, rowT *types.Ve
 func lowerVectorLoad(fe *FuncEmitter, op *ir.Operation) {
 	a := fe.access(op)
 	vt := fe.Type(op, a.vt).(*types.VectorType)
-	rows, n := vectorRows(a.vt.Shape())
+	rows, n := vector.Rows(a.vt.Shape())
 	if _, vecElem := a.m.Type.Elem.(*ir.VectorType); vecElem {
 		rows, n = [][]int64{nil}, int64(vt.Len)
 	}
@@ -315,7 +276,7 @@ func lowerVectorStore(fe *FuncEmitter, op *ir.Operation) {
 	a := fe.access(op)
 	v := fe.Val(op.Operand(0))
 	vt := v.Type().(*types.VectorType)
-	rows, n := vectorRows(a.vt.Shape())
+	rows, n := vector.Rows(a.vt.Shape())
 	if _, vecElem := a.m.Type.Elem.(*ir.VectorType); vecElem {
 		rows, n = [][]int64{nil}, int64(vt.Len)
 	}
@@ -365,13 +326,13 @@ func lowerBroadcast(fe *FuncEmitter, op *ir.Operation) {
 	n := ir.NumElements(rs)
 	mask := make([]int64, n)
 	for i := range n {
-		idx := unflatten(rs, i)[lead:]
+		idx := ir.Delinearize(rs, i)[lead:]
 		for d := range idx {
 			if ss[d] == 1 {
 				idx[d] = 0
 			}
 		}
-		mask[i] = linear(ss, idx)
+		mask[i] = ir.Linearize(ss, idx)
 	}
 	if !isVectorType(src.Type()) {
 		// Into lane 0 of the result type first: one shuffle of the same
@@ -531,12 +492,12 @@ func lowerTranspose(fe *FuncEmitter, op *ir.Operation) {
 	n := ir.NumElements(rs)
 	mask := make([]int64, n)
 	for i := range n {
-		ri := unflatten(rs, i)
+		ri := ir.Delinearize(rs, i)
 		si := make([]int64, len(ri))
 		for d, p := range perm {
 			si[p] = ri[d]
 		}
-		mask[i] = linear(ss, si)
+		mask[i] = ir.Linearize(ss, si)
 	}
 	fe.Set(x.Result(), fe.shuffle(fe.Val(x.Vector()), nil, mask))
 }
@@ -548,11 +509,11 @@ func lowerExtractStridedSlice(fe *FuncEmitter, op *ir.Operation) {
 	n := ir.NumElements(rs)
 	mask := make([]int64, n)
 	for i := range n {
-		idx := unflatten(rs, i)
+		idx := ir.Delinearize(rs, i)
 		for d, o := range offsets {
 			idx[d] += o
 		}
-		mask[i] = linear(ss, idx)
+		mask[i] = ir.Linearize(ss, idx)
 	}
 	fe.Set(x.Result(), fe.shuffle(fe.Val(x.Vector()), nil, mask))
 }
@@ -566,7 +527,7 @@ func lowerInsertStridedSlice(fe *FuncEmitter, op *ir.Operation) {
 	pick := make([][2]int64, n)
 	for i := range n {
 		pick[i] = [2]int64{0, i}
-		idx := unflatten(ds, i)
+		idx := ir.Delinearize(ds, i)
 		inside := true
 		for d := range ds {
 			if d < lead {
@@ -578,7 +539,7 @@ func lowerInsertStridedSlice(fe *FuncEmitter, op *ir.Operation) {
 			}
 		}
 		if inside {
-			pick[i] = [2]int64{1, linear(ss, idx[lead:])}
+			pick[i] = [2]int64{1, ir.Linearize(ss, idx[lead:])}
 		}
 	}
 	fe.Set(x.Res(), fe.select2(fe.Val(x.Dest()), fe.Val(x.ValueToStore()), pick))
@@ -687,7 +648,7 @@ func maskLanes(vt *types.VectorType, shape []int64, set func(idx []int64) bool) 
 	elems := make([]constant.Constant, vt.Len)
 	for i := range elems {
 		v := int64(0)
-		if set(unflatten(shape, int64(i))) {
+		if set(ir.Delinearize(shape, int64(i))) {
 			v = 1
 		}
 		elems[i] = constant.NewInt(types.I1, v)
@@ -727,7 +688,7 @@ func lowerCreateMask(fe *FuncEmitter, op *ir.Operation) {
 		for i := range elems {
 			k := int64(0)
 			if len(shape) > 0 {
-				k = unflatten(shape, int64(i))[d]
+				k = ir.Delinearize(shape, int64(i))[d]
 			}
 			elems[i] = I64(k)
 		}

@@ -171,12 +171,12 @@ func lowerMultiReduction(fe *FuncEmitter, op *ir.Operation) {
 	groups := make([][]int64, ir.NumElements(keptShape))
 	for i := range ir.NumElements(shape) {
 		var kept []int64
-		for d, k := range unflatten(shape, i) {
+		for d, k := range ir.Delinearize(shape, i) {
 			if !reduced(d) {
 				kept = append(kept, k)
 			}
 		}
-		g := linear(keptShape, kept)
+		g := ir.Linearize(keptShape, kept)
 		groups[g] = append(groups[g], i)
 	}
 	acc := fe.Val(x.Acc())

@@ -62,19 +62,6 @@ func TestBroadcastMask(t *testing.T) {
 		"<i32 0, i32 0, i32 0, i32 1, i32 1, i32 1, i32 0, i32 0, i32 0, i32 1, i32 1, i32 1>")
 }
 
-func TestUnflattenLinear(t *testing.T) {
-	shape := []int64{2, 3, 4}
-	for i := range int64(24) {
-		idx := unflatten(shape, i)
-		if got := linear(shape, idx); got != i {
-			t.Fatalf("linear(unflatten(%d)) = %d (index %v)", i, got, idx)
-		}
-	}
-	if got := unflatten(shape, 17); got[0] != 1 || got[1] != 1 || got[2] != 1 {
-		t.Errorf("unflatten(17) = %v, want [1 1 1]", got)
-	}
-}
-
 func TestScalableVectorsRejected(t *testing.T) {
 	_, err := emitKernel(t, "%v: vector<[4]xf32>, %a: memref<8xf32>, %i: index", "")
 	if err == nil || !strings.Contains(err.Error(), "no scalable vector registers") {

@@ -488,6 +488,26 @@ func IdentityStrides(shape []int64) []int64 {
 	return strides
 }
 
+// Delinearize is the multi-dimensional index of flat position i in the
+// static row-major shape.
+func Delinearize(shape []int64, i int64) []int64 {
+	idx := make([]int64, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		idx[d] = i % shape[d]
+		i /= shape[d]
+	}
+	return idx
+}
+
+// Linearize is the flat position of idx in the static row-major shape.
+func Linearize(shape, idx []int64) int64 {
+	var p int64
+	for d, s := range IdentityStrides(shape) {
+		p += idx[d] * s
+	}
+	return p
+}
+
 // UnrankedTensorType is tensor<*xf32>.
 type UnrankedTensorType struct {
 	typeBase

@@ -100,6 +100,25 @@ func NumElements(t *ir.VectorType) int64 {
 	return n
 }
 
+// Rows is how an n-D vector is read from or written to memory: as rows of
+// its innermost dimension, the leading dimensions stepping along the
+// memref's dimensions in front of the innermost one. rows are the leading
+// indices of each row; n is the row length.
+func Rows(shape []int64) (rows [][]int64, n int64) {
+	if len(shape) <= 1 {
+		n = 1
+		if len(shape) == 1 {
+			n = shape[0]
+		}
+		return [][]int64{nil}, n
+	}
+	lead := shape[:len(shape)-1]
+	for r := range ir.NumElements(lead) {
+		rows = append(rows, ir.Delinearize(lead, r))
+	}
+	return rows, shape[len(shape)-1]
+}
+
 // scalableAt reports whether dim i of t is scalable.
 func scalableAt(t *ir.VectorType, i int) bool { return i < len(t.Scalable) && t.Scalable[i] }
 

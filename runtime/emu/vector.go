@@ -78,24 +78,6 @@ func vecShape(t ir.Type) []int64 {
 	return nil
 }
 
-// unflatten and linear convert between flat lanes and indices.
-func unflatten(shape []int64, i int64) []int64 {
-	idx := make([]int64, len(shape))
-	for d := len(shape) - 1; d >= 0; d-- {
-		idx[d] = i % shape[d]
-		i /= shape[d]
-	}
-	return idx
-}
-
-func linear(shape, idx []int64) int64 {
-	var p int64
-	for d, s := range ir.IdentityStrides(shape) {
-		p += idx[d] * s
-	}
-	return p
-}
-
 // lanePlan is a shuffle computed once when the kernel is compiled: the
 // result's element type and, per lane, the source and lane it copies.
 type lanePlan struct {
@@ -140,13 +122,13 @@ func init() {
 		n := ir.NumElements(rs)
 		p := lanePlan{elem: ir.ElementTypeOrSelf(b.Vector().Type())}
 		for i := range n {
-			idx := unflatten(rs, i)[lead:]
+			idx := ir.Delinearize(rs, i)[lead:]
 			for d := range idx {
 				if ss[d] == 1 {
 					idx[d] = 0
 				}
 			}
-			p.src = append(p.src, [2]int64{0, linear(ss, idx)})
+			p.src = append(p.src, [2]int64{0, ir.Linearize(ss, idx)})
 		}
 		return shuffleOp(k, []ir.Value{b.Source()}, b.Vector(), p)
 	}, vector.Broadcast)
@@ -163,12 +145,12 @@ func init() {
 		ss, rs := vecShape(x.Vector().Type()), vecShape(x.Result().Type())
 		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Result().Type())}
 		for i := range ir.NumElements(rs) {
-			ri := unflatten(rs, i)
+			ri := ir.Delinearize(rs, i)
 			si := make([]int64, len(ri))
 			for d, q := range perm {
 				si[q] = ri[d]
 			}
-			p.src = append(p.src, [2]int64{0, linear(ss, si)})
+			p.src = append(p.src, [2]int64{0, ir.Linearize(ss, si)})
 		}
 		return shuffleOp(k, []ir.Value{x.Vector()}, x.Result(), p)
 	}, vector.Transpose)
@@ -178,11 +160,11 @@ func init() {
 		ss, rs := vecShape(x.Vector().Type()), vecShape(x.Result().Type())
 		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Result().Type())}
 		for i := range ir.NumElements(rs) {
-			idx := unflatten(rs, i)
+			idx := ir.Delinearize(rs, i)
 			for d, o := range offsets {
 				idx[d] += o
 			}
-			p.src = append(p.src, [2]int64{0, linear(ss, idx)})
+			p.src = append(p.src, [2]int64{0, ir.Linearize(ss, idx)})
 		}
 		return shuffleOp(k, []ir.Value{x.Vector()}, x.Result(), p)
 	}, vector.ExtractStridedSlice)
@@ -193,7 +175,7 @@ func init() {
 		lead := len(ds) - len(ss)
 		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Res().Type())}
 		for i := range ir.NumElements(ds) {
-			idx := unflatten(ds, i)
+			idx := ir.Delinearize(ds, i)
 			inside := true
 			for d := range ds {
 				if d < lead {
@@ -205,7 +187,7 @@ func init() {
 				}
 			}
 			if inside {
-				p.src = append(p.src, [2]int64{1, linear(ss, idx[lead:])})
+				p.src = append(p.src, [2]int64{1, ir.Linearize(ss, idx[lead:])})
 			} else {
 				p.src = append(p.src, [2]int64{0, i})
 			}
@@ -317,27 +299,9 @@ func rowIndex(idx, row []int64) []int64 {
 	return out
 }
 
-// vectorRows are the leading indices of each row of a vector shape and the
-// row length (as codegen's vectorRows).
-func vectorRows(shape []int64) ([][]int64, int64) {
-	if len(shape) <= 1 {
-		n := int64(1)
-		if len(shape) == 1 {
-			n = shape[0]
-		}
-		return [][]int64{nil}, n
-	}
-	lead := shape[:len(shape)-1]
-	var rows [][]int64
-	for r := range ir.NumElements(lead) {
-		rows = append(rows, unflatten(lead, r))
-	}
-	return rows, shape[len(shape)-1]
-}
-
 func prepareVectorLoad(k *kernel, op *ir.Operation) runFunc {
 	base, indices, vt, why := vectorAccess(k, op)
-	rows, n := vectorRows(vt.Shape())
+	rows, n := vector.Rows(vt.Shape())
 	return func(t *thread, in *instr) {
 		if why != "" {
 			t.failf(in.op, "%s", why)
@@ -359,7 +323,7 @@ func prepareVectorLoad(k *kernel, op *ir.Operation) runFunc {
 func prepareVectorStore(k *kernel, op *ir.Operation) runFunc {
 	base, indices, vt, why := vectorAccess(k, op)
 	val := k.slot(op.Operand(0))
-	rows, n := vectorRows(vt.Shape())
+	rows, n := vector.Rows(vt.Shape())
 	return func(t *thread, in *instr) {
 		if why != "" {
 			t.failf(in.op, "%s", why)
@@ -531,7 +495,7 @@ func prepareMask(k *kernel, op *ir.Operation) runFunc {
 			if len(shape) == 0 {
 				set = sizes[0] >= 1
 			}
-			for d, q := range unflatten(shape, i) {
+			for d, q := range ir.Delinearize(shape, i) {
 				set = set && q < sizes[d]
 			}
 			if set {
@@ -639,12 +603,12 @@ func prepareMultiReduction(k *kernel, op *ir.Operation) runFunc {
 	groups := make([][][2]int64, ir.NumElements(kept))
 	for i := range ir.NumElements(shape) {
 		var idx []int64
-		for d, q := range unflatten(shape, i) {
+		for d, q := range ir.Delinearize(shape, i) {
 			if !containsDim(dims, d) {
 				idx = append(idx, q)
 			}
 		}
-		g := linear(kept, idx)
+		g := ir.Linearize(kept, idx)
 		groups[g] = append(groups[g], [2]int64{0, i})
 	}
 	return func(t *thread, in *instr) {
