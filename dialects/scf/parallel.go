@@ -216,10 +216,7 @@ func parseReduce(p *ir.Parser, st *ir.OperationState) error {
 		if err != nil {
 			return err
 		}
-		if err := p.ParsePunct(":"); err != nil {
-			return err
-		}
-		ts, err := p.ParseTypeList()
+		ts, err := p.ParseColonTypeList()
 		if err != nil {
 			return err
 		}

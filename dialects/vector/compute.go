@@ -263,10 +263,7 @@ func parseContract(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParseOptionalAttrDict(st); err != nil {
 		return err
 	}
-	if err := p.ParsePunct(":"); err != nil {
-		return err
-	}
-	ts, err := p.ParseTypeList()
+	ts, err := p.ParseColonTypeList()
 	if err != nil {
 		return err
 	}

@@ -501,10 +501,7 @@ func parseShuffle(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParseOptionalAttrDict(st); err != nil {
 		return err
 	}
-	if err := p.ParsePunct(":"); err != nil {
-		return err
-	}
-	ts, err := p.ParseTypeList()
+	ts, err := p.ParseColonTypeList()
 	if err != nil {
 		return err
 	}
