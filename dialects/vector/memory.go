@@ -518,50 +518,40 @@ func lastDim(t *ir.VectorType) int64 {
 	return 1
 }
 
-// contiguousMaskedLoad defines vector.maskedload and vector.expandload,
-// which differ in their mask type, the word of their verifier's
-// diagnostics and what they do with the lanes.
-func contiguousMaskedLoad(name, summary string, mask ir.TypeConstraint, dimWord string) *ir.OpDef {
-	return &ir.OpDef{
+// contiguousMasked defines vector.maskedload, maskedstore, expandload and
+// compressstore, which differ in their mask type, the word of their
+// verifier's diagnostics, whether they load or store, and what they do
+// with the lanes.
+func contiguousMasked(name, summary string, mask ir.TypeConstraint, dimWord string, store bool) *ir.OpDef {
+	value, checked, effect := "pass_thru", "result", ir.Read
+	if store {
+		value, checked, effect = "valueToStore", "valueToStore", ir.Write
+	}
+	def := &ir.OpDef{
 		Name:    name,
 		Summary: summary,
 		Operands: []ir.ArgSpec{
 			{Name: "base", Type: ir.AnyMemRef},
 			{Name: "indices", Kind: ir.Variadic, Type: indexVariadic},
 			{Name: "mask", Type: mask},
-			{Name: "pass_thru", Type: nonZeroRankVector},
-		},
-		Results: []ir.ArgSpec{{Name: "result", Type: nonZeroRankVector}},
-		Attrs:   []ir.AttrSpec{alignmentAttr()},
-		Format:  "$base `[` $indices `]` `,` $mask `,` $pass_thru attr-dict `:` type($base) `,` type($mask) `,` type($pass_thru) `into` type($result)",
-		Effects: []ir.Effect{{Kind: ir.Read, Operand: "base"}},
-		Verify:  maskedAccess{value: "result", index: "indices", dimWord: dimWord}.verify,
-	}
-}
-
-// contiguousMaskedStore defines vector.maskedstore and
-// vector.compressstore, as contiguousMaskedLoad the loads.
-func contiguousMaskedStore(name, summary string, mask ir.TypeConstraint, dimWord string) *ir.OpDef {
-	return &ir.OpDef{
-		Name:    name,
-		Summary: summary,
-		Operands: []ir.ArgSpec{
-			{Name: "base", Type: ir.AnyMemRef},
-			{Name: "indices", Kind: ir.Variadic, Type: indexVariadic},
-			{Name: "mask", Type: mask},
-			{Name: "valueToStore", Type: nonZeroRankVector},
+			{Name: value, Type: nonZeroRankVector},
 		},
 		Attrs:   []ir.AttrSpec{alignmentAttr()},
-		Format:  "$base `[` $indices `]` `,` $mask `,` $valueToStore attr-dict `:` type($base) `,` type($mask) `,` type($valueToStore)",
-		Effects: []ir.Effect{{Kind: ir.Write, Operand: "base"}},
-		Verify:  maskedAccess{value: "valueToStore", index: "indices", dimWord: dimWord}.verify,
+		Format:  "$base `[` $indices `]` `,` $mask `,` $" + value + " attr-dict `:` type($base) `,` type($mask) `,` type($" + value + ")",
+		Effects: []ir.Effect{{Kind: effect, Operand: "base"}},
+		Verify:  maskedAccess{value: checked, index: "indices", dimWord: dimWord}.verify,
 	}
+	if !store {
+		def.Results = []ir.ArgSpec{{Name: "result", Type: nonZeroRankVector}}
+		def.Format += " `into` type($result)"
+	}
+	return def
 }
 
 func memoryOps() []*ir.OpDef {
 	return []*ir.OpDef{
-		contiguousMaskedLoad("vector.maskedload", "loads the lanes of a vector whose mask bit is set, the others from pass_thru", i1Vector, "shape"),
-		contiguousMaskedStore("vector.maskedstore", "stores the lanes of a vector whose mask bit is set", i1Vector, "shape"),
+		contiguousMasked("vector.maskedload", "loads the lanes of a vector whose mask bit is set, the others from pass_thru", i1Vector, "shape", false),
+		contiguousMasked("vector.maskedstore", "stores the lanes of a vector whose mask bit is set", i1Vector, "shape", true),
 		{
 			Name:    "vector.gather",
 			Summary: "loads the lanes whose mask bit is set from base[offsets] + indices[lane]",
@@ -594,8 +584,8 @@ func memoryOps() []*ir.OpDef {
 			Effects: []ir.Effect{{Kind: ir.Write, Operand: "base"}},
 			Verify:  maskedAccess{value: "valueToStore", index: "offsets", indices: true, dimWord: "dim"}.verify,
 		},
-		contiguousMaskedLoad("vector.expandload", "loads consecutive elements into the lanes whose mask bit is set", fixedI1Vector, "dim"),
-		contiguousMaskedStore("vector.compressstore", "stores the lanes whose mask bit is set to consecutive elements", fixedI1Vector, "dim"),
+		contiguousMasked("vector.expandload", "loads consecutive elements into the lanes whose mask bit is set", fixedI1Vector, "dim", false),
+		contiguousMasked("vector.compressstore", "stores the lanes whose mask bit is set to consecutive elements", fixedI1Vector, "dim", true),
 		{
 			Name:    "vector.transfer_read",
 			Summary: "reads a vector from a slice of a memref, with padding, masks, permutations and broadcasts",
