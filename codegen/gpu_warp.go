@@ -186,26 +186,9 @@ func (fe *FuncEmitter) kindReducer(op *ir.Operation, kind string, t ir.Type) red
 		}
 	}
 	return func(x, y value.Value) value.Value {
-		b := fe.B()
 		switch kind {
-		case "add":
-			return b.NewAdd(x, y)
-		case "mul":
-			return b.NewMul(x, y)
-		case "and":
-			return b.NewAnd(x, y)
-		case "or":
-			return b.NewOr(x, y)
-		case "xor":
-			return b.NewXor(x, y)
-		case "minsi":
-			return fe.callOverloaded("llvm.smin", nil, x, y)
-		case "minui":
-			return fe.callOverloaded("llvm.umin", nil, x, y)
-		case "maxsi":
-			return fe.callOverloaded("llvm.smax", nil, x, y)
-		case "maxui":
-			return fe.callOverloaded("llvm.umax", nil, x, y)
+		case "add", "mul", "and", "or", "xor", "minsi", "minui", "maxsi", "maxui":
+			return fe.combine(kind, x, y, nil)
 		}
 		Fail(op, "'%s' with reduction `%s` cannot be compiled", op.Name(), kind)
 		return nil
