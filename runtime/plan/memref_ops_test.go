@@ -27,14 +27,7 @@ func TestHostCopyAndRealloc(t *testing.T) {
 }
 `
 	mod := parse(t, src, "")
-	entry, err := SelectEntry(mod, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Build(mod, entry)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := buildPlan(t, mod, "main")
 	dev := newFake()
 	xb, _ := buffer.New(ir.FloatTypeOf(ir.F32), []int64{8})
 	for i := 0; i < 8; i++ {

@@ -95,6 +95,21 @@ func parse(t *testing.T, src, pipeline string) *ir.Operation {
 	return mod
 }
 
+// buildPlan builds the plan of mod's entry function named entry ("": the
+// one SelectEntry picks).
+func buildPlan(t *testing.T, mod *ir.Operation, entry string) *Plan {
+	t.Helper()
+	fn, err := SelectEntry(mod, entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(mod, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 const hostSrc = `
 func.func @main(%a: f32, %x: memref<64x32xf32>, %y: memref<64x32xf32> {tmac.output}) {
   %c0 = arith.constant 0 : index
@@ -463,16 +478,9 @@ func.func @main(%n: index) {
 		{" {nonPortableClusterSize = true}", "clusters of 32 blocks (8 x 4 x 1), over sm_90's limit of 16", 8, false},
 	} {
 		mod := parse(t, strings.Replace(src, "OPT", c.opt, 1), "builtin.module(outline-kernels)")
-		entry, err := SelectEntry(mod, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Build(mod, entry)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := buildPlan(t, mod, "")
 		dev := newFake()
-		err = p.Run(dev, []Value{c.n}, nil)
+		err := p.Run(dev, []Value{c.n}, nil)
 		switch {
 		case c.wantErr != "":
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
