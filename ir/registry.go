@@ -195,6 +195,15 @@ type OpDef struct {
 	fixedOperands, fixedResults map[string]int
 }
 
+// NameResults is a ResultNames that suggests names[i] for result i.
+func NameResults(names ...string) func(op *Operation, name func(v Value, name string)) {
+	return func(op *Operation, name func(v Value, name string)) {
+		for i, n := range names {
+			name(op.Result(i), n)
+		}
+	}
+}
+
 // Dialect returns the dialect prefix of the op name.
 func (d *OpDef) Dialect() string {
 	dl, _ := splitName(d.Name)

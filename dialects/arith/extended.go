@@ -58,11 +58,8 @@ func twoResultDef(name, summary, r0, r1, format string, fold func(*ir.Operation,
 		Verify:      verifyAllTypesMatch(matched),
 		Fold:        fold,
 		Semantics:   sem,
-		ResultNames: func(op *ir.Operation, name func(ir.Value, string)) {
-			name(op.Result(0), r0)
-			name(op.Result(1), r1)
-		},
-		Doc: doc,
+		ResultNames: ir.NameResults(r0, r1),
+		Doc:         doc,
 	}
 }
 

@@ -196,11 +196,8 @@ func sincos() *ir.OpDef {
 			}
 			return nil
 		},
-		ResultNames: func(op *ir.Operation, name func(v ir.Value, name string)) {
-			name(op.Result(0), "sin")
-			name(op.Result(1), "cos")
-		},
-		Doc: sincosDoc,
+		ResultNames: ir.NameResults("sin", "cos"),
+		Doc:         sincosDoc,
 	}
 }
 

@@ -89,12 +89,6 @@ func indexes(name string) ir.ArgSpec {
 	return ir.ArgSpec{Name: name, Kind: ir.Variadic, Type: ir.IndexOnly}
 }
 
-func named(hint string) func(op *ir.Operation, name func(v ir.Value, name string)) {
-	return func(op *ir.Operation, name func(v ir.Value, name string)) {
-		name(op.Result(0), hint)
-	}
-}
-
 // resultElemType derives a load's result (or a store's value) type from the
 // memref type.
 func resultElemType(t ir.Type) (ir.Type, error) {
@@ -114,7 +108,7 @@ func allocDef(name, hint string, verify func(*ir.Operation) error) *ir.OpDef {
 			{Name: "alignment", Constraint: alignmentC, Optional: true},
 		},
 		Format:      "`(`$dynamicSizes`)` (`` `[` $symbolOperands^ `]`)? attr-dict `:` type($memref)",
-		ResultNames: named(hint),
+		ResultNames: ir.NameResults(hint),
 		Verify:      verify,
 		Effects:     []ir.Effect{{Kind: ir.Allocate}},
 	}
@@ -136,7 +130,7 @@ func stridedViewDef(name, hint string, source, result ir.TypeConstraint, verify 
 			{Name: "static_strides", Constraint: ir.DenseI64ArrayC},
 		},
 		Format:      format,
-		ResultNames: named(hint),
+		ResultNames: ir.NameResults(hint),
 		Verify:      verify,
 	}
 }
@@ -188,7 +182,7 @@ func init() {
 			// reported by the verifier.
 			Results:     []ir.ArgSpec{{Name: "result", Type: ir.TypeConstraint{Desc: memRefC.Desc, OK: isMemRef}}},
 			Format:      "$source `[` $byte_shift `]` `` `[` $sizes `]` attr-dict `:` type($source) `to` type($result)",
-			ResultNames: named("view"),
+			ResultNames: ir.NameResults("view"),
 			Verify:      verifyView,
 		},
 		stridedViewDef("memref.subview", "subview", memRefC, memRefC, verifySubView,
@@ -202,7 +196,7 @@ func init() {
 			Operands:    []ir.ArgSpec{{Name: "source", Type: baseMemRefC}},
 			Results:     []ir.ArgSpec{{Name: "dest", Type: baseMemRefC}},
 			Format:      "$source attr-dict `:` type($source) `to` type($dest)",
-			ResultNames: named("cast"),
+			ResultNames: ir.NameResults("cast"),
 			Verify:      verifyCast,
 		},
 		stridedViewDef("memref.reinterpret_cast", "reinterpret_cast", baseMemRefC, stridedMemRefC, verifyReinterpretCast,
@@ -241,7 +235,7 @@ func init() {
 			Attrs:       []ir.AttrSpec{{Name: "alignment", Constraint: positiveI32C, Syntax: i32Syntax}},
 			TypeRules:   []ir.TypeRule{{Target: "result", From: "memref"}},
 			Format:      "$memref `,` $alignment attr-dict `:` type($memref)",
-			ResultNames: named("assume_align"),
+			ResultNames: ir.NameResults("assume_align"),
 			Verify:      verifyAssumeAlignment,
 		},
 		&ir.OpDef{
@@ -250,7 +244,7 @@ func init() {
 			Operands:    []ir.ArgSpec{{Name: "source", Type: dimSourceC}, {Name: "index", Type: ir.IndexOnly}},
 			Results:     []ir.ArgSpec{{Name: "result", Type: ir.IndexOnly}},
 			Format:      "attr-dict $source `,` $index `:` type($source)",
-			ResultNames: named("dim"),
+			ResultNames: ir.NameResults("dim"),
 		},
 	)
 }

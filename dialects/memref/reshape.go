@@ -558,7 +558,7 @@ func init() {
 			Results:     []ir.ArgSpec{{Name: "result", Type: stridedMemRefC}},
 			Attrs:       []ir.AttrSpec{{Name: "reassociation", Constraint: reassociationC}},
 			Format:      "$src $reassociation attr-dict `:` type($src) `into` type($result)",
-			ResultNames: named("collapse_shape"),
+			ResultNames: ir.NameResults("collapse_shape"),
 			Verify:      verifyCollapseShape,
 		},
 		&ir.OpDef{
@@ -574,7 +574,7 @@ func init() {
 			Format: "$src $reassociation `output_shape`" +
 				" custom<DynamicIndexList>($output_shape, $static_output_shape) attr-dict `:`" +
 				" type($src) `into` type($result)",
-			ResultNames: named("expand_shape"),
+			ResultNames: ir.NameResults("expand_shape"),
 			Verify:      verifyExpandShape,
 		},
 		&ir.OpDef{
@@ -590,7 +590,7 @@ func init() {
 			},
 			Results:     []ir.ArgSpec{{Name: "result", Type: baseMemRefC}},
 			Format:      "$source `(` $shape `)` attr-dict `:` `(` type($source) `,` type($shape) `)` `->` type($result)",
-			ResultNames: named("reshape"),
+			ResultNames: ir.NameResults("reshape"),
 			Verify:      verifyReshape,
 		},
 		&ir.OpDef{
@@ -601,7 +601,7 @@ func init() {
 			Results:     []ir.ArgSpec{{Name: "result", Type: stridedMemRefC}},
 			Attrs:       []ir.AttrSpec{{Name: "permutation", Constraint: permutationC, Syntax: permutationSyntax}},
 			Format:      "$in $permutation attr-dict `:` type($in) `to` type($result)",
-			ResultNames: named("transpose"),
+			ResultNames: ir.NameResults("transpose"),
 			Verify:      verifyTranspose,
 		},
 	)

@@ -705,13 +705,10 @@ last.`,
 				{Name: "reduction_dim", Constraint: ir.I64AttrC},
 				{Name: "inclusive", Constraint: ir.BoolAttrC},
 			},
-			TypeRules: []ir.TypeRule{{Target: "dest", From: "source"}, {Target: "accumulated_value", From: "initial_value"}},
-			Format:    "$kind `,` $source `,` $initial_value attr-dict `:` type($source) `,` type($initial_value)",
-			Verify:    verifyScan,
-			ResultNames: func(op *ir.Operation, name func(ir.Value, string)) {
-				name(op.Result(0), "dest")
-				name(op.Result(1), "accumulated_value")
-			},
+			TypeRules:   []ir.TypeRule{{Target: "dest", From: "source"}, {Target: "accumulated_value", From: "initial_value"}},
+			Format:      "$kind `,` $source `,` $initial_value attr-dict `:` type($source) `,` type($initial_value)",
+			Verify:      verifyScan,
+			ResultNames: ir.NameResults("dest", "accumulated_value"),
 		},
 		{
 			Name:    "vector.outerproduct",

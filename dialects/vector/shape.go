@@ -903,18 +903,15 @@ func shapeOps() []*ir.OpDef {
 			Verify:    verifyInterleave,
 		},
 		{
-			Name:      "vector.deinterleave",
-			Summary:   "splits the even and odd elements of the trailing dimension",
-			Traits:    ir.Pure,
-			Operands:  []ir.ArgSpec{{Name: "source", Type: nonZeroRankVector}},
-			Results:   []ir.ArgSpec{{Name: "res1", Type: nonZeroRankVector}, {Name: "res2", Type: nonZeroRankVector}},
-			TypeRules: []ir.TypeRule{{Target: "res2", From: "res1"}},
-			Format:    "$source attr-dict `:` type($source) `->` type($res1)",
-			Verify:    verifyDeinterleave,
-			ResultNames: func(op *ir.Operation, name func(ir.Value, string)) {
-				name(op.Result(0), "res1")
-				name(op.Result(1), "res2")
-			},
+			Name:        "vector.deinterleave",
+			Summary:     "splits the even and odd elements of the trailing dimension",
+			Traits:      ir.Pure,
+			Operands:    []ir.ArgSpec{{Name: "source", Type: nonZeroRankVector}},
+			Results:     []ir.ArgSpec{{Name: "res1", Type: nonZeroRankVector}, {Name: "res2", Type: nonZeroRankVector}},
+			TypeRules:   []ir.TypeRule{{Target: "res2", From: "res1"}},
+			Format:      "$source attr-dict `:` type($source) `->` type($res1)",
+			Verify:      verifyDeinterleave,
+			ResultNames: ir.NameResults("res1", "res2"),
 		},
 		{
 			Name:     "vector.from_elements",
@@ -1000,7 +997,7 @@ func shapeOps() []*ir.OpDef {
 			Traits:      ir.Pure,
 			Results:     []ir.ArgSpec{{Name: "res", Type: ir.IndexOnly}},
 			Format:      "attr-dict",
-			ResultNames: func(op *ir.Operation, name func(ir.Value, string)) { name(op.Result(0), "vscale") },
+			ResultNames: ir.NameResults("vscale"),
 		},
 	}
 }
