@@ -321,19 +321,7 @@ func lowerBroadcast(fe *FuncEmitter, op *ir.Operation) {
 		fe.Set(b.Vector(), src)
 		return
 	}
-	ss, rs := shapeOf(b.Source().Type()), rt.Shape()
-	lead := len(rs) - len(ss)
-	n := ir.NumElements(rs)
-	mask := make([]int64, n)
-	for i := range n {
-		idx := ir.Delinearize(rs, i)[lead:]
-		for d := range idx {
-			if ss[d] == 1 {
-				idx[d] = 0
-			}
-		}
-		mask[i] = ir.Linearize(ss, idx)
-	}
+	mask := vector.BroadcastLanes(shapeOf(b.Source().Type()), rt.Shape())
 	if !isVectorType(src.Type()) {
 		// Into lane 0 of the result type first: one shuffle of the same
 		// type then splats it.
@@ -488,60 +476,21 @@ func lowerVectorBitcast(fe *FuncEmitter, op *ir.Operation) {
 func lowerTranspose(fe *FuncEmitter, op *ir.Operation) {
 	x := vector.TransposeOp{Op: op}
 	perm := vector.Ints(x.Permutation())
-	ss, rs := shapeOf(x.Vector().Type()), shapeOf(x.Result().Type())
-	n := ir.NumElements(rs)
-	mask := make([]int64, n)
-	for i := range n {
-		ri := ir.Delinearize(rs, i)
-		si := make([]int64, len(ri))
-		for d, p := range perm {
-			si[p] = ri[d]
-		}
-		mask[i] = ir.Linearize(ss, si)
-	}
+	mask := vector.TransposeLanes(shapeOf(x.Vector().Type()), shapeOf(x.Result().Type()), perm)
 	fe.Set(x.Result(), fe.shuffle(fe.Val(x.Vector()), nil, mask))
 }
 
 func lowerExtractStridedSlice(fe *FuncEmitter, op *ir.Operation) {
 	x := vector.ExtractStridedSliceOp{Op: op}
 	offsets := vector.Ints(x.Offsets())
-	ss, rs := shapeOf(x.Vector().Type()), shapeOf(x.Result().Type())
-	n := ir.NumElements(rs)
-	mask := make([]int64, n)
-	for i := range n {
-		idx := ir.Delinearize(rs, i)
-		for d, o := range offsets {
-			idx[d] += o
-		}
-		mask[i] = ir.Linearize(ss, idx)
-	}
+	mask := vector.ExtractStridedSliceLanes(shapeOf(x.Vector().Type()), shapeOf(x.Result().Type()), offsets)
 	fe.Set(x.Result(), fe.shuffle(fe.Val(x.Vector()), nil, mask))
 }
 
 func lowerInsertStridedSlice(fe *FuncEmitter, op *ir.Operation) {
 	x := vector.InsertStridedSliceOp{Op: op}
 	offsets := vector.Ints(x.Offsets())
-	ss, ds := shapeOf(x.ValueToStore().Type()), shapeOf(x.Dest().Type())
-	lead := len(ds) - len(ss)
-	n := ir.NumElements(ds)
-	pick := make([][2]int64, n)
-	for i := range n {
-		pick[i] = [2]int64{0, i}
-		idx := ir.Delinearize(ds, i)
-		inside := true
-		for d := range ds {
-			if d < lead {
-				inside = inside && idx[d] == offsets[d]
-			} else if k := idx[d] - offsets[d]; k < 0 || k >= ss[d-lead] {
-				inside = false
-			} else {
-				idx[d] = k
-			}
-		}
-		if inside {
-			pick[i] = [2]int64{1, ir.Linearize(ss, idx[lead:])}
-		}
-	}
+	pick := vector.InsertStridedSliceLanes(shapeOf(x.ValueToStore().Type()), shapeOf(x.Dest().Type()), offsets)
 	fe.Set(x.Res(), fe.select2(fe.Val(x.Dest()), fe.Val(x.ValueToStore()), pick))
 }
 
@@ -549,26 +498,7 @@ func lowerInsertStridedSlice(fe *FuncEmitter, op *ir.Operation) {
 // mask over their leading dimension.
 func lowerShuffle(fe *FuncEmitter, op *ir.Operation) {
 	x := vector.ShuffleOp{Op: op}
-	s1 := shapeOf(x.V1().Type())
-	row := int64(1)
-	lead1 := int64(1)
-	if len(s1) > 0 {
-		row = ir.NumElements(s1[1:])
-		lead1 = s1[0]
-	}
-	var pick [][2]int64
-	for _, m := range vector.Ints(x.Mask()) {
-		for k := range row {
-			switch {
-			case m == vector.Poison:
-				pick = append(pick, [2]int64{0, undefLane})
-			case m < lead1:
-				pick = append(pick, [2]int64{0, m*row + k})
-			default:
-				pick = append(pick, [2]int64{1, (m-lead1)*row + k})
-			}
-		}
-	}
+	pick := vector.ShuffleLanes(shapeOf(x.V1().Type()), vector.Ints(x.Mask()))
 	a, b := fe.Val(x.V1()), fe.Val(x.V2())
 	n := max(lanes(a), lanes(b))
 	mask := make([]int64, len(pick))

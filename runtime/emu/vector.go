@@ -103,6 +103,15 @@ func shuffleOp(k *kernel, operands []ir.Value, res ir.Value, p lanePlan) runFunc
 	}
 }
 
+// ofSource0 is lanes of source 0.
+func ofSource0(lanes []int64) [][2]int64 {
+	out := make([][2]int64, len(lanes))
+	for i, l := range lanes {
+		out[i] = [2]int64{0, l}
+	}
+	return out
+}
+
 // identityLanes is lanes [from, from+n) of source 0.
 func identityLanes(from, n int64) [][2]int64 {
 	out := make([][2]int64, n)
@@ -117,19 +126,8 @@ func init() {
 	register(prepareVectorStore, vector.Store, vector.TransferWrite)
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		b := vector.BroadcastOp{Op: op}
-		ss, rs := vecShape(b.Source().Type()), vecShape(b.Vector().Type())
-		lead := len(rs) - len(ss)
-		n := ir.NumElements(rs)
-		p := lanePlan{elem: ir.ElementTypeOrSelf(b.Vector().Type())}
-		for i := range n {
-			idx := ir.Delinearize(rs, i)[lead:]
-			for d := range idx {
-				if ss[d] == 1 {
-					idx[d] = 0
-				}
-			}
-			p.src = append(p.src, [2]int64{0, ir.Linearize(ss, idx)})
-		}
+		lanes := vector.BroadcastLanes(vecShape(b.Source().Type()), vecShape(b.Vector().Type()))
+		p := lanePlan{elem: ir.ElementTypeOrSelf(b.Vector().Type()), src: ofSource0(lanes)}
 		return shuffleOp(k, []ir.Value{b.Source()}, b.Vector(), p)
 	}, vector.Broadcast)
 	register(prepareExtract, vector.Extract)
@@ -142,77 +140,31 @@ func init() {
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		x := vector.TransposeOp{Op: op}
 		perm := vector.Ints(x.Permutation())
-		ss, rs := vecShape(x.Vector().Type()), vecShape(x.Result().Type())
-		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Result().Type())}
-		for i := range ir.NumElements(rs) {
-			ri := ir.Delinearize(rs, i)
-			si := make([]int64, len(ri))
-			for d, q := range perm {
-				si[q] = ri[d]
-			}
-			p.src = append(p.src, [2]int64{0, ir.Linearize(ss, si)})
-		}
+		lanes := vector.TransposeLanes(vecShape(x.Vector().Type()), vecShape(x.Result().Type()), perm)
+		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Result().Type()), src: ofSource0(lanes)}
 		return shuffleOp(k, []ir.Value{x.Vector()}, x.Result(), p)
 	}, vector.Transpose)
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		x := vector.ExtractStridedSliceOp{Op: op}
 		offsets := vector.Ints(x.Offsets())
-		ss, rs := vecShape(x.Vector().Type()), vecShape(x.Result().Type())
-		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Result().Type())}
-		for i := range ir.NumElements(rs) {
-			idx := ir.Delinearize(rs, i)
-			for d, o := range offsets {
-				idx[d] += o
-			}
-			p.src = append(p.src, [2]int64{0, ir.Linearize(ss, idx)})
-		}
+		lanes := vector.ExtractStridedSliceLanes(vecShape(x.Vector().Type()), vecShape(x.Result().Type()), offsets)
+		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Result().Type()), src: ofSource0(lanes)}
 		return shuffleOp(k, []ir.Value{x.Vector()}, x.Result(), p)
 	}, vector.ExtractStridedSlice)
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		x := vector.InsertStridedSliceOp{Op: op}
 		offsets := vector.Ints(x.Offsets())
-		ss, ds := vecShape(x.ValueToStore().Type()), vecShape(x.Dest().Type())
-		lead := len(ds) - len(ss)
-		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Res().Type())}
-		for i := range ir.NumElements(ds) {
-			idx := ir.Delinearize(ds, i)
-			inside := true
-			for d := range ds {
-				if d < lead {
-					inside = inside && idx[d] == offsets[d]
-				} else if q := idx[d] - offsets[d]; q < 0 || q >= ss[d-lead] {
-					inside = false
-				} else {
-					idx[d] = q
-				}
-			}
-			if inside {
-				p.src = append(p.src, [2]int64{1, ir.Linearize(ss, idx[lead:])})
-			} else {
-				p.src = append(p.src, [2]int64{0, i})
-			}
+		p := lanePlan{
+			elem: ir.ElementTypeOrSelf(x.Res().Type()),
+			src:  vector.InsertStridedSliceLanes(vecShape(x.ValueToStore().Type()), vecShape(x.Dest().Type()), offsets),
 		}
 		return shuffleOp(k, []ir.Value{x.Dest(), x.ValueToStore()}, x.Res(), p)
 	}, vector.InsertStridedSlice)
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		x := vector.ShuffleOp{Op: op}
-		s1 := vecShape(x.V1().Type())
-		row, lead1 := int64(1), int64(1)
-		if len(s1) > 0 {
-			row, lead1 = ir.NumElements(s1[1:]), s1[0]
-		}
-		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Vector().Type())}
-		for _, m := range vector.Ints(x.Mask()) {
-			for q := range row {
-				switch {
-				case m == vector.Poison:
-					p.src = append(p.src, [2]int64{0, -1})
-				case m < lead1:
-					p.src = append(p.src, [2]int64{0, m*row + q})
-				default:
-					p.src = append(p.src, [2]int64{1, (m-lead1)*row + q})
-				}
-			}
+		p := lanePlan{
+			elem: ir.ElementTypeOrSelf(x.Vector().Type()),
+			src:  vector.ShuffleLanes(vecShape(x.V1().Type()), vector.Ints(x.Mask())),
 		}
 		return shuffleOp(k, []ir.Value{x.V1(), x.V2()}, x.Vector(), p)
 	}, vector.Shuffle)

@@ -1,0 +1,105 @@
+package vector
+
+import "github.com/tmac-dev/tmac/ir"
+
+// The lanes the shuffling ops copy, in row-major order of their operands
+// and results, as codegen's shufflevectors and the emulator compute them.
+// A two-operand map holds, per result lane, the operand (0 or 1) and its
+// lane; lane -1 is poison.
+
+// BroadcastLanes maps each lane of the result shape res to the lane of
+// the source shape src it takes: the leading result dims dropped, source
+// dims of size 1 pinned to 0 (src nil: a scalar, lane 0).
+func BroadcastLanes(src, res []int64) []int64 {
+	lead := len(res) - len(src)
+	lanes := make([]int64, ir.NumElements(res))
+	for i := range lanes {
+		idx := ir.Delinearize(res, int64(i))[lead:]
+		for d := range idx {
+			if src[d] == 1 {
+				idx[d] = 0
+			}
+		}
+		lanes[i] = ir.Linearize(src, idx)
+	}
+	return lanes
+}
+
+// TransposeLanes maps each lane of res to the lane of src that the
+// permutation perm moves there.
+func TransposeLanes(src, res, perm []int64) []int64 {
+	lanes := make([]int64, ir.NumElements(res))
+	for i := range lanes {
+		ri := ir.Delinearize(res, int64(i))
+		si := make([]int64, len(ri))
+		for d, p := range perm {
+			si[p] = ri[d]
+		}
+		lanes[i] = ir.Linearize(src, si)
+	}
+	return lanes
+}
+
+// ExtractStridedSliceLanes maps each lane of the slice res to its lane in
+// src, the slice starting at offsets (unit strides).
+func ExtractStridedSliceLanes(src, res, offsets []int64) []int64 {
+	lanes := make([]int64, ir.NumElements(res))
+	for i := range lanes {
+		idx := ir.Delinearize(res, int64(i))
+		for d, o := range offsets {
+			idx[d] += o
+		}
+		lanes[i] = ir.Linearize(src, idx)
+	}
+	return lanes
+}
+
+// InsertStridedSliceLanes maps each lane of dest to itself (operand 0)
+// or, inside the slice of shape src at offsets, to the lane of src
+// (operand 1) stored there.
+func InsertStridedSliceLanes(src, dest, offsets []int64) [][2]int64 {
+	lead := len(dest) - len(src)
+	lanes := make([][2]int64, ir.NumElements(dest))
+	for i := range lanes {
+		lanes[i] = [2]int64{0, int64(i)}
+		idx := ir.Delinearize(dest, int64(i))
+		inside := true
+		for d := range dest {
+			if d < lead {
+				inside = inside && idx[d] == offsets[d]
+			} else if k := idx[d] - offsets[d]; k < 0 || k >= src[d-lead] {
+				inside = false
+			} else {
+				idx[d] = k
+			}
+		}
+		if inside {
+			lanes[i] = [2]int64{1, ir.Linearize(src, idx[lead:])}
+		}
+	}
+	return lanes
+}
+
+// ShuffleLanes maps each lane of a vector.shuffle's result to the operand
+// and lane it copies: whole rows (the trailing dims) of v1, of shape s1,
+// and v2, picked by mask over their leading dimension.
+func ShuffleLanes(s1, mask []int64) [][2]int64 {
+	row, lead1 := int64(1), int64(1)
+	if len(s1) > 0 {
+		row, lead1 = ir.NumElements(s1[1:]), s1[0]
+	}
+	var lanes [][2]int64
+	for _, m := range mask {
+		for k := range row {
+			switch {
+			case m == Poison:
+				lanes = append(lanes, [2]int64{0, -1})
+			case m < lead1:
+				lanes = append(lanes, [2]int64{0, m*row + k})
+			default:
+				lanes = append(lanes, [2]int64{1, (m-lead1)*row + k})
+			}
+		}
+	}
+	return lanes
+}
