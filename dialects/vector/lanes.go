@@ -7,51 +7,53 @@ import "github.com/tmac-dev/tmac/ir"
 // A two-operand map holds, per result lane, the operand (0 or 1) and its
 // lane; lane -1 is poison.
 
+// mapLanes maps each lane of the result shape res to the lane of the
+// source shape src at the index at gives for its index.
+func mapLanes(src, res []int64, at func(idx []int64) []int64) []int64 {
+	lanes := make([]int64, ir.NumElements(res))
+	for i := range lanes {
+		lanes[i] = ir.Linearize(src, at(ir.Delinearize(res, int64(i))))
+	}
+	return lanes
+}
+
 // BroadcastLanes maps each lane of the result shape res to the lane of
 // the source shape src it takes: the leading result dims dropped, source
 // dims of size 1 pinned to 0 (src nil: a scalar, lane 0).
 func BroadcastLanes(src, res []int64) []int64 {
 	lead := len(res) - len(src)
-	lanes := make([]int64, ir.NumElements(res))
-	for i := range lanes {
-		idx := ir.Delinearize(res, int64(i))[lead:]
+	return mapLanes(src, res, func(idx []int64) []int64 {
+		idx = idx[lead:]
 		for d := range idx {
 			if src[d] == 1 {
 				idx[d] = 0
 			}
 		}
-		lanes[i] = ir.Linearize(src, idx)
-	}
-	return lanes
+		return idx
+	})
 }
 
 // TransposeLanes maps each lane of res to the lane of src that the
 // permutation perm moves there.
 func TransposeLanes(src, res, perm []int64) []int64 {
-	lanes := make([]int64, ir.NumElements(res))
-	for i := range lanes {
-		ri := ir.Delinearize(res, int64(i))
+	return mapLanes(src, res, func(ri []int64) []int64 {
 		si := make([]int64, len(ri))
 		for d, p := range perm {
 			si[p] = ri[d]
 		}
-		lanes[i] = ir.Linearize(src, si)
-	}
-	return lanes
+		return si
+	})
 }
 
 // ExtractStridedSliceLanes maps each lane of the slice res to its lane in
 // src, the slice starting at offsets (unit strides).
 func ExtractStridedSliceLanes(src, res, offsets []int64) []int64 {
-	lanes := make([]int64, ir.NumElements(res))
-	for i := range lanes {
-		idx := ir.Delinearize(res, int64(i))
+	return mapLanes(src, res, func(idx []int64) []int64 {
 		for d, o := range offsets {
 			idx[d] += o
 		}
-		lanes[i] = ir.Linearize(src, idx)
-	}
-	return lanes
+		return idx
+	})
 }
 
 // InsertStridedSliceLanes maps each lane of dest to itself (operand 0)
