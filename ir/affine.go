@@ -248,21 +248,11 @@ func canonicalAffineMap(text string) (string, bool) {
 	}
 	var sb strings.Builder
 	sb.WriteString("affine_map<(")
-	for i := range dims {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString("d" + strconv.Itoa(i))
-	}
+	writeAffineIDs(&sb, "d", dims)
 	sb.WriteByte(')')
 	if syms > 0 {
 		sb.WriteByte('[')
-		for i := range syms {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("s" + strconv.Itoa(i))
-		}
+		writeAffineIDs(&sb, "s", syms)
 		sb.WriteByte(']')
 	}
 	sb.WriteString(" -> (")
@@ -274,6 +264,17 @@ func canonicalAffineMap(text string) (string, bool) {
 	}
 	sb.WriteString(")>")
 	return sb.String(), true
+}
+
+// writeAffineIDs writes the canonical names of n dimensions or symbols:
+// prefix0, prefix1, ...
+func writeAffineIDs(sb *strings.Builder, prefix string, n int) {
+	for i := range n {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(prefix + strconv.Itoa(i))
+	}
 }
 
 type affineMapParser struct {
