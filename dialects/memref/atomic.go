@@ -145,11 +145,8 @@ func parseGenericAtomicRMW(p *ir.Parser, st *ir.OperationState) error {
 }
 
 func printGenericAtomicRMW(p *ir.Printer, op *ir.Operation) {
-	p.Write(" ")
-	p.PrintOperand(op.Operand(0))
-	p.Write("[")
-	p.PrintOperands(op.Operands()[1:])
-	p.Write("] : ")
+	printMemRefAccess(p, op.Operand(0), op.Operands()[1:])
+	p.Write(" : ")
 	p.PrintType(op.Operand(0).Type())
 	p.Write(" ")
 	p.PrintRegion(op.Region(0), true, true, false)

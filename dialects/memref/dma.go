@@ -85,6 +85,16 @@ func parseMemRefAccess(p *ir.Parser) (ir.UnresolvedOperand, []ir.UnresolvedOpera
 	return m, idx, err
 }
 
+// printMemRefAccess prints ` %memref[%i, %j]`, what parseMemRefAccess
+// reads.
+func printMemRefAccess(p *ir.Printer, m ir.Value, idx []ir.Value) {
+	p.Write(" ")
+	p.PrintOperand(m)
+	p.Write("[")
+	p.PrintOperands(idx)
+	p.Write("]")
+}
+
 // resolveMemRefAccess resolves what parseMemRefAccess read: the memref as
 // type t, the indices as index.
 func resolveMemRefAccess(p *ir.Parser, st *ir.OperationState, m ir.UnresolvedOperand, idx []ir.UnresolvedOperand, t ir.Type) error {
@@ -169,16 +179,15 @@ func printDmaStart(p *ir.Printer, op *ir.Operation) {
 	at := 0
 	group := func(withIndices bool) {
 		m := ops[at]
-		p.Write(" ")
-		p.PrintOperand(m)
 		at++
-		if withIndices {
-			r := rankOf(m)
-			p.Write("[")
-			p.PrintOperands(ops[at : at+r])
-			p.Write("]")
-			at += r
+		if !withIndices {
+			p.Write(" ")
+			p.PrintOperand(m)
+			return
 		}
+		r := rankOf(m)
+		printMemRefAccess(p, m, ops[at:at+r])
+		at += r
 	}
 	group(true)
 	p.Write(",")

@@ -237,11 +237,7 @@ func parsePrefetch(p *ir.Parser, st *ir.OperationState) error {
 }
 
 func printPrefetch(p *ir.Printer, op *ir.Operation) {
-	p.Write(" ")
-	p.PrintOperand(op.Operand(0))
-	p.Write("[")
-	p.PrintOperands(op.Operands()[1:])
-	p.Write("]")
+	printMemRefAccess(p, op.Operand(0), op.Operands()[1:])
 	rw, cache := "read", "instr"
 	if op.IntAttrOf("isWrite", 0) != 0 {
 		rw = "write"
