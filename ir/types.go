@@ -508,6 +508,18 @@ func Linearize(shape, idx []int64) int64 {
 	return p
 }
 
+// NextIndex advances idx to the next index of shape in row-major order;
+// it reports false, idx back at all zeros, after the last one.
+func NextIndex(idx, shape []int64) bool {
+	for d := len(idx) - 1; d >= 0; d-- {
+		if idx[d]++; idx[d] < shape[d] {
+			return true
+		}
+		idx[d] = 0
+	}
+	return false
+}
+
 // UnrankedTensorType is tensor<*xf32>.
 type UnrankedTensorType struct {
 	typeBase

@@ -167,14 +167,7 @@ func prepareCopy(k *kernel, op *ir.Operation) runFunc {
 			a, p = t.access(in.op, dst, idx, 1)
 			t.writeShared(in.op, dst.space, a, len(p))
 			writeElem(p, dst.elem, v)
-			d := len(idx) - 1
-			for ; d >= 0; d-- {
-				if idx[d]++; idx[d] < src.sizes[d] {
-					break
-				}
-				idx[d] = 0
-			}
-			if d < 0 {
+			if !ir.NextIndex(idx, src.sizes) {
 				return
 			}
 		}

@@ -183,14 +183,7 @@ func (fc *fcomp) copyOp(c memrefdialect.CopyOp) (instr, error) {
 			}
 			copy(dst.data[do*dst.esize:(do+1)*dst.esize], src.data[so*src.esize:(so+1)*src.esize])
 			noteStore(fr, dst, do)
-			k := len(idx) - 1
-			for ; k >= 0; k-- {
-				if idx[k]++; idx[k] < src.sizes[k] {
-					break
-				}
-				idx[k] = 0
-			}
-			if k < 0 {
+			if !ir.NextIndex(idx, src.sizes) {
 				return
 			}
 		}
