@@ -501,6 +501,12 @@ func lowerShuffle(fe *FuncEmitter, op *ir.Operation) {
 	pick := vector.ShuffleLanes(shapeOf(x.V1().Type()), vector.Ints(x.Mask()))
 	a, b := fe.Val(x.V1()), fe.Val(x.V2())
 	n := max(lanes(a), lanes(b))
+	fe.Set(x.Vector(), fe.shuffle(fe.widen(a, n), fe.widen(b, n), twoSourceMask(pick, n)))
+}
+
+// twoSourceMask is the shufflevector mask of a two-operand lane map, the
+// operands n lanes each.
+func twoSourceMask(pick [][2]int64, n int64) []int64 {
 	mask := make([]int64, len(pick))
 	for i, p := range pick {
 		mask[i] = p[0]*n + p[1]
@@ -508,7 +514,7 @@ func lowerShuffle(fe *FuncEmitter, op *ir.Operation) {
 			mask[i] = undefLane
 		}
 	}
-	fe.Set(x.Vector(), fe.shuffle(fe.widen(a, n), fe.widen(b, n), mask))
+	return mask
 }
 
 // lowerInterleave: row r of the result alternates lanes of row r of lhs
@@ -516,33 +522,16 @@ func lowerShuffle(fe *FuncEmitter, op *ir.Operation) {
 func lowerInterleave(fe *FuncEmitter, op *ir.Operation) {
 	x := vector.InterleaveOp{Op: op}
 	a, b := fe.Val(x.Lhs()), fe.Val(x.Rhs())
-	row := int64(1)
-	if s := shapeOf(x.Lhs().Type()); len(s) > 0 {
-		row = s[len(s)-1]
-	}
-	n := lanes(a)
-	var mask []int64
-	for r := int64(0); r < n; r += row {
-		for k := range row {
-			mask = append(mask, r+k, n+r+k)
-		}
-	}
-	fe.Set(x.Result(), fe.shuffle(a, b, mask))
+	pick := vector.InterleaveLanes(shapeOf(x.Lhs().Type()))
+	fe.Set(x.Result(), fe.shuffle(a, b, twoSourceMask(pick, lanes(a))))
 }
 
 func lowerDeinterleave(fe *FuncEmitter, op *ir.Operation) {
 	x := vector.DeinterleaveOp{Op: op}
 	src := fe.Val(x.Source())
 	s := shapeOf(x.Source().Type())
-	row := s[len(s)-1]
 	for half, res := range []ir.Value{x.Res1(), x.Res2()} {
-		var mask []int64
-		for r := int64(0); r < lanes(src); r += row {
-			for k := int64(half); k < row; k += 2 {
-				mask = append(mask, r+k)
-			}
-		}
-		fe.Set(res, fe.shuffle(src, nil, mask))
+		fe.Set(res, fe.shuffle(src, nil, vector.DeinterleaveLanes(s, half)))
 	}
 }
 

@@ -105,3 +105,34 @@ func ShuffleLanes(s1, mask []int64) [][2]int64 {
 	}
 	return lanes
 }
+
+// InterleaveLanes maps each lane of vector.interleave's result to the
+// operand and lane it copies: row r of the result alternates the lanes of
+// row r of lhs and rhs, both of shape src.
+func InterleaveLanes(src []int64) [][2]int64 {
+	row := int64(1)
+	if len(src) > 0 {
+		row = src[len(src)-1]
+	}
+	var lanes [][2]int64
+	for r := int64(0); r < ir.NumElements(src); r += row {
+		for k := range row {
+			lanes = append(lanes, [2]int64{0, r + k}, [2]int64{1, r + k})
+		}
+	}
+	return lanes
+}
+
+// DeinterleaveLanes maps each lane of vector.deinterleave's result half
+// (0: res1, 1: res2) to the lane of the source, of shape src, it copies:
+// the even (odd) lanes of each row.
+func DeinterleaveLanes(src []int64, half int) []int64 {
+	row := src[len(src)-1]
+	var lanes []int64
+	for r := int64(0); r < ir.NumElements(src); r += row {
+		for k := int64(half); k < row; k += 2 {
+			lanes = append(lanes, r+k)
+		}
+	}
+	return lanes
+}

@@ -28,4 +28,13 @@ func TestLanes(t *testing.T) {
 	if got := ShuffleLanes([]int64{2, 2}, []int64{3, Poison, 0}); !reflect.DeepEqual(got, want) {
 		t.Errorf("ShuffleLanes = %v, want %v", got, want)
 	}
+	// vector<2x2> interleaved with another: rows alternate lanes.
+	want = [][2]int64{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0, 2}, {1, 2}, {0, 3}, {1, 3}}
+	if got := InterleaveLanes([]int64{2, 2}); !reflect.DeepEqual(got, want) {
+		t.Errorf("InterleaveLanes = %v, want %v", got, want)
+	}
+	// vector<2x4> deinterleaved: the even, then the odd lanes of each row.
+	if got, want := DeinterleaveLanes([]int64{2, 4}, 1), []int64{1, 3, 5, 7}; !reflect.DeepEqual(got, want) {
+		t.Errorf("DeinterleaveLanes = %v, want %v", got, want)
+	}
 }

@@ -170,17 +170,7 @@ func init() {
 	}, vector.Shuffle)
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		x := vector.InterleaveOp{Op: op}
-		row := int64(1)
-		if s := vecShape(x.Lhs().Type()); len(s) > 0 {
-			row = s[len(s)-1]
-		}
-		n := ir.NumElements(vecShape(x.Lhs().Type()))
-		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Result().Type())}
-		for r := int64(0); r < n; r += row {
-			for q := range row {
-				p.src = append(p.src, [2]int64{0, r + q}, [2]int64{1, r + q})
-			}
-		}
+		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Result().Type()), src: vector.InterleaveLanes(vecShape(x.Lhs().Type()))}
 		return shuffleOp(k, []ir.Value{x.Lhs(), x.Rhs()}, x.Result(), p)
 	}, vector.Interleave)
 	register(prepareDeinterleave, vector.Deinterleave)
@@ -411,15 +401,10 @@ func prepareDeinterleave(k *kernel, op *ir.Operation) runFunc {
 	x := vector.DeinterleaveOp{Op: op}
 	src := k.slot(x.Source())
 	s := vecShape(x.Source().Type())
-	row, n := s[len(s)-1], ir.NumElements(s)
 	elem := ir.ElementTypeOrSelf(x.Source().Type())
 	var plans [2][][2]int64
 	for half := range plans {
-		for r := int64(0); r < n; r += row {
-			for q := int64(half); q < row; q += 2 {
-				plans[half] = append(plans[half], [2]int64{0, r + q})
-			}
-		}
+		plans[half] = ofSource0(vector.DeinterleaveLanes(s, half))
 	}
 	return func(t *thread, in *instr) {
 		v := asVec(t.vals[src])
