@@ -134,24 +134,20 @@ func gpuDoc(name string) string {
 	}
 	const onGPU = "on an H200 over 2^20 f32 inputs spread over its domain (bench/gpu/accuracy, docs/gpu-tests.md step 10): "
 	m := measuredOnGPU[name]
-	measured := l.Measured
-	if measured == "" && m.Default != "" {
-		measured = onGPU + m.Default
+	// measured is what the table says, else the GPU's numbers, else unknown.
+	measured := func(given, onDevice, unknown string) string {
+		switch {
+		case given != "":
+			return given
+		case onDevice != "":
+			return onGPU + onDevice
+		}
+		return unknown
 	}
-	if measured == "" {
-		measured = "not yet (bench/gpu/accuracy measures every op; scripts/gpu-step10.sh)"
-	}
-	fmt.Fprintf(&b, " Measured: %s.", measured)
+	fmt.Fprintf(&b, " Measured: %s.", measured(l.Measured, m.Default, "not yet (bench/gpu/accuracy measures every op; scripts/gpu-step10.sh)"))
 	if l.Approx != "" {
 		fmt.Fprintf(&b, " With `fastmath<afn>` (or `fast`), on f32 and narrower formats: %s.", l.Approx)
-		ma := l.MeasuredApprox
-		if ma == "" && m.Approx != "" {
-			ma = onGPU + m.Approx
-		}
-		if ma == "" {
-			ma = "not yet"
-		}
-		fmt.Fprintf(&b, " Measured: %s. f64 is unaffected by afn.", ma)
+		fmt.Fprintf(&b, " Measured: %s. f64 is unaffected by afn.", measured(l.MeasuredApprox, m.Approx, "not yet"))
 	} else {
 		b.WriteString(" `fastmath<afn>` changes nothing: there is no faster hardware approximation.")
 	}
