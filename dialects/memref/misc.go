@@ -383,3 +383,19 @@ fact on to LLVM).`,
 		},
 	)
 }
+
+// CheckCopySizes checks memref.copy's sizes at run time, as the loop nest
+// of its lowering meets them, outermost first: the first dimension whose
+// sizes differ is an error; an empty dimension before it means nothing
+// is copied (empty).
+func CheckCopySizes(src, dst []int64) (empty bool, err error) {
+	for i := range src {
+		if src[i] != dst[i] {
+			return false, fmt.Errorf("the source and target sizes differ in dimension %d: %d and %d", i, src[i], dst[i])
+		}
+		if src[i] == 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -151,15 +151,14 @@ func prepareCopy(k *kernel, op *ir.Operation) runFunc {
 	from, to := k.slot(c.Source()), k.slot(c.Target())
 	return func(t *thread, in *instr) {
 		src, dst := t.mem(in, from), t.mem(in, to)
-		idx := make([]int64, len(src.sizes))
-		for i := range src.sizes {
-			if src.sizes[i] != dst.sizes[i] {
-				t.failf(in.op, "the source and target sizes differ in dimension %d: %d and %d", i, src.sizes[i], dst.sizes[i])
-			}
-			if src.sizes[i] == 0 {
-				return
-			}
+		empty, err := memrefdialect.CheckCopySizes(src.sizes, dst.sizes)
+		if err != nil {
+			t.failf(in.op, "%v", err)
 		}
+		if empty {
+			return
+		}
+		idx := make([]int64, len(src.sizes))
 		for {
 			a, p := t.access(in.op, src, idx, 1)
 			t.readShared(in.op, src.space, a, len(p))

@@ -165,15 +165,14 @@ func (fc *fcomp) copyOp(c memrefdialect.CopyOp) (instr, error) {
 	s, d := fc.sl(op, c.Source()), fc.sl(op, c.Target())
 	return func(fr *frame) {
 		src, dst := fr.m[s], fr.m[d]
-		idx := make([]int64, len(src.sizes))
-		for i := range src.sizes {
-			if src.sizes[i] != dst.sizes[i] {
-				fail(op, "the source and target sizes differ in dimension %d: %d and %d", i, src.sizes[i], dst.sizes[i])
-			}
-			if src.sizes[i] == 0 {
-				return
-			}
+		empty, err := memrefdialect.CheckCopySizes(src.sizes, dst.sizes)
+		if err != nil {
+			fail(op, "%v", err)
 		}
+		if empty {
+			return
+		}
+		idx := make([]int64, len(src.sizes))
 		noteRead(fr, src)
 		for {
 			so, do := src.offset, dst.offset
