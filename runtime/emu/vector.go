@@ -103,6 +103,12 @@ func shuffleOp(k *kernel, operands []ir.Value, res ir.Value, p lanePlan) runFunc
 	}
 }
 
+// shuffleOf runs a one-operand lane map: lane i of res copies lane
+// lanes[i] of src.
+func shuffleOf(k *kernel, src, res ir.Value, lanes []int64) runFunc {
+	return shuffleOp(k, []ir.Value{src}, res, lanePlan{elem: ir.ElementTypeOrSelf(res.Type()), src: ofSource0(lanes)})
+}
+
 // ofSource0 is lanes of source 0.
 func ofSource0(lanes []int64) [][2]int64 {
 	out := make([][2]int64, len(lanes))
@@ -126,9 +132,7 @@ func init() {
 	register(prepareVectorStore, vector.Store, vector.TransferWrite)
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		b := vector.BroadcastOp{Op: op}
-		lanes := vector.BroadcastLanes(vecShape(b.Source().Type()), vecShape(b.Vector().Type()))
-		p := lanePlan{elem: ir.ElementTypeOrSelf(b.Vector().Type()), src: ofSource0(lanes)}
-		return shuffleOp(k, []ir.Value{b.Source()}, b.Vector(), p)
+		return shuffleOf(k, b.Source(), b.Vector(), vector.BroadcastLanes(vecShape(b.Source().Type()), vecShape(b.Vector().Type())))
 	}, vector.Broadcast)
 	register(prepareExtract, vector.Extract)
 	register(prepareInsert, vector.Insert)
@@ -140,16 +144,12 @@ func init() {
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		x := vector.TransposeOp{Op: op}
 		perm := vector.Ints(x.Permutation())
-		lanes := vector.TransposeLanes(vecShape(x.Vector().Type()), vecShape(x.Result().Type()), perm)
-		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Result().Type()), src: ofSource0(lanes)}
-		return shuffleOp(k, []ir.Value{x.Vector()}, x.Result(), p)
+		return shuffleOf(k, x.Vector(), x.Result(), vector.TransposeLanes(vecShape(x.Vector().Type()), vecShape(x.Result().Type()), perm))
 	}, vector.Transpose)
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		x := vector.ExtractStridedSliceOp{Op: op}
 		offsets := vector.Ints(x.Offsets())
-		lanes := vector.ExtractStridedSliceLanes(vecShape(x.Vector().Type()), vecShape(x.Result().Type()), offsets)
-		p := lanePlan{elem: ir.ElementTypeOrSelf(x.Result().Type()), src: ofSource0(lanes)}
-		return shuffleOp(k, []ir.Value{x.Vector()}, x.Result(), p)
+		return shuffleOf(k, x.Vector(), x.Result(), vector.ExtractStridedSliceLanes(vecShape(x.Vector().Type()), vecShape(x.Result().Type()), offsets))
 	}, vector.ExtractStridedSlice)
 	register(func(k *kernel, op *ir.Operation) runFunc {
 		x := vector.InsertStridedSliceOp{Op: op}
