@@ -548,42 +548,42 @@ func contiguousMasked(name, summary string, mask ir.TypeConstraint, dimWord stri
 	return def
 }
 
+// indexedMasked defines vector.gather and vector.scatter, as
+// contiguousMasked the contiguous accesses; a scatter into a tensor has a
+// result.
+func indexedMasked(name, summary string, store bool) *ir.OpDef {
+	value, checked, effect := "pass_thru", "result", ir.Read
+	result := ir.ArgSpec{Name: "result", Type: nonZeroRankVector}
+	results := " `into` type($result)"
+	if store {
+		value, checked, effect = "valueToStore", "valueToStore", ir.Write
+		result = ir.ArgSpec{Name: "result", Kind: ir.Optional, Type: rankedTensor}
+		results = " (`->` type($result)^)?"
+	}
+	return &ir.OpDef{
+		Name:    name,
+		Summary: summary,
+		Operands: []ir.ArgSpec{
+			{Name: "base", Type: tensorOrMemRef},
+			{Name: "offsets", Kind: ir.Variadic, Type: indexVariadic},
+			{Name: "indices", Type: intOrIndexVector},
+			{Name: "mask", Type: i1Vector},
+			{Name: value, Type: nonZeroRankVector},
+		},
+		Results: []ir.ArgSpec{result},
+		Attrs:   []ir.AttrSpec{alignmentAttr()},
+		Format:  "$base `[` $offsets `]` `[` $indices `]` `,` $mask `,` $" + value + " attr-dict `:` type($base) `,` type($indices) `,` type($mask) `,` type($" + value + ")" + results,
+		Effects: []ir.Effect{{Kind: effect, Operand: "base"}},
+		Verify:  maskedAccess{value: checked, index: "offsets", indices: true, dimWord: "dim"}.verify,
+	}
+}
+
 func memoryOps() []*ir.OpDef {
 	return []*ir.OpDef{
 		contiguousMasked("vector.maskedload", "loads the lanes of a vector whose mask bit is set, the others from pass_thru", i1Vector, "shape", false),
 		contiguousMasked("vector.maskedstore", "stores the lanes of a vector whose mask bit is set", i1Vector, "shape", true),
-		{
-			Name:    "vector.gather",
-			Summary: "loads the lanes whose mask bit is set from base[offsets] + indices[lane]",
-			Operands: []ir.ArgSpec{
-				{Name: "base", Type: tensorOrMemRef},
-				{Name: "offsets", Kind: ir.Variadic, Type: indexVariadic},
-				{Name: "indices", Type: intOrIndexVector},
-				{Name: "mask", Type: i1Vector},
-				{Name: "pass_thru", Type: nonZeroRankVector},
-			},
-			Results: []ir.ArgSpec{{Name: "result", Type: nonZeroRankVector}},
-			Attrs:   []ir.AttrSpec{alignmentAttr()},
-			Format:  "$base `[` $offsets `]` `[` $indices `]` `,` $mask `,` $pass_thru attr-dict `:` type($base) `,` type($indices) `,` type($mask) `,` type($pass_thru) `into` type($result)",
-			Effects: []ir.Effect{{Kind: ir.Read, Operand: "base"}},
-			Verify:  maskedAccess{value: "result", index: "offsets", indices: true, dimWord: "dim"}.verify,
-		},
-		{
-			Name:    "vector.scatter",
-			Summary: "stores the lanes whose mask bit is set to base[offsets] + indices[lane]",
-			Operands: []ir.ArgSpec{
-				{Name: "base", Type: tensorOrMemRef},
-				{Name: "offsets", Kind: ir.Variadic, Type: indexVariadic},
-				{Name: "indices", Type: intOrIndexVector},
-				{Name: "mask", Type: i1Vector},
-				{Name: "valueToStore", Type: nonZeroRankVector},
-			},
-			Results: []ir.ArgSpec{{Name: "result", Kind: ir.Optional, Type: rankedTensor}},
-			Attrs:   []ir.AttrSpec{alignmentAttr()},
-			Format:  "$base `[` $offsets `]` `[` $indices `]` `,` $mask `,` $valueToStore attr-dict `:` type($base) `,` type($indices) `,` type($mask) `,` type($valueToStore) (`->` type($result)^)?",
-			Effects: []ir.Effect{{Kind: ir.Write, Operand: "base"}},
-			Verify:  maskedAccess{value: "valueToStore", index: "offsets", indices: true, dimWord: "dim"}.verify,
-		},
+		indexedMasked("vector.gather", "loads the lanes whose mask bit is set from base[offsets] + indices[lane]", false),
+		indexedMasked("vector.scatter", "stores the lanes whose mask bit is set to base[offsets] + indices[lane]", true),
 		contiguousMasked("vector.expandload", "loads consecutive elements into the lanes whose mask bit is set", fixedI1Vector, "dim", false),
 		contiguousMasked("vector.compressstore", "stores the lanes whose mask bit is set to consecutive elements", fixedI1Vector, "dim", true),
 		{
