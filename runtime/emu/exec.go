@@ -65,6 +65,20 @@ func (t *thread) int(in *instr, v int) int64 {
 	return x
 }
 
+// mixedInts returns static with each ir.Dynamic entry replaced, in order,
+// by the value of the next of the dynamic slots: the sizes, offsets and
+// strides ops give as a static list plus operands.
+func (t *thread) mixedInts(in *instr, static []int64, dynamic []int) []int64 {
+	out := append([]int64(nil), static...)
+	next := 0
+	for i, s := range out {
+		if s == ir.Dynamic {
+			out[i], next = t.int(in, dynamic[next]), next+1
+		}
+	}
+	return out
+}
+
 // ints are the integer values of in's operands with value numbers vs.
 func (t *thread) ints(in *instr, vs []int) []int64 {
 	out := make([]int64, len(vs))
@@ -423,14 +437,7 @@ func prepareView(k *kernel, op *ir.Operation) runFunc {
 		src := t.mem(in, source)
 		shift := t.int(in, byteShift)
 		rt := res.Type().(*ir.MemRefType)
-		sizes := append([]int64(nil), rt.Shape()...)
-		d := 0
-		for i, s := range sizes {
-			if s == ir.Dynamic {
-				sizes[i] = t.int(in, dynSizes[d])
-				d++
-			}
-		}
+		sizes := t.mixedInts(in, rt.Shape(), dynSizes)
 		es := elemSize(rt.Elem)
 		strides := make([]int64, len(sizes))
 		acc := int64(1)
@@ -462,18 +469,7 @@ func prepareSubview(k *kernel, op *ir.Operation) runFunc {
 		src := t.mem(in, source)
 		rank := len(src.sizes)
 		vals := func(p part) []int64 {
-			st := p.static.(*ir.DenseArrayAttr).Ints
-			out := make([]int64, len(st))
-			next := 0
-			for i, s := range st {
-				if s == ir.Dynamic {
-					out[i] = t.int(in, p.dynamic[next])
-					next++
-				} else {
-					out[i] = s
-				}
-			}
-			return out
+			return t.mixedInts(in, p.static.(*ir.DenseArrayAttr).Ints, p.dynamic)
 		}
 		offs, sizes, steps := vals(offsetArgs), vals(sizeArgs), vals(strideArgs)
 		m := &memref{space: src.space, base: src.base, offset: src.offset, elem: src.elem, esize: src.esize}

@@ -57,13 +57,7 @@ func prepareExpandShape(k *kernel, op *ir.Operation) runFunc {
 	static := e.StaticOutputShape().(*ir.DenseArrayAttr).Ints
 	return func(t *thread, in *instr) {
 		m := t.mem(in, src)
-		sizes := append([]int64(nil), static...)
-		next := 0
-		for i, s := range sizes {
-			if s == ir.Dynamic {
-				sizes[i], next = t.int(in, dyn[next]), next+1
-			}
-		}
+		sizes := t.mixedInts(in, static, dyn)
 		strides, bad := memrefdialect.ExpandedLayout(m.sizes, m.strides, sizes, groups)
 		if bad >= 0 {
 			t.failf(in.op, "output_shape %v does not split dimension %d of size %d", sizes, bad, m.sizes[bad])

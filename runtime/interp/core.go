@@ -75,6 +75,20 @@ type frame struct {
 
 type instr func(fr *frame)
 
+// mixedInts returns static with each ir.Dynamic entry replaced, in order,
+// by the next of the dynamic index slots: the sizes, offsets and strides
+// ops give as a static list plus operands.
+func (fr *frame) mixedInts(static []int64, dyn []int32) []int64 {
+	out := append([]int64(nil), static...)
+	next := 0
+	for i, s := range out {
+		if s == ir.Dynamic {
+			out[i], next = fr.i[dyn[next]], next+1
+		}
+	}
+	return out
+}
+
 // runError carries an error out of the closures (recovered by Call).
 type runError struct{ err error }
 

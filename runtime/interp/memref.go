@@ -400,18 +400,7 @@ func (fc *fcomp) subview(op *ir.Operation, sv subviewOp, reinterpret bool) (inst
 	offs := get(sv.StaticOffsets(), sv.Offsets())
 	sizes := get(sv.StaticSizes(), sv.Sizes())
 	strides := get(sv.StaticStrides(), sv.Strides())
-	eval := func(fr *frame, l list) []int64 {
-		out := make([]int64, len(l.static))
-		k := 0
-		for i, v := range l.static {
-			if v == ir.Dynamic {
-				v = fr.i[l.dyn[k]]
-				k++
-			}
-			out[i] = v
-		}
-		return out
-	}
+	eval := func(fr *frame, l list) []int64 { return fr.mixedInts(l.static, l.dyn) }
 	// Dropped unit dimensions of a rank-reducing subview.
 	n := len(sizes.static)
 	drop := make([]bool, n)
@@ -479,15 +468,9 @@ func (fc *fcomp) view(v memrefdialect.ViewOp) (instr, error) {
 	}
 	return func(fr *frame) {
 		m := fr.m[src]
-		sizes := make([]int64, rt.Rank())
-		k := 0
+		sizes := fr.mixedInts(rt.Shape(), dyn)
 		n := int64(1)
-		for i, s := range rt.Shape() {
-			if s == ir.Dynamic {
-				s = fr.i[dyn[k]]
-				k++
-			}
-			sizes[i] = s
+		for _, s := range sizes {
 			n *= s
 		}
 		start := m.offset*m.esize + fr.i[shift]

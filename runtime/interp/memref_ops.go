@@ -26,13 +26,7 @@ func (fc *fcomp) moreMemref(op *ir.Operation) (f instr, ok bool, err error) {
 		static := e.StaticOutputShape().(*ir.DenseArrayAttr).Ints
 		dyn := fc.idxSlots(op, e.OutputShape())
 		return fc.review(op, e.Src(), e.Result(), func(fr *frame, m *memref) ([]int64, []int64) {
-			sizes := append([]int64(nil), static...)
-			next := 0
-			for i, s := range sizes {
-				if s == ir.Dynamic {
-					sizes[i], next = fr.i[dyn[next]], next+1
-				}
-			}
+			sizes := fr.mixedInts(static, dyn)
 			strides, bad := memrefdialect.ExpandedLayout(m.sizes, m.strides, sizes, groups)
 			if bad >= 0 {
 				fail(op, "output_shape %v does not split dimension %d of size %d", sizes, bad, m.sizes[bad])
