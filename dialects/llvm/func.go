@@ -607,7 +607,13 @@ func verifyGlobal(op *ir.Operation) error {
 // StringGlobalAddressed returns the text of the string llvm.mlir.global
 // whose llvm.mlir.addressof defines v (a printf format), if it is one.
 func StringGlobalAddressed(v ir.Value) (string, bool) {
-	a := v.DefiningOp()
+	return AddressedString(v.DefiningOp())
+}
+
+// AddressedString returns the text of the string llvm.mlir.global the
+// llvm.mlir.addressof a takes the address of, if a is one and the global
+// holds a string.
+func AddressedString(a *ir.Operation) (string, bool) {
 	if a == nil || a.Name() != "llvm.mlir.addressof" {
 		return "", false
 	}

@@ -31,18 +31,13 @@ type globalString struct {
 
 func init() {
 	register(func(k *kernel, op *ir.Operation) runFunc {
-		a := llvm.MlirAddressofOp{Op: op}
-		ref, _ := a.GlobalName().(*ir.SymbolRefAttr)
-		g := ir.ResolveSymbolRef(op, ref)
-		var s *ir.StringAttr
-		if g != nil && g.Name() == llvm.MlirGlobal {
-			s, _ = g.Attr("value").(*ir.StringAttr)
-		}
+		ref, _ := llvm.MlirAddressofOp{Op: op}.GlobalName().(*ir.SymbolRefAttr)
+		text, ok := llvm.AddressedString(op)
 		return func(t *thread, in *instr) {
-			if s == nil {
+			if !ok {
 				t.failf(in.op, "'%s' of @%s is not emulated: only the address of a string llvm.mlir.global (a printf format) is", in.op.Name(), ref.Leaf())
 			}
-			t.set(in, 0, globalString{name: ref.Leaf(), text: s.Value})
+			t.set(in, 0, globalString{name: ref.Leaf(), text: text})
 		}
 	}, llvm.MlirAddressof)
 	register(prepareLLVMCall, llvm.Call)
