@@ -49,4 +49,10 @@ type Semantics struct {
 	// Undefined says when Lane reports an undefined result ("division by
 	// zero"), for error messages; empty if it never does.
 	Undefined string
+	// IntBinary, for a binary integer op, computes it on operands held as
+	// signed numbers of width w, reporting false where the result is
+	// undefined; Lane applies it at the result's width. Folding the index
+	// dialect evaluates it at 32 and 64 bits (index's width is the
+	// target's). Nil for other ops.
+	IntBinary func(x, y int64, w int) (int64, bool)
 }

@@ -40,7 +40,7 @@ func foldBinary(op *ir.Operation, operands []ir.Attribute) []any {
 	x, okX := indexConst(operands[0])
 	y, okY := indexConst(operands[1])
 	if okX && okY {
-		f := eval.IntFunc(op.Def().Semantics)
+		f := op.Def().Semantics.IntBinary
 		r64, ok64 := f(x, y, 64)
 		r32, ok32 := f(eval.Signed(x, 32), eval.Signed(y, 32), 32)
 		if ok64 && ok32 && eval.Wrap(r64, 32) == eval.Wrap(r32, 32) {

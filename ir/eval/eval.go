@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sync"
 
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -115,7 +114,7 @@ func IntToFloat(neg bool, u uint64, k ir.FloatKind) float64 {
 // signed numbers of the result's width w (64 for index) and returns the
 // result (wrapped to w by the caller) and false where it is undefined.
 func IntBinary(undefined string, f func(x, y int64, w int) (int64, bool)) *ir.Semantics {
-	s := &ir.Semantics{Undefined: undefined, Lane: func(op *ir.Operation) (ir.LaneFunc, error) {
+	return &ir.Semantics{Undefined: undefined, IntBinary: f, Lane: func(op *ir.Operation) (ir.LaneFunc, error) {
 		w, err := IntWidth(op.Result(0).Type())
 		if err != nil {
 			return nil, err
@@ -125,20 +124,6 @@ func IntBinary(undefined string, f func(x, y int64, w int) (int64, bool)) *ir.Se
 			return ir.Lane{I: Wrap(r, w)}, ok
 		}, nil
 	}}
-	intFuncs.Store(s, f)
-	return s
-}
-
-// intFuncs maps the semantics IntBinary made to their functions.
-var intFuncs sync.Map
-
-// IntFunc returns the function of semantics made by IntBinary, to evaluate
-// the op at another width than its type's (the index dialect folds only
-// where 64- and 32-bit targets agree), or nil.
-func IntFunc(s *ir.Semantics) func(x, y int64, w int) (int64, bool) {
-	f, _ := intFuncs.Load(s)
-	g, _ := f.(func(x, y int64, w int) (int64, bool))
-	return g
 }
 
 // IntBinary2 is the semantics of a binary integer op with two results: f
