@@ -1,0 +1,5 @@
+# Tests import the package from python/ without installing it.
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
