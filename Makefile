@@ -15,7 +15,7 @@ STATICCHECK := build/bin/staticcheck
 FUZZTIME ?= 20s
 FUZZFLAGS ?= -parallel 1 -fuzzminimizetime 100x
 
-.PHONY: all build deps generate test vet staticcheck gotest lit fuzz run docs bench-parse bench-compile bench-gpu clean
+.PHONY: all build deps generate test vet staticcheck gotest lit pytest fuzz run docs bench-parse bench-compile bench-gpu clean
 
 all: build
 
@@ -42,7 +42,21 @@ gotest:
 lit: deps build
 	$(LLVM_BIN)/lit -sv lit-tests
 
-test: deps build vet staticcheck gotest lit
+test: deps build vet staticcheck gotest lit pytest
+
+# The Python package (python/, issue 17): installed offline into a venv
+# (build/pyvenv, from $(TMAC_PYTHON) with the system's setuptools), then its
+# unit tests, which need no GPU. The GPU tests run through scripts/gpu-step11.sh.
+TMAC_PYTHON ?= /usr/bin/python3
+export TMAC_PYTHON
+PYVENV := build/pyvenv
+$(PYVENV)/bin/python:
+	$(TMAC_PYTHON) -m venv --system-site-packages $(PYVENV)
+
+pytest: deps $(PYVENV)/bin/python
+	$(PYVENV)/bin/python -m pip install -q --no-build-isolation --no-index --no-deps --force-reinstall ./python
+	cd build && pyvenv/bin/python -c 'import tmac, os; assert "site-packages" in tmac.__file__, tmac.__file__'
+	$(PYVENV)/bin/python -m unittest discover -s python/tests -t python
 
 # Typed op accessors (dialects/*/ops_gen.go) from the op registry;
 # internal/opgen's test fails when they are out of date.

@@ -122,6 +122,31 @@ install_numpy() {
 	fi
 }
 
+# install_python_venv makes sure $TMAC_PYTHON (default /usr/bin/python3) can
+# create a virtual environment and build the tmac Python package offline
+# (python/; `pip install --no-build-isolation --no-index`): Debian's
+# python3-venv, python3-pip, python3-setuptools and python3-wheel.
+install_python_venv() {
+	local py=${TMAC_PYTHON:-/usr/bin/python3}
+	if [ -x "$py" ] && "$py" -c 'import venv, ensurepip, setuptools, wheel' >/dev/null 2>&1; then
+		return 0
+	fi
+	local help="install Python 3.10 or newer with venv, pip, setuptools and wheel, or point TMAC_PYTHON at one"
+	if ! command -v apt-get >/dev/null 2>&1 || { [ "$(id -u)" != 0 ] && [ -z "$SUDO" ]; }; then
+		echo "install-deps: $py cannot build the tmac Python package; $help." >&2
+		exit 1
+	fi
+	echo "install-deps: installing python3 python3-venv python3-pip python3-setuptools python3-wheel" >&2
+	if ! $SUDO apt-get install -y -q python3 python3-venv python3-pip python3-setuptools python3-wheel >/dev/null 2>&1; then
+		$SUDO apt-get update -q >/dev/null 2>&1 || true
+		if ! $SUDO apt-get install -y -q python3 python3-venv python3-pip python3-setuptools python3-wheel; then
+			echo "install-deps: apt-get could not install the Python packages; $help." >&2
+			exit 1
+		fi
+	fi
+}
+
 install_llvm
 install_libdevice
 install_numpy
+install_python_venv
