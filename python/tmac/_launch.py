@@ -1,0 +1,296 @@
+"""Kernel: a bundle's entry function as a Python callable.
+
+A call classifies its arguments, looks the whole argument tuple up in a
+cache of prepared launches and, on a hit, only issues the launches: the
+key holds everything the argument checks, the plan evaluation and the
+tensor-map encoding read (stream; per array pointer, shape, strides and
+dtype; scalar values), so a hit needs none of them. A miss checks the
+arguments (nothing is launched when they are wrong), evaluates the host
+plan (tmac._plan), encodes the tensor maps into the prepared parameter
+blocks and fills the launch configurations. The driver copies kernel
+parameters when a launch is queued, so a prepared block can be reused
+while earlier launches are still running.
+"""
+
+import collections
+import ctypes
+import threading
+
+from . import _dlpack, _driver, _plan
+from ._errors import ArgumentError, CudaError, PlanError
+
+# Prepared launches kept per kernel (least recently used dropped first),
+# so a stream of fresh allocations cannot grow the cache without bound.
+CACHE_SIZE = 64
+
+# CUDA device types in DLPack (kDLCUDA; kDLCUDAManaged memory is usable
+# by kernels too).
+_CUDA_DEVICES = (2, 13)
+
+
+def _is_torch_tensor(x):
+    t = type(x)
+    return t.__module__.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "get_device")
+
+
+def _stream_handle(stream):
+    """A CUstream handle from a stream= argument: an int, an object with
+    cuda_stream (torch, CuPy) or the __cuda_stream__ protocol."""
+    if isinstance(stream, int):
+        return stream
+    h = getattr(stream, "cuda_stream", None)
+    if isinstance(h, int):
+        return h
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        version, h = proto()
+        return int(h)
+    raise ArgumentError("stream=: expected an int CUstream handle or a stream object "
+                        "(with cuda_stream or __cuda_stream__), got %s" % type(stream).__name__)
+
+
+class _Module:
+    """kernels.ptx loaded into one CUDA context, with the functions'
+    attributes as set so far."""
+
+    def __init__(self, drv, ptx, kernels):
+        self.handle = drv.load_module(ptx)
+        self.functions = {k: drv.function(self.handle, k) for k in kernels}
+        self.max_shared = dict.fromkeys(kernels, 0)
+        self.non_portable = set()
+
+
+class _ParamBlock:
+    """The kernelParams array of one launch: a void* per parameter,
+    pointing at its bytes (tensor maps: at their 128-byte-aligned
+    storage)."""
+
+    def __init__(self, values):
+        self.pointers = (ctypes.c_void_p * max(len(values), 1))()
+        self._buffers = []
+        for i, v in enumerate(values):
+            if isinstance(v, (bytes, bytearray)):
+                b = ctypes.create_string_buffer(bytes(v), max(len(v), 1))
+                self._buffers.append(b)
+                self.pointers[i] = ctypes.addressof(b)
+            else:
+                self.pointers[i] = v.address
+
+
+class _Prepared:
+    """Everything one call with a given key launches: a list of actions
+    (callables without arguments) and the buffers they point into."""
+
+    __slots__ = ("actions", "keep")
+
+    def __init__(self):
+        self.actions = []
+        self.keep = []
+
+
+class Kernel:
+    """A bundle's host entry, callable on device arrays.
+
+    ``k(*args, stream=None)`` binds each memref argument to a CUDA array
+    (torch tensor or any DLPack producer, zero-copy) and each scalar to a
+    Python number, runs the host plan on the stream and returns the
+    entry's output arguments ({tmac.output}): the array itself when there
+    is one, a tuple when there are several, None when there are none.
+    Launches are asynchronous, as torch's are.
+    """
+
+    def __init__(self, bundle, entry=None):
+        self._bundle = bundle
+        self._entry = bundle.entry(entry)
+        self.name = self._entry.name
+        self.args = [(a.name, a.type) for a in self._entry.args]
+        self._outputs = [i for i, a in enumerate(self._entry.args) if a.output]
+        self._memref = [a.kind == "memref" for a in self._entry.args]
+        self._nargs = len(self._entry.args)
+        self._cacheable = not self._entry.allocates
+        self._cache = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._modules = {}  # CUDA context -> _Module
+        self._drv = None
+        # Load the module now when a context is current, so that the first
+        # call (perhaps inside CUDA graph capture) loads nothing.
+        try:
+            drv = _driver.driver()
+            ctx = drv.current_context()
+        except CudaError:
+            ctx = 0
+        if ctx:
+            self._drv = drv
+            self._module(ctx)
+
+    def __repr__(self):
+        sig = ", ".join("%s: %s" % a for a in self.args)
+        return "<tmac.Kernel %s(%s) from %s>" % (self.name, sig, self._bundle.path)
+
+    def __call__(self, *args, stream=None):
+        if len(args) != self._nargs:
+            raise ArgumentError(self._count_message(len(args)))
+        # The key: the stream, then per argument what the checks and the
+        # plan read. torch tensors are read directly (DLPack costs 3.6 us
+        # per tensor); other arrays through DLPack, whose capsules are held
+        # in `infos` until the launches are queued.
+        key = []
+        infos = None
+        dev = -1
+        for i, a in enumerate(args):
+            if self._memref[i] and _is_torch_tensor(a):
+                key.append((a.data_ptr(), a.shape, a.stride(), a.dtype))
+                if dev < 0:
+                    dev = a.get_device()
+            elif self._memref[i]:
+                if infos is None:
+                    infos = {}
+                info = _dlpack.describe(a, None if stream is None else _stream_handle(stream))
+                infos[i] = info
+                key.append((info.ptr, info.shape, info.strides, info.dtype))
+                if dev < 0 and info.device[0] in _CUDA_DEVICES:
+                    dev = info.device[1]
+            else:
+                key.append((type(a), a))
+        if stream is not None:
+            s = _stream_handle(stream)
+        elif infos is None or len(infos) < sum(self._memref):
+            # at least one torch tensor: torch's current stream
+            s = _dlpack.torch_stream(max(dev, 0))
+        else:
+            s = 0
+        key.append(s)
+        key = tuple(key)
+        prep = self._cache.get(key)
+        if prep is None:
+            prep = self._prepare(key, args, infos, dev, s)
+        else:
+            self._cache.move_to_end(key)
+        for act in prep.actions:
+            act()
+        if len(self._outputs) == 1:
+            return args[self._outputs[0]]
+        if self._outputs:
+            return tuple(args[i] for i in self._outputs)
+        return None
+
+    def plan(self, *args):
+        """The evaluated host plan for these arguments (checked first), as
+        the list of steps tmac would execute; nothing is launched."""
+        return _plan.evaluate(self._entry, self._bindings(args, None, None))
+
+    # --- cache misses ---
+
+    def _count_message(self, n):
+        names = ", ".join(a.name for a in self._entry.args)
+        return "%s: expected %d arguments (%s), got %d" % (self.name, self._nargs, names, n)
+
+    def _bindings(self, args, infos, stream):
+        if len(args) != self._nargs:
+            raise ArgumentError(self._count_message(len(args)))
+        out = []
+        for i, a in enumerate(args):
+            if not self._memref[i]:
+                out.append(a)
+                continue
+            info = infos.get(i) if infos else None
+            if info is None:
+                info = _dlpack.describe(a, stream)
+            out.append(_plan.MemrefBinding(info.ptr, info.shape, info.strides, info.dtype, info.device))
+        return out
+
+    def _module(self, ctx):
+        m = self._modules.get(ctx)
+        if m is None:
+            m = _Module(self._drv, self._bundle.ptx, [k["name"] for k in self._bundle.kernels])
+            self._modules[ctx] = m
+        return m
+
+    def _prepare(self, key, args, infos, dev, stream):
+        bindings = self._bindings(args, infos, stream)
+        _plan.check_bindings(self._entry, bindings)
+        if self._drv is None:
+            self._drv = _driver.driver()
+        drv = self._drv
+        with self._lock:
+            ctx = drv.context(max(dev, 0))
+            mod = self._module(ctx)
+            allocs = []
+
+            def alloc(nbytes):
+                p = drv.mem_alloc_async(nbytes, stream)
+                allocs.append(p)
+                return p
+
+            trace = _plan.evaluate(self._entry, bindings, alloc=alloc if not self._cacheable else None)
+            prep = _Prepared()
+            maps = {}
+            for step in trace.steps:
+                try:
+                    self._prepare_step(drv, mod, step, stream, maps, prep)
+                except CudaError as e:
+                    raise _at(step, e) from None
+            if self._cacheable:
+                self._cache[key] = prep
+                if len(self._cache) > CACHE_SIZE:
+                    self._cache.popitem(last=False)
+            else:
+                # Scratch memory is this call's: free what the plan did not.
+                freed = {s["ptr"] for s in trace.steps if s["op"] == "free"}
+                for p in allocs:
+                    if p not in freed:
+                        prep.actions.append(lambda p=p: drv.mem_free_async(p, stream))
+            return prep
+
+    def _prepare_step(self, drv, mod, step, stream, maps, prep):
+        op = step["op"]
+        if op == "tensormap":
+            storage = _driver.TensorMapStorage()
+            drv.encode_tiled(storage.address, step["data_type"], step["rank"], step["global_address"],
+                             step["global_dim"], step["global_strides"], step["box_dim"],
+                             step["element_strides"], step["interleave"], step["swizzle"],
+                             step["l2_promotion"], step["oob_fill"])
+            maps[step["id"]] = storage
+            prep.keep.append(storage)
+        elif op == "launch":
+            name = step["kernel"]
+            fn = mod.functions[name]
+            shared = step["shared_bytes"]
+            if shared > mod.max_shared[name]:
+                drv.set_max_dynamic_shared(fn, shared)
+                mod.max_shared[name] = shared
+            if step["non_portable_cluster"] and name not in mod.non_portable:
+                drv.allow_non_portable_cluster(fn)
+                mod.non_portable.add(name)
+            params = _ParamBlock([maps[p["tensormap"]] if "tensormap" in p else p["bytes"]
+                                         for p in step["params"]])
+            cfg = drv.launch_config(step["grid"], step["block"], shared, stream, step["cluster"])
+            prep.keep.append((params, cfg))
+            launch = drv.launch
+
+            def act(cfg=cfg, fn=fn, ptrs=params.pointers, loc=step.get("loc")):
+                try:
+                    launch(cfg, fn, ptrs)
+                except CudaError as e:
+                    raise _at({"loc": loc}, e) from None
+            prep.actions.append(act)
+        elif op == "alloc":
+            pass  # allocated while evaluating (the alloc callback)
+        elif op == "free":
+            prep.actions.append(lambda p=step["ptr"]: drv.mem_free_async(p, stream))
+        elif op == "copy":
+            prep.actions.append(lambda d=step["dst"], s=step["src"], n=step["bytes"]:
+                                drv.memcpy_dtod_async(d, s, n, stream))
+        elif op == "memset":
+            prep.actions.append(lambda d=step["dst"], v=bytes.fromhex(step["value"]), n=step["count"]:
+                                drv.memset_async(d, v, n, stream))
+        else:
+            raise PlanError("%s: unknown plan step %r" % (step.get("loc", "?"), op))
+
+
+def _at(step, err):
+    """err with the plan step's source location in front."""
+    loc = step.get("loc")
+    if not loc:
+        return err
+    return CudaError("%s: %s" % (loc, err), err.code, err.name)
