@@ -10,6 +10,10 @@
 //	kernels.ll     the LLVM IR it was compiled from (for reference)
 //	module.tma     the IR after tmac's passes, printed (host code included)
 //
+// Format 2 manifests also hold the host plan of every public host
+// function (entries: plan.go, expr.go), which a runtime executes without
+// reading module.tma.
+//
 // The parameter layout is the kernel ABI (package kernelabi): a memref
 // argument becomes a base pointer, then its dynamic offset, sizes and
 // strides; a tensor map descriptor a 128-byte by-value parameter; anything
@@ -42,8 +46,8 @@ const (
 )
 
 // FormatVersion is the manifest format this package writes; Read accepts
-// this version and older.
-const FormatVersion = 1
+// this version and older. Format 2 added the host plans (Entries).
+const FormatVersion = 2
 
 // Size limits Read enforces, so a corrupt or hostile bundle cannot make
 // the reader allocate without bound.
@@ -62,6 +66,8 @@ type Manifest struct {
 	Target      string   `json:"target"`      // e.g. sm_90a
 	PTXVersion  int      `json:"ptx_version"` // e.g. 80 for PTX ISA 8.0
 	Kernels     []Kernel `json:"kernels"`
+	// Entries are the host plans of the public host functions (format 2).
+	Entries []Entry `json:"entries,omitempty"`
 }
 
 // Kernel is one entry point of kernels.ptx.
@@ -92,6 +98,16 @@ func (b *Bundle) Kernel(name string) (*Kernel, bool) {
 	for i := range b.Manifest.Kernels {
 		if b.Manifest.Kernels[i].Name == name {
 			return &b.Manifest.Kernels[i], true
+		}
+	}
+	return nil, false
+}
+
+// Entry returns the host plan of the named entry function.
+func (b *Bundle) Entry(name string) (*Entry, bool) {
+	for i := range b.Manifest.Entries {
+		if b.Manifest.Entries[i].Name == name {
+			return &b.Manifest.Entries[i], true
 		}
 	}
 	return nil, false
@@ -370,5 +386,5 @@ func validate(m *Manifest, ptx string) error {
 			last = p.Arg
 		}
 	}
-	return nil
+	return validateEntries(m)
 }
