@@ -130,13 +130,19 @@ class LayoutTest(unittest.TestCase):
     def test_tensor_map_storage(self):
         for n in (1, 2, 5):
             s = TensorMapStorage(n)
-            for i in range(n):
-                self.assertEqual(s.address(i) % 128, 0)
+            self.assertEqual(len(s.addresses), n)
+            self.assertEqual(s.address, s.addresses[0])
+            for i, a in enumerate(s.addresses):
+                self.assertEqual(a % 128, 0)
+                self.assertEqual(a, s.address + 128 * i)
                 self.assertEqual(len(s.bytes(i)), 128)
+            self.assertGreaterEqual(ctypes.addressof(s.buffer), s.address - 127)
             self.assertGreaterEqual(ctypes.addressof(s.buffer) + ctypes.sizeof(s.buffer),
-                                    s.address(n - 1) + 128)
+                                    s.addresses[-1] + 128)
             with self.assertRaises(IndexError):
-                s.address(n)
+                s.bytes(n)
+        with self.assertRaises(ValueError):
+            TensorMapStorage(0)
 
 
 class BindingTest(unittest.TestCase):
@@ -174,7 +180,7 @@ class BindingTest(unittest.TestCase):
         d = Driver(FakeLib(missing=["cuTensorMapEncodeTiled"]))
         with self.assertRaisesRegex(CudaError, r"^the CUDA driver lacks cuTensorMapEncodeTiled "
                                                r"\(CUDA 12 or newer is needed\)$"):
-            d.encode_tiled(TensorMapStorage().address(), **good())
+            d.encode_tiled(TensorMapStorage().address, **good())
 
     def test_missing_library(self):
         path = "/nonexistent/tmac-test/libcuda.so.1"
@@ -259,6 +265,16 @@ class CallTest(unittest.TestCase):
         self.assertEqual(lib.calls[-1], ("cuCtxSetCurrent", 0x5000))
         with self.assertRaisesRegex(CudaError, r"^device 2 does not exist \(this machine has 2 CUDA devices\)$"):
             d.context(2)
+
+    def test_current_context(self):
+        def get_current(p):
+            out(p).value = 0x5001
+            return 0
+        self.assertEqual(Driver(FakeLib(cuCtxGetCurrent=get_current)).current_context(), 0x5001)
+        self.assertEqual(Driver(FakeLib()).current_context(), 0)  # NULL
+        self.assertEqual(Driver(FakeLib(cuCtxGetCurrent=lambda p: 3)).current_context(), 0)
+        with self.assertRaisesRegex(CudaError, "^cuCtxGetCurrent failed: CUDA_ERROR_INVALID_VALUE"):
+            Driver(FakeLib(cuCtxGetCurrent=lambda p: 1)).current_context()
 
     def test_context_on_thread_without_one(self):
         def retain(p, dev):
@@ -395,8 +411,8 @@ class CallTest(unittest.TestCase):
             return 0
         d = Driver(FakeLib(cuTensorMapEncodeTiled=encode))
         s = TensorMapStorage(2)
-        d.encode_tiled(s.address(1), **good())
-        self.assertEqual(seen, dict(dst=s.address(1), dt=6, rank=2, addr=0x7f0000000000,
+        d.encode_tiled(s.addresses[1], **good())
+        self.assertEqual(seen, dict(dst=s.addresses[1], dt=6, rank=2, addr=0x7f0000000000,
                                     dims=[1024, 512], strides=[2048], box=[64, 128],
                                     es=[1, 1], modes=(0, 3, 0, 0)))
         self.assertEqual(s.bytes(1), b"\x01" * 128)
@@ -406,13 +422,13 @@ class CallTest(unittest.TestCase):
         d = Driver(FakeLib(cuTensorMapEncodeTiled=lambda *a: 1))
         s = TensorMapStorage()
         with self.assertRaises(CudaError) as cm:
-            d.encode_tiled(s.address(), **good())
+            d.encode_tiled(s.address, **good())
         self.assertEqual(str(cm.exception), "cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE (1): "
                          "invalid argument (float16, dims [1024 512], strides [2048], box [64 128], swizzle 3)")
         with self.assertRaisesRegex(PlanError, "box size of dimension 1 is 0"):
-            d.encode_tiled(s.address(), **good(box_dim=[64, 0]))
+            d.encode_tiled(s.address, **good(box_dim=[64, 0]))
         with self.assertRaisesRegex(PlanError, "destination 0x[0-9a-f]+ is not 128-byte aligned"):
-            d.encode_tiled(s.address() + 64, **good())
+            d.encode_tiled(s.address + 64, **good())
 
 
 def good(**over):

@@ -34,6 +34,7 @@ FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
 LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
 STREAM_CAPTURE_STATUS_NONE = 0
 ERROR_UNSUPPORTED_PTX_VERSION = 222
+ERROR_NOT_INITIALIZED = 3
 
 TENSOR_MAP_SIZE = 128  # sizeof(CUtensorMap); alignas(128) in CUDA 13.0
 _JIT_LOG_BYTES = 16384
@@ -226,6 +227,17 @@ class Driver:
             self._call("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), dev.value)
             self._primary[device_index] = ctx.value
             return ctx.value
+
+    def current_context(self):
+        """The calling thread's current context handle; 0 when there is
+        none or the driver is not initialized yet (nobody called cuInit)."""
+        cur = _vp()
+        r = self.fn("cuCtxGetCurrent")(ctypes.byref(cur))
+        if r == ERROR_NOT_INITIALIZED:
+            return 0
+        if r:
+            raise self.error("cuCtxGetCurrent", r)
+        return cur.value or 0
 
     def ctx_synchronize(self):
         self._call("cuCtxSynchronize")
@@ -420,23 +432,21 @@ def driver():
 
 class TensorMapStorage:
     """count 128-byte-aligned 128-byte slots in one over-allocated ctypes
-    buffer (ctypes only guarantees 8-byte alignment)."""
+    buffer (ctypes only guarantees 8-byte alignment). address is slot 0's
+    address, addresses every slot's."""
 
     def __init__(self, count=1):
-        self.count = count
+        if count < 1:
+            raise ValueError("TensorMapStorage needs at least one slot, not %d" % count)
         self.buffer = ctypes.create_string_buffer(count * TENSOR_MAP_SIZE + TENSOR_MAP_SIZE)
         base = ctypes.addressof(self.buffer)
-        self._first = base + (-base) % TENSOR_MAP_SIZE
-
-    def address(self, i=0):
-        """The address of slot i."""
-        if not 0 <= i < self.count:
-            raise IndexError("tensor map slot %d of %d" % (i, self.count))
-        return self._first + i * TENSOR_MAP_SIZE
+        first = base + (-base) % TENSOR_MAP_SIZE
+        self.addresses = tuple(first + i * TENSOR_MAP_SIZE for i in range(count))
+        self.address = first
 
     def bytes(self, i=0):
         """The 128 bytes of slot i."""
-        return ctypes.string_at(self.address(i), TENSOR_MAP_SIZE)
+        return ctypes.string_at(self.addresses[i], TENSOR_MAP_SIZE)
 
 
 # --- tensor-map validation: runtime/cuda/tensormap.go ValidateTiled ---
