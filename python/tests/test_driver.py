@@ -47,6 +47,16 @@ class FakeFn:
         return self.impl(*args)
 
 
+def _error_text(which):
+    """cuGetErrorName (which 0) or cuGetErrorString (1) over ERROR_NAMES."""
+    def get(code, p):
+        if code not in ERROR_NAMES:
+            return 1  # CUDA_ERROR_INVALID_VALUE, as the driver answers
+        out(p).value = ERROR_NAMES[code][which]
+        return 0
+    return get
+
+
 class FakeLib:
     """libcuda stand-in: every symbol of PROTOTYPES succeeds unless impls
     overrides it; symbols in missing do not exist."""
@@ -55,30 +65,16 @@ class FakeLib:
         self.calls = []
         self._missing = set(missing)
         self._fns = {}
+        defaults = {"cuGetErrorName": _error_text(0), "cuGetErrorString": _error_text(1)}
         for name in PROTOTYPES:
-            self._fns[name] = FakeFn(self, name, impls.pop(name, lambda *a: 0))
-        self._fns["cuGetErrorName"].impl = impls.pop("cuGetErrorName", self._error_name)
-        self._fns["cuGetErrorString"].impl = impls.pop("cuGetErrorString", self._error_string)
+            impl = impls.pop(name, defaults.get(name, lambda *a: 0))
+            self._fns[name] = FakeFn(self, name, impl)
         assert not impls, "unknown symbols %s" % list(impls)
 
     def __getattr__(self, name):
         if name.startswith("_") or name in self._missing or name not in self._fns:
             raise AttributeError(name)
         return self._fns[name]
-
-    @staticmethod
-    def _error_name(code, p):
-        if code not in ERROR_NAMES:
-            return 1
-        out(p).value = ERROR_NAMES[code][0]
-        return 0
-
-    @staticmethod
-    def _error_string(code, p):
-        if code not in ERROR_NAMES:
-            return 1
-        out(p).value = ERROR_NAMES[code][1]
-        return 0
 
     def names(self):
         return [c[0] for c in self.calls]

@@ -44,6 +44,11 @@ def name(dtype):
     return _NAMES.get(tuple(dtype), "dlpack(code=%d, bits=%d)" % tuple(dtype))
 
 
+def known(dtype):
+    """Whether some memref element type takes the (code, bits) pair."""
+    return tuple(dtype) in _NAMES
+
+
 def expected_name(elem):
     """The readable name of what a memref element type expects
     ("float16", "int32 or uint32")."""
