@@ -6,6 +6,9 @@ runtime/cuda/tensormap_test.go)."""
 import ctypes
 import os
 import re
+import shutil
+import subprocess
+import tempfile
 import unittest
 from unittest import mock
 
@@ -425,6 +428,190 @@ class CallTest(unittest.TestCase):
             d.encode_tiled(s.address, **good(box_dim=[64, 0]))
         with self.assertRaisesRegex(PlanError, "destination 0x[0-9a-f]+ is not 128-byte aligned"):
             d.encode_tiled(s.address + 64, **good())
+
+
+# A libcuda stand-in in C, for the ctypes conversions the Python fake
+# cannot show: each symbol has cuda.h's C signature and records the
+# arguments it received (as the C side sees them) in last[].
+FAKE_LIBCUDA_C = r"""
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef struct CUlaunchAttribute_st {
+    int id;
+    char pad[8 - sizeof(int)];
+    union { char pad[64]; struct { unsigned x, y, z; } clusterDim; void *ptr; } value;
+} CUlaunchAttribute;
+typedef struct CUlaunchConfig_st {
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    void *hStream;
+    CUlaunchAttribute *attrs;
+    unsigned numAttrs;
+} CUlaunchConfig;
+
+uint64_t last[16];
+int next_result;
+const uint64_t layout[5] = {sizeof(CUlaunchConfig), sizeof(CUlaunchAttribute),
+    offsetof(CUlaunchConfig, hStream), offsetof(CUlaunchConfig, attrs),
+    offsetof(CUlaunchConfig, numAttrs)};
+static void *current;
+
+static CUresult ret(void) { int r = next_result; next_result = 0; return r; }
+CUresult cuInit(unsigned f) { last[0] = f; return ret(); }
+CUresult cuDriverGetVersion(int *v) { *v = 12020; return ret(); }
+CUresult cuDeviceGetCount(int *n) { *n = 2; return ret(); }
+CUresult cuDeviceGet(int *d, int i) { *d = i + 100; return ret(); }
+CUresult cuDevicePrimaryCtxRetain(void **c, int d) {
+    *c = (void *)(uintptr_t)(0x7f5500000000ull + d); return ret(); }
+CUresult cuCtxGetCurrent(void **c) { *c = current; return ret(); }
+CUresult cuCtxSetCurrent(void *c) { current = c; return ret(); }
+CUresult cuCtxSynchronize(void) { return ret(); }
+CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, void **vals) {
+    last[0] = strlen(image); last[1] = n; last[2] = opts[0]; last[3] = opts[1];
+    last[4] = (uintptr_t)vals[1];
+    if (next_result) strncpy((char *)vals[0], "ptxas: an error", (size_t)(uintptr_t)vals[1]);
+    *m = (void *)(uintptr_t)0x7f6600000000ull; return ret(); }
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+    last[0] = (uintptr_t)m; last[1] = strlen(name);
+    *f = (void *)(uintptr_t)0x7f7700000000ull; return ret(); }
+CUresult cuFuncSetAttribute(void *f, int a, int v) {
+    last[0] = (uintptr_t)f; last[1] = a; last[2] = v; return ret(); }
+CUresult cuTensorMapEncodeTiled(void *map, unsigned dt, unsigned rank, void *addr,
+        const uint64_t *dims, const uint64_t *strides, const unsigned *box,
+        const unsigned *es, unsigned il, unsigned sw, unsigned l2, unsigned oob) {
+    uint64_t *q = map;
+    q[0] = (uintptr_t)addr; q[1] = dims[0]; q[2] = dims[rank - 1];
+    q[3] = rank > 1 ? strides[rank - 2] : 0; q[4] = box[0]; q[5] = box[rank - 1];
+    q[6] = es[rank - 1];
+    q[7] = dt | (uint64_t)rank << 8 | (uint64_t)il << 16 | (uint64_t)sw << 24
+        | (uint64_t)l2 << 32 | (uint64_t)oob << 40;
+    return ret(); }
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, void *f, void **params, void **extra) {
+    last[0] = c->gridDimX; last[1] = c->gridDimY; last[2] = c->gridDimZ;
+    last[3] = c->blockDimX; last[4] = c->sharedMemBytes; last[5] = (uintptr_t)c->hStream;
+    last[6] = c->numAttrs; last[7] = c->numAttrs ? (uint64_t)c->attrs[0].id : 99;
+    last[8] = c->numAttrs ? c->attrs[0].value.clusterDim.x : 0;
+    last[9] = c->numAttrs ? c->attrs[0].value.clusterDim.z : 0;
+    last[10] = (uintptr_t)f; last[11] = params ? *(uint64_t *)params[1] : 0;
+    last[12] = (uintptr_t)extra; return ret(); }
+CUresult cuMemAllocAsync(uint64_t *p, size_t n, void *s) {
+    *p = 0x7e0000000000ull; last[0] = n; last[1] = (uintptr_t)s; return ret(); }
+CUresult cuMemFreeAsync(uint64_t p, void *s) { last[0] = p; last[1] = (uintptr_t)s; return ret(); }
+CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *st) {
+    last[0] = d; last[1] = s; last[2] = n; last[3] = (uintptr_t)st; return ret(); }
+CUresult cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, void *s) {
+    last[0] = d; last[1] = v; last[2] = n; last[3] = (uintptr_t)s; return ret(); }
+CUresult cuMemsetD16Async(uint64_t d, unsigned short v, size_t n, void *s) {
+    last[0] = d; last[1] = v; last[2] = n; last[3] = (uintptr_t)s; return ret(); }
+CUresult cuMemsetD32Async(uint64_t d, unsigned v, size_t n, void *s) {
+    last[0] = d; last[1] = v; last[2] = n; last[3] = (uintptr_t)s; return ret(); }
+CUresult cuStreamIsCapturing(void *s, int *st) { last[0] = (uintptr_t)s; *st = 1; return ret(); }
+CUresult cuStreamSynchronize(void *s) { last[0] = (uintptr_t)s; return ret(); }
+CUresult cuGetErrorName(int r, const char **s) {
+    if (r != 1) return 1; *s = "CUDA_ERROR_INVALID_VALUE"; return 0; }
+CUresult cuGetErrorString(int r, const char **s) {
+    if (r != 1) return 1; *s = "invalid argument"; return 0; }
+"""
+
+
+@unittest.skipUnless(shutil.which("cc"), "no C compiler to build the fake libcuda")
+class RealCTypesTest(unittest.TestCase):
+    """The driver against a compiled C stand-in, loaded through
+    TMAC_LIBCUDA: real ctypes argument conversion, 64-bit values intact,
+    and the structs as a C compiler lays them out."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="tmac-fakecuda-")
+        src = os.path.join(cls.dir, "fake.c")
+        cls.path = os.path.join(cls.dir, "libcuda.so.1")
+        with open(src, "w") as f:
+            f.write(FAKE_LIBCUDA_C)
+        subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", cls.path, src], check=True,
+                       capture_output=True)
+        with mock.patch.dict(os.environ, {"TMAC_LIBCUDA": cls.path}):
+            cls.drv = Driver()
+            cls.drv.init()  # loads the library named by TMAC_LIBCUDA
+        cls.lib = cls.drv._lib
+        cls.last = (ctypes.c_uint64 * 16).in_dll(cls.lib, "last")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def fail_next(self, code):
+        ctypes.c_int.in_dll(self.lib, "next_result").value = code
+
+    def test_layout_matches_c(self):
+        layout = list((ctypes.c_uint64 * 5).in_dll(self.lib, "layout"))
+        self.assertEqual(layout, [ctypes.sizeof(LaunchConfig), ctypes.sizeof(LaunchAttribute),
+                                  LaunchConfig.hStream.offset, LaunchConfig.attrs.offset,
+                                  LaunchConfig.numAttrs.offset])
+
+    def test_context_and_module(self):
+        d = self.drv
+        self.assertEqual(d.context(1), 0x7f5500000065)  # primary of CUdevice 101
+        self.assertEqual(d.current_context(), 0x7f5500000065)
+        self.assertEqual(d.driver_version(), 12020)
+        self.assertEqual(d.load_module(b".version 8.0\n"), 0x7f6600000000)
+        self.assertEqual(list(self.last[:5]), [13, 2, 5, 6, 16384])
+        d.load_module(".version 8.0\n.target sm_90a\n")
+        self.assertEqual(self.last[0], 28)
+        self.fail_next(1)
+        with self.assertRaisesRegex(CudaError, r"^cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_VALUE "
+                                               r"\(1\): invalid argument\nptxas: an error$"):
+            d.load_module(b"x")
+        self.assertEqual(d.function(0x7f6600000000, "kernel_0"), 0x7f7700000000)
+        self.assertEqual(list(self.last[:2]), [0x7f6600000000, 8])
+        d.set_max_dynamic_shared(0x7f7700000000, 232448)
+        self.assertEqual(list(self.last[:3]), [0x7f7700000000, 8, 232448])
+
+    def test_launch(self):
+        d = self.drv
+        cfg = d.launch_config((4000000000, 2, 3), (128, 1, 1), 131104, 0x7fab00001230, cluster=(2, 1, 4))
+        value = ctypes.c_uint64(0x7f0000000010)
+        params = (ctypes.c_void_p * 2)(0, ctypes.addressof(value))
+        d.launch(cfg, 0x7f7700000000, params)
+        self.assertEqual(list(self.last[:13]), [4000000000, 2, 3, 128, 131104, 0x7fab00001230, 1, 4, 2, 4,
+                                                0x7f7700000000, 0x7f0000000010, 0])
+        d.launch(d.launch_config((1, 1, 1), (32, 1, 1), 0, 0), 0x7f7700000000, params)
+        self.assertEqual(list(self.last[4:8]), [0, 0, 0, 99])
+        self.fail_next(1)
+        with self.assertRaisesRegex(CudaError, "^cuLaunchKernelEx failed: CUDA_ERROR_INVALID_VALUE"):
+            d.launch(cfg, 0x7f7700000000, params)
+
+    def test_tensor_map(self):
+        s = TensorMapStorage()
+        self.drv.encode_tiled(s.address, **good(global_address=0x7fff00000000 + 4096))
+        q = list((ctypes.c_uint64 * 8).from_buffer_copy(s.bytes()))
+        self.assertEqual(q, [0x7fff00001000, 1024, 512, 2048, 64, 128, 1,
+                             6 | 2 << 8 | 0 << 16 | 3 << 24])
+        self.drv.encode_tiled(s.address, **good(rank=1, global_dim=[1 << 32], global_strides=[],
+                                                box_dim=[8], swizzle=0, oob_fill=1))
+        q = list((ctypes.c_uint64 * 8).from_buffer_copy(s.bytes()))
+        self.assertEqual(q[1:3] + q[7:8], [1 << 32, 1 << 32, 6 | 1 << 8 | 1 << 40])
+
+    def test_memory(self):
+        d = self.drv
+        big = (1 << 40) + 3
+        self.assertEqual(d.mem_alloc_async(big, 0x7fab00001230), 0x7e0000000000)
+        self.assertEqual(list(self.last[:2]), [big, 0x7fab00001230])
+        d.memcpy_dtod_async(0x7e0000000000, 0x7f0000000000, big, 0x7fab00001230)
+        self.assertEqual(list(self.last[:4]), [0x7e0000000000, 0x7f0000000000, big, 0x7fab00001230])
+        d.memset_async(0x7e0000000010, b"\xff", 7, 0)
+        self.assertEqual(list(self.last[:4]), [0x7e0000000010, 0xff, 7, 0])
+        d.memset_async(0x7e0000000010, b"\x00\x3c", 7, 0)
+        self.assertEqual(self.last[1], 0x3c00)
+        d.memset_async(0x7e0000000010, b"\x00\x00\x80\xbf", 7, 0)
+        self.assertEqual(self.last[1], 0xbf800000)
+        d.mem_free_async(0x7e0000000000, 0x7fab00001230)
+        self.assertEqual(list(self.last[:2]), [0x7e0000000000, 0x7fab00001230])
+        self.assertTrue(d.stream_is_capturing(0x7fab00001230))
+        d.stream_synchronize(0x7fab00001230)
+        self.assertEqual(self.last[0], 0x7fab00001230)
+        d.ctx_synchronize()
 
 
 def good(**over):

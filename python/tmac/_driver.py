@@ -245,8 +245,10 @@ class Driver:
     # --- modules and functions ---
 
     def load_module(self, ptx):
-        """JIT-compile PTX (bytes) into a module in the current context;
-        the JIT's error log is part of the error."""
+        """JIT-compile PTX (bytes or str) into a module in the current
+        context; the JIT's error log is part of the error."""
+        if isinstance(ptx, str):
+            ptx = ptx.encode()
         image = ctypes.create_string_buffer(bytes(ptx))  # NUL-terminated
         log = ctypes.create_string_buffer(_JIT_LOG_BYTES)
         opts = (_int * 2)(JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
