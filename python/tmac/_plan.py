@@ -13,7 +13,7 @@ import json
 import math
 import struct
 
-from . import _dtypes
+from . import _driver, _dtypes
 from ._errors import ArgumentError, BundleError, PlanError
 
 INT64_MIN = -(1 << 63)
@@ -66,86 +66,52 @@ class MemrefBinding:
 
 
 # ---------------------------------------------------------------------------
-# Expressions (design 2.3)
+# Expressions (design 2.3; Go's bundle/expr.go, same grammar and messages)
+
+# Go's limits on an expression (bundle.MaxExprLen, MaxExprDepth).
+MAX_EXPR_LEN = 4096
+MAX_EXPR_DEPTH = 64
+
 
 class _Fail(Exception):
-    """An expression failed; Expr adds the text and the step's loc."""
+    """An expression failed; Expr adds the step's loc."""
 
 
-def _checked(v):
+def _checked(v, text):
     if v < INT64_MIN or v > INT64_MAX:
-        raise _Fail("integer overflow (%d is outside the int64 range)" % v)
+        raise _Fail("integer overflow in %s" % text)
     return v
 
 
-def _add(a, b):
-    return _checked(a + b)
-
-
-def _sub(a, b):
-    return _checked(a - b)
-
-
-def _mul(a, b):
-    return _checked(a * b)
-
-
-def _division_operands(op, a, b):
+def _division_operands(a, b, text):
     if b == 0:
-        raise _Fail("division by zero")
+        raise _Fail("division by zero in %s" % text)
     if a < 0 or b < 0:
-        raise _Fail("negative operand of %s (%d, %d)" % (op, a, b))
+        raise _Fail("negative operand in %s (%d and %d)" % (text, a, b))
 
 
-def _div(a, b):
-    _division_operands("/", a, b)
-    # Truncation toward zero, as Go and C divide; the operands are
-    # non-negative here, where truncation and flooring agree.
-    return abs(a) // abs(b)
-
-
-def _rem(a, b):
-    _division_operands("%", a, b)
-    return a - b * (abs(a) // abs(b))
-
-
-def _ceildiv(a, b):
-    _division_operands("ceildiv", a, b)
+def _apply(op, a, b, text):
+    """Binary operator op with the language's rules (Go's bundle.Arith):
+    int64 overflow, a zero divisor and a negative operand of / % ceildiv
+    are errors; / and % truncate toward zero."""
+    if op == "+":
+        return _checked(a + b, text)
+    if op == "-":
+        return _checked(a - b, text)
+    if op == "*":
+        return _checked(a * b, text)
+    _division_operands(a, b, text)
+    # Both operands are non-negative here, where truncating toward zero
+    # (Go's and C's division) and Python's flooring agree.
     q, r = divmod(a, b)
-    return q + (1 if r else 0)
+    if op == "/":
+        return q
+    if op == "%":
+        return r
+    return q + 1 if r else q  # ceildiv
 
 
-_BINARY = {"+": _add, "-": _sub, "*": _mul, "/": _div, "%": _rem}
-_FUNCS = {"ceildiv": (2, 2), "min": (2, None), "max": (2, None)}
-
-
-def _tokenize(text):
-    """(kind, value, column) tokens: int, name, op; column is 0-based."""
-    toks = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in " \t":
-            i += 1
-        elif c.isdigit():
-            j = i
-            while j < n and text[j].isdigit():
-                j += 1
-            toks.append(("int", int(text[i:j]), i))
-            i = j
-        elif c.isalpha() and c.isascii():
-            j = i
-            while j < n and (text[j].isalnum() and text[j].isascii() or text[j] in "_."):
-                j += 1
-            toks.append(("name", text[i:j], i))
-            i = j
-        elif c in "+-*/%(),":
-            toks.append(("op", c, i))
-            i += 1
-        else:
-            raise _Syntax("unexpected character %r" % c, i)
-    toks.append(("end", None, n))
-    return toks
+_FUNCS = ("ceildiv", "min", "max")
 
 
 class _Syntax(Exception):
@@ -154,100 +120,151 @@ class _Syntax(Exception):
         self.col = col
 
 
-class _Scope:
-    """What names an expression may use at one point of the plan: the
-    entry's arguments, the loop variables in scope, the scratch
-    allocations (tmp id -> rank) made so far."""
+def _tokenize(text):
+    """Go's tokens: a word of letters, digits, '_' and '.', or one other
+    character; only spaces separate them. (kind, value, column)."""
+    toks = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] == " ":
+            i += 1
+        if i >= n:
+            break
+        j = i
+        if text[i] in _WORD:
+            while j < n and text[j] in _WORD:
+                j += 1
+        else:
+            j += 1
+        toks.append((text[i:j], i))
+        i = j
+    toks.append(("", n))
+    return toks
 
-    def __init__(self, args, loops=(), tmps=None):
+
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+
+
+class _Scope:
+    """What a step may refer to (Go's planChecker scope): the entry's
+    arguments, the loop depth, and the scratch allocations (tmp id ->
+    rank) and tensor maps defined before it and still live."""
+
+    def __init__(self, args, depth=0, tmps=None, maps=None):
         self.args = args
-        self.loops = tuple(loops)
+        self.depth = depth
         self.tmps = {} if tmps is None else tmps
+        self.maps = set() if maps is None else maps
+
+    def child(self):
+        """A loop body's scope: its allocations and maps live in the body
+        only."""
+        return _Scope(self.args, self.depth + 1, dict(self.tmps), set(self.maps))
 
 
 class _Parser:
+    """Recursive descent over Go's grammar, building closures env -> int.
+    Every node keeps its source text (Go's node.text) for messages."""
+
     def __init__(self, text, scope):
-        self.text = text
+        self.src = text
         self.scope = scope
         self.toks = _tokenize(text)
         self.pos = 0
 
-    def peek(self):
-        return self.toks[self.pos]
+    @property
+    def tok(self):
+        return self.toks[self.pos][0]
 
-    def next(self):
-        t = self.toks[self.pos]
+    @property
+    def col(self):
+        return self.toks[self.pos][1]
+
+    def advance(self):
         self.pos += 1
-        return t
 
-    def expect(self, value):
-        t = self.next()
-        if t[0] != "op" or t[1] != value:
-            raise _Syntax("expected %r, found %s" % (value, _describe(t)), t[2])
+    def text(self, start):
+        return self.src[start:self.col].strip()
 
     def parse(self):
-        fn = self.expr()
-        t = self.peek()
-        if t[0] != "end":
-            raise _Syntax("unexpected %s" % _describe(t), t[2])
+        fn = self.expr(0)
+        if self.tok != "":
+            raise _Syntax("unexpected %r" % self.tok, self.col)
         return fn
 
-    def expr(self):
-        fn = self.term()
-        while self.peek()[0] == "op" and self.peek()[1] in "+-":
-            fn = _binary(_BINARY[self.next()[1]], fn, self.term())
+    def expr(self, depth):
+        if depth > MAX_EXPR_DEPTH:
+            raise _Syntax("nested deeper than %d" % MAX_EXPR_DEPTH, self.col)
+        start = self.col
+        fn = self.term(depth)
+        while self.tok in ("+", "-"):
+            op = self.tok
+            self.advance()
+            fn = _binary(op, fn, self.term(depth), self.text(start))
         return fn
 
-    def term(self):
-        fn = self.unary()
-        while self.peek()[0] == "op" and self.peek()[1] in "*/%":
-            fn = _binary(_BINARY[self.next()[1]], fn, self.unary())
+    def term(self, depth):
+        start = self.col
+        fn = self.unary(depth)
+        while self.tok in ("*", "/", "%"):
+            op = self.tok
+            self.advance()
+            fn = _binary(op, fn, self.unary(depth), self.text(start))
         return fn
 
-    def unary(self):
-        t = self.peek()
-        if t[0] == "op" and t[1] == "-":
-            self.next()
-            inner = self.unary()
-            if isinstance(inner, _Const):
-                return _Const(_checked_const(-inner.value, t[2]))
-            return lambda env: _checked(-inner(env))
-        return self.atom()
+    def unary(self, depth):
+        if depth > MAX_EXPR_DEPTH:
+            raise _Syntax("nested deeper than %d" % MAX_EXPR_DEPTH, self.col)
+        start = self.col
+        if self.tok == "-":
+            self.advance()
+            inner = self.unary(depth + 1)
+            text = self.text(start)
+            if isinstance(inner, _Const) and inner.value != INT64_MIN:
+                return _Const(-inner.value)
+            return lambda env: _checked(-inner(env), text)
+        return self.atom(depth)
 
-    def atom(self):
-        t = self.next()
-        kind, value, col = t
-        if kind == "int":
-            if value > INT64_MAX:
-                # -9223372036854775808 is written (0 - 9223372036854775807 - 1).
-                raise _Syntax("integer %d is outside the int64 range" % value, col)
-            return _Const(value)
-        if kind == "op" and value == "(":
-            fn = self.expr()
-            self.expect(")")
+    def atom(self, depth):
+        tok, col = self.tok, self.col
+        if tok == "":
+            raise _Syntax("unexpected end", col)
+        if tok == "(":
+            self.advance()
+            fn = self.expr(depth + 1)
+            if self.tok != ")":
+                raise _Syntax("missing )", self.col)
+            self.advance()
             return fn
-        if kind == "name" and value in _FUNCS and self.peek()[1] == "(":
-            self.next()
-            args = [self.expr()]
-            while self.peek()[0] == "op" and self.peek()[1] == ",":
-                self.next()
-                args.append(self.expr())
-            self.expect(")")
-            lo, hi = _FUNCS[value]
-            if len(args) < lo or (hi is not None and len(args) > hi):
-                want = "exactly %d" % lo if hi == lo else "at least %d" % lo
-                raise _Syntax("%s takes %s arguments, not %d" % (value, want, len(args)), col)
-            return _call(value, args)
-        if kind == "name":
-            return _ref(value, col, self.scope)
-        raise _Syntax("expected a number, a reference, a function or '(', found %s"
-                      % _describe(t), col)
-
-
-def _describe(tok):
-    if tok[0] == "end":
-        return "the end"
-    return repr(str(tok[1]))
+        if tok[0].isdigit():
+            if not tok.isdigit() or not tok.isascii():
+                raise _Syntax("bad integer %r" % tok, col)
+            v = int(tok)
+            if v > INT64_MAX:
+                raise _Syntax("bad integer %r (outside int64)" % tok, col)
+            self.advance()
+            return _Const(v)
+        if tok in _FUNCS:
+            self.advance()
+            if self.tok != "(":
+                raise _Syntax("%s needs arguments in parentheses" % tok, self.col)
+            args = []
+            while True:
+                self.advance()
+                args.append(self.expr(depth + 1))
+                if self.tok != ",":
+                    break
+            if self.tok != ")":
+                raise _Syntax("missing )", self.col)
+            self.advance()
+            if tok == "ceildiv" and len(args) != 2:
+                raise _Syntax("ceildiv takes 2 arguments, not %d" % len(args), col)
+            if len(args) < 2:
+                raise _Syntax("%s takes at least 2 arguments" % tok, col)
+            return _call(tok, args, self.text(col))
+        fn = _ref(tok, col, self.scope)
+        self.advance()
+        return fn
 
 
 class _Const:
@@ -262,99 +279,109 @@ class _Const:
         return self.value
 
 
-def _checked_const(v, col):
-    try:
-        return _checked(v)
-    except _Fail as e:
-        raise _Syntax(str(e), col) from None
-
-
-def _binary(op, f, g):
+def _binary(op, f, g, text):
     if isinstance(f, _Const) and isinstance(g, _Const):
         try:
-            return _Const(op(f.value, g.value))
+            return _Const(_apply(op, f.value, g.value, text))
         except _Fail:
-            pass  # reported when evaluated, with the step's loc
-    if isinstance(g, _Const):
-        c = g.value
-        return lambda env: op(f(env), c)
-    return lambda env: op(f(env), g(env))
+            pass  # reported when evaluated, with the step's loc, as Go does
+    return lambda env: _apply(op, f(env), g(env), text)
 
 
-def _call(name, args):
+def _call(name, args, text):
     if name == "ceildiv":
         f, g = args
-        return lambda env: _ceildiv(f(env), g(env))
+        return lambda env: _apply("ceildiv", f(env), g(env), text)
     pick = min if name == "min" else max
     return lambda env: pick([a(env) for a in args])
 
 
+def _number(s):
+    """Go's bundle.number: a decimal of at most 6 digits, no sign, no
+    leading zero; None otherwise."""
+    if not s or len(s) > 6 or (len(s) > 1 and s[0] == "0") or not (s.isdigit() and s.isascii()):
+        return None
+    return int(s)
+
+
 def _index(s, prefix):
     """N of "argN" (prefix "arg"), or None."""
-    if s.startswith(prefix) and len(s) > len(prefix) and s[len(prefix):].isdigit():
-        return int(s[len(prefix):])
+    if isinstance(s, str) and s.startswith(prefix):
+        return _number(s[len(prefix):])
     return None
 
 
-def _field(s):
-    """("dim", K), ("stride", K) or ("ptr", None) for a field name."""
-    if s == "ptr":
-        return ("ptr", None)
+def _parse_ref(s):
+    """Go's bundle.ParseRef: (kind, index, field, dim) with kind "arg",
+    "tmp" or "i" and field "", "dim", "stride" or "ptr"."""
+    name, dot, field = s.partition(".")
+    for kind in ("arg", "tmp", "i"):
+        if name.startswith(kind):
+            break
+    else:
+        raise ValueError("unknown name %r" % s)
+    index = _number(name[len(kind):])
+    if index is None:
+        raise ValueError("unknown name %r" % s)
+    if not dot:
+        if kind == "tmp":
+            raise ValueError("%r needs a field (dimN, strideN or ptr)" % s)
+        return kind, index, "", 0
+    if kind == "i":
+        raise ValueError("loop variable %r has no fields" % s)
+    if field == "ptr":
+        return kind, index, "ptr", 0
     for f in ("dim", "stride"):
-        k = _index(s, f)
-        if k is not None:
-            return (f, k)
-    return None
+        if field.startswith(f):
+            dim = _number(field[len(f):])
+            if dim is not None:
+                return kind, index, f, dim
+    raise ValueError("unknown field in %r" % s)
 
 
-def _ref(name, col, scope):
-    """A reference: argN, argN.field, tmpN.field or iN, checked against
-    the scope."""
-    base, dot, field = name.partition(".")
-    f = _field(field) if dot else None
-    if dot and f is None:
-        raise _Syntax("unknown field %r (expected dimK, strideK or ptr)" % field, col)
-    n = _index(base, "arg")
-    if n is not None:
-        if n >= len(scope.args):
-            raise _Syntax("%s does not exist: the entry has %d arguments" % (base, len(scope.args)), col)
-        a = scope.args[n]
-        if not dot:
-            if a.kind != "scalar" or a.is_float:
-                raise _Syntax("%s is a %s argument, not an integer scalar" % (base, a.type), col)
-            return lambda env: env.args[n]
-        if a.kind != "memref":
-            raise _Syntax("%s is a scalar; it has no field %s" % (base, field), col)
-        if f[1] is not None and f[1] >= a.rank:
-            raise _Syntax("%s has rank %d; it has no %s" % (base, a.rank, field), col)
-        return _mem_field(lambda env: env.args[n], f)
-    if _index(base, "tmp") is not None:
-        if not dot:
-            raise _Syntax("%s is a memref; use %s.ptr, .dimK or .strideK" % (base, base), col)
-        if base not in scope.tmps:
-            raise _Syntax("%s is used before it is allocated" % base, col)
-        if f[1] is not None and f[1] >= scope.tmps[base]:
-            raise _Syntax("%s has rank %d; it has no %s" % (base, scope.tmps[base], field), col)
-        return _mem_field(lambda env: _tmp(env, base), f)
-    if _index(base, "i") is not None and not dot:
-        if base not in scope.loops:
-            raise _Syntax("loop variable %s is not in scope" % base, col)
-        return lambda env: env.loops[base]
-    raise _Syntax("unknown name %r" % name, col)
+def _ref(tok, col, scope):
+    """A reference, checked against the scope (Go's planChecker.ref)."""
+    try:
+        kind, n, field, dim = _parse_ref(tok)
+    except ValueError as e:
+        raise _Syntax(str(e), col) from None
+    if kind == "i":
+        if n >= scope.depth:
+            raise _Syntax("%s is not the variable of an enclosing loop" % tok, col)
+        return lambda env: env.loops[n]
+    if kind == "tmp":
+        rank = scope.tmps.get("tmp%d" % n)
+        if rank is None:
+            raise _Syntax("%s refers to no live scratch allocation" % tok, col)
+        if field != "ptr" and dim >= rank:
+            raise _Syntax("%s: the allocation has rank %d" % (tok, rank), col)
+        name = "tmp%d" % n
+        return _mem_field(lambda env: _live(env, name), field, dim)
+    if n >= len(scope.args):
+        raise _Syntax("%s: the entry has %d arguments" % (tok, len(scope.args)), col)
+    a = scope.args[n]
+    if not field:
+        if a.kind != "scalar" or a.is_float:
+            raise _Syntax("%s is not an integer scalar argument" % tok, col)
+        return lambda env: env.args[n]
+    if a.kind != "memref":
+        raise _Syntax("%s: argument %d is not a memref" % (tok, n), col)
+    if field != "ptr" and dim >= a.rank:
+        raise _Syntax("%s: argument %d has rank %d" % (tok, n, a.rank), col)
+    return _mem_field(lambda env: env.args[n], field, dim)
 
 
-def _tmp(env, name):
+def _live(env, name):
     m = env.tmps.get(name)
     if m is None:
-        raise _Fail("%s is used before it is allocated" % name)
+        raise _Fail("%s is used after it is freed" % name)
     return m
 
 
-def _mem_field(get, f):
-    kind, k = f
-    if kind == "ptr":
+def _mem_field(get, field, k):
+    if field == "ptr":
         return lambda env: get(env).ptr
-    if kind == "dim":
+    if field == "dim":
         return lambda env: get(env).shape[k]
     return lambda env: get(env).strides[k]
 
@@ -373,62 +400,91 @@ class Expr:
         try:
             return self.fn(env)
         except _Fail as e:
-            raise PlanError("%s in %s at %s" % (e, self.text, self.loc)) from None
+            raise PlanError("%s at %s" % (e, self.loc)) from None
 
     def __repr__(self):
         return "Expr(%r)" % self.text
 
 
 def compile_expr(text, scope, loc, where):
-    """Parse expression text (a JSON string, or a JSON integer for a
-    literal); a syntax or reference error is a BundleError naming where,
-    the text and the column."""
-    if type(text) is int:
-        if text < INT64_MIN or text > INT64_MAX:
-            raise BundleError("%s: %d is outside the int64 range" % (where, text))
-        return Expr(str(text), loc, _Const(text))
+    """Parse expression text; a syntax or reference error is a
+    BundleError naming where, the text and the column."""
     if not isinstance(text, str):
         raise BundleError("%s: expected an expression string, got %s" % (where, json.dumps(text)))
+    if len(text) > MAX_EXPR_LEN:
+        raise BundleError("%s: expression of %d bytes is longer than %d" % (
+            where, len(text), MAX_EXPR_LEN))
     try:
         fn = _Parser(text, scope).parse()
     except _Syntax as e:
-        raise BundleError("%s: bad expression %r: %s (column %d)" % (where, text, e, e.col + 1)) from None
+        raise BundleError("%s: expression %s: %s (column %d)" % (
+            where, json.dumps(text), e, e.col + 1)) from None
     return Expr(text, loc, fn)
 
-
 # ---------------------------------------------------------------------------
-# Entries: arguments and steps, compiled from the manifest's JSON
+# Entries: arguments and steps, compiled from the manifest's JSON with the
+# checks of Go's bundle/plan_validate.go
+
+# Go's limits on plans (bundle.MaxEntries etc.).
+MAX_ENTRIES = 256
+MAX_ARGS = 1024
+MAX_STEPS = 1 << 16
+MAX_FOR_DEPTH = 16
+MAX_RANK = 16
+
+# Scalar argument types, and the LLVM types codegen gives scalar launch
+# parameters of each type (Go's scalarArgTypes, paramLLVMTypes).
+SCALAR_TYPES = ("index", "i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "tf32", "f64")
+_PARAM_LLVM_TYPES = {"i1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
+                     "f16": "half", "bf16": "bfloat", "f32": "float", "f64": "double"}
+_ELEM_BYTES = (1, 2, 4, 8)
+
 
 class Arg:
-    """One entry argument (design 2.2)."""
+    """One entry argument (design 2.2): name, type (the IR type), kind
+    ("memref" or "scalar"), elem, and for memrefs elem_bytes, shape and
+    strides (-1: dynamic), offset, contiguous (identity layout: a binding
+    must be dense row-major), output."""
 
     __slots__ = ("index", "name", "type", "kind", "elem", "elem_bytes", "shape",
-                 "strides", "offset", "output", "rank", "is_float", "tensormapped")
+                 "strides", "offset", "contiguous", "output", "rank", "is_float",
+                 "tensormapped")
 
     def __init__(self, index, d, where):
+        if not isinstance(d, dict):
+            raise BundleError("%s: not a JSON object" % where)
         self.index = index
         self.name = _get(d, "name", str, where)
+        if self.name != "arg%d" % index:
+            raise BundleError("%s is named %s, not arg%d" % (where, json.dumps(self.name), index))
         self.type = _get(d, "type", str, where)
         self.kind = _get(d, "kind", str, where)
         self.elem = _get(d, "elem", str, where)
         self.is_float = self.elem in FLOAT_TYPES
-        self.output = bool(d.get("output", False))
-        self.tensormapped = False
+        self.output = d.get("output", False) is True
+        self.contiguous = d.get("contiguous", False) is True
+        self.tensormapped = False  # set when a tensormap step reads it
         if self.kind == "memref":
             self.elem_bytes = _get(d, "elem_bytes", int, where)
             self.shape = tuple(_int_list(d, "shape", where))
             self.strides = tuple(_int_list(d, "strides", where))
             self.offset = d.get("offset", 0)
             self.rank = len(self.shape)
-            if len(self.strides) != self.rank:
-                raise BundleError("%s: %d strides for rank %d" % (where, len(self.strides), self.rank))
+            if self.elem_bytes not in _ELEM_BYTES:
+                raise BundleError("%s: element size %d" % (where, self.elem_bytes))
+            if (self.rank > MAX_RANK or len(self.strides) != self.rank
+                    or min(self.shape + self.strides, default=0) < -1):
+                raise BundleError("%s: shape %s and strides %s" % (
+                    where, list(self.shape), list(self.strides)))
+            if type(self.offset) is not int or self.offset < -1:
+                raise BundleError("%s: offset %s" % (where, json.dumps(self.offset)))
         elif self.kind == "scalar":
             self.elem_bytes = None
             self.shape = self.strides = ()
             self.offset = 0
             self.rank = 0
-            if not self.is_float and self.elem != "index" and _int_bits(self.elem) is None:
-                raise BundleError("%s: unsupported scalar type %s" % (where, self.elem))
+            if self.elem not in SCALAR_TYPES:
+                raise BundleError("%s: scalar type %s is not supported" % (where, json.dumps(self.elem)))
         else:
             raise BundleError("%s: unknown kind %s" % (where, json.dumps(self.kind)))
 
@@ -440,11 +496,11 @@ class Arg:
                 "float" if self.is_float else ("bool or int" if self.elem == "i1" else "int"))
         shape = ", ".join("?" if s < 0 else str(s) for s in self.shape)
         parts = [_dtypes.expected_name(self.elem), "shape [%s]" % shape]
-        if all(s >= 0 for s in self.strides) and self.strides == _row_major(self.shape):
+        if self.contiguous or self.strides == _row_major(self.shape):
             parts.append("contiguous")
         elif any(s >= 0 for s in self.strides):
             parts.append("strides [%s]" % ", ".join("?" if s < 0 else str(s) for s in self.strides))
-        if self.tensormapped and self.rank and self.strides[-1] < 0:
+        if self.tensormapped and not self.contiguous and self.rank and self.strides[-1] < 0:
             parts.append("innermost stride 1")
         return "%s (%s)" % (self.type, ", ".join(parts))
 
@@ -452,14 +508,16 @@ class Arg:
 def _get(d, key, typ, where):
     v = d.get(key) if isinstance(d, dict) else None
     if type(v) is not typ:
-        raise BundleError("%s: missing or bad %r" % (where, key))
+        raise BundleError("%s: missing or bad %s" % (where, key))
     return v
 
 
 def _int_list(d, key, where):
     v = d.get(key)
+    if v is None:
+        v = []  # Go omits empty lists
     if not isinstance(v, list) or any(type(x) is not int for x in v):
-        raise BundleError("%s: %r must be a list of integers" % (where, key))
+        raise BundleError("%s: %s must be a list of integers" % (where, key))
     return v
 
 
@@ -480,7 +538,7 @@ def _row_major(shape):
 class Entry:
     """A compiled entry of manifest format 2: name, loc, args (list of
     Arg), kernels (name -> manifest kernel), allocates (whether any
-    step allocates scratch memory) and the compiled steps."""
+    step allocates scratch memory), steps (compiled) and raw (the JSON)."""
 
     def __init__(self, name, loc, args, steps, kernels, raw):
         self.name = name
@@ -494,25 +552,28 @@ class Entry:
     @classmethod
     def from_json(cls, d, kernels=None):
         """Compile an entry object (design 2.1); kernels is the manifest's
-        kernel list (default: d["kernels"], as in the golden entry.json)."""
+        kernel list (default: d["kernels"], as in the golden entry.json).
+        A malformed entry is a BundleError."""
         if not isinstance(d, dict):
             raise BundleError("bundle: an entry is not a JSON object")
         name = d.get("name")
-        where = "bundle: entry %s" % (name if isinstance(name, str) else "?")
-        name = _get(d, "name", str, where)
-        loc = d.get("loc") or name
+        if not isinstance(name, str) or not name:
+            raise BundleError("bundle: an entry has no name")
+        where = "bundle: entry %s" % name
+        loc = d.get("loc") if isinstance(d.get("loc"), str) else name
         if kernels is None:
             kernels = d.get("kernels") or []
         kmap = {k["name"]: k for k in kernels if isinstance(k, dict) and "name" in k}
-        raw_args = d.get("args")
+        raw_args = d.get("args") or []
         if not isinstance(raw_args, list):
-            raise BundleError("%s: missing or bad 'args'" % where)
-        args = [Arg(i, a, "%s, argument %d" % (where, i)) for i, a in enumerate(raw_args)]
-        raw_steps = d.get("steps")
+            raise BundleError("%s: args is not a list" % where)
+        if len(raw_args) > MAX_ARGS:
+            raise BundleError("%s: %d arguments, more than %d" % (where, len(raw_args), MAX_ARGS))
+        args = [Arg(i, a, "%s: argument %d" % (where, i)) for i, a in enumerate(raw_args)]
+        raw_steps = d.get("steps") or []
         if not isinstance(raw_steps, list):
-            raise BundleError("%s: missing or bad 'steps'" % where)
-        ctx = _Compile(where, kmap, args)
-        steps = ctx.steps(raw_steps, _Scope(args))
+            raise BundleError("%s: steps is not a list" % where)
+        steps = _Compile(kmap, args).block(raw_steps, _Scope(args), where)
         return cls(name, loc, args, steps, kmap, d)
 
     def __repr__(self):
@@ -528,117 +589,137 @@ def _walk(steps, cls):
 
 
 class _Compile:
-    """Compiles a step list, checking every name it uses."""
+    """Compiles the steps of one entry, checking every name, id and
+    layout as Go's planChecker does."""
 
-    def __init__(self, where, kernels, args):
-        self.where = where
+    def __init__(self, kernels, args):
         self.kernels = kernels
         self.args = args
-        self.maps = set()
+        self.count = 0
 
-    def steps(self, raw, scope):
+    def block(self, raw, scope, where):
         out = []
         for i, s in enumerate(raw):
-            if not isinstance(s, dict):
-                raise BundleError("%s, step %d: not a JSON object" % (self.where, i))
-            loc = s.get("loc") if isinstance(s.get("loc"), str) else "?"
-            where = "%s, step %d (%s)" % (self.where, i, loc)
-            op = s.get("op")
+            self.count += 1
+            if self.count > MAX_STEPS:
+                raise BundleError("%s: more than %d steps" % (where, MAX_STEPS))
+            op = s.get("op") if isinstance(s, dict) else None
             make = _STEPS.get(op)
             if make is None:
-                raise BundleError("%s: unknown op %s" % (where, json.dumps(op)))
-            out.append(make(self, s, scope, loc, where))
+                raise BundleError("%s: step %d: unknown op %s" % (where, i, json.dumps(op)))
+            loc = s.get("loc") if isinstance(s.get("loc"), str) else ""
+            out.append(make(self, s, scope, loc, "%s: step %d (%s at %s)" % (where, i, op, loc)))
         return out
 
     def expr(self, s, key, scope, loc, where):
-        if key not in s:
-            raise BundleError("%s: missing %r" % (where, key))
-        return compile_expr(s[key], scope, loc, "%s, %s" % (where, key))
+        return compile_expr(s.get(key), scope, loc, "%s: %s" % (where, key))
 
     def exprs(self, s, key, n, scope, loc, where):
         v = s.get(key)
+        if v is None:
+            v = []
         if not isinstance(v, list) or (n is not None and len(v) != n):
-            want = "a list" if n is None else "a list of %d" % n
-            raise BundleError("%s: %r must be %s" % (where, key, want))
-        return [compile_expr(x, scope, loc, "%s, %s[%d]" % (where, key, j)) for j, x in enumerate(v)]
+            raise BundleError("%s: %s has %s entries, not %s" % (
+                where, key, len(v) if isinstance(v, list) else "no", n))
+        return [compile_expr(x, scope, loc, "%s: %s" % (where, key)) for x in v]
 
     def memref(self, s, key, scope, where):
-        """A memref operand: ("arg", index, elem_bytes) or ("tmp", id, elem_bytes)."""
+        """A memref operand, ("arg", index, elem_bytes) or ("tmp", id,
+        None), and its rank."""
         name = s.get(key)
-        n = _index(name, "arg") if isinstance(name, str) else None
+        if name in scope.tmps:
+            return ("tmp", name, None), scope.tmps[name]
+        n = _index(name, "arg")
         if n is not None and n < len(self.args) and self.args[n].kind == "memref":
-            return ("arg", n, self.args[n].elem_bytes)
-        if isinstance(name, str) and name in scope.tmps:
-            return ("tmp", name, None)
-        raise BundleError("%s: %r is %s, not a memref argument or a scratch allocation made "
-                          "before" % (where, key, json.dumps(name)))
+            return ("arg", n, self.args[n].elem_bytes), self.args[n].rank
+        raise BundleError("%s: %s is not a memref argument or a live scratch allocation" % (
+            where, json.dumps(name)))
 
 
 def _compile_alloc(c, s, scope, loc, where):
     tid = s.get("id")
-    if not isinstance(tid, str) or _index(tid, "tmp") is None:
-        raise BundleError("%s: alloc id %s is not tmpN" % (where, json.dumps(tid)))
+    if _index(tid, "tmp") is None:
+        raise BundleError("%s: bad id %s" % (where, json.dumps(tid)))
+    if tid in scope.tmps:
+        raise BundleError("%s: %s is allocated twice" % (where, tid))
+    eb = s.get("elem_bytes")
+    if eb not in _ELEM_BYTES or type(eb) is not int:
+        raise BundleError("%s: element size %s" % (where, json.dumps(eb)))
     shape = c.exprs(s, "shape", None, scope, loc, where)
-    elem_bytes = _get(s, "elem_bytes", int, where)
+    if len(shape) > MAX_RANK:
+        raise BundleError("%s: rank %d is more than %d" % (where, len(shape), MAX_RANK))
     scope.tmps[tid] = len(shape)
-    return _Alloc(loc, tid, shape, elem_bytes)
-
-
-def _compile_copy(c, s, scope, loc, where):
-    return _Copy(loc, c.memref(s, "dst", scope, where), c.memref(s, "src", scope, where),
-                 c.expr(s, "bytes", scope, loc, where))
-
-
-def _compile_memset(c, s, scope, loc, where):
-    eb = _get(s, "elem_bytes", int, where)
-    value = s.get("value")
-    try:
-        ok = isinstance(value, str) and len(bytes.fromhex(value)) == eb and eb in (1, 2, 4, 8)
-    except ValueError:
-        ok = False
-    if not ok:
-        raise BundleError("%s: memset value %s is not %s little-endian hex bytes" % (
-            where, json.dumps(value), eb))
-    return _Memset(loc, c.memref(s, "dst", scope, where), eb,
-                   c.expr(s, "count", scope, loc, where), value.lower())
+    return _Alloc(loc, tid, shape, eb)
 
 
 def _compile_free(c, s, scope, loc, where):
     tid = s.get("id")
     if tid not in scope.tmps:
-        raise BundleError("%s: free of %s, which is not allocated" % (where, json.dumps(tid)))
+        raise BundleError("%s: %s is not a live scratch allocation" % (where, json.dumps(tid)))
     del scope.tmps[tid]
     return _Free(loc, tid)
 
 
+def _compile_copy(c, s, scope, loc, where):
+    dst, _ = c.memref(s, "dst", scope, where)
+    src, _ = c.memref(s, "src", scope, where)
+    return _Copy(loc, dst, src, c.expr(s, "bytes", scope, loc, where))
+
+
+def _compile_memset(c, s, scope, loc, where):
+    dst, _ = c.memref(s, "dst", scope, where)
+    eb = s.get("elem_bytes")
+    if eb not in _ELEM_BYTES or type(eb) is not int:
+        raise BundleError("%s: element size %s" % (where, json.dumps(eb)))
+    value = s.get("value")
+    try:
+        ok = isinstance(value, str) and len(bytes.fromhex(value)) == eb and " " not in value
+    except ValueError:
+        ok = False
+    if not ok:
+        raise BundleError("%s: value %s is not %d bytes in hexadecimal" % (
+            where, json.dumps(value), eb))
+    return _Memset(loc, dst, eb, c.expr(s, "count", scope, loc, where), value)
+
+
+# Upper bounds of a tensor map's enum fields (Go's planChecker.tensorMap).
+_TENSORMAP_ENUMS = (("data_type", 15), ("interleave", 2), ("swizzle", 6),
+                    ("l2_promotion", 3), ("oob_fill", 1))
+
+
 def _compile_tensormap(c, s, scope, loc, where):
     mid = s.get("id")
-    if not isinstance(mid, str) or not mid:
-        raise BundleError("%s: tensormap without an id" % where)
-    of = c.memref(s, "of", scope, where)
-    if of[0] == "arg":
-        c.args[of[1]].tensormapped = True
-    rank = _get(s, "rank", int, where)
-    fixed = {}
-    for key in ("data_type", "interleave", "swizzle", "l2_promotion", "oob_fill"):
-        fixed[key] = _get(s, key, int, where)
+    if _index(mid, "tm") is None:
+        raise BundleError("%s: bad id %s" % (where, json.dumps(mid)))
+    of, of_rank = c.memref(s, "of", scope, where)
+    rank = s.get("rank")
+    if type(rank) is not int or rank < 1 or rank > 5 or rank != of_rank:
+        raise BundleError("%s: rank %s for a memref of rank %d" % (where, json.dumps(rank), of_rank))
+    address = c.expr(s, "global_address", scope, loc, where)
+    dims = c.exprs(s, "global_dim", rank, scope, loc, where)
+    strides = c.exprs(s, "global_strides", rank - 1, scope, loc, where)
     box = _int_list(s, "box_dim", where)
     estrides = _int_list(s, "element_strides", where)
     if len(box) != rank or len(estrides) != rank:
-        raise BundleError("%s: box_dim and element_strides need %d entries" % (where, rank))
-    c.maps.add(mid)
-    return _TensorMap(loc, mid, rank, c.expr(s, "global_address", scope, loc, where),
-                      c.exprs(s, "global_dim", rank, scope, loc, where),
-                      c.exprs(s, "global_strides", max(rank - 1, 0), scope, loc, where),
-                      box, estrides, fixed)
+        raise BundleError("%s: box_dim %s and element_strides %s for rank %d" % (
+            where, box, estrides, rank))
+    fixed = {}
+    for key, top in _TENSORMAP_ENUMS:
+        v = s.get(key, 0)
+        if type(v) is not int or v < 0 or v > top:
+            raise BundleError("%s: %s %s is out of range" % (where, key, json.dumps(v)))
+        fixed[key] = v
+    if of[0] == "arg":
+        c.args[of[1]].tensormapped = True
+    scope.maps.add(mid)
+    return _TensorMap(loc, mid, rank, address, dims, strides, box, estrides, fixed)
 
 
 def _compile_launch(c, s, scope, loc, where):
     name = s.get("kernel")
     k = c.kernels.get(name)
     if k is None:
-        raise BundleError("%s: launch of %s, which is not a kernel of the bundle" % (
-            where, json.dumps(name)))
+        raise BundleError("%s: kernel %s is not in the manifest" % (where, json.dumps(name)))
     grid = c.exprs(s, "grid", 3, scope, loc, where)
     block = c.exprs(s, "block", 3, scope, loc, where)
     cluster = None
@@ -648,47 +729,75 @@ def _compile_launch(c, s, scope, loc, where):
     if type(npc) is not bool:
         raise BundleError("%s: non_portable_cluster must be true or false" % where)
     shared = c.expr(s, "shared_bytes", scope, loc, where)
-    raw = s.get("params")
+    raw = s.get("params") or []
     layout = k.get("params") or []
     if not isinstance(raw, list) or len(raw) != len(layout):
-        raise BundleError("%s: kernel %s has %d parameters but the launch passes %s" % (
-            where, name, len(layout), len(raw) if isinstance(raw, list) else "none"))
+        raise BundleError("%s: %s params for kernel %s, which takes %d" % (
+            where, len(raw) if isinstance(raw, list) else "no", name, len(layout)))
     params = []
-    for j, p in enumerate(raw):
-        pw = "%s, parameter %d" % (where, j)
-        params.append(_compile_param(c, p, layout[j], scope, loc, pw))
+    for j, (p, kp) in enumerate(zip(raw, layout)):
+        params.append(_compile_param(c, p, kp, j, name, scope, loc, where))
     return _Launch(loc, name, grid, block, cluster, npc, shared, params)
 
 
-def _compile_param(c, p, layout, scope, loc, where):
-    if not isinstance(p, dict) or not isinstance(p.get("name"), str):
-        raise BundleError("%s: a parameter needs a name" % where)
-    role = p.get("role", layout.get("role"))
-    if role != layout.get("role"):
-        raise BundleError("%s (%s): role %s, but the kernel's layout says %s" % (
-            where, p["name"], role, layout.get("role")))
+def _kernel_param_name(kp):
+    """The name kernelabi gives a manifest kernel parameter (Go's
+    bundle.KernelParamName): arg3, arg3.offset, arg3.size0, arg3.stride1."""
+    role, arg = kp.get("role"), kp.get("arg", 0)
+    if role == "offset":
+        return "arg%d.offset" % arg
+    if role in ("size", "stride"):
+        return "arg%d.%s%d" % (arg, role, kp.get("dim", 0))
+    return "arg%d" % arg
+
+
+def _compile_param(c, p, kp, j, kernel, scope, loc, where):
+    if not isinstance(p, dict):
+        raise BundleError("%s: param %d is not a JSON object" % (where, j))
+    name, role = p.get("name"), p.get("role")
+    want_name, want_role = _kernel_param_name(kp), kp.get("role")
+    if name != want_name or role != want_role:
+        raise BundleError("%s: param %d is %s (%s) but kernel %s's is %s (%s)" % (
+            where, j, name, role, kernel, want_name, want_role))
+    where = "%s: param %d (%s)" % (where, j, name)
+    typ, value = p.get("type"), p.get("value")
     if role == "tensormap":
         mid = p.get("tensormap")
-        if mid not in c.maps:
-            raise BundleError("%s (%s): tensor map %s is not made by an earlier step" % (
-                where, p["name"], json.dumps(mid)))
-        return (p["name"], None, mid)
-    typ = p.get("type")
-    if typ not in PARAM_SIZES:
-        raise BundleError("%s (%s): unknown parameter type %s" % (where, p["name"], json.dumps(typ)))
-    value = p.get("value")
+        if mid not in scope.maps:
+            raise BundleError("%s: tensor map %s is not defined before the launch" % (
+                where, json.dumps(mid)))
+        if typ or value is not None:
+            raise BundleError("%s: a tensormap param has no type or value" % where)
+        return (name, None, mid)
+    if p.get("tensormap"):
+        raise BundleError("%s: only a tensormap param names a tensor map" % where)
+    llvm = kp.get("type", "")
+    if role == "base":
+        ok = typ == "ptr" and llvm.endswith("*")
+    elif role in ("offset", "size", "stride"):
+        ok = typ == "i64"
+    else:
+        ok = typ in _PARAM_LLVM_TYPES and _PARAM_LLVM_TYPES[typ] == llvm
+    if not ok:
+        raise BundleError("%s: type %s for a %s parameter of LLVM type %s" % (
+            where, json.dumps(typ), role, llvm))
     if typ in FLOAT_TYPES:
         if type(value) in (int, float):
-            return (p["name"], typ, _Const(float(value)))
-        n = _index(value, "arg") if isinstance(value, str) else None
+            return (name, typ, _Const(float(value)))
+        n = _index(value, "arg")
         if n is None or n >= len(c.args) or not (c.args[n].kind == "scalar" and c.args[n].is_float):
-            raise BundleError("%s (%s): a %s value must be a number or a float scalar argument, "
-                              "not %s" % (where, p["name"], typ, json.dumps(value)))
-        return (p["name"], typ, _FloatArg(n))
-    return (p["name"], typ, compile_expr(value, scope, loc, "%s (%s)" % (where, p["name"])))
+            raise BundleError("%s: value %s is neither a number nor a float scalar argument" % (
+                where, json.dumps(value)))
+        return (name, typ, _FloatArg(n))
+    if not isinstance(value, str):
+        raise BundleError("%s: value %s of an integer param is not an expression" % (
+            where, json.dumps(value)))
+    return (name, typ, compile_expr(value, scope, loc, where))
 
 
 class _FloatArg:
+    """A float parameter's value taken from a float scalar argument."""
+
     __slots__ = ("n",)
 
     def __init__(self, n):
@@ -699,27 +808,24 @@ class _FloatArg:
 
 
 def _compile_for(c, s, scope, loc, where):
+    if scope.depth >= MAX_FOR_DEPTH:
+        raise BundleError("%s: loops nested deeper than %d" % (where, MAX_FOR_DEPTH))
     var = s.get("var")
-    if not isinstance(var, str) or _index(var, "i") is None:
-        raise BundleError("%s: loop variable %s is not iN" % (where, json.dumps(var)))
-    if var in scope.loops:
-        raise BundleError("%s: loop variable %s is already in scope" % (where, var))
+    if var != "i%d" % scope.depth:
+        raise BundleError("%s: the loop variable is %s, not i%d" % (
+            where, json.dumps(var), scope.depth))
     lb = c.expr(s, "lb", scope, loc, where)
     ub = c.expr(s, "ub", scope, loc, where)
     step = c.expr(s, "step", scope, loc, where)
-    body = s.get("body")
+    body = s.get("body") or []
     if not isinstance(body, list):
-        raise BundleError("%s: the loop has no body" % where)
-    # The body sees the loop variable; its allocations stay visible after
-    # the loop, as they do in the flat trace.
-    inner = _Scope(scope.args, scope.loops + (var,), scope.tmps)
-    return _For(loc, var, lb, ub, step, c.steps(body, inner))
+        raise BundleError("%s: body is not a list" % where)
+    return _For(loc, scope.depth, lb, ub, step, c.block(body, scope.child(), where))
 
 
 _STEPS = {"alloc": _compile_alloc, "copy": _compile_copy, "memset": _compile_memset,
           "free": _compile_free, "tensormap": _compile_tensormap, "launch": _compile_launch,
           "for": _compile_for}
-
 
 # ---------------------------------------------------------------------------
 # Steps and their evaluation
@@ -754,21 +860,16 @@ class _Env:
                 step["loc"], MAX_TRACE_STEPS))
         self.steps.append(step)
 
-    def view(self, ref):
+    def view(self, ref, loc):
         """(ptr, shape, strides, elem_bytes) of a memref operand."""
         kind, key, eb = ref
         if kind == "arg":
             b = self.args[key]
             return b.ptr, b.shape, b.strides, eb
-        m = _tmp_or_fail(self, key)
+        m = self.tmps.get(key)
+        if m is None:
+            raise PlanError("%s: %s is used after it is freed" % (loc, key))
         return m.ptr, m.shape, m.strides, m.elem_bytes
-
-
-def _tmp_or_fail(env, name):
-    m = env.tmps.get(name)
-    if m is None:
-        raise PlanError("%s is used after it is freed" % name)
-    return m
 
 
 def _name(ref):
@@ -822,8 +923,8 @@ class _Copy:
 
     def run(self, env):
         n = self.nbytes(env)
-        dp, dshape, dstrides, deb = env.view(self.dst)
-        sp, sshape, sstrides, seb = env.view(self.src)
+        dp, dshape, dstrides, deb = env.view(self.dst, self.loc)
+        sp, sshape, sstrides, seb = env.view(self.src, self.loc)
         dn = _contiguous_bytes(dshape, dstrides, deb)
         sn = _contiguous_bytes(sshape, sstrides, seb)
         if dn is None or sn is None or dn != n or sn != n:
@@ -841,7 +942,7 @@ class _Memset:
 
     def run(self, env):
         n = self.count(env)
-        ptr, shape, strides, eb = env.view(self.dst)
+        ptr, shape, strides, eb = env.view(self.dst, self.loc)
         size = _contiguous_bytes(shape, strides, eb)
         if size is None or n < 0 or n * self.elem_bytes > size:
             raise PlanError("%s: a memset of %d %d-byte elements needs a contiguous memref of at "
@@ -868,34 +969,16 @@ class _TensorMap:
                 "interleave": f["interleave"], "swizzle": f["swizzle"],
                 "l2_promotion": f["l2_promotion"], "oob_fill": f["oob_fill"], "loc": self.loc}
         try:
-            validate_tiled(step)
-        except (PlanError, ValueError) as e:
+            # Go's cuda.ValidateTiled, message for message: the driver
+            # itself would only say CUDA_ERROR_INVALID_VALUE.
+            _driver.validate_tiled(
+                step["data_type"], self.rank, step["global_address"], step["global_dim"],
+                step["global_strides"], step["box_dim"], step["element_strides"],
+                f["interleave"], f["swizzle"], f["l2_promotion"], f["oob_fill"])
+        except PlanError as e:
             raise PlanError("%s: %s" % (self.loc, e)) from None
         env.maps.add(self.mid)
         env.emit(step)
-
-
-def validate_tiled(step):
-    """The hook that checks a tensor map's encode arguments against the
-    documented cuTensorMapEncodeTiled constraints before anything is
-    encoded: the driver module's port of Go's cuda.ValidateTiled, with
-    its messages. Without it (the driver module not built yet), only the
-    integer ranges the ctypes call needs are checked."""
-    try:
-        from . import _driver
-        check = _driver.validate_tiled
-    except (ImportError, AttributeError):
-        check = None
-    if check is not None:
-        check(step["data_type"], step["rank"], step["global_address"], step["global_dim"],
-              step["global_strides"], step["box_dim"], step["element_strides"],
-              step["interleave"], step["swizzle"], step["l2_promotion"], step["oob_fill"])
-        return
-    for k, v in enumerate(step["global_dim"] + step["global_strides"]):
-        if v < 0:
-            raise PlanError("tensor map: size or stride %d is negative" % v)
-    if step["global_address"] < 0:
-        raise PlanError("tensor map: global address %d is negative" % step["global_address"])
 
 
 class _Launch:
