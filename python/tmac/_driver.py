@@ -96,10 +96,10 @@ PROTOTYPES = {
     "cuGetErrorString": (_int, _P(ctypes.c_char_p)),
 }
 
-# Symbols that came with CUDA 11.2/12 and later; a driver without them
-# is too old for sm_90a anyway, but the message says so.
+# Symbols that came with CUDA 11.2 or 12; a driver without them is too
+# old for sm_90a anyway, and the message says so.
 _LATE = {"cuTensorMapEncodeTiled", "cuLaunchKernelEx", "cuMemAllocAsync",
-         "cuMemFreeAsync", "cuFuncSetAttribute"}
+         "cuMemFreeAsync"}
 
 
 def load_library():
