@@ -28,9 +28,9 @@ CACHE_SIZE = 64
 _CUDA_DEVICES = (2, 13)
 
 
-def _is_torch_tensor(x):
-    t = type(x)
-    return t.__module__.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "get_device")
+# torch.Tensor once a torch tensor has been seen (an identity test is
+# the cheapest check on the hot path; subclasses go through is_torch_tensor).
+_tensor_type = None
 
 
 def _stream_handle(stream):
@@ -137,21 +137,24 @@ class Kernel:
         key = []
         infos = None
         dev = -1
+        global _tensor_type
         for i, a in enumerate(args):
-            if self._memref[i] and _is_torch_tensor(a):
+            if not self._memref[i]:
+                key.append((type(a), a))
+            elif type(a) is _tensor_type or _dlpack.is_torch_tensor(a):
+                if _tensor_type is None and type(a).__name__ == "Tensor":
+                    _tensor_type = type(a)
                 key.append((a.data_ptr(), a.shape, a.stride(), a.dtype))
                 if dev < 0:
                     dev = a.get_device()
-            elif self._memref[i]:
+            else:
                 if infos is None:
                     infos = {}
-                info = _dlpack.describe(a, None if stream is None else _stream_handle(stream))
+                info = _dlpack.describe(a, None if stream is None else _stream_handle(stream), self._what(i))
                 infos[i] = info
                 key.append((info.ptr, info.shape, info.strides, info.dtype))
                 if dev < 0 and info.device[0] in _CUDA_DEVICES:
                     dev = info.device[1]
-            else:
-                key.append((type(a), a))
         if stream is not None:
             s = _stream_handle(stream)
         elif infos is None or len(infos) < sum(self._memref):
@@ -185,6 +188,9 @@ class Kernel:
         names = ", ".join(a.name for a in self._entry.args)
         return "%s: expected %d arguments (%s), got %d" % (self.name, self._nargs, names, n)
 
+    def _what(self, i):
+        return "argument %d (%s)" % (i, self._entry.args[i].name)
+
     def _bindings(self, args, infos, stream):
         if len(args) != self._nargs:
             raise ArgumentError(self._count_message(len(args)))
@@ -195,7 +201,7 @@ class Kernel:
                 continue
             info = infos.get(i) if infos else None
             if info is None:
-                info = _dlpack.describe(a, stream)
+                info = _dlpack.describe(a, stream, self._what(i))
             out.append(_plan.MemrefBinding(info.ptr, info.shape, info.strides, info.dtype, info.device))
         return out
 
