@@ -379,8 +379,14 @@ class CallTest(unittest.TestCase):
             ("cuMemsetD16Async", 0x7e0000000000, 0x3c00, 10, 0x77),
             ("cuMemsetD32Async", 0x7e0000000000, 0x3f800000, 256, None),
             ("cuMemFreeAsync", 0x7e0000000000, 0x77)])
-        with self.assertRaisesRegex(PlanError, r"memset of 8-byte elements is not supported"):
-            d.memset_async(0, b"\0" * 8, 1, 0)
+        # 8-byte elements: the low and the high words, each a 32-bit fill with an 8-byte pitch
+        lib.calls.clear()
+        d.memset_async(0x7e0000000000, bytes.fromhex("000000000000f03f"), 5, 0x77)
+        self.assertEqual(lib.calls, [
+            ("cuMemsetD2D32Async", 0x7e0000000000, 8, 0, 1, 5, 0x77),
+            ("cuMemsetD2D32Async", 0x7e0000000004, 8, 0x3ff00000, 1, 5, 0x77)])
+        with self.assertRaisesRegex(PlanError, r"memset of 3-byte elements is not supported"):
+            d.memset_async(0, b"\0" * 3, 1, 0)
         with self.assertRaisesRegex(PlanError, "cannot allocate -1 bytes"):
             d.mem_alloc_async(-1, 0)
 

@@ -18,6 +18,7 @@ arrives as is; its _obj is x).
 import ctypes
 import os
 import re
+import struct
 import threading
 
 from ._errors import CudaError, PlanError
@@ -90,6 +91,7 @@ PROTOTYPES = {
     "cuMemsetD8Async": (_u64, ctypes.c_ubyte, _size, _vp),
     "cuMemsetD16Async": (_u64, ctypes.c_ushort, _size, _vp),
     "cuMemsetD32Async": (_u64, ctypes.c_uint, _size, _vp),
+    "cuMemsetD2D32Async": (_u64, _size, ctypes.c_uint, _size, _size, _vp),
     "cuStreamIsCapturing": (_vp, _P(_int)),
     "cuStreamSynchronize": (_vp,),
     "cuGetErrorName": (_int, _P(ctypes.c_char_p)),
@@ -384,15 +386,23 @@ class Driver:
         self._call("cuMemcpyDtoDAsync_v2", dst, src, nbytes, stream or None)
 
     def memset_async(self, dst, pattern, count, stream):
-        """Fill count elements at dst with pattern (1, 2 or 4 bytes,
-        little-endian) via cuMemsetD8/D16/D32Async."""
+        """Fill count elements at dst with pattern (1, 2, 4 or 8 bytes,
+        little-endian) via cuMemsetD8/D16/D32Async; 8-byte elements as two
+        strided 32-bit fills (cuMemsetD2D32Async with an 8-byte pitch: the
+        low words, then the high words)."""
         pattern = bytes(pattern)
+        if count < 0:
+            raise PlanError("memset of %d elements" % count)
+        if len(pattern) == 8:
+            if count:
+                lo, hi = struct.unpack("<II", pattern)
+                self._call("cuMemsetD2D32Async", dst, 8, lo, 1, count, stream or None)
+                self._call("cuMemsetD2D32Async", dst + 4, 8, hi, 1, count, stream or None)
+            return
         call = {1: "cuMemsetD8Async", 2: "cuMemsetD16Async", 4: "cuMemsetD32Async"}.get(len(pattern))
         if call is None:
             raise PlanError("memset of %d-byte elements is not supported "
-                            "(cuMemsetD8/D16/D32 take 1, 2 or 4 bytes)" % len(pattern))
-        if count < 0:
-            raise PlanError("memset of %d elements" % count)
+                            "(elements of 1, 2, 4 or 8 bytes)" % len(pattern))
         self._call(call, dst, int.from_bytes(pattern, "little"), count, stream or None)
 
     def stream_is_capturing(self, stream):
