@@ -14,6 +14,7 @@ import (
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes"
 	_ "github.com/tmac-dev/tmac/passes/all" // the passes pipelines name
+	"github.com/tmac-dev/tmac/runtime/plan"
 	"github.com/tmac-dev/tmac/toolchain"
 )
 
@@ -142,12 +143,16 @@ func Load(path string, opts Options) (*Program, error) {
 // parameter layout, the PTX, the LLVM IR and the module printed.
 // tmacVersion is recorded in the manifest.
 func (p *Program) Bundle(tmacVersion string) ([]byte, error) {
-	kernels, err := bundleKernels(p.Module)
+	kernels, err := BundleKernels(p.Module)
 	if err != nil {
 		return nil, err
 	}
 	if len(kernels) == 0 {
 		return nil, fmt.Errorf("the program has no kernels to put in a bundle")
+	}
+	entries, err := p.Entries()
+	if err != nil {
+		return nil, err
 	}
 	ver, ok := bundle.PTXVersion(p.PTX)
 	if !ok {
@@ -164,6 +169,7 @@ func (p *Program) Bundle(tmacVersion string) ([]byte, error) {
 			Target:      target,
 			PTXVersion:  ver,
 			Kernels:     kernels,
+			Entries:     entries,
 		},
 		PTX:    p.PTX,
 		LLVM:   p.LLVM,
@@ -171,10 +177,25 @@ func (p *Program) Bundle(tmacVersion string) ([]byte, error) {
 	})
 }
 
-// bundleKernels describes every kernel (gpu.func with the kernel
+// Entries translates every public host function (plan.EntryCandidates)
+// into its declarative host plan; host code outside the plan language is a
+// diagnostic at the op.
+func (p *Program) Entries() ([]bundle.Entry, error) {
+	entries := []bundle.Entry{}
+	for _, fn := range plan.EntryCandidates(p.Module) {
+		e, err := plan.Describe(p.Module, fn)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, *e)
+	}
+	return entries, nil
+}
+
+// BundleKernels describes every kernel (gpu.func with the kernel
 // attribute, in gpu.module order, which is the PTX order) with the
 // parameter layout codegen gave it.
-func bundleKernels(mod *ir.Operation) ([]bundle.Kernel, error) {
+func BundleKernels(mod *ir.Operation) ([]bundle.Kernel, error) {
 	var kernels []bundle.Kernel
 	var firstErr error
 	ir.Walk(mod, func(op *ir.Operation) ir.WalkResult {

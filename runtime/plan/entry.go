@@ -38,8 +38,7 @@ func SelectEntry(mod *ir.Operation, name string) (*ir.Operation, error) {
 			}
 			continue
 		}
-		if op.SymbolName() == ReferenceName || op.StrAttrOf("sym_visibility") == "private" ||
-			op.NumRegions() == 0 || op.Region(0).Entry() == nil {
+		if !isEntryCandidate(op) {
 			continue
 		}
 		cands = append(cands, op)
@@ -56,6 +55,24 @@ func SelectEntry(mod *ir.Operation, name string) (*ir.Operation, error) {
 	}
 	sort.Strings(names)
 	return nil, fmt.Errorf("the module has %d public functions (%s); choose one with --entry", len(cands), strings.Join(names, ", "))
+}
+
+// EntryCandidates lists the functions SelectEntry chooses from without a
+// name: the public func.funcs with a body other than @reference, in module
+// order. A bundle carries a host plan for each.
+func EntryCandidates(mod *ir.Operation) []*ir.Operation {
+	var out []*ir.Operation
+	for _, op := range mod.Region(0).Entry().Ops() {
+		if op.Name() == funcdialect.Func && isEntryCandidate(op) {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+func isEntryCandidate(op *ir.Operation) bool {
+	return op.SymbolName() != ReferenceName && op.StrAttrOf("sym_visibility") != "private" &&
+		op.NumRegions() > 0 && op.Region(0).Entry() != nil
 }
 
 func candidates(mod *ir.Operation) string {

@@ -87,23 +87,10 @@ type Value any
 // with descriptor type d over memref m, with the given box (outermost
 // dimension first, as in the IR), and validates them.
 func TiledDesc(d *nvgpu.TensorMapDescriptor, m *Mem, box []int64) (*cuda.TiledDesc, error) {
-	dt, err := TensorMapDataType(d.Tensor.ElementType())
+	rank := len(m.Shape)
+	dt, err := checkDescriptor(d, m.Elem, rank, box)
 	if err != nil {
 		return nil, err
-	}
-	if !sameType(d.Tensor.ElementType(), m.Elem) {
-		return nil, fmt.Errorf("the descriptor's elements are %s but the memref holds %s", d.Tensor.ElementType(), m.Elem)
-	}
-	rank := len(m.Shape)
-	if len(box) != rank {
-		return nil, fmt.Errorf("a box of rank %d for a memref of rank %d", len(box), rank)
-	}
-	if tb := d.Tensor.Shape(); len(tb) == rank {
-		for i := range tb {
-			if tb[i] != box[i] {
-				return nil, fmt.Errorf("the box %v differs from the descriptor's tensor shape %v", box, tb)
-			}
-		}
 	}
 	if !m.OnDevice() {
 		return nil, fmt.Errorf("the memref is in host memory; a tensor map needs device memory")
@@ -137,6 +124,29 @@ func TiledDesc(d *nvgpu.TensorMapDescriptor, m *Mem, box []int64) (*cuda.TiledDe
 		return nil, err
 	}
 	return td, nil
+}
+
+// checkDescriptor checks a tensor map descriptor against the element type
+// and rank of its memref and the box, and returns the driver's data type.
+func checkDescriptor(d *nvgpu.TensorMapDescriptor, elem ir.Type, rank int, box []int64) (cuda.TensorMapDataType, error) {
+	dt, err := TensorMapDataType(d.Tensor.ElementType())
+	if err != nil {
+		return 0, err
+	}
+	if !sameType(d.Tensor.ElementType(), elem) {
+		return 0, fmt.Errorf("the descriptor's elements are %s but the memref holds %s", d.Tensor.ElementType(), elem)
+	}
+	if len(box) != rank {
+		return 0, fmt.Errorf("a box of rank %d for a memref of rank %d", len(box), rank)
+	}
+	if tb := d.Tensor.Shape(); len(tb) == rank {
+		for i := range tb {
+			if tb[i] != box[i] {
+				return 0, fmt.Errorf("the box %v differs from the descriptor's tensor shape %v", box, tb)
+			}
+		}
+	}
+	return dt, nil
 }
 
 func sameType(a, b ir.Type) bool { return a.String() == b.String() }
