@@ -13,7 +13,7 @@ import re
 import tarfile
 
 from ._errors import BundleError
-from ._plan import Entry
+from ._plan import MAX_ENTRIES, Entry
 
 MANIFEST_FILE = "manifest.json"
 PTX_FILE = "kernels.ptx"
@@ -105,6 +105,9 @@ def _decode(data, name):
     raw = manifest.get("entries")
     if not isinstance(raw, list) or not raw:
         raise BundleError("bundle: %s (format 2) has no entries" % MANIFEST_FILE)
+    if len(raw) > MAX_ENTRIES:
+        raise BundleError("bundle: the manifest has %d entries, more than %d" % (
+            len(raw), MAX_ENTRIES))
     entries = []
     for e in raw:
         entries.append(Entry.from_json(e, kernels))

@@ -492,11 +492,12 @@ class Arg:
         """What this argument expects, for argument errors."""
         if self.kind == "scalar":
             return "%s %s scalar (a Python %s)" % (
-                "an" if self.elem[0] in "aeiou" else "a", self.elem,
+                _article(self.elem), self.elem,
                 "float" if self.is_float else ("bool or int" if self.elem == "i1" else "int"))
         shape = ", ".join("?" if s < 0 else str(s) for s in self.shape)
         parts = [_dtypes.expected_name(self.elem), "shape [%s]" % shape]
-        if self.contiguous or self.strides == _row_major(self.shape):
+        if self.contiguous or (min(self.shape, default=0) >= 0
+                               and self.strides == _row_major(self.shape)):
             parts.append("contiguous")
         elif any(s >= 0 for s in self.strides):
             parts.append("strides [%s]" % ", ".join("?" if s < 0 else str(s) for s in self.strides))
@@ -849,6 +850,7 @@ class _Env:
         self.entry = entry
         self.args = args
         self.tmps = {}
+        self.live = {}  # pointers allocated and not freed, in allocation order
         self.loops = {}
         self.alloc = alloc
         self.steps = []
@@ -903,6 +905,7 @@ class _Alloc:
             raise PlanError("%s: allocation %s of %d bytes is too large" % (self.loc, self.tid, nbytes))
         ptr = env.alloc(nbytes)
         env.tmps[self.tid] = _Mem(ptr, shape, self.elem_bytes)
+        env.live[ptr] = True
         env.emit({"op": "alloc", "id": self.tid, "bytes": nbytes, "ptr": ptr, "loc": self.loc})
 
 
@@ -914,6 +917,7 @@ class _Free:
         m = env.tmps.pop(self.tid, None)
         if m is None:
             raise PlanError("%s: %s is freed twice" % (self.loc, self.tid))
+        env.live.pop(m.ptr, None)
         env.emit({"op": "free", "ptr": m.ptr, "loc": self.loc})
 
 
@@ -1168,10 +1172,15 @@ def _got_scalar(v):
 
 
 def _got_memref(b, strides=False):
-    s = "a %s %s of shape %s" % (_dtypes.name(b.dtype), b.kind, list(b.shape))
+    dtype = _dtypes.name(b.dtype)
+    s = "%s %s %s of shape %s" % (_article(dtype), dtype, b.kind, list(b.shape))
     if strides:
         s += " and strides %s" % list(b.strides)
     return s
+
+
+def _article(word):
+    return "an" if word[0] in "aeiou" else "a"
 
 
 def _check_scalar(a, v):
@@ -1210,6 +1219,9 @@ def _check_memref(a, b):
         # A stride of a dimension of size 1 never multiplies a non-zero index.
         if want >= 0 and got != want and b.shape[k] != 1:
             _bad(a, _got_memref(b, True), "dimension %d has stride %d, not %d" % (k, got, want))
+    if a.contiguous and _contiguous_bytes(b.shape, b.strides, 1) is None:
+        _bad(a, _got_memref(b, True), "the memref's layout is the identity, so the array "
+             "must be dense row-major")
     if a.tensormapped and a.rank and b.strides[-1] != 1 and b.shape[-1] != 1:
         _bad(a, _got_memref(b, True), "a tensor map needs the innermost dimension contiguous "
              "(stride 1), not stride %d" % b.strides[-1])
@@ -1276,4 +1288,8 @@ def evaluate(entry, args, alloc=None, check=True):
     env = _Env(entry, list(args), alloc or fake_alloc())
     for s in entry.steps:
         s.run(env)
+    # Scratch memory the plan does not free is freed after its last step
+    # (design 2.4), in allocation order, as Go's trace records it.
+    for ptr in env.live:
+        env.steps.append({"op": "free", "ptr": ptr, "loc": entry.loc})
     return Trace(entry.name, env.steps)
