@@ -95,6 +95,7 @@ class Recorder:
             if self.fail_launch:
                 return self.fail_launch
             c = getattr(cfg, "_obj", None) or getattr(cfg, "contents", None) or cfg
+            f = getattr(f, "value", f)  # an int, or the c_void_p prepared ahead
             ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
             name = self.functions[f]
             sizes = self.layouts[name]

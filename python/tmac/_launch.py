@@ -78,8 +78,10 @@ class _ParamBlock:
 
 
 class _Prepared:
-    """Everything one call with a given key launches: a list of actions
-    (callables without arguments) and the buffers they point into."""
+    """Everything one call with a given key launches: actions, each
+    (function, arguments, loc) — a driver method that raises, or the raw
+    ctypes cuLaunchKernelEx with its arguments converted ahead, which
+    returns the CUresult — and the buffers they point into."""
 
     __slots__ = ("actions", "keep")
 
@@ -169,8 +171,14 @@ class Kernel:
             prep = self._prepare(key, args, infos, dev, s)
         else:
             self._cache.move_to_end(key)
-        for act in prep.actions:
-            act()
+        loc = None
+        try:
+            for f, a, loc in prep.actions:
+                r = f(*a)
+                if r:
+                    raise self._drv.error("cuLaunchKernelEx", r)
+        except CudaError as e:
+            raise _at(loc, e) from None
         if len(self._outputs) == 1:
             return args[self._outputs[0]]
         if self._outputs:
@@ -235,7 +243,7 @@ class Kernel:
                 try:
                     self._prepare_step(drv, mod, step, stream, maps, prep)
                 except CudaError as e:
-                    raise _at(step, e) from None
+                    raise _at(step.get("loc"), e) from None
             if self._cacheable:
                 self._cache[key] = prep
                 if len(self._cache) > CACHE_SIZE:
@@ -245,7 +253,7 @@ class Kernel:
                 freed = {s["ptr"] for s in trace.steps if s["op"] == "free"}
                 for p in allocs:
                     if p not in freed:
-                        prep.actions.append(lambda p=p: drv.mem_free_async(p, stream))
+                        prep.actions.append((drv.mem_free_async, (p, stream), None))
             return prep
 
     def _prepare_step(self, drv, mod, step, stream, maps, prep):
@@ -272,31 +280,24 @@ class Kernel:
                                          for p in step["params"]])
             cfg = drv.launch_config(step["grid"], step["block"], shared, stream, step["cluster"])
             prep.keep.append((params, cfg))
-            launch = drv.launch
-
-            def act(cfg=cfg, fn=fn, ptrs=params.pointers, loc=step.get("loc")):
-                try:
-                    launch(cfg, fn, ptrs)
-                except CudaError as e:
-                    raise _at({"loc": loc}, e) from None
-            prep.actions.append(act)
+            args = (ctypes.byref(cfg), ctypes.c_void_p(fn), params.pointers, None)
+            prep.actions.append((drv.fn("cuLaunchKernelEx"), args, step.get("loc")))
         elif op == "alloc":
             pass  # allocated while evaluating (the alloc callback)
         elif op == "free":
-            prep.actions.append(lambda p=step["ptr"]: drv.mem_free_async(p, stream))
+            prep.actions.append((drv.mem_free_async, (step["ptr"], stream), step.get("loc")))
         elif op == "copy":
-            prep.actions.append(lambda d=step["dst"], s=step["src"], n=step["bytes"]:
-                                drv.memcpy_dtod_async(d, s, n, stream))
+            prep.actions.append((drv.memcpy_dtod_async, (step["dst"], step["src"], step["bytes"], stream),
+                                 step.get("loc")))
         elif op == "memset":
-            prep.actions.append(lambda d=step["dst"], v=bytes.fromhex(step["value"]), n=step["count"]:
-                                drv.memset_async(d, v, n, stream))
+            prep.actions.append((drv.memset_async, (step["dst"], bytes.fromhex(step["value"]), step["count"], stream),
+                                 step.get("loc")))
         else:
             raise PlanError("%s: unknown plan step %r" % (step.get("loc", "?"), op))
 
 
-def _at(step, err):
+def _at(loc, err):
     """err with the plan step's source location in front."""
-    loc = step.get("loc")
     if not loc:
         return err
     return CudaError("%s: %s" % (loc, err), err.code, err.name)
