@@ -207,6 +207,9 @@ class Kernel:
             if not self._memref[i]:
                 out.append(a)
                 continue
+            if isinstance(a, _plan.MemrefBinding):  # plan() on described arrays
+                out.append(a)
+                continue
             info = infos.get(i) if infos else None
             if info is None:
                 info = _dlpack.describe(a, stream, self._what(i))
@@ -229,14 +232,13 @@ class Kernel:
         with self._lock:
             ctx = drv.context(max(dev, 0))
             mod = self._module(ctx)
-            allocs = []
+            # Scratch memory is this call's (entries that allocate are not
+            # cached); the trace frees what the plan does not.
 
             def alloc(nbytes):
-                p = drv.mem_alloc_async(nbytes, stream)
-                allocs.append(p)
-                return p
+                return drv.mem_alloc_async(nbytes, stream)
 
-            trace = _plan.evaluate(self._entry, bindings, alloc=alloc if not self._cacheable else None)
+            trace = _plan.evaluate(self._entry, bindings, alloc=None if self._cacheable else alloc, check=False)
             prep = _Prepared()
             maps = {}
             for step in trace.steps:
@@ -248,12 +250,6 @@ class Kernel:
                 self._cache[key] = prep
                 if len(self._cache) > CACHE_SIZE:
                     self._cache.popitem(last=False)
-            else:
-                # Scratch memory is this call's: free what the plan did not.
-                freed = {s["ptr"] for s in trace.steps if s["op"] == "free"}
-                for p in allocs:
-                    if p not in freed:
-                        prep.actions.append((drv.mem_free_async, (p, stream), None))
             return prep
 
     def _prepare_step(self, drv, mod, step, stream, maps, prep):
