@@ -118,10 +118,10 @@ class ExprTest(unittest.TestCase):
 
     def test_division_errors_name_the_node_and_loc(self):
         self.assertEqual(self.fails("1 + ceildiv(arg0.dim0, arg1 - 7)"),
-                         "division by zero in ceildiv(arg0.dim0, arg1 - 7) at t.tma:12:9")
-        self.assertEqual(self.fails("5 % (arg1 - 7)"), "division by zero in 5 % (arg1 - 7) at t.tma:12:9")
-        self.assertEqual(self.fails("(0 - 7) / 2"), "negative operand in (0 - 7) / 2 (-7 and 2) at t.tma:12:9")
-        self.assertEqual(self.fails("-arg1 % 3"), "negative operand in -arg1 % 3 (-7 and 3) at t.tma:12:9")
+                         "t.tma:12:9: division by zero in ceildiv(arg0.dim0, arg1 - 7)")
+        self.assertEqual(self.fails("5 % (arg1 - 7)"), "t.tma:12:9: division by zero in 5 % (arg1 - 7)")
+        self.assertEqual(self.fails("(0 - 7) / 2"), "t.tma:12:9: negative operand in (0 - 7) / 2 (-7 and 2)")
+        self.assertEqual(self.fails("-arg1 % 3"), "t.tma:12:9: negative operand in -arg1 % 3 (-7 and 3)")
         self.assertIn("negative operand", self.fails("7 / -2"))
         self.assertIn("negative operand", self.fails("ceildiv(-1, 2)"))
 
@@ -129,7 +129,7 @@ class ExprTest(unittest.TestCase):
         self.assertEqual(self.value("0 - 9223372036854775807 - 1"), -2**63)
         self.assertEqual(self.value("-9223372036854775807 - 1"), -2**63)
         self.assertEqual(self.fails("9223372036854775807 + arg1"),
-                         "integer overflow in 9223372036854775807 + arg1 at t.tma:12:9")
+                         "t.tma:12:9: integer overflow in 9223372036854775807 + arg1")
         self.assertIn("integer overflow", self.fails("9223372036854775807 + 1"))
         self.assertIn("integer overflow", self.fails("0 - 9223372036854775807 - 2"))
         self.assertIn("integer overflow", self.fails("4294967296 * 4294967296"))
@@ -354,7 +354,7 @@ class EvaluateTest(unittest.TestCase):
         self.assertTrue(t.steps[0]["non_portable_cluster"])
 
     def test_param_out_of_range(self):
-        self.assertIn("t.tma:9:5: kernel k parameter arg0: address -16 is outside [0, 2^64)",
+        self.assertIn("t.tma:9:5: kernel k param arg0: address -16 is outside [0, 2^64)",
                       self.plan_error([dict(launch(), params=[
                           {"name": "arg0", "role": "base", "type": "ptr", "value": "arg0.ptr - arg0.ptr - 16"},
                           {"name": "arg1", "role": "scalar", "type": "i64", "value": "0"}])]))
@@ -435,6 +435,8 @@ class EvaluateTest(unittest.TestCase):
                          "of that size (1024 and 1024 bytes)")
         steps = self.scratch_steps()
         steps[3]["count"] = "tmp1.dim0 + 1"
+        self.assertEqual(self.plan_error(steps[:3] + [dict(steps[3], count="0 - 1")]),
+                         "t.tma:5:1: element count -1 (0 - 1) is out of range")
         self.assertEqual(self.plan_error(steps),
                          "t.tma:5:1: a memset of 9 2-byte elements needs a contiguous memref of at "
                          "least that size; tmp1 is 16 bytes")
@@ -446,7 +448,10 @@ class EvaluateTest(unittest.TestCase):
     def test_negative_alloc(self):
         steps = self.scratch_steps()[:1]
         steps[0]["shape"] = ["arg1 - 4", "4"]
-        self.assertEqual(self.plan_error(steps), "t.tma:2:1: allocation tmp0 has size -1 in dimension 0")
+        self.assertEqual(self.plan_error(steps), "t.tma:2:1: size -1 (arg1 - 4) is out of range")
+        steps[0]["shape"] = ["arg1 * 1099511627776", "64"]
+        self.assertEqual(self.plan_error(steps), "t.tma:2:1: an allocation of shape [3298534883328, 64] "
+                                                 "is too large")
 
     def test_free_in_a_loop_twice(self):
         steps = [self.scratch_steps()[0],
@@ -574,6 +579,12 @@ class PackTest(unittest.TestCase):
         self.assertEqual(self.pack("i8", 128), "80")
         self.assertEqual(self.pack("i1", 1), "01")
         self.assertEqual(self.pack("ptr", 2**64 - 16), "f0ffffffffffffff")
+        with self.assertRaises(ValueError) as cm:
+            _plan.pack_param("i8", 300)
+        self.assertEqual(str(cm.exception), "300 does not fit i8")  # Go's CheckParamRange
+        with self.assertRaises(ValueError) as cm:
+            _plan.pack_param("i1", 2)
+        self.assertEqual(str(cm.exception), "2 does not fit i1 (0 or 1)")
         for typ, v in [("i8", 256), ("i8", -129), ("i16", 65536), ("i32", -2**31 - 1), ("i1", 2),
                        ("i1", -1), ("ptr", -1), ("i64", 2**64)]:
             with self.assertRaises(ValueError, msg=(typ, v)):

@@ -400,7 +400,7 @@ class Expr:
         try:
             return self.fn(env)
         except _Fail as e:
-            raise PlanError("%s at %s" % (e, self.loc)) from None
+            raise PlanError("%s: %s" % (self.loc, e)) from None
 
     def __repr__(self):
         return "Expr(%r)" % self.text
@@ -888,22 +888,31 @@ def _contiguous_bytes(shape, strides, eb):
     return n * eb
 
 
+# Go's bound on sizes, byte and element counts of allocations, copies
+# and memsets (runtime/plan's evaluator.size).
+MAX_SIZE = 1 << 48
+
+
+def _size(expr, env, what):
+    v = expr(env)
+    if v < 0 or v > MAX_SIZE:
+        raise PlanError("%s: %s %d (%s) is out of range" % (expr.loc, what, v, expr.text))
+    return v
+
+
 class _Alloc:
     def __init__(self, loc, tid, shape, elem_bytes):
         self.loc, self.tid, self.shape, self.elem_bytes = loc, tid, shape, elem_bytes
 
     def run(self, env):
-        shape = [e(env) for e in self.shape]
-        for k, d in enumerate(shape):
-            if d < 0:
-                raise PlanError("%s: allocation %s has size %d in dimension %d" % (
-                    self.loc, self.tid, d, k))
+        shape = [_size(e, env, "size") for e in self.shape]
         nbytes = self.elem_bytes
         for d in shape:
             nbytes *= d
-        if nbytes > INT64_MAX:
-            raise PlanError("%s: allocation %s of %d bytes is too large" % (self.loc, self.tid, nbytes))
-        ptr = env.alloc(nbytes)
+        if nbytes > MAX_SIZE:
+            raise PlanError("%s: an allocation of shape %s is too large" % (self.loc, shape))
+        # A zero-byte allocation still gets an address of its own.
+        ptr = env.alloc(max(nbytes, 1))
         env.tmps[self.tid] = _Mem(ptr, shape, self.elem_bytes)
         env.live[ptr] = True
         env.emit({"op": "alloc", "id": self.tid, "bytes": nbytes, "ptr": ptr, "loc": self.loc})
@@ -926,7 +935,7 @@ class _Copy:
         self.loc, self.dst, self.src, self.nbytes = loc, dst, src, nbytes
 
     def run(self, env):
-        n = self.nbytes(env)
+        n = _size(self.nbytes, env, "byte count")
         dp, dshape, dstrides, deb = env.view(self.dst, self.loc)
         sp, sshape, sstrides, seb = env.view(self.src, self.loc)
         dn = _contiguous_bytes(dshape, dstrides, deb)
@@ -945,10 +954,10 @@ class _Memset:
         self.loc, self.dst, self.elem_bytes, self.count, self.value = loc, dst, elem_bytes, count, value
 
     def run(self, env):
-        n = self.count(env)
+        n = _size(self.count, env, "element count")
         ptr, shape, strides, eb = env.view(self.dst, self.loc)
         size = _contiguous_bytes(shape, strides, eb)
-        if size is None or n < 0 or n * self.elem_bytes > size:
+        if size is None or n * self.elem_bytes > size:
             raise PlanError("%s: a memset of %d %d-byte elements needs a contiguous memref of at "
                             "least that size; %s is %s" % (
                                 self.loc, n, self.elem_bytes, _name(self.dst),
@@ -1009,7 +1018,7 @@ class _Launch:
             try:
                 b = pack_param(typ, value(env))
             except ValueError as e:
-                raise PlanError("%s: kernel %s parameter %s: %s" % (
+                raise PlanError("%s: kernel %s param %s: %s" % (
                     self.loc, self.kernel, name, e)) from None
             params.append({"name": name, "bytes": b})
         env.emit({"op": "launch", "kernel": self.kernel, "grid": grid, "block": block,
@@ -1123,7 +1132,9 @@ def pack_param(typ, v):
     bits = int(typ[1:])
     lo, hi = int_range(bits)
     if v < lo or v > hi:
-        raise ValueError("%d is outside the range of %s [%d, %d]" % (v, typ, lo, hi))
+        if bits == 1:
+            raise ValueError("%d does not fit i1 (0 or 1)" % v)
+        raise ValueError("%d does not fit %s" % (v, typ))
     n = max(bits // 8, 1)
     return (v & ((1 << (8 * n)) - 1)).to_bytes(n, "little")
 
