@@ -9,7 +9,7 @@ import tarfile
 import tempfile
 import unittest
 
-from tmac import _bundle
+from tmac import _bundle, _plan
 from tmac._errors import BundleError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -104,9 +104,9 @@ class ReadTest(unittest.TestCase):
         self.assertIn("entry other is listed twice", self.error(bundle_bytes(m)))
 
     def test_tar_rules(self):
-        self.assertIn("unexpected entry 'notes.txt'",
+        self.assertIn("unexpected entry \"notes.txt\"",
                       self.error(bundle_bytes(extra=[("notes.txt", b"x")])))
-        self.assertIn("unexpected entry '../manifest.json'",
+        self.assertIn("unexpected entry \"../manifest.json\"",
                       self.error(bundle_bytes(extra=[("../manifest.json", b"x")])))
         self.assertIn("module.tma appears more than once",
                       self.error(bundle_bytes(extra=[("module.tma", b"x")])))
@@ -171,6 +171,22 @@ class ReadTest(unittest.TestCase):
                       err(lambda m: m["kernels"][0]["params"][2].update(dim=1)))
         self.assertIn("parameter 2: no LLVM type", err(lambda m: m["kernels"][0]["params"][2].pop("type")))
         self.assertIn("has no entries", err(lambda m: m.update(entries=[])))
+
+    def test_bundle_written_by_go(self):
+        # fixtures/saxpy.tmab: tmac compile --emit=bundle examples/saxpy.tma
+        b = _bundle.read_bundle(os.path.join(HERE, "fixtures", "saxpy.tmab"))
+        e = b.entry()
+        self.assertEqual(e.name, "saxpy")
+        self.assertEqual([(a.name, a.type, a.kind) for a in e.args],
+                         [("arg0", "f32", "scalar"), ("arg1", "memref<1024x1024xf32>", "memref"),
+                          ("arg2", "memref<1024x1024xf32>", "memref")])
+        self.assertEqual([a.output for a in e.args], [False, False, False])  # no {tmac.output}
+        x = _plan.MemrefBinding(0x7F0100000000, [1024, 1024], [1024, 1], (2, 32), (2, 0))
+        y = _plan.MemrefBinding(0x7F0200000000, [1024, 1024], [1024, 1], (2, 32), (2, 0))
+        trace = _plan.evaluate(e, [2.0, x, y])
+        launches = [s for s in trace.steps if s["op"] == "launch"]
+        self.assertTrue(launches)
+        self.assertEqual({s["kernel"] for s in launches}, {k["name"] for k in b.kernels})
 
     def test_entry_errors_are_bundle_errors(self):
         m = fixture_manifest()

@@ -27,6 +27,9 @@ MAX_MANIFEST_SIZE = 1 << 20
 MAX_FILE_SIZE = 64 << 20
 MAX_KERNELS = 4096
 MAX_PARAMS = 4096
+# The largest tar the limits allow: the four files, their headers and
+# padding, the end-of-archive blocks (generously).
+MAX_BUNDLE_SIZE = 3 * MAX_FILE_SIZE + MAX_MANIFEST_SIZE + (1 << 20)
 
 ROLES = ("scalar", "base", "offset", "size", "stride", "tensormap")
 
@@ -82,9 +85,12 @@ def read_bundle(source):
         name = os.fspath(source)
         try:
             with open(name, "rb") as f:
-                data = f.read(4 * MAX_FILE_SIZE + MAX_MANIFEST_SIZE + (1 << 20))
+                data = f.read(MAX_BUNDLE_SIZE + 1)
         except OSError as e:
             raise BundleError("%s: cannot read the bundle: %s" % (name, e.strerror or e)) from None
+        if len(data) > MAX_BUNDLE_SIZE:
+            raise BundleError("%s: bundle: more than %d bytes, larger than a bundle within the "
+                              "size limits can be" % (name, MAX_BUNDLE_SIZE))
     try:
         return _decode(data, name)
     except BundleError as e:
@@ -126,7 +132,7 @@ def _read_tar(data):
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
             for member in tar:
                 if member.name not in FILES:
-                    raise BundleError("bundle: unexpected entry %r" % member.name)
+                    raise BundleError("bundle: unexpected entry %s" % json.dumps(member.name))
                 if not member.isreg():
                     raise BundleError("bundle: %s is not a regular file" % member.name)
                 if member.issparse():
