@@ -23,7 +23,6 @@ INT64_MAX = (1 << 63) - 1
 PARAM_SIZES = {"ptr": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
                "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64", "tf32")
-ROLES = ("scalar", "base", "offset", "size", "stride", "tensormap")
 
 # Where the golden test's (and a plain evaluate's) k-th allocation lives.
 FAKE_ALLOC_BASE = 0x7E0000000000
@@ -1135,7 +1134,7 @@ def pack_param(typ, v):
         if bits == 1:
             raise ValueError("%d does not fit i1 (0 or 1)" % v)
         raise ValueError("%d does not fit %s" % (v, typ))
-    n = max(bits // 8, 1)
+    n = PARAM_SIZES[typ]
     return (v & ((1 << (8 * n)) - 1)).to_bytes(n, "little")
 
 
