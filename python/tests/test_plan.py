@@ -297,6 +297,14 @@ class BindingsTest(unittest.TestCase):
         self.assertIn("outside the range of i32", self.message(self.scalars, [vec(), 3, 1.0, -2**31 - 1]))
         self.assertIn("outside the range of index", self.message(self.scalars, [vec(), 2**63, 1.0, 0]))
 
+    def test_number_like_scalars(self):
+        class Int(int):  # a stand-in for NumPy's integer scalars (numbers.Integral)
+            pass
+        import fractions
+        _plan.check_bindings(self.scalars, [vec(), Int(3), fractions.Fraction(3, 2), Int(-7)])
+        self.assertTrue(self.message(self.scalars, [vec(), fractions.Fraction(3, 2), 1.0, 0]).endswith(
+            "got the Fraction Fraction(3, 2)"))
+
     def test_ptr_range(self):
         msg = self.message(self.scalars, [vec(ptr=2**63), 3, 1.0, 0])
         self.assertTrue(msg.endswith("the address is out of range"), msg)

@@ -11,6 +11,7 @@ executor runs and that the golden tests compare with Go's.
 
 import json
 import math
+import numbers
 import struct
 
 from . import _driver, _dtypes
@@ -1174,7 +1175,7 @@ def _bad(a, got, why=None):
 def _got_scalar(v):
     if isinstance(v, bool):
         return "the bool %r" % v
-    if isinstance(v, (int, float)):
+    if isinstance(v, numbers.Real):
         return "the %s %r" % (type(v).__name__, v)
     if isinstance(v, MemrefBinding):
         return _got_memref(v)
@@ -1194,11 +1195,12 @@ def _article(word):
 
 
 def _check_scalar(a, v):
+    # numbers.Integral and numbers.Real admit NumPy's scalars too.
     if a.is_float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
             _bad(a, _got_scalar(v))
         return
-    if isinstance(v, float) or not isinstance(v, int):
+    if not isinstance(v, numbers.Integral):
         _bad(a, _got_scalar(v))
     if a.elem == "index":
         lo, hi = INT64_MIN, INT64_MAX
@@ -1295,7 +1297,11 @@ def evaluate(entry, args, alloc=None, check=True):
     arguments are checked first (check_bindings)."""
     if check:
         check_bindings(entry, args)
-    env = _Env(entry, list(args), alloc or fake_alloc())
+    # Scalars as Python numbers, so that expressions never meet NumPy's
+    # fixed-width (wrapping) integers.
+    args = [v if a.kind == "memref" else (float(v) if a.is_float else int(v))
+            for a, v in zip(entry.args, args)]
+    env = _Env(entry, args, alloc or fake_alloc())
     for s in entry.steps:
         s.run(env)
     # Scratch memory the plan does not free is freed after its last step
