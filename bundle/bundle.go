@@ -67,7 +67,7 @@ type Manifest struct {
 	PTXVersion  int      `json:"ptx_version"` // e.g. 80 for PTX ISA 8.0
 	Kernels     []Kernel `json:"kernels"`
 	// Entries are the host plans of the public host functions (format 2).
-	Entries []Entry `json:"entries,omitempty"`
+	Entries []Entry `json:"entries"`
 }
 
 // Kernel is one entry point of kernels.ptx.

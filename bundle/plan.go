@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -50,7 +51,7 @@ type Arg struct {
 // and only the scalar fields of a scalar one.
 func (a Arg) MarshalJSON() ([]byte, error) {
 	if a.Kind != "memref" {
-		return json.Marshal(struct {
+		return marshalRaw(struct {
 			Name string `json:"name"`
 			Type string `json:"type"`
 			Kind string `json:"kind"`
@@ -64,7 +65,7 @@ func (a Arg) MarshalJSON() ([]byte, error) {
 	if strides == nil {
 		strides = []int64{}
 	}
-	return json.Marshal(struct {
+	return marshalRaw(struct {
 		Name       string  `json:"name"`
 		Type       string  `json:"type"`
 		Kind       string  `json:"kind"`
@@ -204,14 +205,14 @@ func (p LaunchParam) MarshalJSON() ([]byte, error) {
 	var err error
 	switch {
 	case p.Float != nil:
-		j.Value, err = json.Marshal(*p.Float)
+		j.Value, err = marshalRaw(*p.Float)
 	case p.TensorMap == "":
-		j.Value, err = json.Marshal(p.Value)
+		j.Value, err = marshalRaw(p.Value)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(j)
+	return marshalRaw(j)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -294,7 +295,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	if k == nil {
 		return nil, fmt.Errorf("step of unknown op %q", s.Op)
 	}
-	return json.Marshal(k)
+	return marshalRaw(k)
 }
 
 // UnmarshalJSON reads a step object of any kind.
@@ -333,4 +334,16 @@ func (s *Step) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("unknown step op %q", head.Op)
 	}
 	return json.Unmarshal(data, k)
+}
+
+// marshalRaw is json.Marshal without HTML escaping, so memref<...> types
+// stay readable wherever the manifest is printed.
+func marshalRaw(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

@@ -129,6 +129,13 @@ func runCompile(cmd *cobra.Command, f *compileFlags, in string) error {
 	if err := plan.CheckTensorMaps(mod); err != nil {
 		return fail(err)
 	}
+	// A bundle carries the host plan of every entry function: host code
+	// outside the plan language fails here, at the op, before llc runs.
+	if f.emit == "bundle" {
+		if _, err := (&runner.Program{Module: mod}).Entries(); err != nil {
+			return fail(err)
+		}
+	}
 	var result string
 	switch f.emit {
 	case "mlir":
