@@ -76,6 +76,28 @@ class GoldenTest(unittest.TestCase):
             with self.subTest(name=name):
                 check_triple(self, name, e, b, t)
 
+    def test_bad_bindings_of_every_golden_are_refused(self):
+        # For every golden entry, a misaligned pointer, a wrong dtype and a
+        # wrong rank of each memref argument are ArgumentErrors naming it.
+        from tmac._errors import ArgumentError
+        for name, e, b, _ in triples(GOLDEN):
+            entry = _plan.Entry.from_json(load_json(e))
+            good = bindings_for(entry, load_json(b))
+            for i, a in enumerate(entry.args):
+                if a.kind != "memref":
+                    continue
+                m = good[i]
+                wrong_dtype = (0, 16) if m.dtype != (0, 16) else (2, 32)
+                for bad in (_plan.MemrefBinding(m.ptr + 8, m.shape, m.strides, m.dtype, m.device),
+                            _plan.MemrefBinding(m.ptr, m.shape, m.strides, wrong_dtype, m.device),
+                            _plan.MemrefBinding(m.ptr, m.shape + (1,), m.strides + (1,), m.dtype, m.device)):
+                    args = list(good)
+                    args[i] = bad
+                    with self.subTest(name=name, arg=i), self.assertRaises(ArgumentError) as cm:
+                        _plan.evaluate(entry, args)
+                    self.assertTrue(str(cm.exception).startswith("argument %d (arg%d): expected " % (i, i)),
+                                    str(cm.exception))
+
     def test_fixtures(self):
         found = triples(FIXTURES)
         self.assertGreaterEqual(len(found), 3, "hand-written triples missing from %s" % FIXTURES)
