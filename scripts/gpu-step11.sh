@@ -29,7 +29,7 @@ run)
 	part=${2:-all}
 	budget=${RUN_BUDGET:-540}
 	start=$SECONDS
-	out=build/gpu/step11
+	out=$PWD/build/gpu/step11
 	mkdir -p "$out"
 	tmac=$PWD/build/tmac
 	python=${PYTHON:-$(command -v /opt/torch/.venv/bin/python3 || command -v python3)}
@@ -88,7 +88,7 @@ run)
 	echo
 	echo "== results ($((SECONDS - start)) s)"
 	grep -h '^RESULT' ./*.log 2>/dev/null | grep -v ' PASS ' | head -40
-	grep -h '^HOST\|^KERNEL' overhead.log 2>/dev/null
+	grep -h '^HOST\|^KERNEL\|^LOOP' overhead.log 2>/dev/null
 	echo "| step | result | notes |"
 	echo "|---|---|---|"
 	printf '%s\n' "${rows[@]}"

@@ -333,6 +333,33 @@ def overhead(gemm_path, copy_path, tmac_bin):
     ]
     for name, f in rows:
         print("HOST %.2f %s" % (host_us(f, 500 if "GEMM" in name else 5000), name), flush=True)
+    # Where a cached call's time goes: the prepared cuLaunchKernelEx alone
+    # (ctypes + driver), and the same call timed as a loop (no per-call
+    # perf_counter; the copy kernel is shorter than a launch, so the host
+    # is the limit).
+    (prep,) = cp._cache.values()
+    ((launch, launch_args, _),) = prep.actions
+    print("HOST %.2f tmac copy: the prepared cuLaunchKernelEx alone" % host_us(lambda: launch(*launch_args), 5000),
+          flush=True)
+    for name, f in (("src.data_ptr() shape stride() dtype get_device()",
+                     lambda: (src.data_ptr(), src.shape, src.stride(), src.dtype, src.get_device())),
+                    ("torch._C._cuda_getCurrentRawStream(0)", lambda: torch._C._cuda_getCurrentRawStream(0)),
+                    ("an empty lambda", lambda: None)):
+        print("HOST %.2f %s" % (host_us(f, 5000), name), flush=True)
+    n = 20000
+    for name, g in (("tmac copy", lambda: cp(src, dst)),
+                    ("Triton copy launch", lambda: copy_kernel[(1,)](tsrc, tdst, 256, BLOCK=256)),
+                    ("torch.add", lambda: torch.add(tsrc, tsrc))):
+        for _ in range(200):
+            g()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for i in range(n):
+            g()
+            if i % 512 == 511:
+                torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        print("LOOP %.2f %s (us per call over %d calls)" % ((time.perf_counter() - t0) / n * 1e6, name, n), flush=True)
     ms = kernel_ms(lambda: gemm(a, b, c))
     print("KERNEL python %.4f ms" % ms, flush=True)
     r = subprocess.run([tmac_bin, "run", gemm_path, "--bench", "--timeout", "120s"], capture_output=True, text=True, timeout=300)

@@ -587,6 +587,13 @@ class RealCTypesTest(unittest.TestCase):
         self.fail_next(1)
         with self.assertRaisesRegex(CudaError, "^cuLaunchKernelEx failed: CUDA_ERROR_INVALID_VALUE"):
             d.launch(cfg, 0x7f7700000000, params)
+        # The hot path's handle without argtypes, given ctypes objects only
+        # (as tmac._launch prepares them): the same 64-bit values arrive.
+        raw = d.unchecked("cuLaunchKernelEx")
+        self.assertIsNone(raw.argtypes)
+        self.assertEqual(raw(ctypes.byref(cfg), ctypes.c_void_p(0x7f7700000000), params, None), 0)
+        self.assertEqual(list(self.last[:13]), [4000000000, 2, 3, 128, 131104, 0x7fab00001230, 1, 4, 2, 4,
+                                                0x7f7700000000, 0x7f0000000010, 0])
 
     def test_tensor_map(self):
         s = TensorMapStorage()

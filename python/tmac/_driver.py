@@ -156,6 +156,21 @@ class Driver:
             self._fns[name] = f
         return f
 
+    def unchecked(self, name):
+        """A second handle on driver function name with restype c_int but
+        no argtypes, for the launch hot path: ctypes then converts
+        nothing, so every argument must already be a ctypes object
+        (byref, c_void_p, an array) or None — never a Python int, which
+        would be passed as a 32-bit C int. Falls back to fn(name) where the
+        library cannot hand out a second handle (test fakes)."""
+        self.fn(name)  # loads the library, reports a missing symbol
+        try:
+            f = self._lib[name]
+        except (TypeError, KeyError, AttributeError):
+            return self.fn(name)
+        f.restype = ctypes.c_int
+        return f
+
     def _call(self, name, *args):
         r = self.fn(name)(*args)
         if r:

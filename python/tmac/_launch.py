@@ -12,14 +12,13 @@ parameters when a launch is queued, so a prepared block can be reused
 while earlier launches are still running.
 """
 
-import collections
 import ctypes
 import threading
 
 from . import _dlpack, _driver, _plan
 from ._errors import ArgumentError, CudaError, PlanError
 
-# Prepared launches kept per kernel (least recently used dropped first),
+# Prepared launches kept per kernel (the oldest dropped first),
 # so a stream of fresh allocations cannot grow the cache without bound.
 CACHE_SIZE = 64
 
@@ -109,8 +108,12 @@ class Kernel:
         self._outputs = [i for i, a in enumerate(self._entry.args) if a.output]
         self._memref = [a.kind == "memref" for a in self._entry.args]
         self._nargs = len(self._entry.args)
+        self._nmemref = sum(self._memref)
+        self._raw_stream = None  # torch's current-stream reader, once torch is seen
         self._cacheable = not self._entry.allocates
-        self._cache = collections.OrderedDict()
+        # Prepared launches by key; a plain dict (insertion-ordered), the
+        # oldest entry dropped first when full: a hit costs one lookup.
+        self._cache = {}
         self._lock = threading.Lock()
         self._modules = {}  # CUDA context -> _Module
         self._drv = None
@@ -132,36 +135,32 @@ class Kernel:
     def __call__(self, *args, stream=None):
         if len(args) != self._nargs:
             raise ArgumentError(self._count_message(len(args)))
-        # The key: the stream, then per argument what the checks and the
-        # plan read. torch tensors are read directly (DLPack costs 3.6 us
-        # per tensor); other arrays through DLPack, whose capsules are held
-        # in `infos` until the launches are queued.
+        # The key: per argument what the checks and the plan read, then
+        # the stream. This loop is the hot path for torch tensors, read
+        # directly (DLPack costs 3.6 us per tensor) into a flat key; any
+        # other array goes to _general_key.
         key = []
-        infos = None
         dev = -1
-        global _tensor_type
-        for i, a in enumerate(args):
-            if not self._memref[i]:
-                key.append((type(a), a))
-            elif type(a) is _tensor_type or _dlpack.is_torch_tensor(a):
-                if _tensor_type is None and type(a).__name__ == "Tensor":
-                    _tensor_type = type(a)
-                key.append((a.data_ptr(), a.shape, a.stride(), a.dtype))
+        tt = _tensor_type
+        for a, m in zip(args, self._memref):
+            if not m:
+                key += (type(a), a)
+            elif type(a) is tt:
+                key += (a.data_ptr(), a.shape, a.stride(), a.dtype)
                 if dev < 0:
                     dev = a.get_device()
             else:
-                if infos is None:
-                    infos = {}
-                info = _dlpack.describe(a, None if stream is None else _stream_handle(stream), self._what(i))
-                infos[i] = info
-                key.append((info.ptr, info.shape, info.strides, info.dtype))
-                if dev < 0 and info.device[0] in _CUDA_DEVICES:
-                    dev = info.device[1]
+                key = None
+                break
+        infos = None
+        if key is None:
+            key, infos, dev = self._general_key(args, stream)
         if stream is not None:
             s = _stream_handle(stream)
-        elif infos is None or len(infos) < sum(self._memref):
-            # at least one torch tensor: torch's current stream
-            s = _dlpack.torch_stream(max(dev, 0))
+        elif infos is None or len(infos) < self._nmemref:
+            # at least one torch tensor: torch's current stream, read on
+            # every call (graph capture makes a side stream current)
+            s = (self._raw_stream or self._torch_stream_reader())(dev if dev > 0 else 0)
         else:
             s = 0
         key.append(s)
@@ -169,8 +168,6 @@ class Kernel:
         prep = self._cache.get(key)
         if prep is None:
             prep = self._prepare(key, args, infos, dev, s)
-        else:
-            self._cache.move_to_end(key)
         loc = None
         try:
             for f, a, loc in prep.actions:
@@ -184,6 +181,37 @@ class Kernel:
         if self._outputs:
             return tuple(args[i] for i in self._outputs)
         return None
+
+    def _general_key(self, args, stream):
+        """The key of a call with arrays other than plain torch tensors
+        (DLPack producers, tensor subclasses), the DLPack descriptions by
+        argument index (their capsules are held until the launches are
+        queued) and the device."""
+        global _tensor_type
+        key = ["general"]
+        infos = {}
+        dev = -1
+        for i, (a, m) in enumerate(zip(args, self._memref)):
+            if not m:
+                key += (type(a), a)
+            elif _dlpack.is_torch_tensor(a):
+                if _tensor_type is None and type(a).__name__ == "Tensor":
+                    _tensor_type = type(a)
+                key += (a.data_ptr(), a.shape, a.stride(), a.dtype)
+                if dev < 0:
+                    dev = a.get_device()
+            else:
+                info = _dlpack.describe(a, None if stream is None else _stream_handle(stream), self._what(i))
+                infos[i] = info
+                key += (info.ptr, info.shape, info.strides, info.dtype)
+                if dev < 0 and info.device[0] in _CUDA_DEVICES:
+                    dev = info.device[1]
+        return key, infos, dev
+
+    def _torch_stream_reader(self):
+        _dlpack.torch_stream(0)  # resolves the reader
+        self._raw_stream = _dlpack._stream_reader
+        return self._raw_stream
 
     def plan(self, *args):
         """The evaluated host plan for these arguments (checked first), as
@@ -249,7 +277,7 @@ class Kernel:
             if self._cacheable:
                 self._cache[key] = prep
                 if len(self._cache) > CACHE_SIZE:
-                    self._cache.popitem(last=False)
+                    del self._cache[next(iter(self._cache))]
             return prep
 
     def _prepare_step(self, drv, mod, step, stream, maps, prep):
@@ -277,7 +305,7 @@ class Kernel:
             cfg = drv.launch_config(step["grid"], step["block"], shared, stream, step["cluster"])
             prep.keep.append((params, cfg))
             args = (ctypes.byref(cfg), ctypes.c_void_p(fn), params.pointers, None)
-            prep.actions.append((drv.fn("cuLaunchKernelEx"), args, step.get("loc")))
+            prep.actions.append((drv.unchecked("cuLaunchKernelEx"), args, step.get("loc")))
         elif op == "alloc":
             pass  # allocated while evaluating (the alloc callback)
         elif op == "free":
