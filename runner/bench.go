@@ -19,7 +19,7 @@ const (
 )
 
 // bench times the entry function.
-func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args []*runArg, devArgs []plan.Value, opts *Options) (*BenchResult, error) {
+func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, args []*runArg, devArgs []plan.Value, opts *Options) (*BenchResult, error) {
 	total := 0
 	for _, a := range args {
 		if a.buf != nil {
@@ -41,7 +41,7 @@ func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args 
 	var last string
 	wait := func(l *plan.Launch) error { last = l.Kernel; return nil }
 	run := func(i int) error {
-		if err := p.Run(gpu, sets[i%len(sets)], wait); err != nil {
+		if err := runHost(gpu, sets[i%len(sets)], wait); err != nil {
 			return err
 		}
 		return gpu.Wait(last)
@@ -67,7 +67,7 @@ func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args 
 			return nil, err
 		}
 		t0 := time.Now()
-		if err := p.Run(gpu, sets[i%len(sets)], wait); err != nil {
+		if err := runHost(gpu, sets[i%len(sets)], wait); err != nil {
 			return nil, err
 		}
 		host += time.Since(t0)
@@ -88,7 +88,7 @@ func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args 
 	gpu.TimeKernels = true
 	for i := range kernelTimes {
 		gpu.KernelSeconds = 0
-		if err := p.Run(gpu, sets[i%len(sets)], wait); err != nil {
+		if err := runHost(gpu, sets[i%len(sets)], wait); err != nil {
 			return nil, err
 		}
 		if err := gpu.Wait(last); err != nil {
@@ -108,7 +108,7 @@ func bench(w io.Writer, p *plan.Plan, gpu *plan.CUDA, entry *ir.Operation, args 
 	gpu.QueueKernels = true
 	for i := range opts.Reps {
 		gpu.QueuedRun(i)
-		if err := p.Run(gpu, sets[i%len(sets)], wait); err != nil {
+		if err := runHost(gpu, sets[i%len(sets)], wait); err != nil {
 			gpu.QueueKernels = false
 			return nil, err
 		}

@@ -29,6 +29,10 @@ type Program struct {
 	PTX     string // empty when compiled for the emulator
 	Target  string // e.g. sm_90a
 	Sources *ir.SourceMgr
+	// FromBundle is the bundle the program was read from (nil: compiled
+	// from source); its manifest's entries are the host plans tmac run
+	// executes.
+	FromBundle *bundle.Bundle
 }
 
 // ReadSource reads a program's text ("-" is standard input); the error is
@@ -104,7 +108,7 @@ func ReadBundle(path string) (*Program, error) {
 	if err != nil {
 		return nil, failed(sm, err)
 	}
-	return &Program{Module: mod, Source: b.Manifest.Source, LLVM: b.LLVM, PTX: b.PTX, Target: b.Manifest.Target, Sources: sm}, nil
+	return &Program{Module: mod, Source: b.Manifest.Source, LLVM: b.LLVM, PTX: b.PTX, Target: b.Manifest.Target, Sources: sm, FromBundle: b}, nil
 }
 
 // Load compiles the .tma file at path in-process (opts.Pipeline, opts.LLC;

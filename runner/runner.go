@@ -246,8 +246,9 @@ func run(prog *Program, source string, opts *Options, shapes, sets map[int]strin
 	if err != nil {
 		return diag(err)
 	}
+	host, _ := hostRunner(prog, entry, p)
 	runStart := time.Now()
-	if err := p.Run(dev, devArgs, watch); err != nil {
+	if err := host(dev, devArgs, watch); err != nil {
 		o.LaunchErr = err
 		return diag(err)
 	}
@@ -286,7 +287,7 @@ func run(prog *Program, source string, opts *Options, shapes, sets map[int]strin
 	}
 	var benchErr error
 	if opts.Bench {
-		o.Bench, benchErr = bench(out, p, gpu, entry, args, devArgs, opts)
+		o.Bench, benchErr = bench(out, host, gpu, entry, args, devArgs, opts)
 	}
 	fail := failed(sm)
 	if opts.Dump {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -331,14 +332,31 @@ func (x *evaluator) block(steps []bundle.Step) error {
 	for i := range steps {
 		s := &steps[i]
 		if err := x.step(s); err != nil {
-			if loc := s.Loc(); loc != "" && !strings.HasPrefix(err.Error(), loc+": ") && s.Op != bundle.OpFor {
-				return fmt.Errorf("%s: %v", loc, err)
+			var se *StepError
+			if errors.As(err, &se) {
+				return err // a step of a loop's body
 			}
-			return err
+			return &StepError{Loc: s.Loc(), Err: err}
 		}
 	}
 	return nil
 }
+
+// StepError is the failure of a plan step, with the step's source location
+// (file:line:col, "" if unknown).
+type StepError struct {
+	Loc string
+	Err error
+}
+
+func (e *StepError) Error() string {
+	if e.Loc == "" {
+		return e.Err.Error()
+	}
+	return e.Loc + ": " + e.Err.Error()
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
 
 func (x *evaluator) lookup(r bundle.Ref) (int64, error) {
 	switch r.Kind {
@@ -520,10 +538,10 @@ func (x *evaluator) step(s *bundle.Step) error {
 func (x *evaluator) forStep(f *bundle.ForStep) error {
 	b, err := x.evalAll([]string{f.LB, f.UB, f.Step})
 	if err != nil {
-		return fmt.Errorf("%s: %v", f.Loc, err)
+		return err
 	}
 	if b[2] <= 0 {
-		return fmt.Errorf("%s: the loop step is %d; it must be positive", f.Loc, b[2])
+		return fmt.Errorf("the loop step is %d; it must be positive", b[2])
 	}
 	x.loops = append(x.loops, 0)
 	defer func() { x.loops = x.loops[:len(x.loops)-1] }()
