@@ -100,7 +100,10 @@ func TestEvaluateErrors(t *testing.T) {
 		}, "e.tma:4:5: kernel k param arg1: 8000000000 does not fit i32"},
 		{"tensor map", func(e *bundle.Entry, b []Binding) []Binding { e.Steps[0].TensorMap.GlobalStrides[0] = "100"; return b },
 			"e.tma:2:3: tensor map: global stride of dimension 1 is 100 bytes, not a multiple of 16"},
-		{"launch limits", func(e *bundle.Entry, b []Binding) []Binding { e.Steps[1].For.Body[0].Launch.Block[0] = "2048"; return b },
+		{"launch limits", func(e *bundle.Entry, b []Binding) []Binding {
+			e.Steps[1].For.Body[0].Launch.Block[0] = "2048"
+			return b
+		},
 			"e.tma:4:5: kernel k cannot be launched: block size x = 2048 is outside [1, 1024]"},
 	}
 	for _, c := range cases {
