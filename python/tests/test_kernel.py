@@ -20,6 +20,7 @@ import tmac
 from tmac import _driver, _launch
 from tmac._driver import Driver
 
+from tests import test_dlpack
 from tests.test_dlpack import Producer
 from tests.test_driver import FakeLib, out
 
@@ -194,6 +195,37 @@ class KernelTest(unittest.TestCase):
         with self.assertRaisesRegex(tmac.CudaError, r"^gemm_pipelined\.tma:\d+:\d+: cuLaunchKernelEx failed: "
                                     r"CUDA_ERROR_INVALID_VALUE \(1\): invalid argument"):
             self.k(self.a, self.b, self.c, stream=7)
+
+    def test_torch_tensors_take_the_generated_path(self):
+        class Tensor(test_dlpack.Tensor):
+            def get_device(self):
+                return self.device.index
+        Tensor.__module__, Tensor.__name__ = "torch", "Tensor"
+        streams = []
+
+        def current_stream(dev):
+            streams.append(dev)
+            return 0x55
+        with mock.patch.object(_launch, "_tensor_type", None), \
+                mock.patch("tmac._dlpack._stream_reader", current_stream):
+            a = Tensor(0x7f0000000000, (4096, 4096), (4096, 1))
+            b = Tensor(0x7f0100000000, (4096, 4096), (4096, 1))
+            c = Tensor(0x7f0200000000, (4096, 4096), (4096, 1), dtype="float32")
+            self.assertIs(self.k(a, b, c), c)  # a miss: _call prepares
+            self.assertIs(_launch._tensor_type, Tensor)
+            self.lib.calls.clear()
+            self.assertIs(self.k(a, b, c), c)  # a hit in the generated __call__
+            self.assertEqual(self.lib.names(), ["cuLaunchKernelEx"])
+            self.assertEqual([l["stream"] for l in self.rec.launches], [0x55, 0x55])
+            self.assertEqual(len(self.k._cache), 1)  # both paths built the same key
+            # the generated path leaves every other case to _call
+            with self.assertRaisesRegex(tmac.ArgumentError, r"expected 3 arguments"):
+                self.k(a, b)
+            c2 = Tensor(0x7f0200000000, (4096, 4096), (4096, 1), dtype="float16")
+            with self.assertRaisesRegex(tmac.ArgumentError, r"argument 2 \(arg2\)"):
+                self.k(a, b, c2)  # same pointer, another dtype: a miss, refused
+            self.k(a, b, c, stream=0x66)
+            self.assertEqual(self.rec.launches[-1]["stream"], 0x66)
 
     def test_plan(self):
         trace = self.k.plan(self.a, self.b, self.c)

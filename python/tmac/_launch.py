@@ -117,6 +117,7 @@ class Kernel:
         self._lock = threading.Lock()
         self._modules = {}  # CUDA context -> _Module
         self._drv = None
+        self.__class__ = _fast_call(self)
         # Load the module now when a context is current, so that the first
         # call (perhaps inside CUDA graph capture) loads nothing.
         try:
@@ -132,13 +133,16 @@ class Kernel:
         sig = ", ".join("%s: %s" % a for a in self.args)
         return "<tmac.Kernel %s(%s) from %s>" % (self.name, sig, self._bundle.path)
 
-    def __call__(self, *args, stream=None):
+    def _call(self, *args, stream=None):
+        """A call in general: any arrays, stream= given, cache misses. The
+        generated __call__ (_fast_call) handles cached calls on torch
+        tensors and comes here for everything else; both build the same
+        key."""
         if len(args) != self._nargs:
             raise ArgumentError(self._count_message(len(args)))
         # The key: per argument what the checks and the plan read, then
-        # the stream. This loop is the hot path for torch tensors, read
-        # directly (DLPack costs 3.6 us per tensor) into a flat key; any
-        # other array goes to _general_key.
+        # the stream. torch tensors are read directly (DLPack costs 3.6 us
+        # per tensor) into a flat key; any other array: _general_key.
         key = []
         dev = -1
         tt = _tensor_type
@@ -188,7 +192,7 @@ class Kernel:
         argument index (their capsules are held until the launches are
         queued) and the device."""
         global _tensor_type
-        key = ["general"]
+        key = []
         infos = {}
         dev = -1
         for i, (a, m) in enumerate(zip(args, self._memref)):
@@ -206,7 +210,16 @@ class Kernel:
                 key += (info.ptr, info.shape, info.strides, info.dtype)
                 if dev < 0 and info.device[0] in _CUDA_DEVICES:
                     dev = info.device[1]
+        if infos:
+            key.insert(0, "dlpack")  # never equal to a key of torch tensors
+        else:
+            infos = None
         return key, infos, dev
+
+    def __call__(self, *args, stream=None):
+        """k(*args, stream=None): run the entry on args (see the class
+        docstring); returns the output arguments."""
+        return self._call(*args, stream=stream)
 
     def _torch_stream_reader(self):
         _dlpack.torch_stream(0)  # resolves the reader
@@ -325,3 +338,55 @@ def _at(loc, err):
     if not loc:
         return err
     return CudaError("%s: %s" % (loc, err), err.code, err.name)
+
+
+def _fast_call(k):
+    """A Kernel subclass for k whose __call__ is generated for k's
+    signature: for torch tensors and no stream=, the key is built in one
+    expression (no loop, locals only), looked up, and the prepared
+    actions run; anything else goes to Kernel._call. The two build equal
+    keys (for each argument in order: memref -> data_ptr, shape,
+    stride, dtype; scalar -> type, value; then the stream)."""
+    n = k._nargs
+    mem = [i for i in range(n) if k._memref[i]]
+    if not mem:
+        return Kernel  # no tensors, no hot path to specialise
+    parts = []
+    for i in range(n):
+        if k._memref[i]:
+            parts.append("a{0}.data_ptr(), a{0}.shape, a{0}.stride(), a{0}.dtype".format(i))
+        else:
+            parts.append("type(a{0}), a{0}".format(i))
+    names = ", ".join("a%d" % i for i in range(n))
+    if len(k._outputs) == 1:
+        ret = "a%d" % k._outputs[0]
+    elif k._outputs:
+        ret = "(%s)" % ", ".join("a%d" % i for i in k._outputs)
+    else:
+        ret = "None"
+    src = """
+def __call__(self, *args, stream=None):
+    if stream is None and len(args) == {n} and self._raw_stream is not None:
+        {names}, = args
+        tt = _tensor_type
+        if {types}:
+            dev = a{first}.get_device()
+            prep = self._cache.get(({parts}, self._raw_stream(dev if dev > 0 else 0)))
+            if prep is not None:
+                loc = None
+                try:
+                    for f, fa, loc in prep.actions:
+                        r = f(*fa)
+                        if r:
+                            raise self._drv.error("cuLaunchKernelEx", r)
+                except CudaError as e:
+                    raise _at(loc, e) from None
+                return {ret}
+    return self._call(*args, stream=stream)
+""".format(n=n, names=names, types=" and ".join("type(a%d) is tt" % i for i in mem),
+           first=mem[0], parts=", ".join(parts), ret=ret)
+    scope = {}
+    exec(compile(src, "<tmac fast call of %s>" % k.name, "exec"), globals(), scope)
+    call = scope["__call__"]
+    call.__doc__ = Kernel.__call__.__doc__
+    return type("Kernel", (Kernel,), {"__call__": call, "__slots__": (), "__module__": __name__})
