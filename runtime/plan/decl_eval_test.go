@@ -87,7 +87,7 @@ func TestEvaluateErrors(t *testing.T) {
 			"argument 1 (arg1): expected an integer (i32), got the float 2"},
 		{"int for float", func(e *bundle.Entry, b []Binding) []Binding { b[2] = Binding{Int: 2}; return b },
 			"argument 2 (arg2): expected a float (f32), got the integer 2"},
-		{"division by zero", func(e *bundle.Entry, b []Binding) []Binding { b[1].Int = 0; return b },
+		{"loop step", func(e *bundle.Entry, b []Binding) []Binding { b[1].Int = 0; return b },
 			"e.tma:3:3: the loop step is -3; it must be positive"},
 		{"grid", func(e *bundle.Entry, b []Binding) []Binding {
 			e.Steps[1].For.Step = "1"
