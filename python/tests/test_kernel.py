@@ -253,6 +253,20 @@ class CompileTest(unittest.TestCase):
             with self.assertRaisesRegex(tmac.CompileError, r"bad\.tma:2:\d+: error: "):
                 tmac.compile(src, tmac=exe)
 
+    def test_compile_and_load(self):
+        # tmac compile --emit=bundle for real (llc included), then the
+        # bundle's plan evaluated for stand-in arrays.
+        exe = os.path.join(ROOT, "build", "tmac")
+        if not os.path.exists(exe):
+            self.skipTest("build/tmac is not built (make build)")
+        k = tmac.compile(os.path.join(ROOT, "examples", "tutorial", "copy.tma"), tmac=exe, opt_level=2)
+        self.assertEqual(k.args, [("arg0", "memref<128x2048xf32>"), ("arg1", "memref<128x2048xf32>")])
+        trace = k.plan(Producer(shape=(128, 2048), data=0x7f0000000000),
+                       Producer(shape=(128, 2048), data=0x7f0100000000))
+        self.assertEqual([s["op"] for s in trace.steps], ["tensormap", "tensormap", "launch"])
+        self.assertEqual(trace.steps[0]["global_address"], 0x7f0000000000)
+        self.assertRegex(trace.steps[2]["loc"], r"^copy\.tma:\d+:\d+$")
+
 
 if __name__ == "__main__":
     unittest.main()
