@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 )
 
 // Host plans (manifest format 2): for every public host function of the
@@ -247,55 +248,54 @@ type ForStep struct {
 	Loc  string `json:"loc"`
 }
 
-// kind returns the set kind field.
+// stepFields names the kind field of Step for each op.
+var stepFields = map[string]string{
+	OpAlloc: "Alloc", OpCopy: "Copy", OpMemset: "Memset", OpFree: "Free",
+	OpTensorMap: "TensorMap", OpLaunch: "Launch", OpFor: "For",
+}
+
+// field returns the kind field matching Op (invalid for an unknown op),
+// allocating its struct first when alloc is set.
+func (s *Step) field(alloc bool) reflect.Value {
+	name, ok := stepFields[s.Op]
+	if !ok {
+		return reflect.Value{}
+	}
+	f := reflect.ValueOf(s).Elem().FieldByName(name)
+	if alloc && f.IsNil() {
+		f.Set(reflect.New(f.Type().Elem()))
+	}
+	return f
+}
+
+// kind returns the kind field matching Op, or nil for an unknown op.
 func (s *Step) kind() any {
-	switch s.Op {
-	case OpAlloc:
-		return s.Alloc
-	case OpCopy:
-		return s.Copy
-	case OpMemset:
-		return s.Memset
-	case OpFree:
-		return s.Free
-	case OpTensorMap:
-		return s.TensorMap
-	case OpLaunch:
-		return s.Launch
-	case OpFor:
-		return s.For
+	if f := s.field(false); f.IsValid() {
+		return f.Interface()
 	}
 	return nil
 }
 
 // Loc returns the step's source location.
 func (s *Step) Loc() string {
-	switch s.Op {
-	case OpAlloc:
-		return s.Alloc.Loc
-	case OpCopy:
-		return s.Copy.Loc
-	case OpMemset:
-		return s.Memset.Loc
-	case OpFree:
-		return s.Free.Loc
-	case OpTensorMap:
-		return s.TensorMap.Loc
-	case OpLaunch:
-		return s.Launch.Loc
-	case OpFor:
-		return s.For.Loc
+	if !s.isSet() {
+		return ""
 	}
-	return ""
+	return s.field(false).Elem().FieldByName("Loc").String()
+}
+
+// isSet reports whether the kind field matching Op is set.
+func (s *Step) isSet() bool {
+	f := s.field(false)
+	return f.IsValid() && !f.IsNil()
 }
 
 // MarshalJSON writes the kind's object.
 func (s Step) MarshalJSON() ([]byte, error) {
-	k := s.kind()
-	if k == nil {
-		return nil, fmt.Errorf("step of unknown op %q", s.Op)
+	if !s.isSet() {
+		return nil, fmt.Errorf("step of op %q without its fields", s.Op)
 	}
-	return marshalRaw(k)
+	return marshalRaw(s.kind())
 }
 
 // UnmarshalJSON reads a step object of any kind.
@@ -307,33 +307,11 @@ func (s *Step) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*s = Step{Op: head.Op}
-	var k any
-	switch head.Op {
-	case OpAlloc:
-		s.Alloc = &AllocStep{}
-		k = s.Alloc
-	case OpCopy:
-		s.Copy = &CopyStep{}
-		k = s.Copy
-	case OpMemset:
-		s.Memset = &MemsetStep{}
-		k = s.Memset
-	case OpFree:
-		s.Free = &FreeStep{}
-		k = s.Free
-	case OpTensorMap:
-		s.TensorMap = &TensorMapStep{}
-		k = s.TensorMap
-	case OpLaunch:
-		s.Launch = &LaunchStep{}
-		k = s.Launch
-	case OpFor:
-		s.For = &ForStep{}
-		k = s.For
-	default:
+	f := s.field(true)
+	if !f.IsValid() {
 		return fmt.Errorf("unknown step op %q", head.Op)
 	}
-	return json.Unmarshal(data, k)
+	return json.Unmarshal(data, f.Interface())
 }
 
 // marshalRaw is json.Marshal without HTML escaping, so memref<...> types

@@ -214,7 +214,7 @@ func (c *planChecker) block(steps []Step, s *scope) error {
 			return fmt.Errorf("more than %d steps", MaxSteps)
 		}
 		st := &steps[i]
-		if st.kind() == nil || isNilStep(st) {
+		if !st.isSet() {
 			return fmt.Errorf("step %d: unknown op %q", i, st.Op)
 		}
 		if err := c.step(st, s); err != nil {
@@ -222,27 +222,6 @@ func (c *planChecker) block(steps []Step, s *scope) error {
 		}
 	}
 	return nil
-}
-
-// isNilStep reports a step whose kind field is not set.
-func isNilStep(st *Step) bool {
-	switch st.Op {
-	case OpAlloc:
-		return st.Alloc == nil
-	case OpCopy:
-		return st.Copy == nil
-	case OpMemset:
-		return st.Memset == nil
-	case OpFree:
-		return st.Free == nil
-	case OpTensorMap:
-		return st.TensorMap == nil
-	case OpLaunch:
-		return st.Launch == nil
-	case OpFor:
-		return st.For == nil
-	}
-	return true
 }
 
 func validID(id, prefix string) bool {

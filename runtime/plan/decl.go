@@ -237,32 +237,8 @@ func (d *describer) op(op *ir.Operation) ([]bundle.Step, error) {
 			return nil, d.reject(op, "only scalar constants")
 		}
 		return nil, nil
-	case binOps[name] != "":
-		if vs, ok := d.folded(op); ok {
-			d.set(op, vs...)
-			return nil, nil
-		}
-		a, err := d.intOperand(op, op.Operand(0))
-		if err != nil {
-			return nil, err
-		}
-		b, err := d.intOperand(op, op.Operand(1))
-		if err != nil {
-			return nil, err
-		}
-		d.set(op, &sval{i: binExpr(binOps[name], a, b)})
-		return nil, nil
-	case castOps[name]:
-		if vs, ok := d.folded(op); ok {
-			d.set(op, vs...)
-			return nil, nil
-		}
-		a, err := d.intOperand(op, op.Operand(0))
-		if err != nil {
-			return nil, err
-		}
-		d.set(op, &sval{i: a})
-		return nil, nil
+	case binOps[name] != "" || castOps[name]:
+		return nil, d.intOp(op)
 	case name == arith.Select:
 		s := arith.SelectOp{Op: op}
 		c := d.vals[s.Condition()]
@@ -329,6 +305,29 @@ func (d *describer) op(op *ir.Operation) ([]bundle.Step, error) {
 		return nil, d.reject(op, "the plan's integer expressions have + - * / %% ceildiv min max only")
 	}
 	return nil, d.reject(op, "the plan has no such step")
+}
+
+// intOp translates an integer op of the plan language: folded when its
+// operands are constants, else an expression (a cast is its operand).
+func (d *describer) intOp(op *ir.Operation) error {
+	if vs, ok := d.folded(op); ok {
+		d.set(op, vs...)
+		return nil
+	}
+	var in []*sexpr
+	for _, v := range op.Operands() {
+		e, err := d.intOperand(op, v)
+		if err != nil {
+			return err
+		}
+		in = append(in, e)
+	}
+	if castOps[op.Name()] {
+		d.set(op, &sval{i: in[0]})
+	} else {
+		d.set(op, &sval{i: binExpr(binOps[op.Name()], in[0], in[1])})
+	}
+	return nil
 }
 
 func (d *describer) set(op *ir.Operation, vs ...*sval) {

@@ -63,26 +63,14 @@ func (d *traceDevice) Memset(dst uint64, pat []byte, n int) error {
 func (d *traceDevice) EncodeTensorMap(td *cuda.TiledDesc) ([]byte, error) {
 	id := fmt.Sprintf("tm%d", d.nMaps)
 	d.nMaps++
-	tm := plan.TraceTensorMap{Op: "tensormap", ID: id, DataType: int(td.DataType), Rank: len(td.Dims),
-		GlobalAddress: uint64(td.Global), GlobalDim: td.Dims, GlobalStrides: td.Strides, BoxDim: td.Box,
-		ElementStrides: td.ElementStrides, Interleave: int(td.Interleave), Swizzle: int(td.Swizzle),
-		L2Promotion: int(td.L2Promotion), OOBFill: int(td.OOBFill)}
-	if tm.ElementStrides == nil {
-		for range td.Dims {
-			tm.ElementStrides = append(tm.ElementStrides, 1)
-		}
-	}
+	tm := plan.NewTraceTensorMap(id, td)
 	d.steps = append(d.steps, tm)
 	b := make([]byte, 128)
 	copy(b, mapMagic+id)
 	return b, nil
 }
 func (d *traceDevice) Launch(l *plan.Launch) error {
-	t := plan.TraceLaunch{Op: "launch", Kernel: l.Kernel, Grid: l.Grid[:], Block: l.Block[:],
-		NonPortableCluster: l.NonPortableCluster, SharedBytes: l.SharedBytes, Params: []plan.TraceParam{}}
-	if l.Cluster != [3]int{} {
-		t.Cluster = l.Cluster[:]
-	}
+	var params []plan.TraceParam
 	k := d.kernels[l.Kernel]
 	for i, b := range l.Params {
 		name := fmt.Sprintf("param%d", i)
@@ -90,12 +78,12 @@ func (d *traceDevice) Launch(l *plan.Launch) error {
 			name = k.Params[i].Name
 		}
 		if len(b) == 128 && bytes.HasPrefix(b, []byte(mapMagic)) {
-			t.Params = append(t.Params, plan.TraceParam{Name: name, TensorMap: string(bytes.TrimRight(b[len(mapMagic):], "\x00"))})
+			params = append(params, plan.TraceParam{Name: name, TensorMap: string(bytes.TrimRight(b[len(mapMagic):], "\x00"))})
 			continue
 		}
-		t.Params = append(t.Params, plan.TraceParam{Name: name, Bytes: hex.EncodeToString(b)})
+		params = append(params, plan.TraceParam{Name: name, Bytes: hex.EncodeToString(b)})
 	}
-	d.steps = append(d.steps, t)
+	d.steps = append(d.steps, plan.NewTraceLaunch(l, params))
 	return nil
 }
 func (d *traceDevice) Synchronize() error { return nil }

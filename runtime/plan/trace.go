@@ -129,7 +129,8 @@ type (
 	}
 )
 
-func traceTensorMap(id string, td *cuda.TiledDesc) TraceTensorMap {
+// NewTraceTensorMap is the trace step of encoding td as tensor map id.
+func NewTraceTensorMap(id string, td *cuda.TiledDesc) TraceTensorMap {
 	t := TraceTensorMap{Op: bundle.OpTensorMap, ID: id, DataType: int(td.DataType), Rank: len(td.Dims),
 		GlobalAddress: uint64(td.Global), GlobalDim: td.Dims, GlobalStrides: td.Strides, BoxDim: td.Box,
 		ElementStrides: td.ElementStrides, Interleave: int(td.Interleave), Swizzle: int(td.Swizzle),
@@ -145,7 +146,11 @@ func traceTensorMap(id string, td *cuda.TiledDesc) TraceTensorMap {
 	return t
 }
 
-func traceLaunch(l *Launch, params []TraceParam) TraceLaunch {
+// NewTraceLaunch is the trace step of launch l with the given params.
+func NewTraceLaunch(l *Launch, params []TraceParam) TraceLaunch {
+	if params == nil {
+		params = []TraceParam{}
+	}
 	t := TraceLaunch{Op: bundle.OpLaunch, Kernel: l.Kernel, Grid: l.Grid[:], Block: l.Block[:],
 		NonPortableCluster: l.NonPortableCluster, SharedBytes: l.SharedBytes, Params: params}
 	if l.Cluster != [3]int{} {
@@ -591,7 +596,7 @@ func (x *evaluator) tensorMap(t *bundle.TensorMapStep) error {
 	if err := cuda.ValidateTiled(td); err != nil {
 		return err
 	}
-	x.record(traceTensorMap(t.ID, td))
+	x.record(NewTraceTensorMap(t.ID, td))
 	b, err := x.dev.EncodeTensorMap(td)
 	if err != nil {
 		return err
@@ -648,10 +653,7 @@ func (x *evaluator) launch(ls *bundle.LaunchStep) error {
 		l.Params = append(l.Params, b)
 		params = append(params, TraceParam{Name: p.Name, Bytes: hex.EncodeToString(b)})
 	}
-	if params == nil {
-		params = []TraceParam{}
-	}
-	x.record(traceLaunch(l, params))
+	x.record(NewTraceLaunch(l, params))
 	if err := x.dev.Launch(l); err != nil {
 		return err
 	}
