@@ -114,13 +114,16 @@ type AllocStep struct {
 	Loc       string   `json:"loc"`
 }
 
-// CopyStep copies bytes between contiguous device memrefs (argN or tmpN).
+// CopyStep copies Bytes bytes between contiguous device memrefs (argN or
+// tmpN); SrcBytes is the source's size, which must equal Bytes (the
+// destination's) when the copy runs.
 type CopyStep struct {
-	Op    string `json:"op"`
-	Dst   string `json:"dst"`
-	Src   string `json:"src"`
-	Bytes string `json:"bytes"`
-	Loc   string `json:"loc"`
+	Op       string `json:"op"`
+	Dst      string `json:"dst"`
+	Src      string `json:"src"`
+	Bytes    string `json:"bytes"`
+	SrcBytes string `json:"src_bytes"`
+	Loc      string `json:"loc"`
 }
 
 // MemsetStep fills Count elements of ElemBytes bytes at Dst with Value

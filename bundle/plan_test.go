@@ -123,7 +123,7 @@ const planManifest = `{"format":2,"tmac_version":"t","source":"s.tma","target":"
          {"name":"arg2","type":"index","kind":"scalar","elem":"index"}],
  "steps":[
   {"op":"alloc","id":"tmp0","type":"memref<?xf32>","elem_bytes":4,"shape":["arg0.dim0 * 8"],"loc":"s.tma:4:1"},
-  {"op":"copy","dst":"tmp0","src":"arg0","bytes":"arg0.dim0 * 32","loc":"s.tma:5:1"},
+  {"op":"copy","dst":"tmp0","src":"arg0","bytes":"arg0.dim0 * 32","src_bytes":"arg0.dim0 * 32","loc":"s.tma:5:1"},
   {"op":"memset","dst":"tmp0","elem_bytes":4,"count":"arg0.dim0 * 8","value":"0000803f","loc":"s.tma:6:1"},
   {"op":"tensormap","id":"tm0","of":"arg0","loc":"s.tma:7:1","data_type":7,"data_type_name":"float32","rank":2,
    "global_address":"arg0.ptr","global_dim":["8","arg0.dim0"],"global_strides":["32"],"box_dim":[8,8],"element_strides":[1,1],
@@ -218,6 +218,7 @@ func TestPlanRejects(t *testing.T) {
 		{`"src":"arg0"`, `"src":"arg2"`, `"arg2" is not a memref argument`},
 		{`"src":"arg0"`, `"src":"tmp1"`, `"tmp1" is not a memref argument or a live scratch allocation`},
 		{`"value":"0000803f"`, `"value":"00803f"`, "is not 4 bytes in hexadecimal"},
+		{`"src_bytes":"arg0.dim0 * 32"`, `"src_bytes":"arg0.dim9"`, "arg0.dim9: argument 0 has rank 2"},
 		{`"of":"arg0"`, `"of":"tmp0"`, "rank 2 for a memref of rank 1"},
 		{`"global_strides":["32"]`, `"global_strides":[]`, "global_strides has 0 entries, not 1"},
 		{`"box_dim":[8,8]`, `"box_dim":[8]`, "box_dim [8]"},

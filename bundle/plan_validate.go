@@ -265,7 +265,10 @@ func (c *planChecker) step(st *Step, s *scope) error {
 				return err
 			}
 		}
-		return c.expr(cp.Bytes, s)
+		if err := c.expr(cp.Bytes, s); err != nil {
+			return err
+		}
+		return c.expr(cp.SrcBytes, s)
 	case OpMemset:
 		ms := st.Memset
 		if _, err := c.memref(ms.Dst, s); err != nil {

@@ -516,7 +516,8 @@ func (d *describer) copy(op *ir.Operation, dstV, srcV ir.Value) ([]bundle.Step, 
 	if db.isConst && sb.isConst && db.val != sb.val {
 		return nil, op.EmitError("copies %d bytes into %d bytes", sb.val, db.val)
 	}
-	return []bundle.Step{{Op: bundle.OpCopy, Copy: &bundle.CopyStep{Op: bundle.OpCopy, Dst: dst.name, Src: src.name, Bytes: db.text, Loc: LocString(op.Loc)}}}, nil
+	return []bundle.Step{{Op: bundle.OpCopy, Copy: &bundle.CopyStep{Op: bundle.OpCopy, Dst: dst.name, Src: src.name,
+		Bytes: db.text, SrcBytes: sb.text, Loc: LocString(op.Loc)}}}, nil
 }
 
 func (d *describer) memset(op *ir.Operation) ([]bundle.Step, error) {

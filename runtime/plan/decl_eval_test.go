@@ -121,3 +121,34 @@ func TestEvaluateErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestEvaluateCopySizes: a copy between memrefs whose dynamic sizes differ
+// at run time fails, as the IR executor's gpu.memcpy does.
+func TestEvaluateCopySizes(t *testing.T) {
+	const entry = `{"name": "main", "loc": "c.tma:1:1",
+ "args": [
+  {"name": "arg0", "type": "memref<?xf32>", "kind": "memref", "elem": "f32", "elem_bytes": 4, "shape": [-1], "strides": [1], "offset": 0, "contiguous": true, "output": false},
+  {"name": "arg1", "type": "memref<?xf32>", "kind": "memref", "elem": "f32", "elem_bytes": 4, "shape": [-1], "strides": [1], "offset": 0, "contiguous": true, "output": false}],
+ "steps": [{"op": "copy", "dst": "arg1", "src": "arg0", "bytes": "arg1.dim0 * 4", "src_bytes": "arg0.dim0 * 4", "loc": "c.tma:2:3"}]}`
+	var e bundle.Entry
+	if err := json.Unmarshal([]byte(entry), &e); err != nil {
+		t.Fatal(err)
+	}
+	mem := func(ptr uint64, n int64) Binding {
+		return Binding{Mem: true, Ptr: ptr, Shape: []int64{n}, Strides: []int64{1}, Elem: "f32"}
+	}
+	dev := newFake()
+	src, _ := dev.Alloc(64)
+	dst, _ := dev.Alloc(64)
+	var trace []any
+	if err := Evaluate(dev, &e, []Binding{mem(src, 8), mem(dst, 8)}, func(s any) { trace = append(trace, s) }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := trace[0].(TraceCopy); c.Bytes != 32 || c.Dst != dst || c.Src != src {
+		t.Fatalf("copy %+v", c)
+	}
+	err := Evaluate(dev, &e, []Binding{mem(src, 8), mem(dst, 16)}, nil, nil)
+	if err == nil || err.Error() != "c.tma:2:3: a copy needs memrefs of the same size (64 and 32 bytes)" {
+		t.Fatalf("error %v", err)
+	}
+}

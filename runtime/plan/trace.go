@@ -510,6 +510,13 @@ func (x *evaluator) step(s *bundle.Step) error {
 		if err != nil {
 			return err
 		}
+		sn, err := x.size(c.SrcBytes, "byte count")
+		if err != nil {
+			return err
+		}
+		if sn != n {
+			return fmt.Errorf("a copy needs memrefs of the same size (%d and %d bytes)", n, sn)
+		}
 		x.record(TraceCopy{Op: bundle.OpCopy, Dst: dst, Src: src, Bytes: n})
 		return x.dev.CopyDeviceToDevice(dst, src, int(n))
 	case bundle.OpMemset:
