@@ -20,8 +20,9 @@ import (
 
 // Program is a compiled program, what a bundle holds: the module after
 // tmac's passes (the host functions and the kernels), the LLVM IR and PTX
-// of its kernels, and the target. An entry function's host plan is
-// plan.Build(p.Module, entry), with the entry from plan.SelectEntry.
+// of its kernels, and the target. An entry function (plan.SelectEntry)
+// runs through its declarative host plan (plan.Describe, or the bundle's
+// manifest) or, when its host code has none, plan.Build's IR executor.
 type Program struct {
 	Module  *ir.Operation
 	Source  string // file name the module was compiled from

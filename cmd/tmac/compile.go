@@ -41,8 +41,10 @@ and runs llc (LLVM 22 NVPTX) to produce PTX for sm_90a.
 
 --emit selects the output: mlir (IR after the passes), llvm (LLVM IR),
 ptx (default) or bundle (a .tmab file: a tar of module.tma, kernels.ptx,
-kernels.ll and manifest.json with each kernel's parameter layout, which
-tmac run loads on a machine without llc). The output goes to -o, or next
+kernels.ll and manifest.json with each kernel's parameter layout and the
+host plan of each public host function, which tmac run and Python's
+tmac.load run on a machine without llc; host code a plan cannot hold is
+an error). The output goes to -o, or next
 to FILE with the matching extension; nothing is written if compilation
 fails.
 
