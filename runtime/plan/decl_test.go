@@ -400,3 +400,53 @@ var handMade = []struct{ name, text string }{
 }
 `},
 }
+
+// nopDevice does nothing: the benchmarks below time the host side only.
+type nopDevice struct{ traceDevice }
+
+func (nopDevice) Launch(*plan.Launch) error                       { return nil }
+func (nopDevice) EncodeTensorMap(*cuda.TiledDesc) ([]byte, error) { return make([]byte, 128), nil }
+
+// BenchmarkHostLaunch times the host side of one launch of
+// gpu-tests/overhead.tma's loop (500 launches per run) through the IR
+// executor and through the declarative plan, on a device that does
+// nothing (gpu-tests/overhead measures the same on a GPU).
+func BenchmarkHostLaunch(b *testing.B) {
+	text, err := os.ReadFile("../../gpu-tests/overhead.tma")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := tryCompile("gpu-tests/overhead.tma", string(text))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fn := plan.EntryCandidates(p.Module)[0]
+	ir, err := plan.Build(p.Module, fn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := plan.Describe(p.Module, fn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ft, _ := plan.FuncType(fn)
+	_, vals, err := bindArgs("", e, ft.Inputs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"ir", func() error { return ir.Run(&nopDevice{}, vals, nil) }},
+		{"plan", func() error { return plan.RunDecl(&nopDevice{}, e, vals, nil) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i += 500 {
+				if err := c.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
