@@ -40,7 +40,7 @@ func Describe(mod, entry *ir.Operation) (*bundle.Entry, error) {
 		e.Args = append(e.Args, a)
 		d.vals[body.Arg(i)] = v
 	}
-	if e.Steps, err = d.block(body, 0); err != nil {
+	if e.Steps, err = d.block(body); err != nil {
 		return nil, err
 	}
 	if e.Steps == nil {
@@ -187,9 +187,9 @@ func (d *describer) memOperand(op *ir.Operation, v ir.Value) (*smem, error) {
 	return s.mem, nil
 }
 
-// block translates the ops of a block. Its terminator's operands (scf.yield)
-// are left in d.yield.
-func (d *describer) block(b *ir.Block, _ int) ([]bundle.Step, error) {
+// block translates the ops of a block up to its terminator (scf.yield or
+// func.return; the caller reads a yield's operands).
+func (d *describer) block(b *ir.Block) ([]bundle.Step, error) {
 	var steps []bundle.Step
 	for _, op := range b.Ops() {
 		if op.Name() == scf.Yield || op.Name() == funcdialect.Return {
@@ -382,7 +382,7 @@ func (d *describer) ifOp(op *ir.Operation) ([]bundle.Step, error) {
 		return nil, nil
 	}
 	b := op.Region(r).Entry()
-	steps, err := d.block(b, 0)
+	steps, err := d.block(b)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +416,7 @@ func (d *describer) forOp(op *ir.Operation) ([]bundle.Step, error) {
 	v := fmt.Sprintf("i%d", d.depth)
 	d.vals[body.Arg(0)] = &sval{i: refExpr(v)}
 	d.depth++
-	steps, err := d.block(body, 0)
+	steps, err := d.block(body)
 	d.depth--
 	if err != nil {
 		return nil, err
