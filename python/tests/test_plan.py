@@ -423,6 +423,14 @@ class EvaluateTest(unittest.TestCase):
         self.assertEqual(d[6:], [{"op": "free", "ptr": base}])
         self.assertEqual(t.steps[6]["loc"], "t.tma:1:1")
         self.assertTrue(entry(self.scratch_steps()).allocates)
+        # Go's src_bytes: the source's size as the plan computes it must
+        # equal the copy's byte count.
+        steps = self.scratch_steps()
+        steps[2] = dict(steps[2], src_bytes="arg0.dim0 * 4")
+        self.assertEqual(self.run_steps(steps).to_dict()["steps"][2]["bytes"], 1024)
+        steps[2] = dict(steps[2], src_bytes="arg0.dim0 * 2")
+        self.assertIn("t.tma:4:1: a copy needs memrefs of the same size (1024 and 512 bytes)",
+                      self.plan_error(steps))
         self.assertFalse(entry([launch()]).allocates)
 
     def test_alloc_callback(self):

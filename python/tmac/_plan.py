@@ -664,7 +664,8 @@ def _compile_free(c, s, scope, loc, where):
 def _compile_copy(c, s, scope, loc, where):
     dst, _ = c.memref(s, "dst", scope, where)
     src, _ = c.memref(s, "src", scope, where)
-    return _Copy(loc, dst, src, c.expr(s, "bytes", scope, loc, where))
+    src_bytes = c.expr(s, "src_bytes", scope, loc, where) if "src_bytes" in s else None
+    return _Copy(loc, dst, src, c.expr(s, "bytes", scope, loc, where), src_bytes)
 
 
 def _compile_memset(c, s, scope, loc, where):
@@ -931,11 +932,16 @@ class _Free:
 
 
 class _Copy:
-    def __init__(self, loc, dst, src, nbytes):
+    def __init__(self, loc, dst, src, nbytes, src_bytes):
         self.loc, self.dst, self.src, self.nbytes = loc, dst, src, nbytes
+        self.src_bytes = src_bytes  # the source's size as the plan computes it (Go's check)
 
     def run(self, env):
         n = _size(self.nbytes, env, "byte count")
+        if self.src_bytes is not None:
+            sb = _size(self.src_bytes, env, "byte count")
+            if sb != n:
+                raise PlanError("%s: a copy needs memrefs of the same size (%d and %d bytes)" % (self.loc, n, sb))
         dp, dshape, dstrides, deb = env.view(self.dst, self.loc)
         sp, sshape, sstrides, seb = env.view(self.src, self.loc)
         dn = _contiguous_bytes(dshape, dstrides, deb)
