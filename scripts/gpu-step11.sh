@@ -84,6 +84,9 @@ run)
 		add "host overhead" $rc "$(grep -c '^HOST' overhead.log) measurements"
 		step gemm-module 180 "$python" ../../../examples/python/gemm_module.py ../py/gemm.tmab
 		add "examples/python/gemm_module.py" $rc "$(tail -1 gemm-module.log)"
+		# Go's host path per launch (tmac run's declarative plan and IR executor vs a bare driver call)
+		step go-overhead 120 ../overhead -bundle ../overhead.tmab
+		add "gpu-tests/overhead (Go host path)" $rc "$(grep -m3 -i 'us' go-overhead.log | tr '\n' ';')"
 	fi
 	echo
 	echo "== results ($((SECONDS - start)) s)"
