@@ -9,6 +9,7 @@
 #                                    #   bundle), build/gpu/py (the quickstart's and overhead's bundles)
 #   scripts/gpu-step11.sh run [PART] # there (GPU; build/ carried): PART = all (default), examples,
 #                                    #   features or overhead; logs in build/gpu/step11, table last
+#                                    #   (EXAMPLES_FROM=NAME continues the examples from bundle NAME)
 #
 # The run stops starting steps after RUN_BUDGET seconds (default 540).
 # Exit status 0 when every step passed.
@@ -72,7 +73,7 @@ run)
 		add "examples/python/quickstart.py" $rc "$(tail -1 quickstart.log)"
 	fi
 	if [ "$part" = all ] || [ "$part" = examples ]; then
-		step examples 420 "$python" "$runpy" examples ../bundles "$tmac" .
+		step examples 480 "$python" "$runpy" examples ../bundles "$tmac" . "${EXAMPLES_FROM:-}"
 		add "every example bundle from Python = tmac run --dump-dir" $rc "$(grep -c 'RESULT example:.* PASS' examples.log) PASS, $(grep -c 'RESULT example:.* FAIL' examples.log) FAIL"
 	fi
 	if [ "$part" = all ] || [ "$part" = features ]; then

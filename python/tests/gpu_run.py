@@ -2,7 +2,7 @@
 on the GPU machine, never by make test (it needs a GPU, torch and the
 bundles built by scripts/gpu-step11.sh build).
 
-    python gpu_run.py examples BUNDLES TMAC OUT   # every bundle: tmac run --dump-dir, then the same
+    python gpu_run.py examples BUNDLES TMAC OUT [FIRST]  # every bundle (from FIRST): tmac run --dump-dir, then the same
                                                   # inputs from Python on torch tensors; equal outputs
     python gpu_run.py one BUNDLE DUMPDIR          # (one bundle, in its own process: a hang is a timeout)
     python gpu_run.py features GEMM COPY          # streams, CUDA graphs, torch.compile, bad inputs
@@ -63,13 +63,12 @@ def poison(shape, elem):
 
 def compare(got, want):
     """(identical, relative error) of two tensors of one dtype."""
-    g, w = got.cpu(), want.cpu()
-    if g.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
-        g, w = g.view(torch.uint8), w.view(torch.uint8)
-    same = torch.equal(g.view(torch.uint8) if g.dtype == torch.bool else g,
-                       w.view(torch.uint8) if w.dtype == torch.bool else w)
-    if same:
+    g, w = got.cpu().contiguous(), want.cpu().contiguous()
+    # identical bit patterns (NaN outputs included)
+    if g.shape == w.shape and torch.equal(g.view(torch.uint8), w.view(torch.uint8)):
         return True, 0.0
+    if g.dtype in (torch.float8_e4m3fn, torch.float8_e5m2, torch.bool):
+        return False, float("inf")
     if not g.dtype.is_floating_point:
         return False, float("inf")
     g64, w64 = g.double(), w.double()
@@ -112,8 +111,10 @@ def one(bundle, dump):
     return ok
 
 
-def examples(bundles, tmac_bin, out):
-    names = sorted(f[:-5] for f in os.listdir(bundles) if f.endswith(".tmab"))
+def examples(bundles, tmac_bin, out, first=""):
+    """Every bundle in bundles (from the name first on, to continue a run
+    that hit its time limit)."""
+    names = sorted(f[:-5] for f in os.listdir(bundles) if f.endswith(".tmab") and f[:-5] >= first)
     for n in names:
         b = os.path.join(bundles, n + ".tmab")
         d = os.path.join(out, "dump", n)
@@ -373,7 +374,7 @@ def main():
     if mode == "one":
         sys.exit(0 if one(sys.argv[2], sys.argv[3]) else 1)
     elif mode == "examples":
-        examples(sys.argv[2], sys.argv[3], sys.argv[4])
+        examples(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
     elif mode == "features":
         features(sys.argv[2], sys.argv[3])
     elif mode == "overhead":
