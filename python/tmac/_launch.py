@@ -314,7 +314,7 @@ class Kernel:
                 drv.allow_non_portable_cluster(fn)
                 mod.non_portable.add(name)
             params = _ParamBlock([maps[p["tensormap"]] if "tensormap" in p else p["bytes"]
-                                         for p in step["params"]])
+                                  for p in step["params"]])
             cfg = drv.launch_config(step["grid"], step["block"], shared, stream, step["cluster"])
             prep.keep.append((params, cfg))
             args = (ctypes.byref(cfg), ctypes.c_void_p(fn), params.pointers, None)
