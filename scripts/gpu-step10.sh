@@ -77,32 +77,7 @@ run)
 	echo "GPU: ${gpu:-none found}; commit $(cat build/gpu/COMMIT 2>/dev/null || echo unknown)"
 	rows=()
 	failed=0
-	# step NAME CAP CMD...: runs CMD with a timeout of CAP seconds or what
-	# is left of the budget, logs to $out/NAME.log; sets rc (124: timed out,
-	# 125: skipped for lack of time).
-	step() {
-		local name=$1 cap=$2
-		shift 2
-		local left=$((budget - (SECONDS - start)))
-		[ "$cap" -gt "$left" ] && cap=$left
-		if [ "$cap" -lt 5 ]; then
-			rc=125
-			echo "== $name: skipped (run budget of $budget s spent)"
-			return
-		fi
-		echo "== $name (timeout $cap s)"
-		timeout "$cap" "$@" >"$out/$name.log" 2>&1
-		rc=$?
-		tail -n 30 "$out/$name.log"
-	}
-	verdict() {
-		case $1 in
-		0) echo PASS ;;
-		124) echo TIMEOUT ;;
-		125) echo SKIPPED ;;
-		*) echo "FAIL (exit $1)" ;;
-		esac
-	}
+	. scripts/gpu-steps.sh
 	# us REGEX LOG: the microseconds on the first bench line matching REGEX.
 	us() { grep -m1 -E "$1" "$2" 2>/dev/null | grep -oE 'median [0-9.]+ us' | grep -oE '[0-9.]+'; }
 

@@ -38,22 +38,8 @@ run)
 	echo "GPU: ${gpu:-none found}; commit $(cat build/gpu/COMMIT 2>/dev/null || echo unknown); python $python"
 	rows=()
 	failed=0
-	step() { # NAME CAP CMD...: CMD with a timeout (CAP s or what is left), log in $out/NAME.log
-		local name=$1 cap=$2
-		shift 2
-		local left=$((budget - (SECONDS - start)))
-		[ "$cap" -gt "$left" ] && cap=$left
-		if [ "$cap" -lt 5 ]; then
-			rc=125
-			echo "== $name: skipped (run budget spent)"
-			return
-		fi
-		echo "== $name (timeout $cap s)"
-		timeout "$cap" "$@" >"$out/$name.log" 2>&1
-		rc=$?
-		tail -n 40 "$out/$name.log"
-	}
-	verdict() { case $1 in 0) echo PASS ;; 124) echo TIMEOUT ;; 125) echo SKIPPED ;; *) echo "FAIL (exit $1)" ;; esac; }
+	TAIL=40
+	. scripts/gpu-steps.sh
 	add() { # NAME RC NOTES
 		local v
 		v=$(verdict "$2")

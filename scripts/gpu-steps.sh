@@ -1,0 +1,32 @@
+# Shared by the GPU run scripts (gpu-step10.sh, gpu-step11.sh), sourced
+# after they set out (the log directory), budget (seconds for the whole
+# run) and start ($SECONDS when it began).
+#
+# step NAME CAP CMD...: runs CMD with a timeout of CAP seconds or what is
+# left of the budget, logs to $out/NAME.log and shows its last TAIL lines
+# (default 30); sets rc (124: timed out, 125: skipped for lack of time).
+step() {
+	local name=$1 cap=$2
+	shift 2
+	local left=$((budget - (SECONDS - start)))
+	[ "$cap" -gt "$left" ] && cap=$left
+	if [ "$cap" -lt 5 ]; then
+		rc=125
+		echo "== $name: skipped (run budget of $budget s spent)"
+		return
+	fi
+	echo "== $name (timeout $cap s)"
+	timeout "$cap" "$@" >"$out/$name.log" 2>&1
+	rc=$?
+	tail -n "${TAIL:-30}" "$out/$name.log"
+}
+
+# verdict RC: PASS, TIMEOUT, SKIPPED or FAIL (exit RC).
+verdict() {
+	case $1 in
+	0) echo PASS ;;
+	124) echo TIMEOUT ;;
+	125) echo SKIPPED ;;
+	*) echo "FAIL (exit $1)" ;;
+	esac
+}
