@@ -624,10 +624,9 @@ func (x *evaluator) launch(ls *bundle.LaunchStep) error {
 		if err != nil {
 			return err
 		}
+		// sizes.Check judges every value (negative ones included), with
+		// the messages the IR executor gives.
 		for i, v := range vs {
-			if v < 0 || v > 1<<31 {
-				return fmt.Errorf("kernel %s cannot be launched: size %d is out of range", ls.Kernel, v)
-			}
 			g.dst[i], g.chk[i] = int(v), v
 		}
 	}
