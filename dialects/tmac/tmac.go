@@ -53,6 +53,7 @@ func init() {
 		Name:         "tmac",
 		Summary:      "tmac's simple tile-loop form (rewritten by tma-pipeline and mbarrier-phase)",
 		VerifyOpAttr: verifyOpAttr,
+		ParseType:    parseType,
 	})
 	ir.Register(
 		&ir.OpDef{
@@ -114,6 +115,18 @@ func init() {
 				"in global or shared memory, with a strided layout whose innermost stride is 1.",
 		},
 	)
+}
+
+// typeParsers parse the rest of each tmac type after its mnemonic; the
+// files defining the types fill it in their init.
+var typeParsers = map[string]func(p *ir.Parser) (ir.Type, error){}
+
+func parseType(p *ir.Parser, mnemonic string) (ir.Type, error) {
+	parse, ok := typeParsers[mnemonic]
+	if !ok {
+		return nil, p.Errorf("unknown type `%s` in dialect `tmac`", mnemonic)
+	}
+	return parse(p)
 }
 
 // verifyConvertStore checks tmac.warpgroup.mma.store: an f32 accumulator
