@@ -54,7 +54,7 @@ $(PYVENV)/bin/python:
 	$(TMAC_PYTHON) -m venv --system-site-packages $(PYVENV)
 
 pytest: deps $(PYVENV)/bin/python
-	$(PYVENV)/bin/python -m pip install -q --no-build-isolation --no-index --no-deps --force-reinstall ./python
+	PIP_DISABLE_PIP_VERSION_CHECK=1 $(PYVENV)/bin/python -m pip install -q --no-build-isolation --no-index --no-deps --force-reinstall ./python
 	cd build && pyvenv/bin/python -c 'import tmac, os; assert "site-packages" in tmac.__file__, tmac.__file__'
 	$(PYVENV)/bin/python -m unittest discover -s python/tests -t python
 
