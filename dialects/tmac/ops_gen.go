@@ -13,7 +13,9 @@ const (
 	TmaLoad           = "tmac.tma.load"
 	TmaStore          = "tmac.tma.store"
 	TmaWait           = "tmac.tma.wait"
+	WarpgroupAccMap   = "tmac.warpgroup.acc.map"
 	WarpgroupMmaStore = "tmac.warpgroup.mma.store"
+	Yield             = "tmac.yield"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
@@ -27,8 +29,12 @@ type (
 	TmaStoreOp struct{ Op *ir.Operation }
 	// TmaWaitOp views an op named tmac.tma.wait.
 	TmaWaitOp struct{ Op *ir.Operation }
+	// WarpgroupAccMapOp views an op named tmac.warpgroup.acc.map.
+	WarpgroupAccMapOp struct{ Op *ir.Operation }
 	// WarpgroupMmaStoreOp views an op named tmac.warpgroup.mma.store.
 	WarpgroupMmaStoreOp struct{ Op *ir.Operation }
+	// YieldOp views an op named tmac.yield.
+	YieldOp struct{ Op *ir.Operation }
 )
 
 // AsMbarrierWait returns op as a MbarrierWaitOp, and whether it is named tmac.mbarrier.wait.
@@ -51,9 +57,19 @@ func AsTmaWait(op *ir.Operation) (TmaWaitOp, bool) {
 	return ir.As[TmaWaitOp](op, TmaWait)
 }
 
+// AsWarpgroupAccMap returns op as a WarpgroupAccMapOp, and whether it is named tmac.warpgroup.acc.map.
+func AsWarpgroupAccMap(op *ir.Operation) (WarpgroupAccMapOp, bool) {
+	return ir.As[WarpgroupAccMapOp](op, WarpgroupAccMap)
+}
+
 // AsWarpgroupMmaStore returns op as a WarpgroupMmaStoreOp, and whether it is named tmac.warpgroup.mma.store.
 func AsWarpgroupMmaStore(op *ir.Operation) (WarpgroupMmaStoreOp, bool) {
 	return ir.As[WarpgroupMmaStoreOp](op, WarpgroupMmaStore)
+}
+
+// AsYield returns op as a YieldOp, and whether it is named tmac.yield.
+func AsYield(op *ir.Operation) (YieldOp, bool) {
+	return ir.As[YieldOp](op, Yield)
 }
 
 // Barriers returns the `barriers` operand (mbarrier barrier type).
@@ -86,6 +102,11 @@ func (o TmaStoreOp) TensorMap() ir.Value {
 	return o.Op.OperandNamed("tensorMap")
 }
 
+// Result returns the `result` result (warpgroup accumulator type).
+func (o WarpgroupAccMapOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
 // MatrixD returns the `matrixD` operand (warpgroup accumulator type).
 func (o WarpgroupMmaStoreOp) MatrixD() ir.Value {
 	return o.Op.OperandNamed("matrixD")
@@ -94,6 +115,11 @@ func (o WarpgroupMmaStoreOp) MatrixD() ir.Value {
 // DstMemref returns the `dstMemref` operand (memref of any type values).
 func (o WarpgroupMmaStoreOp) DstMemref() ir.Value {
 	return o.Op.OperandNamed("dstMemref")
+}
+
+// Value returns the `value` operand (32-bit float).
+func (o YieldOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
 }
 
 // Coordinates returns the `coordinates` operands (index).
@@ -109,4 +135,14 @@ func (o TmaStoreOp) Coordinates() []ir.Value {
 // Tiles returns the `tiles` operands (memref of any type values).
 func (o TmaWaitOp) Tiles() []ir.Value {
 	return o.Op.OperandGroup("tiles")
+}
+
+// Accs returns the `accs` operands (warpgroup accumulator type).
+func (o WarpgroupAccMapOp) Accs() []ir.Value {
+	return o.Op.OperandGroup("accs")
+}
+
+// Body returns the `body` region.
+func (o WarpgroupAccMapOp) Body() *ir.Region {
+	return o.Op.RegionNamed("body")
 }

@@ -95,6 +95,8 @@ var nvgpuLowerings = map[string]func(rw *NVGPURewriter, op *ir.Operation) error{
 	nvgpu.WarpgroupMmaStore:           lowerWarpgroupMmaStore,
 	// convert_store.go
 	tmac.WarpgroupMmaStore: lowerConvertStore,
+	// accmap.go
+	tmac.WarpgroupAccMap: lowerAccMap,
 	// other.go
 	nvgpu.Rcp:                    lowerRcp,
 	nvgpu.DeviceAsyncCopy:        lowerDeviceAsyncCopy,

@@ -1,0 +1,100 @@
+package lowernvgpu
+
+import (
+	"github.com/tmac-dev/tmac/dialects/llvm"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/tmac"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// lower-nvgpu, tmac.warpgroup.acc.map (dialects/tmac/SPEC.md): an
+// elementwise computation over f32 accumulators.
+//
+// Like the accumulator stores it first waits for every wgmma group
+// (wait_group 0: an mma in flight may still write its accumulator) and
+// computes the thread's fragment origin (wgmmaFragment). Then, for each
+// 64-row slice and each register r of the slice, it extracts register r of
+// every operand, clones the region's ops with the block arguments mapped
+// to those values and to the element's row and column
+// (wgmmaAccumulatorCoord: the same registers hold the same positions in
+// every accumulator of one shape), and inserts the value tmac.yield gives
+// into register r of the result. The row and column are materialised only
+// when the region uses them, once per distinct value.
+
+func lowerAccMap(rw *NVGPURewriter, op *ir.Operation) error {
+	st := wgmmaStateOf(rw)
+	resT := st.nvgpuType(op.Result(0))
+	acc, ok := nvgpu.AsWarpgroupAccumulator(resT)
+	if !ok {
+		return rw.Errorf(op, "has an unexpected result type")
+	}
+	d := acc.Fragmented
+	if msg := checkAccumulatorShape(d); msg != "" {
+		return rw.Errorf(op, "cannot compute on an accumulator that %s", msg)
+	}
+	body := op.Region(0).Entry()
+	n := op.NumOperands()
+	rowArg, colArg := body.Arg(n), body.Arg(n+1)
+	useRow, useCol := ir.HasUses(rowArg), ir.HasUses(colArg)
+
+	frags := make([]*wgmmaFragment, n)
+	frags[0] = newWgmmaFragment(rw, d, rw.Lookup(op.Operand(0)))
+	for i := 1; i < n; i++ {
+		f := *frags[0]
+		f.c = rw.Lookup(op.Operand(i))
+		frags[i] = &f
+	}
+
+	sliceT := wgmmaSliceType(d)
+	accT := wgmmaAccumulatorStruct(d)
+	position := func(i int64) ir.NamedAttr {
+		return ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(i)}
+	}
+	rows := map[int64]ir.Value{} // by row offset from the thread's origin
+	cols := map[int64]ir.Value{} // by column offset
+	var res ir.Value = rw.Create(llvm.MlirUndef, nil, []ir.Type{accT}).Result(0)
+	for s := int64(0); s < d.Shape()[0]/64; s++ {
+		slices := make([]ir.Value, n)
+		for i, f := range frags {
+			slices[i] = rw.Create(llvm.Extractvalue, []ir.Value{f.c}, []ir.Type{sliceT}, position(s)).Result(0)
+		}
+		var out ir.Value = rw.Create(llvm.MlirUndef, nil, []ir.Type{sliceT}).Result(0)
+		for r := int64(0); r < d.Shape()[1]/2; r++ {
+			m := ir.NewIRMapping()
+			for i := range frags {
+				x := rw.Create(llvm.Extractvalue, []ir.Value{slices[i]}, []ir.Type{d.Elem}, position(r)).Result(0)
+				m.Map(body.Arg(i), x)
+			}
+			_, _, dr, dc := wgmmaAccumulatorCoord(0, r)
+			if useRow {
+				m.Map(rowArg, cached(rows, 64*s+dr, func() ir.Value { return frags[0].offset(frags[0].row0, 64*s+dr) }))
+			}
+			if useCol {
+				m.Map(colArg, cached(cols, dc, func() ir.Value { return frags[0].offset(frags[0].col0, dc) }))
+			}
+			var y ir.Value
+			for _, o := range body.Ops() {
+				if _, ok := tmac.AsYield(o); ok {
+					y = m.Lookup(o.Operand(0))
+					break
+				}
+				rw.B.Insert(o.Clone(m))
+			}
+			out = rw.Create(llvm.Insertvalue, []ir.Value{out, y}, []ir.Type{sliceT}, position(r)).Result(0)
+		}
+		res = rw.Create(llvm.Insertvalue, []ir.Value{res, out}, []ir.Type{accT}, position(s)).Result(0)
+	}
+	st.orig[res] = resT
+	rw.Replace(op, res)
+	return nil
+}
+
+// cached returns m[k], computing and recording it with make the first time.
+func cached(m map[int64]ir.Value, k int64, make func() ir.Value) ir.Value {
+	v, ok := m[k]
+	if !ok {
+		v = make()
+		m[k] = v
+	}
+	return v
+}
