@@ -9,13 +9,18 @@ import "github.com/tmac-dev/tmac/ir"
 
 // Names of the tmac ops.
 const (
-	MbarrierWait      = "tmac.mbarrier.wait"
-	TmaLoad           = "tmac.tma.load"
-	TmaStore          = "tmac.tma.store"
-	TmaWait           = "tmac.tma.wait"
-	WarpgroupAccMap   = "tmac.warpgroup.acc.map"
-	WarpgroupMmaStore = "tmac.warpgroup.mma.store"
-	Yield             = "tmac.yield"
+	MbarrierWait          = "tmac.mbarrier.wait"
+	TmaLoad               = "tmac.tma.load"
+	TmaStore              = "tmac.tma.store"
+	TmaWait               = "tmac.tma.wait"
+	WarpgroupAccMap       = "tmac.warpgroup.acc.map"
+	WarpgroupAccReduce    = "tmac.warpgroup.acc.reduce"
+	WarpgroupAccToOperand = "tmac.warpgroup.acc.to_operand"
+	WarpgroupMma          = "tmac.warpgroup.mma"
+	WarpgroupMmaStore     = "tmac.warpgroup.mma.store"
+	WarpgroupRowsStore    = "tmac.warpgroup.rows.store"
+	WgmmaMmaAsync         = "tmac.wgmma.mma_async"
+	Yield                 = "tmac.yield"
 )
 
 // Views: each holds an op of one name and reads its operands, results,
@@ -31,8 +36,18 @@ type (
 	TmaWaitOp struct{ Op *ir.Operation }
 	// WarpgroupAccMapOp views an op named tmac.warpgroup.acc.map.
 	WarpgroupAccMapOp struct{ Op *ir.Operation }
+	// WarpgroupAccReduceOp views an op named tmac.warpgroup.acc.reduce.
+	WarpgroupAccReduceOp struct{ Op *ir.Operation }
+	// WarpgroupAccToOperandOp views an op named tmac.warpgroup.acc.to_operand.
+	WarpgroupAccToOperandOp struct{ Op *ir.Operation }
+	// WarpgroupMmaOp views an op named tmac.warpgroup.mma.
+	WarpgroupMmaOp struct{ Op *ir.Operation }
 	// WarpgroupMmaStoreOp views an op named tmac.warpgroup.mma.store.
 	WarpgroupMmaStoreOp struct{ Op *ir.Operation }
+	// WarpgroupRowsStoreOp views an op named tmac.warpgroup.rows.store.
+	WarpgroupRowsStoreOp struct{ Op *ir.Operation }
+	// WgmmaMmaAsyncOp views an op named tmac.wgmma.mma_async.
+	WgmmaMmaAsyncOp struct{ Op *ir.Operation }
 	// YieldOp views an op named tmac.yield.
 	YieldOp struct{ Op *ir.Operation }
 )
@@ -62,9 +77,34 @@ func AsWarpgroupAccMap(op *ir.Operation) (WarpgroupAccMapOp, bool) {
 	return ir.As[WarpgroupAccMapOp](op, WarpgroupAccMap)
 }
 
+// AsWarpgroupAccReduce returns op as a WarpgroupAccReduceOp, and whether it is named tmac.warpgroup.acc.reduce.
+func AsWarpgroupAccReduce(op *ir.Operation) (WarpgroupAccReduceOp, bool) {
+	return ir.As[WarpgroupAccReduceOp](op, WarpgroupAccReduce)
+}
+
+// AsWarpgroupAccToOperand returns op as a WarpgroupAccToOperandOp, and whether it is named tmac.warpgroup.acc.to_operand.
+func AsWarpgroupAccToOperand(op *ir.Operation) (WarpgroupAccToOperandOp, bool) {
+	return ir.As[WarpgroupAccToOperandOp](op, WarpgroupAccToOperand)
+}
+
+// AsWarpgroupMma returns op as a WarpgroupMmaOp, and whether it is named tmac.warpgroup.mma.
+func AsWarpgroupMma(op *ir.Operation) (WarpgroupMmaOp, bool) {
+	return ir.As[WarpgroupMmaOp](op, WarpgroupMma)
+}
+
 // AsWarpgroupMmaStore returns op as a WarpgroupMmaStoreOp, and whether it is named tmac.warpgroup.mma.store.
 func AsWarpgroupMmaStore(op *ir.Operation) (WarpgroupMmaStoreOp, bool) {
 	return ir.As[WarpgroupMmaStoreOp](op, WarpgroupMmaStore)
+}
+
+// AsWarpgroupRowsStore returns op as a WarpgroupRowsStoreOp, and whether it is named tmac.warpgroup.rows.store.
+func AsWarpgroupRowsStore(op *ir.Operation) (WarpgroupRowsStoreOp, bool) {
+	return ir.As[WarpgroupRowsStoreOp](op, WarpgroupRowsStore)
+}
+
+// AsWgmmaMmaAsync returns op as a WgmmaMmaAsyncOp, and whether it is named tmac.wgmma.mma_async.
+func AsWgmmaMmaAsync(op *ir.Operation) (WgmmaMmaAsyncOp, bool) {
+	return ir.As[WgmmaMmaAsyncOp](op, WgmmaMmaAsync)
 }
 
 // AsYield returns op as a YieldOp, and whether it is named tmac.yield.
@@ -107,6 +147,46 @@ func (o WarpgroupAccMapOp) Result() ir.Value {
 	return o.Op.ResultNamed("result")
 }
 
+// Acc returns the `acc` operand (warpgroup accumulator type).
+func (o WarpgroupAccReduceOp) Acc() ir.Value {
+	return o.Op.OperandNamed("acc")
+}
+
+// Result returns the `result` result (!tmac.rows type).
+func (o WarpgroupAccReduceOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Acc returns the `acc` operand (warpgroup accumulator type).
+func (o WarpgroupAccToOperandOp) Acc() ir.Value {
+	return o.Op.OperandNamed("acc")
+}
+
+// Operand returns the `operand` result (warpgroup A operand in registers).
+func (o WarpgroupAccToOperandOp) Operand() ir.Value {
+	return o.Op.ResultNamed("operand")
+}
+
+// A returns the `a` operand (warpgroup A operand in registers).
+func (o WarpgroupMmaOp) A() ir.Value {
+	return o.Op.OperandNamed("a")
+}
+
+// DescriptorB returns the `descriptorB` operand (warpgroup descriptor type).
+func (o WarpgroupMmaOp) DescriptorB() ir.Value {
+	return o.Op.OperandNamed("descriptorB")
+}
+
+// MatrixC returns the `matrixC` operand (warpgroup accumulator type).
+func (o WarpgroupMmaOp) MatrixC() ir.Value {
+	return o.Op.OperandNamed("matrixC")
+}
+
+// MatrixD returns the `matrixD` result (warpgroup accumulator type).
+func (o WarpgroupMmaOp) MatrixD() ir.Value {
+	return o.Op.ResultNamed("matrixD")
+}
+
 // MatrixD returns the `matrixD` operand (warpgroup accumulator type).
 func (o WarpgroupMmaStoreOp) MatrixD() ir.Value {
 	return o.Op.OperandNamed("matrixD")
@@ -117,9 +197,84 @@ func (o WarpgroupMmaStoreOp) DstMemref() ir.Value {
 	return o.Op.OperandNamed("dstMemref")
 }
 
+// Value returns the `value` operand (!tmac.rows type).
+func (o WarpgroupRowsStoreOp) Value() ir.Value {
+	return o.Op.OperandNamed("value")
+}
+
+// Dst returns the `dst` operand (rank-1 memref).
+func (o WarpgroupRowsStoreOp) Dst() ir.Value {
+	return o.Op.OperandNamed("dst")
+}
+
+// Offset returns the `offset` operand (index).
+func (o WarpgroupRowsStoreOp) Offset() ir.Value {
+	return o.Op.OperandNamed("offset")
+}
+
+// A returns the `a` operand (LLVM structure type).
+func (o WgmmaMmaAsyncOp) A() ir.Value {
+	return o.Op.OperandNamed("a")
+}
+
+// DescriptorB returns the `descriptorB` operand (64-bit signless integer).
+func (o WgmmaMmaAsyncOp) DescriptorB() ir.Value {
+	return o.Op.OperandNamed("descriptorB")
+}
+
+// Inouts returns the `inouts` operand (LLVM structure type).
+func (o WgmmaMmaAsyncOp) Inouts() ir.Value {
+	return o.Op.OperandNamed("inouts")
+}
+
+// Results returns the `results` result (LLVM structure type).
+func (o WgmmaMmaAsyncOp) Results() ir.Value {
+	return o.Op.ResultNamed("results")
+}
+
 // Value returns the `value` operand (32-bit float).
 func (o YieldOp) Value() ir.Value {
 	return o.Op.OperandNamed("value")
+}
+
+// Kind returns the `kind` attribute (reduction kind max or sum), or nil if absent.
+func (o WarpgroupAccReduceOp) Kind() ir.Attribute {
+	return o.Op.Attr("kind")
+}
+
+// WaitGroup returns the `waitGroup` attribute (64-bit signless integer attribute), or nil if absent.
+func (o WarpgroupMmaOp) WaitGroup() ir.Attribute {
+	return o.Op.Attr("waitGroup")
+}
+
+// TransposeB returns the `transposeB` attribute (unit attribute), or nil if absent.
+func (o WarpgroupMmaOp) TransposeB() ir.Attribute {
+	return o.Op.Attr("transposeB")
+}
+
+// LayoutB returns the `layoutB` attribute (NVVM MMA layout), or nil if absent.
+func (o WgmmaMmaAsyncOp) LayoutB() ir.Attribute {
+	return o.Op.Attr("layoutB")
+}
+
+// Shape returns the `shape` attribute (Attribute for MMA operation shape.), or nil if absent.
+func (o WgmmaMmaAsyncOp) Shape() ir.Attribute {
+	return o.Op.Attr("shape")
+}
+
+// TypeA returns the `typeA` attribute (NVVM WGMMA types), or nil if absent.
+func (o WgmmaMmaAsyncOp) TypeA() ir.Attribute {
+	return o.Op.Attr("typeA")
+}
+
+// TypeB returns the `typeB` attribute (NVVM WGMMA types), or nil if absent.
+func (o WgmmaMmaAsyncOp) TypeB() ir.Attribute {
+	return o.Op.Attr("typeB")
+}
+
+// TypeD returns the `typeD` attribute (NVVM WGMMA types), or nil if absent.
+func (o WgmmaMmaAsyncOp) TypeD() ir.Attribute {
+	return o.Op.Attr("typeD")
 }
 
 // Coordinates returns the `coordinates` operands (index).
@@ -140,6 +295,11 @@ func (o TmaWaitOp) Tiles() []ir.Value {
 // Accs returns the `accs` operands (warpgroup accumulator type).
 func (o WarpgroupAccMapOp) Accs() []ir.Value {
 	return o.Op.OperandGroup("accs")
+}
+
+// Indices returns the `indices` operands (index).
+func (o WarpgroupMmaStoreOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
 }
 
 // Body returns the `body` region.

@@ -6,7 +6,7 @@
 //	tmac.tma.wait %a, %b : memref<...>, memref<...>
 //	tmac.tma.store %tile to %map[%x, %y] : memref<...> -> !desc
 //	tmac.mbarrier.wait %bars[%i] : !nvgpu.mbarrier.group<...>
-//	tmac.warpgroup.mma.store %acc, %dst : !nvgpu.warpgroup.accumulator<...> to memref<MxNxbf16|f16|f32, ...>
+//	tmac.warpgroup.mma.store %acc, %dst[%m0, %n0] : !nvgpu.warpgroup.accumulator<...> to memref<?x?xbf16|f16|f32|f8E4M3FN, ...>
 //
 // None of them reaches code generation: tma-pipeline lowers the first
 // three to nvgpu/nvvm ops, mbarrier-phase turns the parity-less wait into
@@ -105,14 +105,18 @@ func init() {
 				"`nvgpu.mbarrier.try_wait.parity`, or reports why it cannot.",
 		},
 		&ir.OpDef{
-			Name:     "tmac.warpgroup.mma.store",
-			Summary:  "stores an f32 wgmma accumulator into a memref of f32, f16 or bf16, rounding to nearest even",
-			Operands: []ir.ArgSpec{{Name: "matrixD", Type: wgAccC}, {Name: "dstMemref", Type: ir.AnyMemRef}},
-			Format:   "$matrixD `,` $dstMemref attr-dict `:` type($matrixD) `to` type($dstMemref)",
-			Verify:   verifyConvertStore,
-			Effects:  []ir.Effect{{Kind: ir.Write, Operand: "dstMemref"}},
-			Doc: "The accumulator is 2-D and holds f32; the destination is a 2-D memref of the accumulator's shape, of f32, f16 or bf16, " +
-				"in global or shared memory, with a strided layout whose innermost stride is 1.",
+			Name:    "tmac.warpgroup.mma.store",
+			Summary: "stores an f32 wgmma accumulator into a memref of f32, f16, bf16 or f8E4M3FN, rounding to nearest even",
+			Operands: []ir.ArgSpec{{Name: "matrixD", Type: wgAccC}, {Name: "dstMemref", Type: ir.AnyMemRef},
+				{Name: "indices", Kind: ir.Variadic, Type: ir.IndexOnly}},
+			Format:  "$matrixD `,` $dstMemref (`[` $indices^ `]`)? attr-dict `:` type($matrixD) `to` type($dstMemref)",
+			Verify:  verifyConvertStore,
+			Effects: []ir.Effect{{Kind: ir.Write, Operand: "dstMemref"}},
+			Doc: "The accumulator is 2-D and holds f32; the destination is a 2-D memref of f32, f16, bf16 or f8E4M3FN (saturating: " +
+				"values beyond ±448 store ±448, NaN stays NaN), in global or shared memory, with a strided layout whose innermost stride is 1. " +
+				"Without indices the destination has the accumulator's shape. With two indices `[%m0, %n0]` (the masked form, for edge " +
+				"tiles) element (r, c) goes to `%dst[%m0 + r, %n0 + c]` when both are inside the destination's dimensions and nowhere else; " +
+				"the destination may then have any 2-D shape.",
 		},
 	)
 }
@@ -130,23 +134,30 @@ func parseType(p *ir.Parser, mnemonic string) (ir.Type, error) {
 }
 
 // verifyConvertStore checks tmac.warpgroup.mma.store: an f32 accumulator
-// of shape MxN stored into a 2-D MxN memref of f32, f16 or bf16 in global
-// or shared memory, with a strided layout whose innermost stride is 1.
+// of shape MxN stored into a 2-D memref of f32, f16, bf16 or f8E4M3FN in
+// global or shared memory, with a strided layout whose innermost stride is
+// 1; of shape MxN unless the op has the two indices of the masked form.
 func verifyConvertStore(op *ir.Operation) error {
 	acc, _ := nvgpu.AsWarpgroupAccumulator(op.Operand(0).Type())
 	v := acc.Fragmented
 	m := op.Operand(1).Type().(*ir.MemRefType)
+	nidx := op.NumOperands() - 2
 	if f, ok := v.Elem.(*ir.FloatType); !ok || f.Kind != ir.F32 {
 		return op.EmitError("the accumulator must hold f32 elements, not %s", v.Elem)
 	}
 	if len(v.Shape()) != 2 {
 		return op.EmitError("the accumulator %s must be 2-D", v)
 	}
-	if m.Rank() != 2 || m.Shape()[0] != v.Shape()[0] || m.Shape()[1] != v.Shape()[1] {
+	switch {
+	case nidx != 0 && nidx != 2:
+		return op.EmitError("expected no indices or 2 (the destination row and column of the accumulator's element (0, 0)), got %d", nidx)
+	case nidx == 2 && m.Rank() != 2:
+		return op.EmitError("destination %s must be 2-D", m)
+	case nidx == 0 && (m.Rank() != 2 || m.Shape()[0] != v.Shape()[0] || m.Shape()[1] != v.Shape()[1]):
 		return op.EmitError("destination %s must have the accumulator's shape %dx%d", m, v.Shape()[0], v.Shape()[1])
 	}
 	if !IsConvertStoreElem(m.Elem) {
-		return op.EmitError("destination element type %s must be f32, f16 or bf16", m.Elem)
+		return op.EmitError("destination element type %s must be f32, f16, bf16 or f8E4M3FN", m.Elem)
 	}
 	if st, _, ok := memref.StridesAndOffset(m); !ok || st[1] != 1 {
 		return op.EmitError("destination %s must have a strided layout with innermost stride 1", m)
@@ -158,10 +169,10 @@ func verifyConvertStore(op *ir.Operation) error {
 }
 
 // IsConvertStoreElem reports whether tmac.warpgroup.mma.store can store
-// elements of type t: f32, f16 or bf16.
+// elements of type t: f32, f16, bf16 or f8E4M3FN.
 func IsConvertStoreElem(t ir.Type) bool {
 	f, ok := t.(*ir.FloatType)
-	return ok && (f.Kind == ir.F32 || f.Kind == ir.F16 || f.Kind == ir.BF16)
+	return ok && (f.Kind == ir.F32 || f.Kind == ir.F16 || f.Kind == ir.BF16 || f.Kind == ir.F8E4M3FN)
 }
 
 // verifyTileCopy checks the tile of a tmac.tma.load or store (its first

@@ -72,22 +72,20 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	mt, ok := dst.Type().(*ir.MemRefType)
 	if f, _ := d.Elem.(*ir.FloatType); f == nil || f.Kind != ir.F32 || !ok || mt.Rank() != 2 || !tmac.IsConvertStoreElem(mt.Elem) {
 		// The verifier rules these out.
-		return rw.Errorf(op, "needs an f32 accumulator and a 2-D memref of f32, f16 or bf16, not '%s'", dst.Type())
+		return rw.Errorf(op, "needs an f32 accumulator and a 2-D memref of f32, f16, bf16 or f8E4M3FN, not '%s'", dst.Type())
 	}
-	elem := mt.Elem
-	convert := elem != d.Elem
-	pairBytes := 2 * int64(ir.BitWidth(elem)) / 8
+	cs := &convertStore{rw: rw, dst: dst, elem: mt.Elem}
+	pairBytes := 2 * int64(ir.BitWidth(cs.elem)) / 8
 	plan := convertStorePlan(mt)
 
-	frag := newWgmmaFragment(rw, d, rw.Lookup(s.MatrixD()))
+	cs.frag = newWgmmaFragment(rw, d, rw.Lookup(s.MatrixD()))
+	if idx := s.Indices(); len(idx) == 2 {
+		cs.mask(mt, idx[0], idx[1])
+	}
 	elementWise := func() {
-		frag.pairs(func(p wgmmaPair) {
+		cs.frag.pairs(func(p wgmmaPair) {
 			for k := int64(0); k < 2; k++ {
-				x := p.Value(k)
-				if convert {
-					x = rw.Create(arith.Truncf, []ir.Value{x}, []ir.Type{elem}).Result(0)
-				}
-				rw.Create(memref.Store, []ir.Value{x, dst, p.Row(), p.Col(k)}, nil)
+				cs.storeElement(p, k)
 			}
 		})
 	}
@@ -105,13 +103,18 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	addr := func(p ir.Value) ir.Value {
 		return rw.Create(llvm.Ptrtoint, []ir.Value{p}, []ir.Type{ir.I64}).Result(0)
 	}
-	a := addr(rw.Cast(dst, llvm.Ptr(as)))
-	if plan == pairsIfAligned {
-		p1, err := rw.elementPtr(op, dst, []ir.Value{rw.IndexConst(1), rw.IndexConst(0)}, as)
-		if err != nil {
-			return err
+	var a ir.Value
+	if cs.masked() {
+		a = cs.originAlignment(mt, addr(rw.Cast(dst, llvm.Ptr(as))), plan == pairsIfAligned)
+	} else {
+		a = addr(rw.Cast(dst, llvm.Ptr(as)))
+		if plan == pairsIfAligned {
+			p1, err := rw.elementPtr(op, dst, []ir.Value{rw.IndexConst(1), rw.IndexConst(0)}, as)
+			if err != nil {
+				return err
+			}
+			a = rw.binary(arith.Ori, a, addr(p1))
 		}
-		a = rw.binary(arith.Ori, a, addr(p1))
 	}
 	low := rw.binary(arith.Andi, a, rw.IntConst(pairBytes-1, ir.I64))
 	aligned := rw.Create(arith.Cmpi, []ir.Value{low, rw.IntConst(0, ir.I64)}, []ir.Type{ir.I1},
@@ -120,21 +123,26 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	pairs := func() {
 		v2f32 := ir.VectorTypeOf([]int64{2}, d.Elem)
 		v2i1 := ir.VectorTypeOf([]int64{2}, ir.I1)
-		v2 := ir.VectorTypeOf([]int64{2}, elem)
 		var first ir.Value
-		frag.pairs(func(p wgmmaPair) {
+		cs.frag.pairs(func(p wgmmaPair) {
 			if first == nil {
 				// One mask per branch, before the first pair.
 				first = rw.Create(arith.Constant, nil, []ir.Type{v2i1}, ir.NamedAttr{Name: "value", Value: ir.DenseInts([]int64{1, 0}, v2i1)}).Result(0)
 			}
-			x0 := rw.Create(vector.Broadcast, []ir.Value{p.Value(0)}, []ir.Type{v2f32}).Result(0)
-			x1 := rw.Create(vector.Broadcast, []ir.Value{p.Value(1)}, []ir.Type{v2f32}).Result(0)
-			v := rw.Create(arith.Select, []ir.Value{first, x0, x1}, []ir.Type{v2f32}).Result(0)
-			if convert {
-				v = rw.Create(arith.Truncf, []ir.Value{v}, []ir.Type{v2}).Result(0)
+			store := func() {
+				x0 := rw.Create(vector.Broadcast, []ir.Value{p.Value(0)}, []ir.Type{v2f32}).Result(0)
+				x1 := rw.Create(vector.Broadcast, []ir.Value{p.Value(1)}, []ir.Type{v2f32}).Result(0)
+				v := cs.convert(rw.Create(arith.Select, []ir.Value{first, x0, x1}, []ir.Type{v2f32}).Result(0))
+				rw.Create(vector.Store, []ir.Value{v, dst, cs.row(p), cs.col(p, 0)}, nil,
+					ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(pairBytes)})
 			}
-			rw.Create(vector.Store, []ir.Value{v, dst, p.Row(), p.Col(0)}, nil,
-				ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(pairBytes)})
+			if !cs.masked() {
+				store()
+				return
+			}
+			// Both columns inside: the pair; else at most the first
+			// (col + 1 inside implies col inside).
+			rw.B.SetInsertionPointAfter(rw.ifElse(cs.inside(p, 1), store, func() { cs.storeElement(p, 0) }))
 		})
 	}
 	rw.ifElse(aligned, pairs, elementWise)
@@ -143,16 +151,200 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	return nil
 }
 
+// convertStore holds what lowering one tmac.warpgroup.mma.store needs to
+// address, bound and convert the fragment's elements.
+type convertStore struct {
+	rw   *NVGPURewriter
+	frag *wgmmaFragment
+	dst  ir.Value
+	elem ir.Type // the destination's element type
+
+	// The masked form: the origin (m0, n0), nil when unmasked, and, for
+	// every row and column offset of the thread's fragment (dr + 64s, dc of
+	// wgmmaAccumulatorCoord), the destination index and whether it is
+	// inside the destination; computed once, before the stores.
+	m0, n0       ir.Value
+	rows, cols   map[int64]ir.Value
+	rowIn, colIn map[int64]ir.Value
+	meta         *ir.Operation
+}
+
+func (cs *convertStore) masked() bool { return cs.m0 != nil }
+
+// metadata returns the destination's memref.extract_strided_metadata
+// (base, offset, 2 sizes, 2 strides), created at the first call: the
+// dynamic sizes and row stride of the masked form.
+func (cs *convertStore) metadata(mt *ir.MemRefType) *ir.Operation {
+	if cs.meta == nil {
+		cs.meta = cs.rw.Create(memref.ExtractStridedMetadata, []ir.Value{cs.dst}, memref.StridedMetadataTypes(mt))
+	}
+	return cs.meta
+}
+
+// mask sets up the masked form: the origin (m0, n0) and the destination
+// rows and columns of the thread's elements, with their bounds checks.
+// An index is inside when it is below the dimension, unsigned: an index
+// below zero is outside too.
+func (cs *convertStore) mask(mt *ir.MemRefType, m0, n0 ir.Value) {
+	rw := cs.rw
+	cs.m0, cs.n0 = rw.Lookup(m0), rw.Lookup(n0)
+	size := func(d int) ir.Value {
+		if n := mt.Shape()[d]; n != ir.Dynamic {
+			return rw.IndexConst(n)
+		}
+		return cs.metadata(mt).Result(2 + d)
+	}
+	m, n := size(0), size(1)
+	cs.rows, cs.cols = map[int64]ir.Value{}, map[int64]ir.Value{}
+	cs.rowIn, cs.colIn = map[int64]ir.Value{}, map[int64]ir.Value{}
+	add := func(idx, in map[int64]ir.Value, off int64, origin, base, bound ir.Value) {
+		if _, ok := idx[off]; ok {
+			return
+		}
+		idx[off] = rw.binary(arith.Addi, origin, cs.frag.offset(base, off))
+		in[off] = rw.Create(arith.Cmpi, []ir.Value{idx[off], bound}, []ir.Type{ir.I1},
+			ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIUlt)}).Result(0)
+	}
+	d := cs.frag.d
+	for sl := int64(0); sl < d.Shape()[0]/64; sl++ {
+		for r := int64(0); r < d.Shape()[1]/2; r++ {
+			_, _, dr, dc := wgmmaAccumulatorCoord(0, r)
+			add(cs.rows, cs.rowIn, 64*sl+dr, cs.m0, cs.frag.row0, m)
+			add(cs.cols, cs.colIn, dc, cs.n0, cs.frag.col0, n)
+		}
+	}
+}
+
+// pairRowOffset and pairColOffset are the accumulator row and column of element
+// k of pair p relative to the thread's fragment origin.
+func pairRowOffset(p wgmmaPair) int64 {
+	_, _, dr, _ := wgmmaAccumulatorCoord(0, p.Reg)
+	return 64*p.Slice + dr
+}
+
+func pairColOffset(p wgmmaPair, k int64) int64 {
+	_, _, _, dc := wgmmaAccumulatorCoord(0, p.Reg+k)
+	return dc
+}
+
+// row returns the destination row of pair p.
+func (cs *convertStore) row(p wgmmaPair) ir.Value {
+	if !cs.masked() {
+		return p.Row()
+	}
+	return cs.rows[pairRowOffset(p)]
+}
+
+// col returns the destination column of element k of pair p.
+func (cs *convertStore) col(p wgmmaPair, k int64) ir.Value {
+	if !cs.masked() {
+		return p.Col(k)
+	}
+	return cs.cols[pairColOffset(p, k)]
+}
+
+// inside returns whether element k of pair p is inside the destination
+// (masked form only).
+func (cs *convertStore) inside(p wgmmaPair, k int64) ir.Value {
+	return cs.rw.binary(arith.Andi, cs.rowIn[pairRowOffset(p)], cs.colIn[pairColOffset(p, k)])
+}
+
+// storeElement converts element k of pair p and stores it alone; in the
+// masked form only where it is inside the destination.
+func (cs *convertStore) storeElement(p wgmmaPair, k int64) {
+	rw := cs.rw
+	store := func() {
+		x := cs.convert(p.Value(k))
+		rw.Create(memref.Store, []ir.Value{x, cs.dst, cs.row(p), cs.col(p, k)}, nil)
+	}
+	if !cs.masked() {
+		store()
+		return
+	}
+	rw.ifThen(cs.inside(p, k), store)
+}
+
+// convert rounds x (f32 or vector<2xf32>) to the destination's element
+// type. For f8E4M3FN it first clamps x to ±448, the largest finite
+// value, so that the conversion saturates (as PTX's cvt.rn.satfinite
+// does) where arith.truncf alone would give NaN beyond 464; NaN stays NaN
+// (arith.minimumf and maximumf propagate it).
+func (cs *convertStore) convert(x ir.Value) ir.Value {
+	rw := cs.rw
+	t := x.Type()
+	f := cs.elem.(*ir.FloatType)
+	if f.Kind == ir.F32 {
+		return x
+	}
+	if f.Kind == ir.F8E4M3FN {
+		limit := func(v float64) ir.Value {
+			var a ir.Attribute = ir.FloatAttrOf(v, ir.FloatTypeOf(ir.F32))
+			if vt, ok := t.(*ir.VectorType); ok {
+				a = ir.DenseSplatFloat(v, vt)
+			}
+			return rw.Create(arith.Constant, nil, []ir.Type{t}, ir.NamedAttr{Name: "value", Value: a}).Result(0)
+		}
+		x = rw.binary(arith.Maximumf, x, limit(-448))
+		x = rw.binary(arith.Minimumf, x, limit(448))
+	}
+	rt := cs.elem
+	if vt, ok := t.(*ir.VectorType); ok {
+		rt = ir.VectorTypeOf(vt.Shape(), cs.elem)
+	}
+	return rw.Create(arith.Truncf, []ir.Value{x}, []ir.Type{rt}).Result(0)
+}
+
+// originAlignment returns, for the masked form, an i64 whose low bits
+// are zero when every pair's address is aligned to the pair size: the
+// address of element (m0, n0), ptr + (m0·stride + n0)·e, or'ed with
+// stride·e when the row stride is dynamic (a static odd stride has no
+// pair stores at all).
+func (cs *convertStore) originAlignment(mt *ir.MemRefType, base ir.Value, dynamicStride bool) ir.Value {
+	rw := cs.rw
+	st, _, _ := memref.StridesAndOffset(mt)
+	var stride ir.Value
+	if dynamicStride {
+		stride = cs.metadata(mt).Result(4)
+	} else {
+		stride = rw.IndexConst(st[0])
+	}
+	e := rw.IntConst(int64(ir.BitWidth(cs.elem))/8, ir.I64)
+	bytes := func(i ir.Value) ir.Value {
+		return rw.binary(arith.Muli, rw.Create(arith.IndexCast, []ir.Value{i}, []ir.Type{ir.I64}).Result(0), e)
+	}
+	elems := rw.binary(arith.Addi, rw.binary(arith.Muli, cs.m0, stride), cs.n0)
+	a := rw.binary(arith.Addi, base, bytes(elems))
+	if dynamicStride {
+		a = rw.binary(arith.Ori, a, bytes(stride))
+	}
+	return a
+}
+
+// ifThen builds `scf.if cond { then }` at the insertion point, then emits
+// at the insertion point inside it, and leaves the insertion point after
+// the scf.if.
+func (rw *NVGPURewriter) ifThen(cond ir.Value, then func()) {
+	region := ir.NewRegion()
+	block := region.AddBlock(ir.NewBlock(nil, nil))
+	ifOp := rw.B.Create(&ir.OperationState{Name: scf.If, Operands: []ir.Value{cond}, Regions: []*ir.Region{region, ir.NewRegion()}})
+	rw.B.SetInsertionPointToEnd(block)
+	then()
+	rw.Create(scf.Yield, nil, nil)
+	rw.B.SetInsertionPointAfter(ifOp)
+}
+
 // ifElse builds `scf.if cond { then } else { els }` at the insertion point;
 // the callbacks emit at the rewriter's insertion point, inside their
-// branch. The insertion point is left inside the else branch.
-func (rw *NVGPURewriter) ifElse(cond ir.Value, then, els func()) {
+// branch. The insertion point is left inside the else branch; it returns
+// the scf.if.
+func (rw *NVGPURewriter) ifElse(cond ir.Value, then, els func()) *ir.Operation {
 	regions := []*ir.Region{ir.NewRegion(), ir.NewRegion()}
 	blocks := []*ir.Block{regions[0].AddBlock(ir.NewBlock(nil, nil)), regions[1].AddBlock(ir.NewBlock(nil, nil))}
-	rw.B.Create(&ir.OperationState{Name: scf.If, Operands: []ir.Value{cond}, Regions: regions})
+	ifOp := rw.B.Create(&ir.OperationState{Name: scf.If, Operands: []ir.Value{cond}, Regions: regions})
 	for i, body := range []func(){then, els} {
 		rw.B.SetInsertionPointToEnd(blocks[i])
 		body()
 		rw.Create(scf.Yield, nil, nil)
 	}
+	return ifOp
 }
