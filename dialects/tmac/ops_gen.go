@@ -297,6 +297,16 @@ func (o WarpgroupAccMapOp) Accs() []ir.Value {
 	return o.Op.OperandGroup("accs")
 }
 
+// Rows returns the `rows` operands (!tmac.rows type).
+func (o WarpgroupAccMapOp) Rows() []ir.Value {
+	return o.Op.OperandGroup("rows")
+}
+
+// Cols returns the `cols` operands (!tmac.cols type).
+func (o WarpgroupAccMapOp) Cols() []ir.Value {
+	return o.Op.OperandGroup("cols")
+}
+
 // Indices returns the `indices` operands (index).
 func (o WarpgroupMmaStoreOp) Indices() []ir.Value {
 	return o.Op.OperandGroup("indices")

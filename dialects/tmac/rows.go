@@ -3,6 +3,7 @@ package tmac
 import (
 	"fmt"
 
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -105,7 +106,108 @@ func parseVectorType(p *ir.Parser, name string) (ir.Type, error) {
 	return vectorType(name, dims[0], elem), nil
 }
 
+var (
+	rowsC = ir.TypeConstraint{Desc: "!tmac.rows type", OK: func(t ir.Type) bool { _, ok := AsRows(t); return ok }}
+	// rowsMemC is what rows are stored to and loaded from: a rank-1 memref.
+	rowsMemC = ir.TypeConstraint{Desc: "rank-1 memref", OK: func(t ir.Type) bool { m, ok := t.(*ir.MemRefType); return ok && m.Rank() == 1 }}
+)
+
+// The kinds of tmac.warpgroup.acc.reduce.
+const (
+	ReduceMax = "max"
+	ReduceSum = "sum"
+)
+
+// reduceKindSyntax writes the kind as a bare keyword (max, sum); the
+// attribute is a string.
+var reduceKindSyntax = &ir.AttrSyntax{
+	Parse: func(p *ir.Parser) (ir.Attribute, error) {
+		tok := p.Tok()
+		k, err := p.ParseAnyKeyword()
+		if err != nil {
+			return nil, err
+		}
+		if k != ReduceMax && k != ReduceSum {
+			return nil, p.ErrorAt(tok, "expected reduction kind max or sum, got '%s'", k)
+		}
+		return ir.Str(k), nil
+	},
+	Print: func(a ir.Attribute) string { return a.(*ir.StringAttr).Value },
+}
+
 func init() {
 	typeParsers[rowsName] = func(p *ir.Parser) (ir.Type, error) { return parseVectorType(p, rowsName) }
 	typeParsers[colsName] = func(p *ir.Parser) (ir.Type, error) { return parseVectorType(p, colsName) }
+	ir.Register(
+		&ir.OpDef{
+			Name:     "tmac.warpgroup.acc.reduce",
+			Summary:  "reduces each row of an f32 wgmma accumulator (max or sum) into a rows value, in registers",
+			Traits:   ir.NoMemoryEffect,
+			Operands: []ir.ArgSpec{{Name: "acc", Type: wgAccC}},
+			Results:  []ir.ArgSpec{{Name: "result", Type: rowsC}},
+			Attrs: []ir.AttrSpec{{Name: "kind", Syntax: reduceKindSyntax, Constraint: ir.AttrConstraint{
+				Desc: "reduction kind max or sum",
+				OK: func(a ir.Attribute) bool {
+					s, ok := a.(*ir.StringAttr)
+					return ok && (s.Value == ReduceMax || s.Value == ReduceSum)
+				},
+			}}},
+			Format: "$kind $acc attr-dict `:` type($acc) `->` type($result)",
+			Verify: verifyAccReduce,
+			Doc: "The accumulator is 2-D, MxN, of f32; the result is `!tmac.rows<Mxf32>`. `max` is `arith.maximumf` (a NaN in a row " +
+				"makes its maximum NaN), `sum` is `arith.addf`. Each thread combines its values of a row in column order, then the " +
+				"4 threads of a quad combine theirs with `shfl.sync.bfly` xor 1 and xor 2, so the 4 hold the same bits. " +
+				"The op waits for every wgmma group first (wait_group 0) and is warpgroup-collective: all 128 threads of the " +
+				"warpgroup execute it convergently, as `nvgpu.warpgroup.mma`.",
+		},
+		&ir.OpDef{
+			Name:     "tmac.warpgroup.rows.store",
+			Summary:  "stores a rows value to a rank-1 memref of f32, f16 or bf16 at an offset, skipping rows outside it",
+			Operands: []ir.ArgSpec{{Name: "value", Type: rowsC}, {Name: "dst", Type: rowsMemC}, {Name: "offset", Type: ir.IndexOnly}},
+			Format:   "$value `,` $dst `[` $offset `]` attr-dict `:` type($value) `to` type($dst)",
+			Effects:  []ir.Effect{{Kind: ir.Write, Operand: "dst"}},
+			Verify:   verifyRowsStore,
+			Doc: "Row r of the value goes to `%dst[%offset + r]` when that index is inside the memref's dimension, and nowhere " +
+				"else (edge tiles). The destination is a rank-1 memref of f32, f16 or bf16 (rounded to nearest even) in global or " +
+				"shared memory. Lane `l % 4 == 0` of each quad stores the rows its quad holds, so each row is written once.",
+		},
+	)
+}
+
+// verifyAccReduce checks that the result has one row per accumulator row.
+func verifyAccReduce(op *ir.Operation) error {
+	acc, _ := nvgpu.AsWarpgroupAccumulator(op.Operand(0).Type())
+	v := acc.Fragmented
+	if v.Elem != ir.F32T || len(v.Shape()) != 2 {
+		return op.EmitOpError("needs a 2-D accumulator of f32, not %s", v)
+	}
+	if r, _ := AsRows(op.Result(0).Type()); r.Len != v.Shape()[0] {
+		return op.EmitOpError("result %s must have the accumulator's %d rows", op.Result(0).Type(), v.Shape()[0])
+	}
+	return nil
+}
+
+// verifyRowsStore checks the destination: f32, f16 or bf16 in global or
+// shared memory.
+func verifyRowsStore(op *ir.Operation) error {
+	return verifyRowsMemory(op, op.Operand(1).Type().(*ir.MemRefType), "destination")
+}
+
+// verifyRowsMemory checks a memref rows or cols values are stored to or
+// loaded from: f32, f16 or bf16 in global or shared memory.
+func verifyRowsMemory(op *ir.Operation, m *ir.MemRefType, what string) error {
+	if !IsRowsMemElem(m.Elem) {
+		return op.EmitOpError("%s element type %s must be f32, f16 or bf16", what, m.Elem)
+	}
+	if !nvgpu.IsSharedMemory(m.MemorySpace) && !nvgpu.IsGlobalMemory(m.MemorySpace) {
+		return op.EmitOpError("%s %s must be in global or shared memory", what, m)
+	}
+	return nil
+}
+
+// IsRowsMemElem reports whether rows and cols values can be stored as or
+// loaded from elements of type t: f32, f16 or bf16.
+func IsRowsMemElem(t ir.Type) bool {
+	f, ok := t.(*ir.FloatType)
+	return ok && (f.Kind == ir.F32 || f.Kind == ir.F16 || f.Kind == ir.BF16)
 }

@@ -97,6 +97,9 @@ var nvgpuLowerings = map[string]func(rw *NVGPURewriter, op *ir.Operation) error{
 	tmac.WarpgroupMmaStore: lowerConvertStore,
 	// accmap.go
 	tmac.WarpgroupAccMap: lowerAccMap,
+	// rows.go
+	tmac.WarpgroupAccReduce: lowerAccReduce,
+	tmac.WarpgroupRowsStore: lowerRowsStore,
 	// other.go
 	nvgpu.Rcp:                    lowerRcp,
 	nvgpu.DeviceAsyncCopy:        lowerDeviceAsyncCopy,

@@ -297,14 +297,15 @@ func wgmmaLoweredType(t ir.Type) (ir.Type, bool) {
 	if _, ok := nvgpu.AsWarpgroupDescriptor(t); ok {
 		return ir.I64, true
 	}
-	return nil, false
+	return rowsLoweredType(t)
 }
 
 func isWarpgroupOp(op *ir.Operation) bool {
 	switch op.Name() {
 	case nvgpu.WarpgroupGenerateDescriptor, nvgpu.WarpgroupMma,
 		nvgpu.WarpgroupMmaStore, nvgpu.WarpgroupMmaInitAccumulator,
-		tmac.WarpgroupMmaStore:
+		tmac.WarpgroupMmaStore, tmac.WarpgroupAccMap,
+		tmac.WarpgroupAccReduce, tmac.WarpgroupRowsStore:
 		return true
 	}
 	return false
@@ -771,13 +772,8 @@ type wgmmaFragment struct {
 // its index t in its warpgroup.
 func newWgmmaFragment(rw *NVGPURewriter, d *ir.VectorType, c ir.Value) *wgmmaFragment {
 	rw.Create(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
-	// t: the thread's index in its warpgroup.
-	t := linearThreadID(rw)
-	t = rw.binary(arith.Remui, t, rw.IndexConst(128))
-	w := rw.binary(arith.Divui, t, rw.IndexConst(32))
-	l := rw.binary(arith.Remui, t, rw.IndexConst(32))
-	row0 := rw.binary(arith.Addi, rw.binary(arith.Muli, w, rw.IndexConst(16)), rw.binary(arith.Divui, l, rw.IndexConst(4)))
-	col0 := rw.binary(arith.Muli, rw.binary(arith.Remui, l, rw.IndexConst(4)), rw.IndexConst(2))
+	row0, quadLane := fragmentOrigin(rw)
+	col0 := rw.binary(arith.Muli, quadLane, rw.IndexConst(2))
 	return &wgmmaFragment{rw: rw, d: d, c: c, row0: row0, col0: col0}
 }
 

@@ -1,0 +1,181 @@
+package lowernvgpu
+
+import (
+	"github.com/tmac-dev/tmac/dialects/arith"
+	"github.com/tmac-dev/tmac/dialects/llvm"
+	"github.com/tmac-dev/tmac/dialects/memref"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
+	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/tmac"
+	"github.com/tmac-dev/tmac/ir"
+)
+
+// lower-nvgpu, rows and cols values (!tmac.rows<Mxf32>, !tmac.cols<Nxf32>;
+// dialects/tmac/rows.go, SPEC.md) and the ops on them.
+//
+// A rows or cols value becomes a flat !llvm.struct of the f32 values the
+// thread holds, in the layout the accumulator fragment implies
+// (wgmmaAccumulatorCoord): for rows<M>, 2·M/64 values, value 2s + h being
+// row 64s + 16w + l/4 + 8h (slice s, warp w, lane l); for cols<N>, N/4
+// values, value 2i + k being column 8i + 2(l%4) + k. Like accumulators,
+// rows and cols block arguments and results of other ops (scf.for
+// iter_args and results) are retyped in place (prepareWarpgroupValues).
+//
+//   - tmac.warpgroup.acc.reduce waits for every wgmma group, combines the
+//     thread's values of each row in column order (arith.maximumf or
+//     arith.addf), then across the quad with nvvm.shfl.sync bfly xor 1 and
+//     xor 2: all 4 lanes end with the same bits, as both operations are
+//     commutative.
+//   - tmac.warpgroup.rows.store stores from lane l%4 == 0 of each quad,
+//     each row under an scf.if on that lane and on the row's index being
+//     inside the destination (one unsigned compare also skips negative
+//     indices), converting with arith.truncf (round to nearest even).
+
+// rowsLoweredType returns the lowered type of a rows or cols type.
+func rowsLoweredType(t ir.Type) (ir.Type, bool) {
+	if r, ok := tmac.AsRows(t); ok {
+		return f32Struct(2 * r.Len / 64), true
+	}
+	if c, ok := tmac.AsCols(t); ok {
+		return f32Struct(c.Len / 4), true
+	}
+	return nil, false
+}
+
+// f32Struct is !llvm.struct<(f32, ...)> of n values.
+func f32Struct(n int64) ir.Type {
+	regs := make([]ir.Type, n)
+	for i := range regs {
+		regs[i] = ir.F32T
+	}
+	return llvm.Struct(regs, false)
+}
+
+// rowsIndex is the index, in a lowered rows value, of the row that the
+// accumulator register pair p lies in.
+func rowsIndex(p wgmmaPair) int64 {
+	_, _, dr, _ := wgmmaAccumulatorCoord(0, p.Reg)
+	return 2*p.Slice + dr/8
+}
+
+// rowsValueRow is the row of value i of a lowered rows value relative to the
+// thread's fragment origin row0.
+func rowsValueRow(i int64) int64 { return 64*(i/2) + 8*(i%2) }
+
+// extractF32 extracts value i of a lowered rows or cols value.
+func (rw *NVGPURewriter) extractF32(v ir.Value, i int64) ir.Value {
+	return rw.Create(llvm.Extractvalue, []ir.Value{v}, []ir.Type{ir.F32T}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(i)}).Result(0)
+}
+
+// packF32 builds a lowered rows or cols value of type t (its tmac type)
+// from the thread's values and records t for later rewrites.
+func (rw *NVGPURewriter) packF32(vals []ir.Value, t ir.Type) ir.Value {
+	lt, _ := rowsLoweredType(t)
+	var s ir.Value = rw.Create(llvm.MlirUndef, nil, []ir.Type{lt}).Result(0)
+	for i, x := range vals {
+		s = rw.Create(llvm.Insertvalue, []ir.Value{s, x}, []ir.Type{lt}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(int64(i))}).Result(0)
+	}
+	wgmmaStateOf(rw).orig[s] = t
+	return s
+}
+
+func lowerAccReduce(rw *NVGPURewriter, op *ir.Operation) error {
+	r := tmac.WarpgroupAccReduceOp{Op: op}
+	st := wgmmaStateOf(rw)
+	acc, ok := nvgpu.AsWarpgroupAccumulator(st.nvgpuType(r.Acc()))
+	if !ok {
+		return rw.Errorf(op, "has an unexpected accumulator type")
+	}
+	d := acc.Fragmented
+	if msg := checkAccumulatorShape(d); msg != "" {
+		return rw.Errorf(op, "cannot reduce an accumulator that %s", msg)
+	}
+	combine := arith.Maximumf
+	if r.Kind().(*ir.StringAttr).Value == tmac.ReduceSum {
+		combine = arith.Addf
+	}
+	rw.Create(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+	vals := make([]ir.Value, 2*d.Shape()[0]/64)
+	frag := &wgmmaFragment{rw: rw, d: d, c: rw.Lookup(r.Acc())}
+	frag.pairs(func(p wgmmaPair) {
+		i := rowsIndex(p)
+		for k := int64(0); k < 2; k++ {
+			if x := p.Value(k); vals[i] == nil {
+				vals[i] = x
+			} else {
+				vals[i] = rw.binary(combine, vals[i], x)
+			}
+		}
+	})
+	all, clamp := rw.IntConst(-1, ir.I32), rw.IntConst(31, ir.I32)
+	lanes := []ir.Value{rw.IntConst(1, ir.I32), rw.IntConst(2, ir.I32)}
+	for i, x := range vals {
+		for _, lane := range lanes {
+			y := rw.Create(nvvm.ShflSync, []ir.Value{all, x, lane, clamp}, []ir.Type{ir.F32T},
+				ir.NamedAttr{Name: "kind", Value: nvvm.ShflKind.Attr("bfly")}).Result(0)
+			x = rw.binary(combine, x, y)
+		}
+		vals[i] = x
+	}
+	rw.Replace(op, rw.packF32(vals, st.nvgpuType(op.Result(0))))
+	return nil
+}
+
+func lowerRowsStore(rw *NVGPURewriter, op *ir.Operation) error {
+	s := tmac.WarpgroupRowsStoreOp{Op: op}
+	rows, ok := tmac.AsRows(wgmmaStateOf(rw).nvgpuType(s.Value()))
+	dst := s.Dst()
+	mt, okM := dst.Type().(*ir.MemRefType)
+	if !ok || !okM || mt.Rank() != 1 || !tmac.IsRowsMemElem(mt.Elem) {
+		// The verifier rules these out.
+		return rw.Errorf(op, "needs a rows value and a rank-1 memref of f32, f16 or bf16, not '%s'", dst.Type())
+	}
+	row0, quadLane := fragmentOrigin(rw)
+	leader := rw.Create(arith.Cmpi, []ir.Value{quadLane, rw.IndexConst(0)}, []ir.Type{ir.I1},
+		ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIEq)}).Result(0)
+	base := rw.binary(arith.Addi, s.Offset(), row0)
+	size := rw.dimSize(dst, 0)
+	v := rw.Lookup(s.Value())
+	for i := int64(0); i < 2*rows.Len/64; i++ {
+		idx := base
+		if off := rowsValueRow(i); off != 0 {
+			idx = rw.binary(arith.Addi, base, rw.IndexConst(off))
+		}
+		inside := rw.Create(arith.Cmpi, []ir.Value{idx, size}, []ir.Type{ir.I1},
+			ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIUlt)}).Result(0)
+		store := func() {
+			x := rw.extractF32(v, i)
+			if mt.Elem != ir.F32T {
+				x = rw.Create(arith.Truncf, []ir.Value{x}, []ir.Type{mt.Elem}).Result(0)
+			}
+			rw.Create(memref.Store, []ir.Value{x, dst, idx}, nil)
+		}
+		rw.ifThen(rw.binary(arith.Andi, leader, inside), store)
+	}
+	op.Erase()
+	return nil
+}
+
+// dimSize returns dimension d of memref m: a constant, or read from its
+// descriptor with memref.extract_strided_metadata (which, unlike
+// memref.dim, the emulator runs).
+func (rw *NVGPURewriter) dimSize(m ir.Value, d int) ir.Value {
+	mt := m.Type().(*ir.MemRefType)
+	if n := mt.Shape()[d]; n != ir.Dynamic {
+		return rw.IndexConst(n)
+	}
+	md := rw.Create(memref.ExtractStridedMetadata, []ir.Value{m}, memref.StridedMetadataTypes(mt))
+	return md.Result(2 + d) // the base buffer, the offset, then the sizes
+}
+
+// fragmentOrigin returns, from the thread's index t = 32w + l in its
+// warpgroup, the thread's first row in a 64-row accumulator slice, 16w +
+// l/4, and its lane in its quad, l % 4 (its first column is 2(l%4)).
+func fragmentOrigin(rw *NVGPURewriter) (row0, quadLane ir.Value) {
+	t := linearThreadID(rw)
+	t = rw.binary(arith.Remui, t, rw.IndexConst(128))
+	w := rw.binary(arith.Divui, t, rw.IndexConst(32))
+	l := rw.binary(arith.Remui, t, rw.IndexConst(32))
+	row0 = rw.binary(arith.Addi, rw.binary(arith.Muli, w, rw.IndexConst(16)), rw.binary(arith.Divui, l, rw.IndexConst(4)))
+	return row0, rw.binary(arith.Remui, l, rw.IndexConst(4))
+}
