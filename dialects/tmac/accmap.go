@@ -6,11 +6,13 @@ import (
 )
 
 // tmac.warpgroup.acc.map: an elementwise computation over wgmma
-// accumulators, in registers (docs/design/accumulator-ops.md, item 1):
+// accumulators, with row and column broadcasts, in registers
+// (docs/design/accumulator-ops.md, item 1):
 //
-//	%r = tmac.warpgroup.acc.map %a, %b : !acc, !acc -> !acc {
-//	^bb0(%x: f32, %y: f32, %row: index, %col: index):
-//	  %z = arith.addf %x, %y : f32
+//	%r = tmac.warpgroup.acc.map %a, %b rows(%m) cols(%bias)
+//	     : !acc, !acc rows !tmac.rows<128xf32> cols !tmac.cols<256xf32> -> !acc {
+//	^bb0(%x: f32, %y: f32, %mr: f32, %c: f32, %row: index, %col: index):
+//	  %z = arith.addf %x, %c : f32
 //	  tmac.yield %z : f32
 //	}
 //
@@ -20,17 +22,23 @@ import (
 func init() {
 	ir.Register(
 		&ir.OpDef{
-			Name:     "tmac.warpgroup.acc.map",
-			Summary:  "computes an f32 wgmma accumulator element by element from accumulators of its shape, in registers",
-			Traits:   ir.SingleBlock,
-			Operands: []ir.ArgSpec{{Name: "accs", Kind: ir.Variadic, Type: wgAccC}},
-			Results:  []ir.ArgSpec{{Name: "result", Type: wgAccC}},
-			Regions:  []ir.RegionSpec{{Name: "body"}},
-			Parse:    parseAccMap,
-			Print:    printAccMap,
-			Verify:   verifyAccMap,
-			Doc: "At least one accumulator operand; every operand has the result's type, a 2-D accumulator of f32. " +
-				"The region has one block whose arguments are one f32 per operand (the operands' elements at one position) " +
+			Name:    "tmac.warpgroup.acc.map",
+			Summary: "computes an f32 wgmma accumulator element by element from accumulators of its shape, in registers",
+			Traits:  ir.SingleBlock | ir.AttrSizedOperandSegments,
+			Operands: []ir.ArgSpec{
+				{Name: "accs", Kind: ir.Variadic, Type: wgAccC},
+				{Name: "rows", Kind: ir.Variadic, Type: rowsC},
+				{Name: "cols", Kind: ir.Variadic, Type: ir.TypeConstraint{Desc: "!tmac.cols type", OK: func(t ir.Type) bool { _, ok := AsCols(t); return ok }}},
+			},
+			Results: []ir.ArgSpec{{Name: "result", Type: wgAccC}},
+			Regions: []ir.RegionSpec{{Name: "body"}},
+			Parse:   parseAccMap,
+			Print:   printAccMap,
+			Verify:  verifyAccMap,
+			Doc: "At least one accumulator operand; every accumulator operand has the result's type, a 2-D accumulator of f32; " +
+				"`rows` operands are `!tmac.rows` of the result's M, `cols` operands `!tmac.cols` of its N. " +
+				"The region has one block whose arguments are one f32 per operand, in operand order (the accumulators' elements " +
+				"at one position, the rows values of its row, the cols values of its column), " +
 				"and then the element's row and column in the accumulator (index), for masking edge tiles. " +
 				"It holds only ops without memory effects (arith, math, index) and ends with `tmac.yield` of one f32, " +
 				"the result's element at that position; values defined outside the op may be used. " +
@@ -38,7 +46,7 @@ func init() {
 		},
 		&ir.OpDef{
 			Name:     "tmac.yield",
-			Summary:  "yields the element a tmac.warpgroup.acc.map region computes",
+			Summary:  "yields the element a tmac.warpgroup.acc.map or tmac.rows.map region computes",
 			Traits:   ir.Pure | ir.Terminator | ir.ReturnLike,
 			Parents:  []string{"tmac.warpgroup.acc.map"},
 			Operands: []ir.ArgSpec{{Name: "value", Type: f32C}},
@@ -49,9 +57,26 @@ func init() {
 
 var f32C = ir.TypeConstraint{Desc: "32-bit float", OK: func(t ir.Type) bool { return t == ir.F32T }}
 
-// parseAccMap parses `%a, %b attr-dict : !acc, !acc -> !acc { region }`.
+// parseAccMap parses
+//
+//	%a, %b [rows(%r, ...)] [cols(%c, ...)] attr-dict
+//	  : !acc, !acc [rows type, ...] [cols type, ...] -> !acc { region }
 func parseAccMap(p *ir.Parser, st *ir.OperationState) error {
 	accs, err := p.ParseOperandList(ir.DelimNone)
+	if err != nil {
+		return err
+	}
+	group := func(kw string) ([]ir.UnresolvedOperand, error) {
+		if !p.ParseOptionalKeyword(kw) {
+			return nil, nil
+		}
+		return p.ParseOperandList(ir.DelimParen)
+	}
+	rows, err := group("rows")
+	if err != nil {
+		return err
+	}
+	cols, err := group("cols")
 	if err != nil {
 		return err
 	}
@@ -61,11 +86,32 @@ func parseAccMap(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParsePunct(":"); err != nil {
 		return err
 	}
-	var types []ir.Type
-	if len(accs) > 0 {
-		if types, err = p.ParseTypeList(); err != nil {
+	types := func(kw string, n int) ([]ir.Type, error) {
+		if n == 0 {
+			return nil, nil
+		}
+		if kw != "" {
+			if err := p.ParseKeyword(kw); err != nil {
+				return nil, err
+			}
+		}
+		ts, err := p.ParseTypeList()
+		if err == nil && len(ts) != n {
+			err = p.CustomOpErrorf("%d %s operands but %d types", n, kw, len(ts))
+		}
+		return ts, err
+	}
+	var all []ir.UnresolvedOperand
+	var allTypes []ir.Type
+	for _, g := range []struct {
+		kw  string
+		ops []ir.UnresolvedOperand
+	}{{"", accs}, {"rows", rows}, {"cols", cols}} {
+		ts, err := types(g.kw, len(g.ops))
+		if err != nil {
 			return err
 		}
+		all, allTypes = append(all, g.ops...), append(allTypes, ts...)
 	}
 	if err := p.ParsePunct("->"); err != nil {
 		return err
@@ -74,26 +120,41 @@ func parseAccMap(p *ir.Parser, st *ir.OperationState) error {
 	if err != nil {
 		return err
 	}
-	if len(types) != len(accs) {
-		return p.CustomOpErrorf("%d accumulators but %d types", len(accs), len(types))
-	}
-	if err := p.ResolveOperands(accs, types, st); err != nil {
+	if err := p.ResolveOperands(all, allTypes, st); err != nil {
 		return err
 	}
+	st.AddAttr("operandSegmentSizes", ir.DenseI32Array(int64(len(accs)), int64(len(rows)), int64(len(cols))))
 	st.ResultTypes = []ir.Type{res}
 	return p.ParseRegion(st.AddRegion(), nil)
 }
 
 func printAccMap(p *ir.Printer, op *ir.Operation) {
 	p.Write(" ")
-	p.PrintOperands(op.Operands())
-	p.PrintOptionalAttrDict(op.AllAttrs())
-	p.Write(" : ")
-	var types []ir.Type
-	for _, v := range op.Operands() {
-		types = append(types, v.Type())
+	p.PrintOperands(op.OperandGroup("accs"))
+	for _, g := range []struct {
+		kw string
+		vs []ir.Value
+	}{{"rows", op.OperandGroup("rows")}, {"cols", op.OperandGroup("cols")}} {
+		if len(g.vs) > 0 {
+			p.Write(" " + g.kw + "(")
+			p.PrintOperands(g.vs)
+			p.Write(")")
+		}
 	}
-	p.PrintTypes(types)
+	p.PrintOptionalAttrDict(op.AllAttrs(), "operandSegmentSizes")
+	p.Write(" : ")
+	for i, g := range []struct {
+		kw string
+		vs []ir.Value
+	}{{"", op.OperandGroup("accs")}, {"rows", op.OperandGroup("rows")}, {"cols", op.OperandGroup("cols")}} {
+		if len(g.vs) == 0 {
+			continue
+		}
+		if i > 0 {
+			p.Write(" " + g.kw + " ")
+		}
+		p.PrintTypes(valueTypes(g.vs))
+	}
 	p.Write(" -> ")
 	p.PrintType(op.Result(0).Type())
 	p.Write(" ")
@@ -108,12 +169,22 @@ func verifyAccMap(op *ir.Operation) error {
 	if v.Elem != ir.F32T || len(v.Shape()) != 2 {
 		return op.EmitOpError("result must be a 2-D accumulator of f32, not %s", v)
 	}
-	if op.NumOperands() == 0 {
+	if len(op.OperandGroup("accs")) == 0 {
 		return op.EmitOpError("needs at least one accumulator operand")
 	}
-	for i, a := range op.Operands() {
+	for i, a := range op.OperandGroup("accs") {
 		if a.Type() != op.Result(0).Type() {
 			return op.EmitOpError("accumulator operand #%d has type %s, not the result's %s", i, a.Type(), op.Result(0).Type())
+		}
+	}
+	for _, r := range op.OperandGroup("rows") {
+		if rv, _ := AsRows(r.Type()); rv.Len != v.Shape()[0] {
+			return op.EmitOpError("rows operand %s must have the result's %d rows", r.Type(), v.Shape()[0])
+		}
+	}
+	for _, c := range op.OperandGroup("cols") {
+		if cv, _ := AsCols(c.Type()); cv.Len != v.Shape()[1] {
+			return op.EmitOpError("cols operand %s must have the result's %d columns", c.Type(), v.Shape()[1])
 		}
 	}
 	b := op.Region(0).Entry()
@@ -126,7 +197,7 @@ func verifyAccMap(op *ir.Operation) error {
 		ok = b.Arg(i).Type() == ir.F32T
 	}
 	if !ok {
-		return op.EmitOpError("region arguments must be %d f32 (one per accumulator operand), then the row and column (index)", n)
+		return op.EmitOpError("region arguments must be %d f32 (one per operand: accumulators, rows, cols), then the row and column (index)", n)
 	}
 	for _, nested := range b.Ops() {
 		if !nested.HasNoMemoryEffect() || nested.NumRegions() != 0 {
@@ -137,4 +208,12 @@ func verifyAccMap(op *ir.Operation) error {
 		return op.EmitOpError("region must end with tmac.yield")
 	}
 	return nil
+}
+
+func valueTypes(vs []ir.Value) []ir.Type {
+	ts := make([]ir.Type, len(vs))
+	for i, v := range vs {
+		ts[i] = v.Type()
+	}
+	return ts
 }

@@ -10,6 +10,7 @@ import "github.com/tmac-dev/tmac/ir"
 // Names of the tmac ops.
 const (
 	MbarrierWait          = "tmac.mbarrier.wait"
+	RowsMap               = "tmac.rows.map"
 	TmaLoad               = "tmac.tma.load"
 	TmaStore              = "tmac.tma.store"
 	TmaWait               = "tmac.tma.wait"
@@ -28,6 +29,8 @@ const (
 type (
 	// MbarrierWaitOp views an op named tmac.mbarrier.wait.
 	MbarrierWaitOp struct{ Op *ir.Operation }
+	// RowsMapOp views an op named tmac.rows.map.
+	RowsMapOp struct{ Op *ir.Operation }
 	// TmaLoadOp views an op named tmac.tma.load.
 	TmaLoadOp struct{ Op *ir.Operation }
 	// TmaStoreOp views an op named tmac.tma.store.
@@ -55,6 +58,11 @@ type (
 // AsMbarrierWait returns op as a MbarrierWaitOp, and whether it is named tmac.mbarrier.wait.
 func AsMbarrierWait(op *ir.Operation) (MbarrierWaitOp, bool) {
 	return ir.As[MbarrierWaitOp](op, MbarrierWait)
+}
+
+// AsRowsMap returns op as a RowsMapOp, and whether it is named tmac.rows.map.
+func AsRowsMap(op *ir.Operation) (RowsMapOp, bool) {
+	return ir.As[RowsMapOp](op, RowsMap)
 }
 
 // AsTmaLoad returns op as a TmaLoadOp, and whether it is named tmac.tma.load.
@@ -120,6 +128,11 @@ func (o MbarrierWaitOp) Barriers() ir.Value {
 // MbarId returns the `mbarId` operand (index).
 func (o MbarrierWaitOp) MbarId() ir.Value {
 	return o.Op.OperandNamed("mbarId")
+}
+
+// Result returns the `result` result (!tmac.rows type).
+func (o RowsMapOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Dst returns the `dst` operand (memref of any type values).
@@ -277,6 +290,11 @@ func (o WgmmaMmaAsyncOp) TypeD() ir.Attribute {
 	return o.Op.Attr("typeD")
 }
 
+// Inputs returns the `inputs` operands (!tmac.rows type).
+func (o RowsMapOp) Inputs() []ir.Value {
+	return o.Op.OperandGroup("inputs")
+}
+
 // Coordinates returns the `coordinates` operands (index).
 func (o TmaLoadOp) Coordinates() []ir.Value {
 	return o.Op.OperandGroup("coordinates")
@@ -310,6 +328,11 @@ func (o WarpgroupAccMapOp) Cols() []ir.Value {
 // Indices returns the `indices` operands (index).
 func (o WarpgroupMmaStoreOp) Indices() []ir.Value {
 	return o.Op.OperandGroup("indices")
+}
+
+// Body returns the `body` region.
+func (o RowsMapOp) Body() *ir.Region {
+	return o.Op.RegionNamed("body")
 }
 
 // Body returns the `body` region.

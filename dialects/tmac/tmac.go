@@ -74,7 +74,8 @@ func init() {
 			Format:   "$src `to` $tensorMap `[` $coordinates `]` attr-dict `:` type($src) `->` type($tensorMap)",
 			Effects:  []ir.Effect{{Kind: ir.Read, Operand: "src", Proxy: ir.AsyncProxy}},
 			Doc: tileRules +
-				"`tma-pipeline` adds the proxy fence, the barrier and the rotation over `tmac.store_stages` output tiles.",
+				"`tma-pipeline` accepts it in the body of a tile loop (adding the proxy fence, the barrier and the rotation over `tmac.store_stages` " +
+				"output tiles) or at the top level of the kernel (an epilogue: the fence, the barrier, the store and the wait for its reads).",
 			Verify: verifyTileCopy,
 		},
 		&ir.OpDef{

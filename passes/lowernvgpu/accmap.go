@@ -14,11 +14,14 @@ import (
 // (wait_group 0: an mma in flight may still write its accumulator) and
 // computes the thread's fragment origin (wgmmaFragment). Then, for each
 // 64-row slice and each register r of the slice, it extracts register r of
-// every operand, clones the region's ops with the block arguments mapped
-// to those values and to the element's row and column
-// (wgmmaAccumulatorCoord: the same registers hold the same positions in
-// every accumulator of one shape), and inserts the value tmac.yield gives
-// into register r of the result. The row and column are materialised only
+// every accumulator operand (the same registers hold the same positions in
+// every accumulator of one shape: wgmmaAccumulatorCoord), the value of the
+// register's row from every rows operand and of its column from every cols
+// operand (the layouts of rows.go: a thread's rows and columns are its
+// accumulator elements' ones), clones the region's ops with the block
+// arguments mapped to those values and to the element's row and column,
+// and inserts the value tmac.yield gives into register r of the result.
+// The row and column, and the rows and cols values, are materialised only
 // when the region uses them, once per distinct value.
 
 func lowerAccMap(rw *NVGPURewriter, op *ir.Operation) error {
@@ -32,18 +35,29 @@ func lowerAccMap(rw *NVGPURewriter, op *ir.Operation) error {
 	if msg := checkAccumulatorShape(d); msg != "" {
 		return rw.Errorf(op, "cannot compute on an accumulator that %s", msg)
 	}
+	m := tmac.WarpgroupAccMapOp{Op: op}
+	accs, rowsOps, colsOps := m.Accs(), m.Rows(), m.Cols()
 	body := op.Region(0).Entry()
 	n := op.NumOperands()
 	rowArg, colArg := body.Arg(n), body.Arg(n+1)
-	useRow, useCol := ir.HasUses(rowArg), ir.HasUses(colArg)
 
-	frags := make([]*wgmmaFragment, n)
-	frags[0] = newWgmmaFragment(rw, d, rw.Lookup(op.Operand(0)))
-	for i := 1; i < n; i++ {
+	frags := make([]*wgmmaFragment, len(accs))
+	frags[0] = newWgmmaFragment(rw, d, rw.Lookup(accs[0]))
+	for i := 1; i < len(accs); i++ {
 		f := *frags[0]
-		f.c = rw.Lookup(op.Operand(i))
+		f.c = rw.Lookup(accs[i])
 		frags[i] = &f
 	}
+	// The per-thread values of the rows and cols operands, by operand and
+	// index in the lowered value, extracted on first use.
+	broadcast := func(ops []ir.Value) []map[int64]ir.Value {
+		ms := make([]map[int64]ir.Value, len(ops))
+		for i := range ms {
+			ms[i] = map[int64]ir.Value{}
+		}
+		return ms
+	}
+	rowsVals, colsVals := broadcast(rowsOps), broadcast(colsOps)
 
 	sliceT := wgmmaSliceType(d)
 	accT := wgmmaAccumulatorStruct(d)
@@ -54,31 +68,44 @@ func lowerAccMap(rw *NVGPURewriter, op *ir.Operation) error {
 	cols := map[int64]ir.Value{} // by column offset
 	var res ir.Value = rw.Create(llvm.MlirUndef, nil, []ir.Type{accT}).Result(0)
 	for s := int64(0); s < d.Shape()[0]/64; s++ {
-		slices := make([]ir.Value, n)
+		slices := make([]ir.Value, len(frags))
 		for i, f := range frags {
 			slices[i] = rw.Create(llvm.Extractvalue, []ir.Value{f.c}, []ir.Type{sliceT}, position(s)).Result(0)
 		}
 		var out ir.Value = rw.Create(llvm.MlirUndef, nil, []ir.Type{sliceT}).Result(0)
 		for r := int64(0); r < d.Shape()[1]/2; r++ {
-			m := ir.NewIRMapping()
+			bm := ir.NewIRMapping()
 			for i := range frags {
 				x := rw.Create(llvm.Extractvalue, []ir.Value{slices[i]}, []ir.Type{d.Elem}, position(r)).Result(0)
-				m.Map(body.Arg(i), x)
+				bm.Map(body.Arg(i), x)
 			}
 			_, _, dr, dc := wgmmaAccumulatorCoord(0, r)
-			if useRow {
-				m.Map(rowArg, cached(rows, 64*s+dr, func() ir.Value { return frags[0].offset(frags[0].row0, 64*s+dr) }))
+			// Value 2s + dr/8 of a lowered rows value, 2(r/4) + r%2 of a
+			// lowered cols value (rows.go).
+			ri, ci := 2*s+dr/8, 2*(r/4)+r%2
+			for i, v := range rowsOps {
+				if a := body.Arg(len(accs) + i); ir.HasUses(a) {
+					bm.Map(a, cached(rowsVals[i], ri, func() ir.Value { return rw.extractF32(rw.Lookup(v), ri) }))
+				}
 			}
-			if useCol {
-				m.Map(colArg, cached(cols, dc, func() ir.Value { return frags[0].offset(frags[0].col0, dc) }))
+			for i, v := range colsOps {
+				if a := body.Arg(len(accs) + len(rowsOps) + i); ir.HasUses(a) {
+					bm.Map(a, cached(colsVals[i], ci, func() ir.Value { return rw.extractF32(rw.Lookup(v), ci) }))
+				}
+			}
+			if ir.HasUses(rowArg) {
+				bm.Map(rowArg, cached(rows, 64*s+dr, func() ir.Value { return frags[0].offset(frags[0].row0, 64*s+dr) }))
+			}
+			if ir.HasUses(colArg) {
+				bm.Map(colArg, cached(cols, dc, func() ir.Value { return frags[0].offset(frags[0].col0, dc) }))
 			}
 			var y ir.Value
 			for _, o := range body.Ops() {
 				if _, ok := tmac.AsYield(o); ok {
-					y = m.Lookup(o.Operand(0))
+					y = bm.Lookup(o.Operand(0))
 					break
 				}
-				rw.B.Insert(o.Clone(m))
+				rw.B.Insert(o.Clone(bm))
 			}
 			out = rw.Create(llvm.Insertvalue, []ir.Value{out, y}, []ir.Type{sliceT}, position(r)).Result(0)
 		}

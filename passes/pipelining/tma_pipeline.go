@@ -96,7 +96,10 @@ import (
 // (explicit parity (j / N) mod 2): the others, held by no barrier, could
 // fall two phases behind a barrier and wait for a parity come round again.
 //
-// Rejected with a diagnostic: tile ops outside such a loop, a loop nested
+// A tmac.tma.store at the top level of the kernel, outside any loop (an
+// epilogue), is lowered on its own: tma_store_epilogue.go.
+//
+// Rejected with a diagnostic: other tile ops outside such a loop, a loop nested
 // in another loop or under control flow, tiles used outside their loop or
 // read before the wait, coordinates that depend on loop-carried values or
 // on non-pure ops, a tile loaded twice per iteration, a tile stored
@@ -116,9 +119,10 @@ func init() {
 			"- a prologue in which the elected thread issues the first iterations' loads: `nvgpu.mbarrier.arrive.expect_tx` with the bytes of the iteration's boxes, then the TMA loads, box by box (a tile wider than its descriptor's box takes several);\n" +
 			"- the loop, normalised to run from 0 to the trip count T, waits with `tmac.mbarrier.wait` on barrier j mod N where the `tmac.tma.wait` was (`mbarrier-phase` computes the parity), reads slot j mod N, and the elected thread refills a slot with a later iteration's loads once every reader is done with it: after a block barrier for tiles read by the threads, after the wgmma of the previous iteration has completed (its `waitGroup` lowered as needed) for wgmma operands;\n" +
 			"- stores: before the output tile is written, the elected thread waits until at most S-1 bulk store groups are still reading (`nvvm.cp.async.bulk.wait_group` with `read`) and the block synchronises; each `tmac.tma.store` becomes a shared-memory proxy fence, a block barrier and the TMA store from the elected thread; after the loop, a final wait;\n" +
-			"- a tile loaded and stored unchanged (a TMA copy) keeps its load ring and is stored from it.\n" +
+			"- a tile loaded and stored unchanged (a TMA copy) keeps its load ring and is stored from it;\n" +
+			"- a `tmac.tma.store` at the top level of the kernel, outside any loop (a non-persistent kernel's epilogue; its tile a workgroup `memref.alloc`, aligned here for TMA): a shared-memory proxy fence, a block barrier, then from the elected thread the TMA store box by box and `nvvm.cp.async.bulk.wait_group 0` with `read` (the tile stays alive until read, before the kernel exits), and a block barrier unless the kernel ends there; consecutive stores share the fence, barrier and wait.\n" +
 			"\n" +
-			"Tile ops outside such a loop, loops nested in loops or under control flow, tiles used outside their loop or read before the wait, coordinates depending on loop-carried values, and tiles loaded twice per iteration are rejected with a diagnostic.",
+			"Other tile ops outside such a loop, loops nested in loops or under control flow, tiles used outside their loop or read before the wait, coordinates depending on loop-carried values, and tiles loaded twice per iteration are rejected with a diagnostic.",
 		Options: []passes.Option{
 			{Name: "stages", Default: "3", Help: "load stages for loops without a tmac.stages attribute"},
 			{Name: "store-stages", Default: "2", Help: "rotating output tiles for loops without a tmac.store_stages attribute"},
@@ -223,14 +227,23 @@ func isTileOp(op *ir.Operation) bool {
 
 func (k *tmaKernel) run(stages, storeStages int64) error {
 	loops := []*ir.Operation{}
+	var outside []*ir.Operation // tmac.tma.store ops at the top level of the kernel
 	seen := map[*ir.Operation]bool{}
 	var err error
 	ir.Walk(k.op, func(op *ir.Operation) ir.WalkResult {
 		if err != nil || !isTileOp(op) {
 			return ir.Advance
 		}
+		if op.Name() == tmac.TmaStore && op.Block() != nil && op.Block().Parent() == k.body {
+			outside = append(outside, op) // an epilogue's store (tma_store_epilogue.go)
+			return ir.Advance
+		}
 		loop, ok := scf.AsFor(op.ParentOp())
 		if !ok || op.Block() != loop.Region().Entry() {
+			if op.Name() == tmac.TmaStore {
+				err = op.EmitError("'%s' must be at the top level of the body of an scf.for (the loop that tma-pipeline pipelines) or of the kernel", op.Name())
+				return ir.Advance
+			}
 			err = op.EmitError("'%s' must be at the top level of the body of an scf.for (the loop that tma-pipeline pipelines)", op.Name())
 			return ir.Advance
 		}
@@ -251,7 +264,7 @@ func (k *tmaKernel) run(stages, storeStages int64) error {
 			return err
 		}
 	}
-	return nil
+	return k.storesOutsideLoops(outside)
 }
 
 // tileRing is one logical tile and the ring that replaces it.
@@ -793,14 +806,7 @@ func (p *pipelinedLoop) rewrite() {
 	b := newTB(loop.Loc)
 	b.SetInsertionPoint(loop)
 
-	// The elected thread.
-	is0 := b.cmp(arith.CmpIEq, b.op(gpu.ThreadId, nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr("x")}).Result(0), b.idx(0))
-	if !p.k.yzOne {
-		for _, d := range []string{"y", "z"} {
-			c := b.cmp(arith.CmpIEq, b.op(gpu.ThreadId, nil, []ir.Type{ir.Index}, ir.NamedAttr{Name: "dimension", Value: gpu.DimAttr(d)}).Result(0), b.idx(0))
-			is0 = b.op(arith.Andi, []ir.Value{is0, c}, []ir.Type{ir.I1}).Result(0)
-		}
-	}
+	is0 := p.k.elected(b)
 
 	p.makeRings()
 	trip, ivAt := p.tripCount(b)
