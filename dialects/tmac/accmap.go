@@ -48,7 +48,7 @@ func init() {
 			Name:     "tmac.yield",
 			Summary:  "yields the element a tmac.warpgroup.acc.map or tmac.rows.map region computes",
 			Traits:   ir.Pure | ir.Terminator | ir.ReturnLike,
-			Parents:  []string{"tmac.warpgroup.acc.map"},
+			Parents:  []string{"tmac.warpgroup.acc.map", "tmac.rows.map"},
 			Operands: []ir.ArgSpec{{Name: "value", Type: f32C}},
 			Format:   "$value attr-dict `:` type($value)",
 		},

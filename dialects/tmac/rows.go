@@ -161,6 +161,22 @@ func init() {
 				"warpgroup execute it convergently, as `nvgpu.warpgroup.mma`.",
 		},
 		&ir.OpDef{
+			Name:     "tmac.rows.map",
+			Summary:  "computes a rows value row by row from rows values of its length, in registers",
+			Traits:   ir.SingleBlock | ir.RecursiveSideEffects,
+			Operands: []ir.ArgSpec{{Name: "inputs", Kind: ir.Variadic, Type: rowsC}},
+			Results:  []ir.ArgSpec{{Name: "result", Type: rowsC}},
+			Regions:  []ir.RegionSpec{{Name: "body"}},
+			Format:   "($inputs^)? attr-dict `:` (type($inputs)^)? `->` type($result) $body",
+			Verify:   verifyRowsMap,
+			Doc: "Every operand has the result's type (there may be none: a rows value computed from the row index alone, " +
+				"such as a -inf initial maximum). The region has one block whose arguments are one f32 per operand (the " +
+				"operands' values of one row) and then the row's index (index, within the accumulator's M rows). It holds only " +
+				"ops without memory effects or regions (arith, math, index) and ends with `tmac.yield` of one f32, the result's " +
+				"value for that row; values defined outside the op may be used. Each thread computes the rows it holds " +
+				"(the 4 threads of a quad compute the same rows).",
+		},
+		&ir.OpDef{
 			Name:     "tmac.warpgroup.rows.store",
 			Summary:  "stores a rows value to a rank-1 memref of f32, f16 or bf16 at an offset, skipping rows outside it",
 			Operands: []ir.ArgSpec{{Name: "value", Type: rowsC}, {Name: "dst", Type: rowsMemC}, {Name: "offset", Type: ir.IndexOnly}},
@@ -183,6 +199,45 @@ func verifyAccReduce(op *ir.Operation) error {
 	}
 	if r, _ := AsRows(op.Result(0).Type()); r.Len != v.Shape()[0] {
 		return op.EmitOpError("result %s must have the accumulator's %d rows", op.Result(0).Type(), v.Shape()[0])
+	}
+	return nil
+}
+
+// verifyRowsMap checks the operands against the result and the region's
+// signature and contents.
+func verifyRowsMap(op *ir.Operation) error {
+	res := op.Result(0).Type()
+	for i, a := range op.Operands() {
+		if a.Type() != res {
+			return op.EmitOpError("operand #%d has type %s, not the result's %s", i, a.Type(), res)
+		}
+	}
+	b := op.Region(0).Entry()
+	if b == nil {
+		return op.EmitOpError("needs a region with one block")
+	}
+	n := op.NumOperands()
+	ok := b.NumArgs() == n+1 && b.Arg(n).Type() == ir.Index
+	for i := 0; ok && i < n; i++ {
+		ok = b.Arg(i).Type() == ir.F32T
+	}
+	if !ok {
+		return op.EmitOpError("region arguments must be %d f32 (one per operand), then the row (index)", n)
+	}
+	return verifyElementRegion(op, b)
+}
+
+// verifyElementRegion checks the block of a region computing one element
+// (tmac.rows.map): ops without memory effects or regions, ending with
+// tmac.yield.
+func verifyElementRegion(op *ir.Operation, b *ir.Block) error {
+	for _, nested := range b.Ops() {
+		if !nested.HasNoMemoryEffect() || nested.NumRegions() != 0 {
+			return ir.Errorf(nested.Loc, "'%s' is not allowed in a '%s' region: only ops without memory effects or regions", nested.Name(), op.Name())
+		}
+	}
+	if t := b.Terminator(); t == nil || t.Name() != "tmac.yield" {
+		return op.EmitOpError("region must end with tmac.yield")
 	}
 	return nil
 }

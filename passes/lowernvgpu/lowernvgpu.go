@@ -100,6 +100,7 @@ var nvgpuLowerings = map[string]func(rw *NVGPURewriter, op *ir.Operation) error{
 	// rows.go
 	tmac.WarpgroupAccReduce: lowerAccReduce,
 	tmac.WarpgroupRowsStore: lowerRowsStore,
+	tmac.RowsMap:            lowerRowsMap,
 	// other.go
 	nvgpu.Rcp:                    lowerRcp,
 	nvgpu.DeviceAsyncCopy:        lowerDeviceAsyncCopy,

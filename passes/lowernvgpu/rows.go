@@ -26,6 +26,9 @@ import (
 //     arith.addf), then across the quad with nvvm.shfl.sync bfly xor 1 and
 //     xor 2: all 4 lanes end with the same bits, as both operations are
 //     commutative.
+//   - tmac.rows.map clones its region once per value the thread holds,
+//     with the block arguments mapped to the operands' values and the
+//     value's row (computed only when the region uses it).
 //   - tmac.warpgroup.rows.store stores from lane l%4 == 0 of each quad,
 //     each row under an scf.if on that lane and on the row's index being
 //     inside the destination (one unsigned compare also skips negative
@@ -119,6 +122,50 @@ func lowerAccReduce(rw *NVGPURewriter, op *ir.Operation) error {
 	}
 	rw.Replace(op, rw.packF32(vals, st.nvgpuType(op.Result(0))))
 	return nil
+}
+
+func lowerRowsMap(rw *NVGPURewriter, op *ir.Operation) error {
+	resT := wgmmaStateOf(rw).nvgpuType(op.Result(0))
+	rows, ok := tmac.AsRows(resT)
+	if !ok {
+		return rw.Errorf(op, "has an unexpected result type")
+	}
+	body := op.Region(0).Entry()
+	rowArg := body.Arg(op.NumOperands())
+	var row0 ir.Value
+	if ir.HasUses(rowArg) {
+		row0, _ = fragmentOrigin(rw)
+	}
+	vals := make([]ir.Value, 2*rows.Len/64)
+	for i := range vals {
+		bm := ir.NewIRMapping()
+		for j, v := range op.Operands() {
+			bm.Map(body.Arg(j), rw.extractF32(rw.Lookup(v), int64(i)))
+		}
+		if row0 != nil {
+			row := row0
+			if off := rowsValueRow(int64(i)); off != 0 {
+				row = rw.binary(arith.Addi, row0, rw.IndexConst(off))
+			}
+			bm.Map(rowArg, row)
+		}
+		vals[i] = rw.cloneElement(body, bm)
+	}
+	rw.Replace(op, rw.packF32(vals, resT))
+	return nil
+}
+
+// cloneElement clones the ops of body, a region computing one element
+// (ending with tmac.yield), at the insertion point with its arguments
+// mapped by bm, and returns the value tmac.yield gives.
+func (rw *NVGPURewriter) cloneElement(body *ir.Block, bm *ir.IRMapping) ir.Value {
+	for _, o := range body.Ops() {
+		if _, ok := tmac.AsYield(o); ok {
+			return bm.Lookup(o.Operand(0))
+		}
+		rw.B.Insert(o.Clone(bm))
+	}
+	return nil // the verifier requires the tmac.yield
 }
 
 func lowerRowsStore(rw *NVGPURewriter, op *ir.Operation) error {

@@ -305,7 +305,7 @@ func isWarpgroupOp(op *ir.Operation) bool {
 	case nvgpu.WarpgroupGenerateDescriptor, nvgpu.WarpgroupMma,
 		nvgpu.WarpgroupMmaStore, nvgpu.WarpgroupMmaInitAccumulator,
 		tmac.WarpgroupMmaStore, tmac.WarpgroupAccMap,
-		tmac.WarpgroupAccReduce, tmac.WarpgroupRowsStore:
+		tmac.WarpgroupAccReduce, tmac.WarpgroupRowsStore, tmac.RowsMap:
 		return true
 	}
 	return false
