@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Issue 18 on the GPU: row softmax, RMSNorm and LayerNorm (examples/softmax.tma,
+# rmsnorm_vec.tma, layernorm.tma; f32, and bf16 from examples/variants) at
+# 4096x4096, 8192x8192 and 32768x4096, each checked against its @reference
+# and timed by `tmac run --bench`, against torch (torch.softmax,
+# F.rms_norm, F.layer_norm) and the device-to-device copy of the same
+# shape and dtype (bench/gpu/norms.py), every result as a fraction of that
+# copy's bandwidth (target: 0.85).
+#
+#   scripts/gpu-norms.sh build   # here (llc): build/tmac and the six bundles in build/gpu-norms
+#   scripts/gpu-norms.sh run     # there (GPU, no llc; build/tmac and build/gpu-norms carried):
+#                                #   logs in build/gpu-norms/run, the table last (also in summary.md)
+#
+# The run stops starting steps after RUN_BUDGET seconds (default 450, so
+# the whole run stays under 8 minutes); each step has its own timeout, and
+# a step that fails, times out or is skipped is reported as such while the
+# rest still run. Exit status 0 when every step passed.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+SHAPES="4096x4096 8192x8192 32768x4096"
+# op|dtype|bundle (built from the example of the same name)
+KERNELS=(
+	"softmax|f32|softmax"
+	"rmsnorm|f32|rmsnorm_vec"
+	"layernorm|f32|layernorm"
+	"softmax|bf16|softmax_bf16"
+	"rmsnorm|bf16|rmsnorm_vec_bf16"
+	"layernorm|bf16|layernorm_bf16"
+)
+dir=build/gpu-norms
+
+# shapes OP RxN: the example's --shape flags (x, then w and b, then y).
+shapes() {
+	local n=${2#*x}
+	case $1 in
+	softmax) echo "--shape arg0=$2 --shape arg1=$2" ;;
+	rmsnorm) echo "--shape arg0=$2 --shape arg1=$n --shape arg2=$2" ;;
+	layernorm) echo "--shape arg0=$2 --shape arg1=$n --shape arg2=$n --shape arg3=$2" ;;
+	esac
+}
+
+case "${1:-}" in
+build)
+	export CGO_ENABLED=0
+	go build -o build/tmac ./cmd/tmac || exit 1
+	rm -rf "$dir" && mkdir -p "$dir"
+	for k in "${KERNELS[@]}"; do
+		b=${k##*|}
+		src=examples/$b.tma
+		[ -f "$src" ] || src=examples/variants/$b.tma
+		build/tmac compile "$src" --emit=bundle -o "$dir/$b.tmab" || exit 1
+	done
+	git rev-parse --short HEAD >"$dir/COMMIT" 2>/dev/null
+	du -sh "$dir" build/tmac
+	;;
+run)
+	budget=${RUN_BUDGET:-450}
+	start=$SECONDS
+	out=$dir/run
+	rm -rf "$out" && mkdir -p "$out"
+	tmac=${TMAC:-build/tmac}
+	python=${PYTHON:-python3}
+	[ -x "$tmac" ] || { echo "no $tmac: run scripts/gpu-norms.sh build first" >&2; exit 2; }
+	gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+	echo "GPU: ${gpu:-none found}; commit $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
+	rows=()
+	failed=0
+	. scripts/gpu-steps.sh
+	TAIL=4
+
+	# 1. torch and the copies (first, so the copy bandwidth is there
+	# whatever else runs out of time).
+	step torch 180 "$python" bench/gpu/norms.py measure --reps 50 --warmup 10
+	v=$(verdict $rc)
+	[ "$v" = PASS ] || failed=$((failed + 1))
+	rows+=("| torch peers and copies (norms.py measure) | $v | $(grep -c '^norms: ' "$out/torch.log" 2>/dev/null) results |")
+
+	# 2. tmac: each bundle at each shape, checked and timed; the queued
+	# median (launch latency hidden, as torch is timed) goes to the table.
+	: >"$out/tmac.txt"
+	for k in "${KERNELS[@]}"; do
+		IFS='|' read -r op dt b <<<"$k"
+		for s in $SHAPES; do
+			name=tmac-$b-$s
+			# shellcheck disable=SC2046 # the flags are words
+			step "$name" 60 "$tmac" run "$dir/$b.tmab" --bench --reps 50 --warmup 5 $(shapes "$op" "$s")
+			v=$(verdict $rc)
+			log=$out/$name.log
+			[ "$v" = PASS ] && grep -q '^FAIL' "$log" && v=FAIL
+			[ "$v" = PASS ] || failed=$((failed + 1))
+			us=$(grep -m1 'kernels queued' "$log" 2>/dev/null | grep -oE 'median [0-9.]+ us' | grep -oE '[0-9.]+')
+			bytes=$(grep -m1 -oE '[0-9]+ bytes;' "$log" 2>/dev/null | grep -oE '[0-9]+')
+			[ "$v" = PASS ] && [ -n "$us" ] && [ -n "$bytes" ] &&
+				echo "norms: tmac $op $dt $s us=$us bytes=$bytes" >>"$out/tmac.txt"
+			rows+=("| tmac $b $s | $v | $(grep -m1 -oE '^(PASS|FAIL) arg[0-9]+[^(]*' "$log" 2>/dev/null) |")
+		done
+	done
+
+	{
+		echo "== steps ($((SECONDS - start)) s)"
+		echo "| step | result | notes |"
+		echo "|---|---|---|"
+		printf '%s\n' "${rows[@]}"
+		echo
+		echo "== bandwidth (tmac: kernels queued median; torch: events around each call, queued; fraction: of the copy's TB/s at the same shape and dtype)"
+		"$python" bench/gpu/norms.py report "$out/torch.log" "$out/tmac.txt"
+	} >"$out/summary.md"
+	cat "$out/summary.md"
+	[ "$failed" -eq 0 ]
+	;;
+*)
+	echo "usage: scripts/gpu-norms.sh build|run" >&2
+	exit 2
+	;;
+esac
