@@ -62,23 +62,18 @@ var f32C = ir.TypeConstraint{Desc: "32-bit float", OK: func(t ir.Type) bool { re
 //	%a, %b [rows(%r, ...)] [cols(%c, ...)] attr-dict
 //	  : !acc, !acc [rows type, ...] [cols type, ...] -> !acc { region }
 func parseAccMap(p *ir.Parser, st *ir.OperationState) error {
-	accs, err := p.ParseOperandList(ir.DelimNone)
-	if err != nil {
+	var ops [3][]ir.UnresolvedOperand // by accMapGroups
+	var err error
+	if ops[0], err = p.ParseOperandList(ir.DelimNone); err != nil {
 		return err
 	}
-	group := func(kw string) ([]ir.UnresolvedOperand, error) {
-		if !p.ParseOptionalKeyword(kw) {
-			return nil, nil
+	for i, g := range accMapGroups[1:] {
+		if !p.ParseOptionalKeyword(g) {
+			continue
 		}
-		return p.ParseOperandList(ir.DelimParen)
-	}
-	rows, err := group("rows")
-	if err != nil {
-		return err
-	}
-	cols, err := group("cols")
-	if err != nil {
-		return err
+		if ops[i+1], err = p.ParseOperandList(ir.DelimParen); err != nil {
+			return err
+		}
 	}
 	if err := p.ParseOptionalAttrDict(st); err != nil {
 		return err
@@ -86,32 +81,25 @@ func parseAccMap(p *ir.Parser, st *ir.OperationState) error {
 	if err := p.ParsePunct(":"); err != nil {
 		return err
 	}
-	types := func(kw string, n int) ([]ir.Type, error) {
-		if n == 0 {
-			return nil, nil
+	var all []ir.UnresolvedOperand
+	var types []ir.Type
+	for i, g := range accMapGroups {
+		if len(ops[i]) == 0 {
+			continue
 		}
-		if kw != "" {
-			if err := p.ParseKeyword(kw); err != nil {
-				return nil, err
+		if i > 0 {
+			if err := p.ParseKeyword(g); err != nil {
+				return err
 			}
 		}
 		ts, err := p.ParseTypeList()
-		if err == nil && len(ts) != n {
-			err = p.CustomOpErrorf("%d %s operands but %d types", n, kw, len(ts))
-		}
-		return ts, err
-	}
-	var all []ir.UnresolvedOperand
-	var allTypes []ir.Type
-	for _, g := range []struct {
-		kw  string
-		ops []ir.UnresolvedOperand
-	}{{"", accs}, {"rows", rows}, {"cols", cols}} {
-		ts, err := types(g.kw, len(g.ops))
 		if err != nil {
 			return err
 		}
-		all, allTypes = append(all, g.ops...), append(allTypes, ts...)
+		if len(ts) != len(ops[i]) {
+			return p.CustomOpErrorf("%d %s operands but %d types", len(ops[i]), g, len(ts))
+		}
+		all, types = append(all, ops[i]...), append(types, ts...)
 	}
 	if err := p.ParsePunct("->"); err != nil {
 		return err
@@ -120,40 +108,41 @@ func parseAccMap(p *ir.Parser, st *ir.OperationState) error {
 	if err != nil {
 		return err
 	}
-	if err := p.ResolveOperands(all, allTypes, st); err != nil {
+	if err := p.ResolveOperands(all, types, st); err != nil {
 		return err
 	}
-	st.AddAttr("operandSegmentSizes", ir.DenseI32Array(int64(len(accs)), int64(len(rows)), int64(len(cols))))
+	st.AddAttr("operandSegmentSizes", ir.DenseI32Array(int64(len(ops[0])), int64(len(ops[1])), int64(len(ops[2]))))
 	st.ResultTypes = []ir.Type{res}
 	return p.ParseRegion(st.AddRegion(), nil)
 }
 
+// accMapGroups are the operand groups of tmac.warpgroup.acc.map; the
+// custom form spells the last two with their names as keywords.
+var accMapGroups = []string{"accs", "rows", "cols"}
+
 func printAccMap(p *ir.Printer, op *ir.Operation) {
 	p.Write(" ")
 	p.PrintOperands(op.OperandGroup("accs"))
-	for _, g := range []struct {
-		kw string
-		vs []ir.Value
-	}{{"rows", op.OperandGroup("rows")}, {"cols", op.OperandGroup("cols")}} {
-		if len(g.vs) > 0 {
-			p.Write(" " + g.kw + "(")
-			p.PrintOperands(g.vs)
+	for _, g := range accMapGroups[1:] {
+		if vs := op.OperandGroup(g); len(vs) > 0 {
+			p.Write(" " + g + "(")
+			p.PrintOperands(vs)
 			p.Write(")")
 		}
 	}
 	p.PrintOptionalAttrDict(op.AllAttrs(), "operandSegmentSizes")
 	p.Write(" : ")
-	for i, g := range []struct {
-		kw string
-		vs []ir.Value
-	}{{"", op.OperandGroup("accs")}, {"rows", op.OperandGroup("rows")}, {"cols", op.OperandGroup("cols")}} {
-		if len(g.vs) == 0 {
+	types := op.OperandTypes()
+	for i, g := range accMapGroups {
+		n := len(op.OperandGroup(g))
+		if n == 0 {
 			continue
 		}
 		if i > 0 {
-			p.Write(" " + g.kw + " ")
+			p.Write(" " + g + " ")
 		}
-		p.PrintTypes(valueTypes(g.vs))
+		p.PrintTypes(types[:n])
+		types = types[n:]
 	}
 	p.Write(" -> ")
 	p.PrintType(op.Result(0).Type())
@@ -199,21 +188,5 @@ func verifyAccMap(op *ir.Operation) error {
 	if !ok {
 		return op.EmitOpError("region arguments must be %d f32 (one per operand: accumulators, rows, cols), then the row and column (index)", n)
 	}
-	for _, nested := range b.Ops() {
-		if !nested.HasNoMemoryEffect() || nested.NumRegions() != 0 {
-			return ir.Errorf(nested.Loc, "'%s' is not allowed in a 'tmac.warpgroup.acc.map' region: only ops without memory effects or regions", nested.Name())
-		}
-	}
-	if t := b.Terminator(); t == nil || t.Name() != "tmac.yield" {
-		return op.EmitOpError("region must end with tmac.yield")
-	}
-	return nil
-}
-
-func valueTypes(vs []ir.Value) []ir.Type {
-	ts := make([]ir.Type, len(vs))
-	for i, v := range vs {
-		ts[i] = v.Type()
-	}
-	return ts
+	return verifyElementRegion(op, b)
 }
