@@ -23,10 +23,10 @@ written, plus w and b (what tmac run --bench counts: every memref
 argument once). scripts/gpu-norms.sh writes tmac's results in the same
 form (IMPL tmac, OP the example) from its --bench output.
 
-report reads such lines from the given files and prints a markdown table:
-for each operation, each implementation's time, bandwidth (BYTES / time)
-and that bandwidth as a fraction of the copy's (2 R N element bytes /
-copy time) at the same shape and dtype in the same run. The target of
+report reads such lines from the given files and prints a markdown table,
+a row per operation, dtype and shape: tmac's and torch's times and their
+bandwidth (BYTES / time) as a fraction of the copy's (2 R N element bytes
+/ copy time) at the same shape and dtype in the same run. The target of
 issue 18 is 0.85.
 """
 
@@ -106,22 +106,23 @@ def report(args):
                 impl, op, dt, r, n, us, nbytes = m.groups()
                 res[(impl, op, dt, int(r), int(n))] = (float(us), int(nbytes))
     keys = sorted({k[2:] for k in res}, key=lambda k: (DTYPES.index(k[0]) if k[0] in DTYPES else 9, k[1] * k[2], k[1]))
-    print(f"| op | dtype | shape | impl | time us | TB/s | fraction of copy (target {TARGET}) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| op | dtype | shape | tmac us | tmac / copy | torch us | torch / copy | copy us (TB/s) |")
+    print("|---|---|---|---|---|---|---|---|")
     for dt, r, n in keys:
         copy = res.get(("copy", "copy", dt, r, n))
         copy_bw = copy[1] / (copy[0] * 1e-6) if copy else None
-        if copy:
-            print(f"| copy | {dt} | {r}x{n} | torch copy_ | {copy[0]:.1f} | {copy_bw / 1e12:.2f} | 1.00 |")
+        copy_col = f"{copy[0]:.1f} ({copy_bw / 1e12:.2f})" if copy else "-"
         for op in OPS:
+            cols = []
             for impl in ("tmac", "torch"):
                 v = res.get((impl, op, dt, r, n))
                 if v is None:
-                    print(f"| {op} | {dt} | {r}x{n} | {impl} | - | - | - |")
+                    cols += ["-", "-"]
                     continue
                 bw = v[1] / (v[0] * 1e-6)
-                frac = f"{bw / copy_bw:.2f}" if copy_bw else "- (no copy measured)"
-                print(f"| {op} | {dt} | {r}x{n} | {impl} | {v[0]:.1f} | {bw / 1e12:.2f} | {frac} |")
+                cols += [f"{v[0]:.1f}", f"{bw / copy_bw:.2f}" if copy_bw else "-"]
+            print(f"| {op} | {dt} | {r}x{n} | {' | '.join(cols)} | {copy_col} |")
+    print(f"(x / copy: the bytes of x, y, w and b over the time, as a fraction of the copy's 2 R N element bytes over its time; target {TARGET})")
 
 
 def main():
