@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -35,6 +36,9 @@ type warpgroup struct {
 	descA   int64
 	descB   int64
 	op      *ir.Operation
+	// aRegs holds each thread's A fragment of a wgmma with A in registers
+	// (tmac.wgmma.mma_async, wgmma_rs.go): 8 elements in register order.
+	aRegs [128][]float64
 	// reads in flight: shared ranges read by the mmas of each commit group.
 	reads []wgRead
 }
@@ -282,7 +286,13 @@ func (b *blockRun) mma(c *cta, wg *warpgroup, op *ir.Operation, group int) *Erro
 		a := md.addr(mn, kk, es, km)
 		span[i][0], span[i][1] = min(span[i][0], a), max(span[i][1], a+es)
 	}
-	for i := 0; i < m; i++ {
+	registerA := op.Name() == tmac.WgmmaMmaAsync
+	if registerA {
+		if err := wg.registerA(op, av, k); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < m && !registerA; i++ {
 		for kk := 0; kk < k; kk++ {
 			v, err := read(A, i, kk, ea, aK, ta, "A")
 			if err != nil {
@@ -315,6 +325,9 @@ func (b *blockRun) mma(c *cta, wg *warpgroup, op *ir.Operation, group int) *Erro
 	}
 	for _, sp := range span {
 		lo, hi := sp[0], sp[1]
+		if lo >= hi {
+			continue // A in registers
+		}
 		// TMA loads still writing what this mma reads are a race.
 		for _, x := range b.inflight {
 			if x.load && x.dst == c && x.lo < hi && lo < x.hi {
