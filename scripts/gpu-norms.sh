@@ -5,9 +5,11 @@
 # and timed by `tmac run --bench`, against torch (torch.softmax,
 # F.rms_norm, F.layer_norm) and the device-to-device copy of the same
 # shape and dtype (bench/gpu/norms.py), every result as a fraction of that
-# copy's bandwidth (target: 0.85).
+# copy's bandwidth (target: 0.85). softmax's variants with 8 and 32 values
+# a thread (examples/variants/softmax_8pt.tma, softmax_32pt.tma) are timed
+# too.
 #
-#   scripts/gpu-norms.sh build   # here (llc): build/tmac and the six bundles in build/gpu-norms
+#   scripts/gpu-norms.sh build   # here (llc): build/tmac and the bundles in build/gpu-norms
 #   scripts/gpu-norms.sh run     # there (GPU, no llc; build/tmac and build/gpu-norms carried):
 #                                #   logs in build/gpu-norms/run, the table last (also in summary.md)
 #
@@ -26,6 +28,10 @@ KERNELS=(
 	"softmax|bf16|softmax_bf16"
 	"rmsnorm|bf16|rmsnorm_vec_bf16"
 	"layernorm|bf16|layernorm_bf16"
+	# softmax with 8 and 32 values a thread instead of 16 (last: the first
+	# to go when the budget runs out), to show which way that trade goes.
+	"softmax_8pt|f32|softmax_8pt"
+	"softmax_32pt|f32|softmax_32pt"
 )
 dir=build/gpu-norms
 
@@ -33,7 +39,7 @@ dir=build/gpu-norms
 shapes() {
 	local n=${2#*x}
 	case $1 in
-	softmax) echo "--shape arg0=$2 --shape arg1=$2" ;;
+	softmax*) echo "--shape arg0=$2 --shape arg1=$2" ;;
 	rmsnorm) echo "--shape arg0=$2 --shape arg1=$n --shape arg2=$2" ;;
 	layernorm) echo "--shape arg0=$2 --shape arg1=$n --shape arg2=$n --shape arg3=$2" ;;
 	esac

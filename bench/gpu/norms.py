@@ -108,11 +108,15 @@ def report(args):
     keys = sorted({k[2:] for k in res}, key=lambda k: (DTYPES.index(k[0]) if k[0] in DTYPES else 9, k[1] * k[2], k[1]))
     print("| op | dtype | shape | tmac us | tmac / copy | torch us | torch / copy | copy us (TB/s) |")
     print("|---|---|---|---|---|---|---|---|")
+    # The ops of the table, then any other (tmac's variants, no torch peer).
+    ops = list(OPS) + sorted({k[1] for k in res if k[1] not in OPS and k[1] != "copy"})
     for dt, r, n in keys:
         copy = res.get(("copy", "copy", dt, r, n))
         copy_bw = copy[1] / (copy[0] * 1e-6) if copy else None
         copy_col = f"{copy[0]:.1f} ({copy_bw / 1e12:.2f})" if copy else "-"
-        for op in OPS:
+        for op in ops:
+            if op not in OPS and not any(k[1:] == (op, dt, r, n) for k in res):
+                continue
             cols = []
             for impl in ("tmac", "torch"):
                 v = res.get((impl, op, dt, r, n))
