@@ -14,6 +14,8 @@ const (
 	TmaLoad               = "tmac.tma.load"
 	TmaStore              = "tmac.tma.store"
 	TmaWait               = "tmac.tma.wait"
+	WarpgroupAccLoadCols  = "tmac.warpgroup.acc.load_cols"
+	WarpgroupAccLoadRows  = "tmac.warpgroup.acc.load_rows"
 	WarpgroupAccMap       = "tmac.warpgroup.acc.map"
 	WarpgroupAccReduce    = "tmac.warpgroup.acc.reduce"
 	WarpgroupAccToOperand = "tmac.warpgroup.acc.to_operand"
@@ -37,6 +39,10 @@ type (
 	TmaStoreOp struct{ Op *ir.Operation }
 	// TmaWaitOp views an op named tmac.tma.wait.
 	TmaWaitOp struct{ Op *ir.Operation }
+	// WarpgroupAccLoadColsOp views an op named tmac.warpgroup.acc.load_cols.
+	WarpgroupAccLoadColsOp struct{ Op *ir.Operation }
+	// WarpgroupAccLoadRowsOp views an op named tmac.warpgroup.acc.load_rows.
+	WarpgroupAccLoadRowsOp struct{ Op *ir.Operation }
 	// WarpgroupAccMapOp views an op named tmac.warpgroup.acc.map.
 	WarpgroupAccMapOp struct{ Op *ir.Operation }
 	// WarpgroupAccReduceOp views an op named tmac.warpgroup.acc.reduce.
@@ -78,6 +84,16 @@ func AsTmaStore(op *ir.Operation) (TmaStoreOp, bool) {
 // AsTmaWait returns op as a TmaWaitOp, and whether it is named tmac.tma.wait.
 func AsTmaWait(op *ir.Operation) (TmaWaitOp, bool) {
 	return ir.As[TmaWaitOp](op, TmaWait)
+}
+
+// AsWarpgroupAccLoadCols returns op as a WarpgroupAccLoadColsOp, and whether it is named tmac.warpgroup.acc.load_cols.
+func AsWarpgroupAccLoadCols(op *ir.Operation) (WarpgroupAccLoadColsOp, bool) {
+	return ir.As[WarpgroupAccLoadColsOp](op, WarpgroupAccLoadCols)
+}
+
+// AsWarpgroupAccLoadRows returns op as a WarpgroupAccLoadRowsOp, and whether it is named tmac.warpgroup.acc.load_rows.
+func AsWarpgroupAccLoadRows(op *ir.Operation) (WarpgroupAccLoadRowsOp, bool) {
+	return ir.As[WarpgroupAccLoadRowsOp](op, WarpgroupAccLoadRows)
 }
 
 // AsWarpgroupAccMap returns op as a WarpgroupAccMapOp, and whether it is named tmac.warpgroup.acc.map.
@@ -153,6 +169,36 @@ func (o TmaStoreOp) Src() ir.Value {
 // TensorMap returns the `tensorMap` operand (TensorMap descriptor).
 func (o TmaStoreOp) TensorMap() ir.Value {
 	return o.Op.OperandNamed("tensorMap")
+}
+
+// Src returns the `src` operand (rank-1 memref).
+func (o WarpgroupAccLoadColsOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
+
+// Offset returns the `offset` operand (index).
+func (o WarpgroupAccLoadColsOp) Offset() ir.Value {
+	return o.Op.OperandNamed("offset")
+}
+
+// Result returns the `result` result (!tmac.cols type).
+func (o WarpgroupAccLoadColsOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
+}
+
+// Src returns the `src` operand (rank-1 memref).
+func (o WarpgroupAccLoadRowsOp) Src() ir.Value {
+	return o.Op.OperandNamed("src")
+}
+
+// Offset returns the `offset` operand (index).
+func (o WarpgroupAccLoadRowsOp) Offset() ir.Value {
+	return o.Op.OperandNamed("offset")
+}
+
+// Result returns the `result` result (!tmac.rows type).
+func (o WarpgroupAccLoadRowsOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Result returns the `result` result (warpgroup accumulator type).

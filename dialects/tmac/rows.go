@@ -108,6 +108,7 @@ func parseVectorType(p *ir.Parser, name string) (ir.Type, error) {
 
 var (
 	rowsC = ir.TypeConstraint{Desc: "!tmac.rows type", OK: func(t ir.Type) bool { _, ok := AsRows(t); return ok }}
+	colsC = ir.TypeConstraint{Desc: "!tmac.cols type", OK: func(t ir.Type) bool { _, ok := AsCols(t); return ok }}
 	// rowsMemC is what rows are stored to and loaded from: a rank-1 memref.
 	rowsMemC = ir.TypeConstraint{Desc: "rank-1 memref", OK: func(t ir.Type) bool { m, ok := t.(*ir.MemRefType); return ok && m.Rank() == 1 }}
 )
@@ -176,6 +177,8 @@ func init() {
 				"value for that row; values defined outside the op may be used. Each thread computes the rows it holds " +
 				"(the 4 threads of a quad compute the same rows).",
 		},
+		loadDef("tmac.warpgroup.acc.load_rows", "rows", rowsC, "%src[%offset + r]", "row r"),
+		loadDef("tmac.warpgroup.acc.load_cols", "cols", colsC, "%src[%offset + c]", "column c"),
 		&ir.OpDef{
 			Name:     "tmac.warpgroup.rows.store",
 			Summary:  "stores a rows value to a rank-1 memref of f32, f16 or bf16 at an offset, skipping rows outside it",
@@ -240,6 +243,26 @@ func verifyElementRegion(op *ir.Operation, b *ir.Block) error {
 		return op.EmitOpError("region must end with tmac.yield")
 	}
 	return nil
+}
+
+// loadDef defines tmac.warpgroup.acc.load_rows or load_cols: a rows or
+// cols value read from a rank-1 memref at an offset.
+func loadDef(name, what string, result ir.TypeConstraint, elem, pos string) *ir.OpDef {
+	return &ir.OpDef{
+		Name:     name,
+		Summary:  "loads a " + what + " value from a rank-1 memref of f32, f16 or bf16 at an offset, 0.0 outside it",
+		Operands: []ir.ArgSpec{{Name: "src", Type: rowsMemC}, {Name: "offset", Type: ir.IndexOnly}},
+		Results:  []ir.ArgSpec{{Name: "result", Type: result}},
+		Format:   "$src `[` $offset `]` attr-dict `:` type($src) `->` type($result)",
+		Effects:  []ir.Effect{{Kind: ir.Read, Operand: "src"}},
+		Verify: func(op *ir.Operation) error {
+			return verifyRowsMemory(op, op.Operand(0).Type().(*ir.MemRefType), "source")
+		},
+		Doc: "The value's " + pos + " is `" + elem + "` converted to f32 (`arith.extf`), or 0.0 where that index is outside " +
+			"the memref's dimension (edge tiles; compared unsigned, so a negative index is outside too). The source is a " +
+			"rank-1 memref of f32, f16 or bf16 in global or shared memory. Each thread loads the " + what + " it holds, " +
+			"in the layout of the wgmma accumulator fragment (the threads holding the same " + what + " load the same elements).",
+	}
 }
 
 // verifyRowsStore checks the destination: f32, f16 or bf16 in global or

@@ -98,9 +98,11 @@ var nvgpuLowerings = map[string]func(rw *NVGPURewriter, op *ir.Operation) error{
 	// accmap.go
 	tmac.WarpgroupAccMap: lowerAccMap,
 	// rows.go
-	tmac.WarpgroupAccReduce: lowerAccReduce,
-	tmac.WarpgroupRowsStore: lowerRowsStore,
-	tmac.RowsMap:            lowerRowsMap,
+	tmac.WarpgroupAccReduce:   lowerAccReduce,
+	tmac.WarpgroupRowsStore:   lowerRowsStore,
+	tmac.RowsMap:              lowerRowsMap,
+	tmac.WarpgroupAccLoadRows: lowerLoadVector,
+	tmac.WarpgroupAccLoadCols: lowerLoadVector,
 	// other.go
 	nvgpu.Rcp:                    lowerRcp,
 	nvgpu.DeviceAsyncCopy:        lowerDeviceAsyncCopy,

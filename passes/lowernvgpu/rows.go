@@ -6,6 +6,7 @@ import (
 	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/nvvm"
+	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -29,6 +30,9 @@ import (
 //   - tmac.rows.map clones its region once per value the thread holds,
 //     with the block arguments mapped to the operands' values and the
 //     value's row (computed only when the region uses it).
+//   - tmac.warpgroup.acc.load_rows and load_cols read each value the
+//     thread holds under an scf.if on its index (unsigned) below the
+//     source's size, extending to f32, else 0.0.
 //   - tmac.warpgroup.rows.store stores from lane l%4 == 0 of each quad,
 //     each row under an scf.if on that lane and on the row's index being
 //     inside the destination (one unsigned compare also skips negative
@@ -36,13 +40,23 @@ import (
 
 // rowsLoweredType returns the lowered type of a rows or cols type.
 func rowsLoweredType(t ir.Type) (ir.Type, bool) {
+	n, ok := threadValues(t)
+	if !ok {
+		return nil, false
+	}
+	return f32Struct(n), true
+}
+
+// threadValues returns how many values of a rows or cols type a thread
+// holds.
+func threadValues(t ir.Type) (int64, bool) {
 	if r, ok := tmac.AsRows(t); ok {
-		return f32Struct(2 * r.Len / 64), true
+		return 2 * r.Len / 64, true
 	}
 	if c, ok := tmac.AsCols(t); ok {
-		return f32Struct(c.Len / 4), true
+		return c.Len / 4, true
 	}
-	return nil, false
+	return 0, false
 }
 
 // f32Struct is !llvm.struct<(f32, ...)> of n values.
@@ -213,6 +227,68 @@ func (rw *NVGPURewriter) dimSize(m ir.Value, d int) ir.Value {
 	}
 	md := rw.Create(memref.ExtractStridedMetadata, []ir.Value{m}, memref.StridedMetadataTypes(mt))
 	return md.Result(2 + d) // the base buffer, the offset, then the sizes
+}
+
+// lowerLoadVector lowers tmac.warpgroup.acc.load_rows and load_cols: each
+// value the thread holds is its element of the source at the offset, read
+// under an scf.if on the index (unsigned) below the source's size and
+// converted with arith.extf, else 0.0.
+func lowerLoadVector(rw *NVGPURewriter, op *ir.Operation) error {
+	resT := wgmmaStateOf(rw).nvgpuType(op.Result(0))
+	src, offset := op.Operand(0), op.Operand(1)
+	mt, ok := src.Type().(*ir.MemRefType)
+	if !ok || mt.Rank() != 1 || !tmac.IsRowsMemElem(mt.Elem) {
+		// The verifier rules these out.
+		return rw.Errorf(op, "needs a rank-1 memref of f32, f16 or bf16, not '%s'", src.Type())
+	}
+	// The thread's first row or column and the offset of value i from it.
+	row0, quadLane := fragmentOrigin(rw)
+	first, pos := row0, rowsValueRow
+	if _, isRows := tmac.AsRows(resT); !isRows {
+		first, pos = rw.binary(arith.Muli, quadLane, rw.IndexConst(2)), colsValueCol
+	}
+	n, _ := threadValues(resT)
+	base := rw.binary(arith.Addi, rw.Lookup(offset), first)
+	size := rw.dimSize(src, 0)
+	zero := rw.Create(arith.Constant, nil, []ir.Type{ir.F32T}, ir.NamedAttr{Name: "value", Value: ir.FloatAttrOf(0, ir.F32T)}).Result(0)
+	vals := make([]ir.Value, n)
+	for i := range vals {
+		idx := base
+		if off := pos(int64(i)); off != 0 {
+			idx = rw.binary(arith.Addi, base, rw.IndexConst(off))
+		}
+		inside := rw.Create(arith.Cmpi, []ir.Value{idx, size}, []ir.Type{ir.I1},
+			ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIUlt)}).Result(0)
+		vals[i] = rw.ifValue(inside, func() ir.Value {
+			x := rw.Create(memref.Load, []ir.Value{src, idx}, []ir.Type{mt.Elem}).Result(0)
+			if mt.Elem != ir.F32T {
+				x = rw.Create(arith.Extf, []ir.Value{x}, []ir.Type{ir.F32T}).Result(0)
+			}
+			return x
+		}, zero)
+	}
+	rw.Replace(op, rw.packF32(vals, resT))
+	return nil
+}
+
+// colsValueCol is the column of value i of a lowered cols value relative
+// to the thread's first column 2(l%4).
+func colsValueCol(i int64) int64 { return 8*(i/2) + i%2 }
+
+// ifValue builds `%v = scf.if cond -> f32 { then } else { els }` at the
+// insertion point: then emits inside the then branch and returns what it
+// yields; els is yielded by the else branch. The insertion point is left
+// after the scf.if.
+func (rw *NVGPURewriter) ifValue(cond ir.Value, then func() ir.Value, els ir.Value) ir.Value {
+	regions := []*ir.Region{ir.NewRegion(), ir.NewRegion()}
+	blocks := []*ir.Block{regions[0].AddBlock(ir.NewBlock(nil, nil)), regions[1].AddBlock(ir.NewBlock(nil, nil))}
+	ifOp := rw.B.Create(&ir.OperationState{Name: scf.If, Operands: []ir.Value{cond}, ResultTypes: []ir.Type{els.Type()}, Regions: regions})
+	rw.B.SetInsertionPointToEnd(blocks[0])
+	rw.Create(scf.Yield, []ir.Value{then()}, nil)
+	rw.B.SetInsertionPointToEnd(blocks[1])
+	rw.Create(scf.Yield, []ir.Value{els}, nil)
+	rw.B.SetInsertionPointAfter(ifOp)
+	return ifOp.Result(0)
 }
 
 // fragmentOrigin returns, from the thread's index t = 32w + l in its

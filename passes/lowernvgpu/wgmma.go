@@ -305,7 +305,8 @@ func isWarpgroupOp(op *ir.Operation) bool {
 	case nvgpu.WarpgroupGenerateDescriptor, nvgpu.WarpgroupMma,
 		nvgpu.WarpgroupMmaStore, nvgpu.WarpgroupMmaInitAccumulator,
 		tmac.WarpgroupMmaStore, tmac.WarpgroupAccMap,
-		tmac.WarpgroupAccReduce, tmac.WarpgroupRowsStore, tmac.RowsMap:
+		tmac.WarpgroupAccReduce, tmac.WarpgroupRowsStore, tmac.RowsMap,
+		tmac.WarpgroupAccLoadRows, tmac.WarpgroupAccLoadCols:
 		return true
 	}
 	return false
