@@ -67,29 +67,19 @@ func CheckOperandShape(m, k int64) string {
 }
 
 func parseOperandType(p *ir.Parser) (ir.Type, error) {
-	if err := p.ParsePunct("<"); err != nil {
-		return nil, err
-	}
-	tok := p.Tok()
-	dims, err := p.ParseDimensionList(false)
+	dims, elem, err := typeShape{
+		rank:   2,
+		arity:  "expected two static dimensions in !tmac." + operandName + "<MxKxT>",
+		elemOK: IsOperandElem,
+		elem:   "!tmac." + operandName + " holds f16 or bf16 elements, not %s",
+		check: func(dims []int64) string {
+			if msg := CheckOperandShape(dims[0], dims[1]); msg != "" {
+				return "!tmac." + operandName + ": " + msg
+			}
+			return ""
+		},
+	}.parse(p)
 	if err != nil {
-		return nil, err
-	}
-	if len(dims) != 2 {
-		return nil, p.ErrorAt(tok, "expected two static dimensions in !tmac.%s<MxKxT>", operandName)
-	}
-	elemTok := p.Tok()
-	elem, err := p.ParseType()
-	if err != nil {
-		return nil, err
-	}
-	if !IsOperandElem(elem) {
-		return nil, p.ErrorAt(elemTok, "!tmac.%s holds f16 or bf16 elements, not %s", operandName, elem)
-	}
-	if msg := CheckOperandShape(dims[0], dims[1]); msg != "" {
-		return nil, p.ErrorAt(tok, "!tmac.%s: %s", operandName, msg)
-	}
-	if err := p.ParsePunct(">"); err != nil {
 		return nil, err
 	}
 	return OperandType(dims[0], dims[1], elem), nil

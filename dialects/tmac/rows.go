@@ -74,36 +74,63 @@ func CheckColsLen(n int64) string {
 
 // parseVectorType parses the `<Lxf32>` of !tmac.rows and !tmac.cols.
 func parseVectorType(p *ir.Parser, name string) (ir.Type, error) {
-	if err := p.ParsePunct("<"); err != nil {
-		return nil, err
-	}
-	tok := p.Tok()
-	dims, err := p.ParseDimensionList(false)
-	if err != nil {
-		return nil, err
-	}
-	if len(dims) != 1 {
-		return nil, p.ErrorAt(tok, "expected one static length in !tmac.%s<Lxf32>", name)
-	}
-	elemTok := p.Tok()
-	elem, err := p.ParseType()
-	if err != nil {
-		return nil, err
-	}
-	if f, ok := elem.(*ir.FloatType); !ok || f.Kind != ir.F32 {
-		return nil, p.ErrorAt(elemTok, "!tmac.%s holds f32 elements, not %s", name, elem)
-	}
 	check := CheckRowsLen
 	if name == colsName {
 		check = CheckColsLen
 	}
-	if msg := check(dims[0]); msg != "" {
-		return nil, p.ErrorAt(tok, "%s", msg)
-	}
-	if err := p.ParsePunct(">"); err != nil {
+	dims, elem, err := typeShape{
+		rank:   1,
+		arity:  "expected one static length in !tmac." + name + "<Lxf32>",
+		elemOK: func(t ir.Type) bool { return t == ir.F32T },
+		elem:   "!tmac." + name + " holds f32 elements, not %s",
+		check:  func(dims []int64) string { return check(dims[0]) },
+	}.parse(p)
+	if err != nil {
 		return nil, err
 	}
 	return vectorType(name, dims[0], elem), nil
+}
+
+// typeShape describes the `<D0x...xT>` parameters of a tmac type with
+// static dimensions and an element type (rows, cols, warpgroup.operand)
+// and the messages of its parse errors.
+type typeShape struct {
+	rank   int
+	arity  string                    // when there are not rank dimensions
+	elemOK func(ir.Type) bool        // the element types allowed
+	elem   string                    // when the element type is not (%s: the type)
+	check  func(dims []int64) string // why the dimensions are wrong, or ""
+}
+
+// parse parses `<D0x...xT>`, reporting shape errors at the first dimension
+// and element type errors at the element type.
+func (s typeShape) parse(p *ir.Parser) ([]int64, ir.Type, error) {
+	if err := p.ParsePunct("<"); err != nil {
+		return nil, nil, err
+	}
+	tok := p.Tok()
+	dims, err := p.ParseDimensionList(false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(dims) != s.rank {
+		return nil, nil, p.ErrorAt(tok, "%s", s.arity)
+	}
+	elemTok := p.Tok()
+	elem, err := p.ParseType()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !s.elemOK(elem) {
+		return nil, nil, p.ErrorAt(elemTok, s.elem, elem)
+	}
+	if msg := s.check(dims); msg != "" {
+		return nil, nil, p.ErrorAt(tok, "%s", msg)
+	}
+	if err := p.ParsePunct(">"); err != nil {
+		return nil, nil, err
+	}
+	return dims, elem, nil
 }
 
 var (
