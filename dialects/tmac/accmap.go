@@ -28,7 +28,7 @@ func init() {
 			Operands: []ir.ArgSpec{
 				{Name: "accs", Kind: ir.Variadic, Type: wgAccC},
 				{Name: "rows", Kind: ir.Variadic, Type: rowsC},
-				{Name: "cols", Kind: ir.Variadic, Type: ir.TypeConstraint{Desc: "!tmac.cols type", OK: func(t ir.Type) bool { _, ok := AsCols(t); return ok }}},
+				{Name: "cols", Kind: ir.Variadic, Type: colsC},
 			},
 			Results: []ir.ArgSpec{{Name: "result", Type: wgAccC}},
 			Regions: []ir.RegionSpec{{Name: "body"}},

@@ -258,8 +258,8 @@ func verifyRowsMap(op *ir.Operation) error {
 }
 
 // verifyElementRegion checks the block of a region computing one element
-// (tmac.rows.map): ops without memory effects or regions, ending with
-// tmac.yield.
+// (tmac.warpgroup.acc.map, tmac.rows.map): ops without memory effects or
+// regions, ending with tmac.yield.
 func verifyElementRegion(op *ir.Operation, b *ir.Block) error {
 	for _, nested := range b.Ops() {
 		if !nested.HasNoMemoryEffect() || nested.NumRegions() != 0 {

@@ -99,14 +99,7 @@ func lowerAccMap(rw *NVGPURewriter, op *ir.Operation) error {
 			if ir.HasUses(colArg) {
 				bm.Map(colArg, cached(cols, dc, func() ir.Value { return frags[0].offset(frags[0].col0, dc) }))
 			}
-			var y ir.Value
-			for _, o := range body.Ops() {
-				if _, ok := tmac.AsYield(o); ok {
-					y = bm.Lookup(o.Operand(0))
-					break
-				}
-				rw.B.Insert(o.Clone(bm))
-			}
+			y := rw.cloneElement(body, bm)
 			out = rw.Create(llvm.Insertvalue, []ir.Value{out, y}, []ir.Type{sliceT}, position(r)).Result(0)
 		}
 		res = rw.Create(llvm.Insertvalue, []ir.Value{res, out}, []ir.Type{accT}, position(s)).Result(0)

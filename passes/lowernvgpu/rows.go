@@ -170,7 +170,7 @@ func lowerRowsMap(rw *NVGPURewriter, op *ir.Operation) error {
 }
 
 // cloneElement clones the ops of body, a region computing one element
-// (ending with tmac.yield), at the insertion point with its arguments
+// (of tmac.warpgroup.acc.map or tmac.rows.map, ending with tmac.yield), at the insertion point with its arguments
 // mapped by bm, and returns the value tmac.yield gives.
 func (rw *NVGPURewriter) cloneElement(body *ir.Block, bm *ir.IRMapping) ir.Value {
 	for _, o := range body.Ops() {
