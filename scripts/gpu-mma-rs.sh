@@ -12,8 +12,10 @@
 # Exit status 0 when every run printed PASS.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-dir=build/gpu-mma-rs
-TESTS="mma-rs mma-rs-f16"
+# GPU_BUNDLES and GPU_TESTS let another check reuse this one for its own
+# emulator tests (scripts/gpu-rows.sh).
+dir=${GPU_BUNDLES:-build/gpu-mma-rs}
+TESTS=${GPU_TESTS:-"mma-rs mma-rs-f16"}
 
 case "${1:-}" in
 build)
