@@ -945,6 +945,27 @@ func nvvmWgmmaAsm(m, n, k int64, a, b, d string, satfinite bool, scaleA, scaleB,
 	return sb.String()
 }
 
+// wgmmaAccumulatorOperands returns the inline-asm operands of a wgmma's
+// nacc accumulator registers (of type reg, constraint class cons): the
+// registers of acc as inputs tied to outputs $0..$(nacc-1), and the
+// constraints of those outputs and inputs.
+func wgmmaAccumulatorOperands(fe *FuncEmitter, acc value.Value, nacc int, reg types.Type, cons string) ([]value.Value, []string) {
+	var args []value.Value
+	var constraints []string
+	for i := 0; i < nacc; i++ {
+		constraints = append(constraints, "="+cons)
+	}
+	for i := 0; i < nacc; i++ {
+		var x value.Value = fe.B().NewExtractValue(acc, uint64(i))
+		if !x.Type().Equal(reg) {
+			x = fe.B().NewBitCast(x, reg)
+		}
+		args = append(args, x)
+		constraints = append(constraints, fmt.Sprint(i))
+	}
+	return args, constraints
+}
+
 func lowerNVVMWgmma(fe *FuncEmitter, op *ir.Operation) {
 	w := nvvm.WgmmaMmaAsyncOp{Op: op}
 	m, n, k := nvvm.WGMMAShape(op)
@@ -981,20 +1002,7 @@ func lowerNVVMWgmma(fe *FuncEmitter, op *ir.Operation) {
 			Fail(op, "the accumulator elements must be '%s', not '%s'", reg, f)
 		}
 	}
-	acc := fe.Val(w.Inouts())
-	var args []value.Value
-	var constraints []string
-	for i := 0; i < nacc; i++ {
-		constraints = append(constraints, "="+cons)
-	}
-	for i := 0; i < nacc; i++ {
-		var x value.Value = fe.B().NewExtractValue(acc, uint64(i))
-		if !x.Type().Equal(reg) {
-			x = fe.B().NewBitCast(x, reg)
-		}
-		args = append(args, x)
-		constraints = append(constraints, fmt.Sprint(i))
-	}
+	args, constraints := wgmmaAccumulatorOperands(fe, fe.Val(w.Inouts()), nacc, reg, cons)
 	scaleD := int64(1)
 	if sd == "zero" {
 		scaleD = 0

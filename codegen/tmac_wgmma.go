@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/llir/llvm/ir/types"
-	"github.com/llir/llvm/ir/value"
 
 	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/dialects/tmac"
@@ -51,16 +50,8 @@ func lowerTmacWgmmaRS(fe *FuncEmitter, op *ir.Operation) {
 		Fail(op, "the accumulator of tmac.wgmma.mma_async must be an LLVM struct")
 	}
 	nacc := len(st.Fields)
-	var args []value.Value
-	var cons []string
-	for i := 0; i < nacc; i++ {
-		cons = append(cons, "=f")
-	}
-	acc, a := fe.Val(w.Inouts()), fe.Val(w.A())
-	for i := 0; i < nacc; i++ {
-		args = append(args, fe.B().NewExtractValue(acc, uint64(i)))
-		cons = append(cons, fmt.Sprint(i))
-	}
+	args, cons := wgmmaAccumulatorOperands(fe, fe.Val(w.Inouts()), nacc, types.Float, "f")
+	a := fe.Val(w.A())
 	// Each A register is a pair of halves: passed as the b32 holding it.
 	for i := uint64(0); i < 4; i++ {
 		args = append(args, fe.B().NewBitCast(fe.B().NewExtractValue(a, i), types.I32))

@@ -11,7 +11,10 @@
 // None of them reaches code generation: tma-pipeline lowers the first
 // three to nvgpu/nvvm ops, mbarrier-phase turns the parity-less wait into
 // nvgpu.mbarrier.try_wait.parity, and lower-nvgpu lowers the converting
-// accumulator store (as it lowers nvgpu.warpgroup.mma.store).
+// accumulator store (as it lowers nvgpu.warpgroup.mma.store). The register
+// tile math of the other files is lowered by lower-nvgpu too, but for
+// tmac.wgmma.mma_async (operand.go), the wgmma with A in registers that
+// lower-nvgpu makes of tmac.warpgroup.mma and code generation emits.
 package tmac
 
 import (
