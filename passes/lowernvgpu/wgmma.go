@@ -321,7 +321,11 @@ func prepareWarpgroupValues(rw *NVGPURewriter) error {
 	var retype []ir.Value
 	for _, a := range (gpu.FuncOp{Op: rw.Kernel}).Body().Entry().Args() {
 		if _, ok := wgmmaLoweredType(a.Type()); ok {
-			return rw.Kernel.EmitOpError("has an argument of type '%s': warpgroup descriptors and accumulators cannot be kernel arguments", a.Type())
+			what := "warpgroup descriptors and accumulators"
+			if _, ok := threadValues(a.Type()); ok {
+				what = "rows and cols values (registers of a warpgroup)"
+			}
+			return rw.Kernel.EmitOpError("has an argument of type '%s': %s cannot be kernel arguments", a.Type(), what)
 		}
 	}
 	ir.Walk(rw.Kernel, func(op *ir.Operation) ir.WalkResult {
