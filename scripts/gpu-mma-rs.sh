@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Issue 18, design item 7 on the GPU: wgmma with A in registers
 # (tmac.warpgroup.acc.to_operand + tmac.warpgroup.mma, the RS form of
-# wgmma.mma_async). The two emulator tests' programs (lit-tests/emu/mma-rs.tma:
+# wgmma.mma_async). The emulator tests' programs (lit-tests/emu/mma-rs.tma:
 # bf16, M = 128, N-major V; mma-rs-f16.tma: f16, K-major V, N = 128, two
-# chained mmas) run on the GPU against their @reference, under several
-# input seeds: a wrong A register layout or RS operand order fails the check.
+# chained mmas; mma-rs-pipelined.tma: a 2-stage tile loop) run on the GPU
+# against their @reference, under several input seeds: a wrong A register
+# layout or RS operand order fails the check.
 #
 #   scripts/gpu-mma-rs.sh build   # here (llc): build/tmac and the bundles in build/gpu-mma-rs
 #   scripts/gpu-mma-rs.sh run     # there (GPU; build/tmac and build/gpu-mma-rs carried)
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 # GPU_BUNDLES and GPU_TESTS let another check reuse this one for its own
 # emulator tests (scripts/gpu-rows.sh).
 dir=${GPU_BUNDLES:-build/gpu-mma-rs}
-TESTS=${GPU_TESTS:-"mma-rs mma-rs-f16"}
+TESTS=${GPU_TESTS:-"mma-rs mma-rs-f16 mma-rs-pipelined"}
 
 case "${1:-}" in
 build)
