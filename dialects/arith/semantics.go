@@ -124,10 +124,9 @@ var (
 	subfSem = floatOp(func(x, y float64) float64 { return x - y })
 	mulfSem = floatOp(func(x, y float64) float64 { return x * y })
 	divfSem = floatOp(func(x, y float64) float64 { return x / y })
-	// maximumf and minimumf propagate NaN and order -0 below +0, as Go's
-	// math.Max and math.Min do.
-	maximumfSem = floatOp(math.Max)
-	minimumfSem = floatOp(math.Min)
+	// maximumf and minimumf propagate NaN and order -0 below +0.
+	maximumfSem = floatOp(eval.Maximum)
+	minimumfSem = floatOp(eval.Minimum)
 	negfSem     = eval.FloatUnary(func(x float64) float64 { return -x })
 	// remf is C's fmod: x - n·y with n = x/y rounded toward zero, exact
 	// (the sign of x; NaN for an infinite x or a zero y; x for an

@@ -175,6 +175,25 @@ func FloatUnaryLane(f func(x float64) float64) func(op *ir.Operation) (ir.LaneFu
 	}
 }
 
+// Maximum and Minimum are IEEE 754-2019 maximum and minimum (arith's
+// maximumf/minimumf, PTX max.NaN/min.NaN): NaN when either operand is
+// NaN, -0 ordered below +0. Go's math.Max and math.Min are not quite
+// that: math.Max(+Inf, NaN) is +Inf and math.Min(-Inf, NaN) is -Inf.
+func Maximum(x, y float64) float64 {
+	if math.IsNaN(x) || math.IsNaN(y) {
+		return math.NaN()
+	}
+	return math.Max(x, y)
+}
+
+// Minimum: see Maximum.
+func Minimum(x, y float64) float64 {
+	if math.IsNaN(x) || math.IsNaN(y) {
+		return math.NaN()
+	}
+	return math.Min(x, y)
+}
+
 // FloatBinary is the semantics of a float op of two operands.
 func FloatBinary(f func(x, y float64) float64) *ir.Semantics {
 	return &ir.Semantics{Lane: func(op *ir.Operation) (ir.LaneFunc, error) {

@@ -309,3 +309,31 @@ func TestInts(t *testing.T) {
 		t.Error("Ints evaluated a float op")
 	}
 }
+
+// TestMaximumMinimum: NaN wins over infinities too (Go's math.Max(+Inf,
+// NaN) is +Inf; arith.maximumf and PTX max.NaN give NaN), and -0 < +0.
+func TestMaximumMinimum(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	for _, c := range []struct {
+		name string
+		got  float64
+		nan  bool
+		want float64
+	}{
+		{"max(+inf, nan)", eval.Maximum(inf, nan), true, 0},
+		{"max(nan, +inf)", eval.Maximum(nan, inf), true, 0},
+		{"min(-inf, nan)", eval.Minimum(-inf, nan), true, 0},
+		{"max(1, 2)", eval.Maximum(1, 2), false, 2},
+		{"min(1, 2)", eval.Minimum(1, 2), false, 1},
+	} {
+		if c.nan != math.IsNaN(c.got) || !c.nan && c.got != c.want {
+			t.Errorf("%s = %v", c.name, c.got)
+		}
+	}
+	if z := eval.Maximum(math.Copysign(0, -1), 0); math.Signbit(z) {
+		t.Errorf("max(-0, +0) = -0")
+	}
+	if z := eval.Minimum(0, math.Copysign(0, -1)); !math.Signbit(z) {
+		t.Errorf("min(+0, -0) = +0")
+	}
+}

@@ -465,9 +465,9 @@ func combine(kind string, a, b any, elem ir.Type) any {
 			}
 			return math.Max(x, y)
 		case "minimumf":
-			return math.Min(x, y)
+			return eval.Minimum(x, y)
 		case "maximumf":
-			return math.Max(x, y)
+			return eval.Maximum(x, y)
 		}
 		return math.NaN()
 	}
