@@ -2,6 +2,7 @@ package emu
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/dialects/tmac"
@@ -365,19 +366,7 @@ func (b *blockRun) mma(c *cta, wg *warpgroup, op *ir.Operation, group int) *Erro
 			}
 		}
 	}
-	for i := 0; i < m; i++ {
-		for kk := 0; kk < k; kk++ {
-			a := av[i*k+kk]
-			if a == 0 {
-				continue
-			}
-			row := d[i*n : (i+1)*n]
-			bk := bv[kk*n : (kk+1)*n]
-			for j := range row {
-				row[j] += a * bk[j]
-			}
-		}
-	}
+	mmaAccumulate(d, av, bv, m, n, k)
 	for lane := 0; lane < 128; lane++ {
 		out := make([]any, n/2)
 		for r := range out {
@@ -401,4 +390,33 @@ func (b *blockRun) mma(c *cta, wg *warpgroup, op *ir.Operation, group int) *Erro
 func fragmentCoord(t, r int) (row, col int) {
 	w, l := t/32, t%32
 	return 16*w + l/4 + 8*((r%4)/2), 8*(r/4) + 2*(l%4) + r%2
+}
+
+// mmaAccumulate adds A (m×k) times B (k×n), row-major, to D (m×n).
+func mmaAccumulate(d, av, bv []float64, m, n, k int) {
+	// A zero in A adds nothing unless B's row holds an Inf or a NaN (0·Inf
+	// and 0·NaN are NaN on the hardware too), so only those rows skip it.
+	finiteRow := make([]bool, k)
+	for kk := range finiteRow {
+		finiteRow[kk] = true
+		for _, b := range bv[kk*n : (kk+1)*n] {
+			if math.IsInf(b, 0) || math.IsNaN(b) {
+				finiteRow[kk] = false
+				break
+			}
+		}
+	}
+	for i := 0; i < m; i++ {
+		for kk := 0; kk < k; kk++ {
+			a := av[i*k+kk]
+			if a == 0 && finiteRow[kk] {
+				continue
+			}
+			row := d[i*n : (i+1)*n]
+			bk := bv[kk*n : (kk+1)*n]
+			for j := range row {
+				row[j] += a * bk[j]
+			}
+		}
+	}
 }
