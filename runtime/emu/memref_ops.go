@@ -20,6 +20,7 @@ func init() {
 	register(prepareExtractStridedMetadata, memrefdialect.ExtractStridedMetadata)
 	register(prepareExtractAlignedPointer, memrefdialect.ExtractAlignedPointerAsIndex)
 	register(prepareRank, memrefdialect.Rank)
+	register(prepareDim, memrefdialect.Dim)
 	register(prepareDistinctObjects, memrefdialect.DistinctObjects)
 	register(prepareCopy, memrefdialect.Copy)
 	register(direct(func(t *thread, in *instr) {
@@ -127,6 +128,20 @@ func prepareExtractAlignedPointer(k *kernel, op *ir.Operation) runFunc {
 func prepareRank(k *kernel, op *ir.Operation) runFunc {
 	src := k.slot(memrefdialect.RankOp{Op: op}.Memref())
 	return func(t *thread, in *instr) { t.set(in, 0, int64(len(t.mem(in, src).sizes))) }
+}
+
+// prepareDim reads a size of the memref's descriptor; an index outside
+// the rank is undefined behaviour upstream, a fault here.
+func prepareDim(k *kernel, op *ir.Operation) runFunc {
+	d := memrefdialect.DimOp{Op: op}
+	src, idx := k.slot(d.Source()), k.slot(d.Index())
+	return func(t *thread, in *instr) {
+		m, i := t.mem(in, src), t.int(in, idx)
+		if i < 0 || i >= int64(len(m.sizes)) {
+			t.failf(op, "memref.dim index %d is outside the rank %d", i, len(m.sizes))
+		}
+		t.set(in, 0, m.sizes[i])
+	}
 }
 
 func prepareDistinctObjects(k *kernel, op *ir.Operation) runFunc {
