@@ -14,6 +14,22 @@ At 8192^3 (grid 64x64, 128 K steps), both kernels rewritten by sed:
     tmac run /tmp/plain8192.tma --bench --dump-dir /tmp/plain8192
     python3 bench/gpu/gemm_bias_gelu.py /tmp/gbg8192 --plain /tmp/plain8192
 
+The warp-specialised designs (the issue asks for a warp-specialised kernel
+with a TMA-store epilogue): bench/gpu/gen_gemm.py --activation gelu writes
+any of the benchmark's GEMM designs with the same epilogue, e.g. the
+cooperative 128x256 kernel with the TMA-store epilogue (the benchmark's
+coop256tma; stages 2 or 3), fused and plain:
+
+    G="--m 4096 --n 4096 --k 4096 --dtype bf16 --out bf16 --design coop --bm 128 --bn 256 --epilogue tma --stages 3"
+    WS='s/{tmac.stages = 3 : i64}/{tmac.stages = 3 : i64, tmac.warp_specialize}/'
+    python3 bench/gpu/gen_gemm.py $G --activation gelu -o /tmp/ws0.tma && sed "$WS" /tmp/ws0.tma > /tmp/ws_gelu.tma
+    python3 bench/gpu/gen_gemm.py $G -o /tmp/wp0.tma && sed "$WS" /tmp/wp0.tma > /tmp/ws_plain.tma
+    tmac run /tmp/ws_gelu.tma --bench --dump-dir /tmp/wsg
+    tmac run /tmp/ws_plain.tma --bench --dump-dir /tmp/wsp
+    python3 bench/gpu/gemm_bias_gelu.py /tmp/wsg --plain /tmp/wsp
+
+(8192^3: --m 8192 --n 8192 --k 8192 in G.)
+
 Reads the inputs tmac used (A MxK, B KxN, bias N, all bf16) and tmac's
 output D (bf16) back from the dump, checks D against a float64 reference
 GELU(A*B + bias) (exact erf form) as ||D-ref||/||ref||, then times on the
