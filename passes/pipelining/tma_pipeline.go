@@ -61,7 +61,8 @@ import (
 // loads) have all finished iteration j-1 once the elected thread has
 // passed a block barrier of iteration j: if the body has no top-level
 // gpu.barrier, one is inserted before the refill. Asynchronous readers
-// (wgmma): after the last warpgroup.mma of the body at most waitGroup
+// (wgmma): after the last wgmma of the body (nvgpu.warpgroup.mma or
+// tmac.warpgroup.mma, known by their effects) at most waitGroup
 // wgmma groups are pending; with waitGroup <= the number of mma ops
 // directly in the body (each commits one group per iteration) those are
 // all of iteration j, so iteration j-1's have completed; a larger
@@ -508,18 +509,24 @@ func (p *pipelinedLoop) analyse() error {
 			}
 		}
 	}
+	var err error
 	for _, op := range p.body.Ops() {
 		if p.slice[op] {
 			p.sliceOps = append(p.sliceOps, op)
 		}
+		// The wgmma ops, known by their effects: each reads its tiles
+		// asynchronously until its group is retired.
 		ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
-			if o.Name() == nvgpu.WarpgroupMma {
+			switch {
+			case passutil.IsWarpgroupMma(o):
 				p.mmas = append(p.mmas, o)
+			case passutil.ReadsThroughDescriptors(o) && err == nil:
+				err = o.EmitError("'%s' reads shared memory asynchronously but has no waitGroup: tma-pipeline cannot tell when it is done with a stage (use tmac.warpgroup.mma or nvgpu.warpgroup.mma)", o.Name())
 			}
 			return ir.Advance
 		})
 	}
-	return nil
+	return err
 }
 
 // tileCopy returns the tile, tensor map and coordinates of a tmac.tma.load
@@ -594,10 +601,10 @@ func (p *pipelinedLoop) boundPendingMMAs() (limit, pending int64, after *ir.Oper
 		}
 	}
 	if last.Block() == p.body {
-		if passutil.MmaWaitGroup(nvgpu.WarpgroupMmaOp{Op: last}) > limit {
+		if passutil.WaitGroup(last) > limit {
 			last.SetAttr("waitGroup", ir.I64Attr(limit))
 		}
-		return limit, passutil.MmaWaitGroup(nvgpu.WarpgroupMmaOp{Op: last}), last
+		return limit, passutil.WaitGroup(last), last
 	}
 	wb := newTB(last.Loc)
 	wb.SetInsertionPointAfter(p.topLevel(last))

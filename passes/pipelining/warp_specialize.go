@@ -45,12 +45,13 @@ import (
 //     full[j mod N] with parity (j/N) mod 2, then everything after the
 //     loop (the epilogue). A slot is released with one arrival on its
 //     empty barrier per warpgroup: by wgmma readers after the iteration's
-//     last warpgroup.mma, whose wait_group depth is lowered to at most the
-//     iteration's mma count (so iteration j-1's groups are complete and
-//     slot (j-1) mod N is released), by thread readers at the end of the
-//     iteration (every consumer thread arrives). gpu.barrier in the
-//     consumers' code becomes a named barrier (id 1) over their 128*C
-//     threads, since the producer never reaches it.
+//     last wgmma (nvgpu/tmac.warpgroup.mma), whose wait_group depth is
+//     lowered to at most the iteration's mma count (so iteration j-1's
+//     groups are complete and slot (j-1) mod N is released), by thread
+//     readers at the end of the iteration (every consumer thread
+//     arrives). gpu.barrier in the consumers' code becomes a named
+//     barrier (id 1) over their 128*C threads, since the producer never
+//     reaches it.
 //
 // Persistent kernels: the marked loop may also sit directly in the body of
 // a top-level scf.for without iter_args (a loop over output tiles), with
@@ -102,7 +103,7 @@ func init() {
 			"The program is written for its C consumer warpgroups (a block of 128·C threads along x). The pass adds a producer warpgroup in front: the block grows to 128·(C+1) threads and the program's `gpu.thread_id x` becomes `thread_id x - 128`. The tiles become N-slot rings with two groups of N mbarriers, initialised by thread 0: `full[s]` (completed by the TMA bytes) and `empty[s]` (one arrival per consumer warpgroup, or per consumer thread when threads read the tiles). Then:\n" +
 			"\n" +
 			"- the producer warpgroup lowers its register budget (`nvvm.setmaxregister decrease`, option `producer-regs`) and its thread 0 runs the loop alone: wait until `empty[j mod N]` has completed the previous round, then `expect_tx` and the TMA loads of iteration j into slot j mod N;\n" +
-			"- the consumer warpgroups raise their budget (`consumer-regs`), run the loop waiting on `full[j mod N]` with parity (j/N) mod 2, and release a slot with an arrival on its `empty` barrier: wgmma readers after the iteration's last `nvgpu.warpgroup.mma` (releasing the previous iteration's slot), thread readers at the end of the iteration; then the code after the loop (the epilogue). `gpu.barrier` in the consumers' code becomes a named barrier over their threads.\n" +
+			"- the consumer warpgroups raise their budget (`consumer-regs`), run the loop waiting on `full[j mod N]` with parity (j/N) mod 2, and release a slot with an arrival on its `empty` barrier: wgmma readers after the iteration's last wgmma (`nvgpu.warpgroup.mma` or `tmac.warpgroup.mma`; releasing the previous iteration's slot), thread readers at the end of the iteration; then the code after the loop (the epilogue). `gpu.barrier` in the consumers' code becomes a named barrier over their threads.\n" +
 			"\n" +
 			"Variants: a persistent kernel (the marked loop directly inside an outer `scf.for` over output tiles) keeps the rings running across tiles; `tmac.warp_specialize = \"pingpong\"` runs a one-warpgroup program in two consumers that take the tiles in turn; loads marked `tmac.multicast` in kernels launched with clusters are shared out between the blocks of the cluster and multicast. The parities are written explicitly. Stores in the loop, unknown or non-x block sizes, side effects before the loop and more than one marked loop per kernel are rejected.",
 		Options: []passes.Option{

@@ -390,10 +390,11 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 					}
 				}
 			}
-			if mma, ok := nvgpu.AsWarpgroupMma(user); ok {
-				// The accumulator holds no reference to the buffer, but the
-				// mma reads it asynchronously until a wait_group 0.
-				if e := wgmmaReadEnd(mma, body, ord); e > end {
+			if passutil.ReadsThroughDescriptors(user) {
+				// A wgmma (nvgpu/tmac.warpgroup.mma): the accumulator holds
+				// no reference to the buffer, but the mma reads it
+				// asynchronously until a wait_group 0.
+				if e := wgmmaReadEnd(user, body, ord); e > end {
 					end = e
 				}
 				continue
@@ -425,15 +426,15 @@ func liveRange(b *smemBuffer, body *ir.Region, ord *smemOrder, whole bool) {
 // 0` or nvgpu/tmac.warpgroup.mma.store (which wait for every group) following
 // the mma's outermost enclosing loop (or the mma) in the same block, else
 // the end of the kernel.
-func wgmmaReadEnd(mma nvgpu.WarpgroupMmaOp, body *ir.Region, ord *smemOrder) int {
-	anchor := mma.Op
+func wgmmaReadEnd(mma *ir.Operation, body *ir.Region, ord *smemOrder) int {
+	anchor := mma
 	for p := anchor.ParentOp(); p != nil && body.IsAncestorOf(p); p = p.ParentOp() {
 		if passutil.IsLoop(p) {
 			anchor = p
 		}
 	}
-	if passutil.MmaWaitGroup(mma) == 0 && anchor == mma.Op {
-		return ord.idx[mma.Op]
+	if passutil.WaitGroup(mma) == 0 && anchor == mma {
+		return ord.idx[mma]
 	}
 	for op := anchor.Next(); op != nil; op = op.Next() {
 		switch op.Name() {

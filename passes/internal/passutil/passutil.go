@@ -110,9 +110,39 @@ func BarrierPredicate(b BarrierOperands) ir.Value {
 
 // MmaWaitGroup is the waitGroup of an nvgpu.warpgroup.mma: how many wgmma
 // groups may still be pending after it (1 when the attribute is absent).
-func MmaWaitGroup(mma nvgpu.WarpgroupMmaOp) int64 {
-	if n, ok := ir.AttrInt(mma.WaitGroup()); ok {
-		return n
+func MmaWaitGroup(mma nvgpu.WarpgroupMmaOp) int64 { return WaitGroup(mma.Op) }
+
+// WaitGroup is the waitGroup of a wgmma op (see IsWarpgroupMma): how many
+// wgmma groups may still be pending after it, 1 when the attribute is
+// absent. An op without the attribute (a lowered wgmma, retired only by
+// a separate wait_group) also gets 1: not known to be complete.
+func WaitGroup(op *ir.Operation) int64 { return op.IntAttrOf("waitGroup", 1) }
+
+// ReadsThroughDescriptors reports whether op reads shared memory that no
+// operand names through the async proxy: a wgmma, whose descriptors lead
+// to its tiles. The read lasts until a wgmma wait_group retires the op's
+// group.
+func ReadsThroughDescriptors(op *ir.Operation) bool {
+	for _, e := range op.Effects() {
+		if e.Kind == ir.Read && e.Proxy == ir.AsyncProxy && e.Operand == "" {
+			return true
+		}
 	}
-	return 1
+	return false
+}
+
+// IsWarpgroupMma reports whether op is a wgmma that reads its tiles
+// through descriptors and commits and waits for its own group, which its
+// waitGroup attribute bounds: nvgpu.warpgroup.mma, tmac.warpgroup.mma
+// (not the lowered tmac.wgmma.mma_async, which leaves both to other ops).
+func IsWarpgroupMma(op *ir.Operation) bool {
+	if !ReadsThroughDescriptors(op) {
+		return false
+	}
+	for _, a := range op.Def().Attrs {
+		if a.Name == "waitGroup" {
+			return true
+		}
+	}
+	return false
 }
