@@ -7,6 +7,7 @@ import (
 
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/ir"
+	"github.com/tmac-dev/tmac/ir/eval"
 	"github.com/tmac-dev/tmac/passes/internal/pipecheck"
 )
 
@@ -20,7 +21,7 @@ import (
 
 // pipeCase is one kernel.
 type pipeCase struct {
-	kind    string // "gemm" (wgmma readers), "ew" (ordinary readers, TMA store) or "copy" (a tile loaded and stored by TMA)
+	kind    string // "gemm" (wgmma readers), "attn" (gemm, then an RS mma reading A's tile), "ew" (ordinary readers, TMA store) or "copy" (a tile loaded and stored by TMA)
 	n, s    int64  // tmac.stages, tmac.store_stages
 	lb      int64  // lower bound (-1: the dynamic argument %L)
 	ub      int64  // upper bound (-1: the dynamic argument %T)
@@ -69,12 +70,13 @@ func (c pipeCase) source() string {
 !adesc = !nvgpu.tensormap.descriptor<tensor = !atile, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 !bdesc = !nvgpu.tensormap.descriptor<tensor = !btile, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 !acc = !nvgpu.warpgroup.accumulator<fragmented = vector<128x128xf32>>
+!oacc = !nvgpu.warpgroup.accumulator<fragmented = vector<128x64xf32>>
 !ft = memref<32x64xf32, #gpu.address_space<workgroup>>
 !fdesc = !nvgpu.tensormap.descriptor<tensor = !ft, swizzle = none, l2promo = none, oob = zero, interleave = none>
 `)
 	switch c.kind {
-	case "gemm":
-		fmt.Fprintf(&b, "func.func @main(%%a: memref<128x%[1]dxf16>, %%b: memref<%[1]dx128xf16>, %%d: memref<128x128xf32>, %%L: index, %%T: index, %%NT: index) {\n", k)
+	case "gemm", "attn":
+		fmt.Fprintf(&b, "func.func @main(%%a: memref<128x%[1]dxf16>, %%b: memref<%[1]dx128xf16>, %%d: memref<128x%[2]dxf32>, %%L: index, %%T: index, %%NT: index) {\n", k, c.outCols())
 		fmt.Fprintf(&b, `  %%h64 = arith.constant 64 : index
   %%h128 = arith.constant 128 : index
   %%a_any = memref.cast %%a : memref<128x%[1]dxf16> to memref<*xf16>
@@ -133,6 +135,29 @@ func (c pipeCase) source() string {
     } %s
     nvgpu.warpgroup.mma.store %%res, %%d : !acc to memref<128x128xf32>
 `, lb, ub, step, stages)
+	case "attn":
+		// S = A_k·B_k (SS), P = f16(S) in registers, O += P·A_k (RS: A's
+		// tile, 128 rows of 64, is also the RS mma's B, K = 128 by N = 64,
+		// N-major).
+		fmt.Fprintf(&b, `    %%as = memref.alloc() : !atile
+    %%bs = memref.alloc() : !bfull
+    %%o0 = nvgpu.warpgroup.mma.init.accumulator -> !oacc
+    %%res = scf.for %%k = %s to %s step %s iter_args(%%o = %%o0) -> (!oacc) {
+      %%kk = arith.muli %%k, %%c64 : index
+      tmac.tma.load %%amap[%%kk, %%row0] to %%as : !adesc -> !atile
+      tmac.tma.load %%bmap[%%col0, %%kk] to %%bs : !bdesc -> !bfull
+      tmac.tma.wait %%as, %%bs : !atile, !bfull
+      %%da = nvgpu.warpgroup.generate.descriptor %%as, %%amap : !atile, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !atile>
+      %%db = nvgpu.warpgroup.generate.descriptor %%bs, %%bmap : !bfull, !bdesc -> !nvgpu.warpgroup.descriptor<tensor = !bfull>
+      %%dv = nvgpu.warpgroup.generate.descriptor %%as, %%amap : !atile, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !atile>
+      %%z = nvgpu.warpgroup.mma.init.accumulator -> !acc
+      %%s = nvgpu.warpgroup.mma %%da, %%db, %%z {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !atile>, !nvgpu.warpgroup.descriptor<tensor = !bfull>, !acc -> !acc
+      %%p = tmac.warpgroup.acc.to_operand %%s : !acc -> !tmac.warpgroup.operand<128x128xf16>
+      %%no = tmac.warpgroup.mma %%p, %%dv, %%o {transposeB} : !tmac.warpgroup.operand<128x128xf16>, !nvgpu.warpgroup.descriptor<tensor = !atile>, !oacc -> !oacc
+      scf.yield %%no : !oacc
+    } %s
+    nvgpu.warpgroup.mma.store %%res, %%d : !oacc to memref<128x64xf32>
+`, lb, ub, step, stages)
 	case "ew":
 		bar := ""
 		if c.bar {
@@ -187,6 +212,13 @@ func (c pipeCase) program(seed int64) (*pipecheck.Program, outputs) {
 		p.Args = append([]any{a.Buffer, b.Buffer, d.Buffer}, dyn...)
 		want = d.Clone()
 		gemmRef(want, a, b, 0, 128, 0, 0, 128, ivs)
+	case "attn":
+		a := pipecheck.NewInput(ir.F16T, 128, k, seed)
+		b := pipecheck.NewInput(ir.F16T, k, 128, seed+1)
+		d := pipecheck.NewOutput(ir.F32T, 128, 64)
+		p.Args = append([]any{a.Buffer, b.Buffer, d.Buffer}, dyn...)
+		want = d.Clone()
+		attnRef(want, a, b, ivs)
 	case "ew", "copy":
 		a := pipecheck.NewInput(ir.F32T, 32, k, seed)
 		b := pipecheck.NewInput(ir.F32T, 32, k, seed+1)
@@ -224,10 +256,41 @@ func (c pipeCase) program(seed int64) (*pipecheck.Program, outputs) {
 	return p, outputs{2: want}
 }
 
+// outCols is the width of the output of a gemm or attn case.
+func (c pipeCase) outCols() int {
+	if c.kind == "attn" {
+		return 64
+	}
+	return 128
+}
+
+// attnRef sets o to the sum over the K steps iv of P·A_iv, P = f16(A_iv·B_iv)
+// (to_operand rounds to nearest even), A_iv columns 64 iv..64 iv+63 of a
+// and B_iv the same rows of b; the inputs are small integers, so every
+// partial sum is exact in f32 as in f64.
+func attnRef(o, a, b pipecheck.Matrix, ivs []int64) {
+	acc := make([]float64, 128*64)
+	s := pipecheck.NewOutput(ir.F32T, 128, 128)
+	for _, iv := range ivs {
+		gemmRef(s, a, b, 0, 128, 0, 0, 128, []int64{iv})
+		for m := 0; m < 128; m++ {
+			for n := 0; n < 128; n++ {
+				pv := eval.Round(s.At(m, n), ir.F16)
+				for j := 0; j < 64; j++ {
+					acc[m*64+j] += pv * a.At(n, int(iv)*64+j)
+				}
+			}
+		}
+	}
+	for i, v := range acc {
+		o.Set(i/64, i%64, v)
+	}
+}
+
 // loads are the boxes of the iteration with induction value iv.
 func (c pipeCase) loads(iv int64) []pipecheck.Load {
 	switch c.kind {
-	case "gemm":
+	case "gemm", "attn":
 		return []pipecheck.Load{
 			{Tile: 0, Map: 0, Coords: []int64{iv * 64, 0}, Issuer: -1},
 			{Tile: 1, Map: 1, Coords: []int64{0, iv * 64}, Issuer: -1},
@@ -281,6 +344,31 @@ func TestTMAPipelineEmulated(t *testing.T) {
 	t.Logf("%d emulated kernels", count)
 }
 
+// TestTMAPipelineEmulatedRS: the attention-like loop, whose last mma is a
+// tmac.warpgroup.mma reading A's tile (default waitGroup 1), with N 1..3
+// (one slot: before, the RS mma was not counted and the next iteration's
+// load overwrote its B), in the loop forms of TestTMAPipelineEmulated.
+func TestTMAPipelineEmulatedRS(t *testing.T) {
+	t.Parallel()
+	count := 0
+	for ni, n := range []int64{1, 2, 3} {
+		for ti, trip := range []int64{1, 3} {
+			c := pipeCase{kind: "attn", n: n, s: 1, lb: 0, ub: trip, step: 1, threads: 128, known: true}
+			switch (ni + ti) % 3 {
+			case 1: // dynamic trip count
+				c.ub, c.T = -1, trip
+			case 2: // two warpgroups, unknown block size on odd n
+				c.threads, c.known = 256, n%2 == 0
+			}
+			if err := runPipe(c, "", nil, int64(count)); err != nil {
+				t.Fatal(err)
+			}
+			count++
+		}
+	}
+	t.Logf("%d emulated kernels", count)
+}
+
 // TestTMAPipelineCatches breaks the pass output in the ways the pipeline
 // protocol forbids and checks that the emulated run reports each.
 func TestTMAPipelineCatches(t *testing.T) {
@@ -288,11 +376,20 @@ func TestTMAPipelineCatches(t *testing.T) {
 	gemm := pipeCase{kind: "gemm", n: 3, s: 2, lb: 0, ub: 6, step: 1, threads: 128, known: true}
 	ew := pipeCase{kind: "ew", n: 3, s: 2, lb: 0, ub: 6, step: 1, threads: 128, known: true}
 	cp := pipeCase{kind: "copy", n: 3, s: 2, lb: 0, ub: 6, step: 1, threads: 128, known: true}
+	attn1 := pipeCase{kind: "attn", n: 1, s: 1, lb: 0, ub: 3, step: 1, threads: 128, known: true}
 	inLoop := func(o *ir.Operation) bool { return o.ParentOp().Name() == "scf.for" }
 	topLevel := func(o *ir.Operation) bool { return o.ParentOp().Name() == "gpu.func" }
 	catches(t, []mutation[pipeCase]{
 		{"wgmma leaves the previous stage pending", []pipeCase{gemm}, "", func(k *ir.Operation) {
 			find(k, "nvgpu.warpgroup.mma", nil)[0].SetAttr("waitGroup", ir.I64Attr(2))
+		}, "before every reader released it"},
+		// The RS mma, the last of the iteration, left pending with one
+		// slot (what tma-pipeline did when it counted only
+		// nvgpu.warpgroup.mma): the next iteration's load refills the
+		// slot it reads. (With more slots the next iteration's
+		// to_operand, which waits for every group, retires it first.)
+		{"RS wgmma pending at the refill of the only slot", []pipeCase{attn1}, "", func(k *ir.Operation) {
+			find(k, "tmac.warpgroup.mma", nil)[0].SetAttr("waitGroup", ir.I64Attr(1))
 		}, "before every reader released it"},
 		{"no wgmma wait after the loop", []pipeCase{gemm}, "lower-nvgpu", func(k *ir.Operation) {
 			// The epilogue's own wait too: nothing retires the last group.
