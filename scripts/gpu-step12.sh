@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Issue 18 on the GPU, in one device call: (1) the emulator test programs of
+# the new accumulator ops run on the GPU against their @reference (acc.map,
+# rows ops, load_cols/rows, masked and e4m3 mma.store, tma.store after a
+# loop, wgmma with A in registers); (2) the fused bias + GELU GEMM (the
+# simple example and the warp-specialised TMA-store design from
+# gen_gemm.py) against the same GEMM without the epilogue and cuBLASLt's
+# fused epilogue (bench/gpu/gemm_bias_gelu.py), 4096^3 then 8192^3; (3) the
+# softmax/RMSNorm/LayerNorm bandwidth table (scripts/gpu-norms.sh run) with
+# what is left of the budget.
+#
+#   scripts/gpu-step12.sh build   # here (llc): build/tmac, build/gpu12 (bundles), build/gpu-norms
+#   scripts/gpu-step12.sh run     # there (build/tmac, build/gpu12, build/gpu-norms carried)
+#
+# The run starts no step after RUN_BUDGET seconds (default 480).
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+dir=build/gpu12
+OPS="acc-map acc-map-rows acc-map-cols acc-rows-reduce acc-rows-reduce-nan acc-rows-loop acc-rows-load
+mma-store-masked mma-store-e4m3-saturate tma-store-epilogue tma-store-epilogue-boxes mma-rs mma-rs-f16
+mma-rs-pipelined memref-dim"
+S8192='s/4096/8192/g; s/\(%h32 = arith.constant\) 32 :/\1 64 :/; s/\(%ksteps = arith.constant\) 64 :/\1 128 :/'
+WS='s/{tmac.stages = 3 : i64}/{tmac.stages = 3 : i64, tmac.warp_specialize}/'
+
+case "${1:-}" in
+build)
+	export CGO_ENABLED=0
+	go build -o build/tmac ./cmd/tmac || exit 1
+	rm -rf "$dir" && mkdir -p "$dir/ops" "$dir/gemm" "$dir/src"
+	for t in $OPS; do
+		build/tmac compile "lit-tests/emu/$t.tma" --emit=bundle -o "$dir/ops/$t.tmab" || exit 1
+	done
+	build/tmac compile examples/gemm_bias_gelu.tma --emit=bundle -o "$dir/gemm/gbg4096.tmab" || exit 1
+	build/tmac compile examples/variants/gemm_pipelined_bf16out.tma --emit=bundle -o "$dir/gemm/plain4096.tmab" || exit 1
+	for n in 4096 8192; do
+		G="--m $n --n $n --k $n --dtype bf16 --out bf16 --design coop --bm 128 --bn 256 --epilogue tma --stages 3"
+		python3 bench/gpu/gen_gemm.py $G --activation gelu -o "$dir/src/ws0.tma" && sed "$WS" "$dir/src/ws0.tma" >"$dir/src/ws_gelu$n.tma" || exit 1
+		python3 bench/gpu/gen_gemm.py $G -o "$dir/src/wp0.tma" && sed "$WS" "$dir/src/wp0.tma" >"$dir/src/ws_plain$n.tma" || exit 1
+		build/tmac compile "$dir/src/ws_gelu$n.tma" --emit=bundle -o "$dir/gemm/ws_gelu$n.tmab" || exit 1
+		build/tmac compile "$dir/src/ws_plain$n.tma" --emit=bundle -o "$dir/gemm/ws_plain$n.tmab" || exit 1
+	done
+	sed "$S8192" examples/gemm_bias_gelu.tma >"$dir/src/gbg8192.tma"
+	sed "$S8192" examples/variants/gemm_pipelined_bf16out.tma >"$dir/src/plain8192.tma"
+	build/tmac compile "$dir/src/gbg8192.tma" --emit=bundle -o "$dir/gemm/gbg8192.tmab" || exit 1
+	build/tmac compile "$dir/src/plain8192.tma" --emit=bundle -o "$dir/gemm/plain8192.tmab" || exit 1
+	git rev-parse --short HEAD >"$dir/COMMIT" 2>/dev/null
+	scripts/gpu-norms.sh build || exit 1
+	du -sh "$dir" build/gpu-norms build/tmac
+	;;
+run)
+	budget=${RUN_BUDGET:-480}
+	start=$SECONDS
+	out=$dir/run
+	rm -rf "$out" && mkdir -p "$out"
+	tmac=${TMAC:-build/tmac}
+	python=${PYTHON:-python3}
+	gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)
+	echo "GPU: ${gpu:-none found}; commit $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
+	. scripts/gpu-steps.sh
+	TAIL=3
+	failed=0
+	rows=()
+	# 1. The ops on the hardware (seed 0; the RS and reduce tests also seed 1).
+	for t in $OPS; do
+		seeds=0
+		case $t in mma-rs* | acc-rows-reduce*) seeds="0 1" ;; esac
+		for s in $seeds; do
+			step "op-$t-$s" 60 "$tmac" run "$dir/ops/$t.tmab" --seed "$s"
+			if [ $rc = 0 ] && grep -q '^PASS' "$out/op-$t-$s.log" && ! grep -q '^FAIL' "$out/op-$t-$s.log"; then
+				rows+=("| $t seed $s | PASS | $(grep -m1 '^PASS' "$out/op-$t-$s.log" | cut -c1-110) |")
+			else
+				failed=$((failed + 1))
+				rows+=("| $t seed $s | $(verdict $rc) | $(grep -m1 -E 'FAIL|error' "$out/op-$t-$s.log" | cut -c1-110) |")
+			fi
+		done
+	done
+	# 2. The fused epilogue against the plain GEMM and cuBLASLt.
+	for n in 4096 8192; do
+		for pair in "gbg$n plain$n" "ws_gelu$n ws_plain$n"; do
+			set -- $pair
+			step "gemm-$1" 120 "$tmac" run "$dir/gemm/$1.tmab" --bench --dump-dir "$out/d-$1"
+			r1=$rc
+			step "gemm-$2" 120 "$tmac" run "$dir/gemm/$2.tmab" --bench --dump-dir "$out/d-$2"
+			r2=$rc
+			if [ $r1 = 0 ] && [ $r2 = 0 ]; then
+				TAIL=14 step "compare-$1" 150 "$python" bench/gpu/gemm_bias_gelu.py "$out/d-$1" --plain "$out/d-$2"
+			fi
+			rows+=("| $1 vs $2 | $(verdict $r1)/$(verdict $r2)/$(verdict ${rc:-125}) | $(grep -E 'ratio|>=|TFLOP' "$out/compare-$1.log" 2>/dev/null | tr '\n' ' ' | cut -c1-300) |")
+			rm -rf "$out/d-$1" "$out/d-$2"
+		done
+	done
+	# 3. The norms with what is left.
+	left=$((budget - (SECONDS - start)))
+	if [ $left -gt 60 ]; then
+		RUN_BUDGET=$left PYTHON=$python scripts/gpu-norms.sh run
+		rows+=("| norms | exit $? | table above |")
+	fi
+	echo
+	echo "== summary ($((SECONDS - start)) s)"
+	echo "| step | result | notes |"
+	echo "|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+	[ "$failed" -eq 0 ]
+	;;
+*)
+	sed -n '2,16p' "$0"
+	exit 2
+	;;
+esac
