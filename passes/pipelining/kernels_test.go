@@ -26,6 +26,7 @@ func tileTypes(arows, bcols, fbcols int64) string {
 !adesc = !nvgpu.tensormap.descriptor<tensor = !atile, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 !bdesc = !nvgpu.tensormap.descriptor<tensor = !btile, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 !acc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x%dxf32>>
+!oacc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>
 !ft = memref<32x64xf32, #gpu.address_space<workgroup>>
 !fb = memref<32x%dxf32, #gpu.address_space<workgroup>>
 !fdesc = !nvgpu.tensormap.descriptor<tensor = !ft, swizzle = none, l2promo = none, oob = zero, interleave = none>
@@ -103,6 +104,24 @@ func (l kLoop) text() (text, acc, sum string) {
       scf.yield %%s1 : f32
     } %s
 `, l.lb, l.ub, l.step, l.loads, l.btype, bar, l.btype, l.attrs), "%res", ""
+	}
+	if l.kind == "attn" {
+		// Each warpgroup: S = A_half·B (SS), P = f16(S) in registers,
+		// O += P·A (RS: the whole A tile, 128 rows of 64, N-major, as B).
+		return fmt.Sprintf(`    %%res = scf.for %%k = %s to %s step %s iter_args(%%acc = %%acc0) -> (!oacc) {
+      %%kk = arith.muli %%k, %%c64 : index
+%s      tmac.tma.wait %%as, %%bs : !atile, !bfull
+      %%ah = memref.subview %%as[%%myrow, 0] [64, 64] [1, 1] : !atile to !ahalf
+      %%da = nvgpu.warpgroup.generate.descriptor %%ah, %%amap : !ahalf, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !ahalfd>
+      %%db = nvgpu.warpgroup.generate.descriptor %%bs, %%bmap : !bfull, !bdesc -> !nvgpu.warpgroup.descriptor<tensor = !bfull>
+      %%dv = nvgpu.warpgroup.generate.descriptor %%as, %%amap : !atile, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !atile>
+      %%z = nvgpu.warpgroup.mma.init.accumulator -> !acc
+      %%s = nvgpu.warpgroup.mma %%da, %%db, %%z {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !ahalfd>, !nvgpu.warpgroup.descriptor<tensor = !bfull>, !acc -> !acc
+      %%p = tmac.warpgroup.acc.to_operand %%s : !acc -> !tmac.warpgroup.operand<64x128xf16>
+      %%nacc = tmac.warpgroup.mma %%p, %%dv, %%acc {transposeB} : !tmac.warpgroup.operand<64x128xf16>, !nvgpu.warpgroup.descriptor<tensor = !atile>, !oacc -> !oacc
+      scf.yield %%nacc : !oacc
+    } %s
+`, l.lb, l.ub, l.step, l.loads, l.attrs), "%res", ""
 	}
 	iter, results, mixed, yield, res := "", "(!acc)", "", " : !acc", "%res"
 	acc, sum = "%res", ""

@@ -24,7 +24,7 @@ import (
 
 // wsCase is one kernel of the single-loop form.
 type wsCase struct {
-	kind string // "gemm" (wgmma readers) or "ew" (thread readers)
+	kind string // "gemm" (wgmma readers), "attn" (gemm, then an RS mma reading A's tile; c = 2) or "ew" (thread readers)
 	n    int64  // tmac.stages
 	c    int64  // consumer warpgroups
 	form int    // 0: static 0..T step 1; 1: 0..%U step 1; 2: %L..%U step 3
@@ -73,6 +73,9 @@ func (c wsCase) source() string {
 	case "gemm":
 		fmt.Fprintf(&b, "func.func @main(%%a: memref<%[1]dx%[2]dxf16>, %%b: memref<%[2]dx128xf16>, %%d: memref<%[1]dx128xf32>, %%aux: memref<1x%[3]dxf32>, %%L: index, %%U: index) {\n", 64*c.c, k, threads)
 		hostMaps(&b, "gemm", 64*c.c, fmt.Sprintf("memref<%dx%dxf16>", 64*c.c, k), fmt.Sprintf("memref<%dx128xf16>", k))
+	case "attn":
+		fmt.Fprintf(&b, "func.func @main(%%a: memref<128x%[1]dxf16>, %%b: memref<%[1]dx128xf16>, %%d: memref<128x64xf32>, %%L: index, %%U: index) {\n", k)
+		hostMaps(&b, "gemm", 128, fmt.Sprintf("memref<128x%dxf16>", k), fmt.Sprintf("memref<%dx128xf16>", k))
 	case "ew":
 		fmt.Fprintf(&b, "func.func @main(%%a: memref<32x%[1]dxf32>, %%b: memref<32x%[1]dxf32>, %%out: memref<1x%[2]dxf32>, %%L: index, %%U: index) {\n", k, threads)
 		hostMaps(&b, "ew", 64*c.c, fmt.Sprintf("memref<32x%dxf32>", k), fmt.Sprintf("memref<32x%dxf32>", k))
@@ -103,6 +106,18 @@ func (c wsCase) source() string {
 		if c.mixed {
 			fmt.Fprintf(&b, "    memref.store %s, %%aux[%%c0, %%tx] : memref<1x%dxf32>\n", sum, threads)
 		}
+	case "attn":
+		l.loads = "      tmac.tma.load %amap[%kk, %row0] to %as : !adesc -> !atile\n      tmac.tma.load %bmap[%c0, %kk] to %bs : !bdesc -> !bfull\n"
+		loop, acc, _ := l.text()
+		fmt.Fprintf(&b, `    %%wg = arith.divui %%tx, %%c128 : index
+    %%myrow = arith.muli %%wg, %%c64 : index
+    %%as = memref.alloc() : !atile
+    %%bs = memref.alloc() : !bfull
+    %%acc0 = nvgpu.warpgroup.mma.init.accumulator -> !oacc
+%s    %%grow = arith.addi %%row0, %%myrow : index
+    %%dsub = memref.subview %%d[%%grow, 0] [64, 64] [1, 1] : memref<128x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    nvgpu.warpgroup.mma.store %s, %%dsub : !oacc to memref<64x64xf32, strided<[64, 1], offset: ?>>
+`, loop, acc)
 	case "ew":
 		l.loads = "      tmac.tma.load %amap[%kk, %row0] to %as : !fdesc -> !ft\n      tmac.tma.load %bmap[%kk, %row0] to %bs : !fdesc -> !ft\n"
 		loop, sum, _ := l.text()
@@ -137,6 +152,13 @@ func (c wsCase) program(seed int64) (*pipecheck.Program, outputs) {
 			outs[3] = aux.Clone()
 			mixedRef(outs[3], b, 0, 0, threads, ivs)
 		}
+	case "attn":
+		a := pipecheck.NewInput(ir.F16T, 128, k, seed)
+		b := pipecheck.NewInput(ir.F16T, k, 128, seed+1)
+		d := pipecheck.NewOutput(ir.F32T, 128, 64)
+		p.Args = []any{a.Buffer, b.Buffer, d.Buffer, L, U}
+		outs[2] = d.Clone()
+		attnRef(outs[2], a, b, ivs)
 	case "ew":
 		a := pipecheck.NewInput(ir.F32T, 32, k, seed)
 		b := pipecheck.NewInput(ir.F32T, 32, k, seed+1)
@@ -161,7 +183,7 @@ func (c wsCase) program(seed int64) (*pipecheck.Program, outputs) {
 		Positions: func([3]int64) int64 { return c.trip },
 		Loads: func(_ [3]int64, g int64) []pipecheck.Load {
 			iv := ivs[g]
-			if c.kind == "gemm" {
+			if c.kind != "ew" {
 				return gemmLoads(iv, 0, 0)
 			}
 			return []pipecheck.Load{
@@ -236,6 +258,25 @@ func TestWarpSpecializeMixedReaders(t *testing.T) {
 	}
 }
 
+// TestWarpSpecializeEmulatedRS: two consumer warpgroups whose last mma is
+// a tmac.warpgroup.mma reading A's tile (default waitGroup 1), N 1..3, in
+// the three loop forms (one slot: before, the RS mma was not counted and
+// the consumers released the slot under it).
+func TestWarpSpecializeEmulatedRS(t *testing.T) {
+	t.Parallel()
+	count := 0
+	for n := int64(1); n <= 3; n++ {
+		for ti, trip := range []int64{1, 4} {
+			c := wsCase{kind: "attn", n: n, c: 2, form: (int(n) + ti) % 3, trip: trip}
+			if err := runWS(c, "", nil, int64(count)); err != nil {
+				t.Fatal(err)
+			}
+			count++
+		}
+	}
+	t.Logf("%d emulated kernels", count)
+}
+
 // TestWarpSpecializeCatches breaks the pass output in ways the protocol
 // forbids and checks that some run reports each, as the test expects.
 func TestWarpSpecializeCatches(t *testing.T) {
@@ -243,6 +284,7 @@ func TestWarpSpecializeCatches(t *testing.T) {
 	gemm := wsCase{kind: "gemm", n: 3, c: 2, trip: 7}
 	gemm1 := wsCase{kind: "gemm", n: 3, c: 1, trip: 7}
 	ew := wsCase{kind: "ew", n: 3, c: 2, trip: 7, bar: true}
+	attn1 := wsCase{kind: "attn", n: 1, c: 2, trip: 4}
 	// The try_wait in the producer's branch (the first) and the consumers'.
 	waits := func(k *ir.Operation) (prod, cons *ir.Operation) {
 		ws := find(k, "nvgpu.mbarrier.try_wait.parity", nil)
@@ -294,6 +336,12 @@ func TestWarpSpecializeCatches(t *testing.T) {
 			setConst(cond, 1, 1, ir.I1)
 		}, "before every reader released it|more arrivals than the mbarrier's count|releases slot"},
 		{"empty count of one warpgroup", []wsCase{gemm}, "", initCount(2, 1), "before every reader released it|more arrivals than the mbarrier's count"},
+		// What warp-specialize did when it counted only
+		// nvgpu.warpgroup.mma: with one slot the RS mma, the last of the
+		// iteration, is left pending when the slot is released.
+		{"RS wgmma pending at the release of the only slot", []wsCase{attn1}, "", func(k *ir.Operation) {
+			find(k, "tmac.warpgroup.mma", nil)[0].SetAttr("waitGroup", ir.I64Attr(1))
+		}, "before every reader released it"},
 		{"wgmma leaves two groups pending", []wsCase{gemm}, "", func(k *ir.Operation) {
 			find(k, "nvgpu.warpgroup.mma", nil)[0].SetAttr("waitGroup", ir.I64Attr(2))
 		}, "before every reader released it"},
