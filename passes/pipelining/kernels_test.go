@@ -114,14 +114,9 @@ func (l kLoop) text() (text, acc, sum string) {
       %%ah = memref.subview %%as[%%myrow, 0] [64, 64] [1, 1] : !atile to !ahalf
       %%da = nvgpu.warpgroup.generate.descriptor %%ah, %%amap : !ahalf, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !ahalfd>
       %%db = nvgpu.warpgroup.generate.descriptor %%bs, %%bmap : !bfull, !bdesc -> !nvgpu.warpgroup.descriptor<tensor = !bfull>
-      %%dv = nvgpu.warpgroup.generate.descriptor %%as, %%amap : !atile, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !atile>
-      %%z = nvgpu.warpgroup.mma.init.accumulator -> !acc
-      %%s = nvgpu.warpgroup.mma %%da, %%db, %%z {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !ahalfd>, !nvgpu.warpgroup.descriptor<tensor = !bfull>, !acc -> !acc
-      %%p = tmac.warpgroup.acc.to_operand %%s : !acc -> !tmac.warpgroup.operand<64x128xf16>
-      %%nacc = tmac.warpgroup.mma %%p, %%dv, %%acc {transposeB} : !tmac.warpgroup.operand<64x128xf16>, !nvgpu.warpgroup.descriptor<tensor = !atile>, !oacc -> !oacc
-      scf.yield %%nacc : !oacc
+%s      scf.yield %%nacc : !oacc
     } %s
-`, l.lb, l.ub, l.step, l.loads, l.attrs), "%res", ""
+`, l.lb, l.ub, l.step, l.loads, rsStep("!ahalfd", 64), l.attrs), "%res", ""
 	}
 	iter, results, mixed, yield, res := "", "(!acc)", "", " : !acc", "%res"
 	acc, sum = "%res", ""
@@ -142,12 +137,31 @@ func (l kLoop) text() (text, acc, sum string) {
 `, res, l.lb, l.ub, l.step, iter, results, l.loads, mixed, yield, l.attrs), acc, sum
 }
 
-// storeTile stores this warpgroup's 64 x cols accumulator acc at row
-// %grow, column col of %d (rows x dcols f32).
+// rsStep is the attention step of the attn kinds, after the descriptors
+// %da (of A's rows, type !nvgpu.warpgroup.descriptor<tensor = da>) and
+// %db (of B's tile): S = A·B, P = f16(S) (rows x 128) in registers and
+// %nacc = %acc + P·A_k, the RS mma reading A's whole tile %as as its
+// N-major B (K = 128 by N = 64).
+func rsStep(da string, rows int) string {
+	return fmt.Sprintf(`      %%dv = nvgpu.warpgroup.generate.descriptor %%as, %%amap : !atile, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !atile>
+      %%z = nvgpu.warpgroup.mma.init.accumulator -> !acc
+      %%s = nvgpu.warpgroup.mma %%da, %%db, %%z {transposeB} : !nvgpu.warpgroup.descriptor<tensor = %[1]s>, !nvgpu.warpgroup.descriptor<tensor = !bfull>, !acc -> !acc
+      %%p = tmac.warpgroup.acc.to_operand %%s : !acc -> !tmac.warpgroup.operand<%[2]dx128xf16>
+      %%nacc = tmac.warpgroup.mma %%p, %%dv, %%acc {transposeB} : !tmac.warpgroup.operand<%[2]dx128xf16>, !nvgpu.warpgroup.descriptor<tensor = !atile>, !oacc -> !oacc
+`, da, rows)
+}
+
+// storeTile stores this warpgroup's 64 x cols accumulator acc (!acc, or
+// !oacc when cols is 64) at row %grow, column col of %d (rows x dcols
+// f32).
 func storeTile(acc, col string, rows, cols, dcols int64) string {
+	ty := "!acc"
+	if cols == 64 {
+		ty = "!oacc"
+	}
 	return fmt.Sprintf(`    %%dsub = memref.subview %%d[%%grow, %[2]s] [64, %[4]d] [1, 1] : memref<%[3]dx%[5]dxf32> to memref<64x%[4]dxf32, strided<[%[5]d, 1], offset: ?>>
-    nvgpu.warpgroup.mma.store %[1]s, %%dsub : !acc to memref<64x%[4]dxf32, strided<[%[5]d, 1], offset: ?>>
-`, acc, col, rows, cols, dcols)
+    nvgpu.warpgroup.mma.store %[1]s, %%dsub : %[6]s to memref<64x%[4]dxf32, strided<[%[5]d, 1], offset: ?>>
+`, acc, col, rows, cols, dcols, ty)
 }
 
 // kCols is the width of the K dimension every iteration's tile fits in.

@@ -119,45 +119,29 @@ func (c pipeCase) source() string {
 	lb, ub, step := bound("lb", c.lb, "%L"), bound("ub", c.ub, "%T"), bound("step", c.step, "")
 	stages := fmt.Sprintf("{tmac.stages = %d : i64, tmac.store_stages = %d : i64}", c.n, c.s)
 	switch c.kind {
-	case "gemm":
+	case "gemm", "attn":
+		// gemm: D += A_k·B_k. attn: S = A_k·B_k (SS), P = f16(S) in
+		// registers, O += P·A_k (RS: A's tile, 128 rows of 64, is also
+		// the RS mma's B, K = 128 by N = 64, N-major).
+		acc, mma := "!acc", `      %nacc = nvgpu.warpgroup.mma %da, %db, %acc {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !atile>, !nvgpu.warpgroup.descriptor<tensor = !bfull>, !acc -> !acc
+`
+		if c.kind == "attn" {
+			acc, mma = "!oacc", rsStep("!atile", 128)
+		}
 		fmt.Fprintf(&b, `    %%as = memref.alloc() : !atile
     %%bs = memref.alloc() : !bfull
-    %%acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc
-    %%res = scf.for %%k = %s to %s step %s iter_args(%%acc = %%acc0) -> (!acc) {
+    %%acc0 = nvgpu.warpgroup.mma.init.accumulator -> %[4]s
+    %%res = scf.for %%k = %[1]s to %[2]s step %[3]s iter_args(%%acc = %%acc0) -> (%[4]s) {
       %%kk = arith.muli %%k, %%c64 : index
       tmac.tma.load %%amap[%%kk, %%row0] to %%as : !adesc -> !atile
       tmac.tma.load %%bmap[%%col0, %%kk] to %%bs : !bdesc -> !bfull
       tmac.tma.wait %%as, %%bs : !atile, !bfull
       %%da = nvgpu.warpgroup.generate.descriptor %%as, %%amap : !atile, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !atile>
       %%db = nvgpu.warpgroup.generate.descriptor %%bs, %%bmap : !bfull, !bdesc -> !nvgpu.warpgroup.descriptor<tensor = !bfull>
-      %%nacc = nvgpu.warpgroup.mma %%da, %%db, %%acc {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !atile>, !nvgpu.warpgroup.descriptor<tensor = !bfull>, !acc -> !acc
-      scf.yield %%nacc : !acc
-    } %s
-    nvgpu.warpgroup.mma.store %%res, %%d : !acc to memref<128x128xf32>
-`, lb, ub, step, stages)
-	case "attn":
-		// S = A_k·B_k (SS), P = f16(S) in registers, O += P·A_k (RS: A's
-		// tile, 128 rows of 64, is also the RS mma's B, K = 128 by N = 64,
-		// N-major).
-		fmt.Fprintf(&b, `    %%as = memref.alloc() : !atile
-    %%bs = memref.alloc() : !bfull
-    %%o0 = nvgpu.warpgroup.mma.init.accumulator -> !oacc
-    %%res = scf.for %%k = %s to %s step %s iter_args(%%o = %%o0) -> (!oacc) {
-      %%kk = arith.muli %%k, %%c64 : index
-      tmac.tma.load %%amap[%%kk, %%row0] to %%as : !adesc -> !atile
-      tmac.tma.load %%bmap[%%col0, %%kk] to %%bs : !bdesc -> !bfull
-      tmac.tma.wait %%as, %%bs : !atile, !bfull
-      %%da = nvgpu.warpgroup.generate.descriptor %%as, %%amap : !atile, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !atile>
-      %%db = nvgpu.warpgroup.generate.descriptor %%bs, %%bmap : !bfull, !bdesc -> !nvgpu.warpgroup.descriptor<tensor = !bfull>
-      %%dv = nvgpu.warpgroup.generate.descriptor %%as, %%amap : !atile, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !atile>
-      %%z = nvgpu.warpgroup.mma.init.accumulator -> !acc
-      %%s = nvgpu.warpgroup.mma %%da, %%db, %%z {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !atile>, !nvgpu.warpgroup.descriptor<tensor = !bfull>, !acc -> !acc
-      %%p = tmac.warpgroup.acc.to_operand %%s : !acc -> !tmac.warpgroup.operand<128x128xf16>
-      %%no = tmac.warpgroup.mma %%p, %%dv, %%o {transposeB} : !tmac.warpgroup.operand<128x128xf16>, !nvgpu.warpgroup.descriptor<tensor = !atile>, !oacc -> !oacc
-      scf.yield %%no : !oacc
-    } %s
-    nvgpu.warpgroup.mma.store %%res, %%d : !oacc to memref<128x64xf32>
-`, lb, ub, step, stages)
+%[7]s      scf.yield %%nacc : %[4]s
+    } %[5]s
+    nvgpu.warpgroup.mma.store %%res, %%d : %[4]s to memref<128x%[6]dxf32>
+`, lb, ub, step, acc, stages, c.outCols(), mma)
 	case "ew":
 		bar := ""
 		if c.bar {
@@ -205,20 +189,17 @@ func (c pipeCase) program(seed int64) (*pipecheck.Program, outputs) {
 	var want pipecheck.Matrix
 	dyn := []any{c.L, c.T, c.threads}
 	switch c.kind {
-	case "gemm":
+	case "gemm", "attn":
 		a := pipecheck.NewInput(ir.F16T, 128, k, seed)
 		b := pipecheck.NewInput(ir.F16T, k, 128, seed+1)
-		d := pipecheck.NewOutput(ir.F32T, 128, 128)
+		d := pipecheck.NewOutput(ir.F32T, 128, c.outCols())
 		p.Args = append([]any{a.Buffer, b.Buffer, d.Buffer}, dyn...)
 		want = d.Clone()
-		gemmRef(want, a, b, 0, 128, 0, 0, 128, ivs)
-	case "attn":
-		a := pipecheck.NewInput(ir.F16T, 128, k, seed)
-		b := pipecheck.NewInput(ir.F16T, k, 128, seed+1)
-		d := pipecheck.NewOutput(ir.F32T, 128, 64)
-		p.Args = append([]any{a.Buffer, b.Buffer, d.Buffer}, dyn...)
-		want = d.Clone()
-		attnRef(want, a, b, ivs)
+		if c.kind == "attn" {
+			attnRef(want, a, b, ivs)
+		} else {
+			gemmRef(want, a, b, 0, 128, 0, 0, 128, ivs)
+		}
 	case "ew", "copy":
 		a := pipecheck.NewInput(ir.F32T, 32, k, seed)
 		b := pipecheck.NewInput(ir.F32T, 32, k, seed+1)

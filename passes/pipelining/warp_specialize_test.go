@@ -93,31 +93,23 @@ func (c wsCase) source() string {
 		l.lb, l.step = "%L", "%st"
 	}
 	switch c.kind {
-	case "gemm":
+	case "gemm", "attn":
 		l.loads = "      tmac.tma.load %amap[%kk, %row0] to %as : !adesc -> !atile\n      tmac.tma.load %bmap[%c0, %kk] to %bs : !bdesc -> !bfull\n"
 		loop, acc, sum := l.text()
+		accType, cols := "!acc", int64(128) // attn: O is 64 columns wide
+		if c.kind == "attn" {
+			accType, cols = "!oacc", 64
+		}
 		fmt.Fprintf(&b, `    %%wg = arith.divui %%tx, %%c128 : index
     %%myrow = arith.muli %%wg, %%c64 : index
     %%as = memref.alloc() : !atile
     %%bs = memref.alloc() : !bfull
-    %%acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc
+    %%acc0 = nvgpu.warpgroup.mma.init.accumulator -> %s
 %s    %%grow = arith.addi %%row0, %%myrow : index
-%s`, loop, storeTile(acc, "%c0", 64*c.c, 128, 128))
+%s`, accType, loop, storeTile(acc, "%c0", 64*c.c, cols, cols))
 		if c.mixed {
 			fmt.Fprintf(&b, "    memref.store %s, %%aux[%%c0, %%tx] : memref<1x%dxf32>\n", sum, threads)
 		}
-	case "attn":
-		l.loads = "      tmac.tma.load %amap[%kk, %row0] to %as : !adesc -> !atile\n      tmac.tma.load %bmap[%c0, %kk] to %bs : !bdesc -> !bfull\n"
-		loop, acc, _ := l.text()
-		fmt.Fprintf(&b, `    %%wg = arith.divui %%tx, %%c128 : index
-    %%myrow = arith.muli %%wg, %%c64 : index
-    %%as = memref.alloc() : !atile
-    %%bs = memref.alloc() : !bfull
-    %%acc0 = nvgpu.warpgroup.mma.init.accumulator -> !oacc
-%s    %%grow = arith.addi %%row0, %%myrow : index
-    %%dsub = memref.subview %%d[%%grow, 0] [64, 64] [1, 1] : memref<128x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
-    nvgpu.warpgroup.mma.store %s, %%dsub : !oacc to memref<64x64xf32, strided<[64, 1], offset: ?>>
-`, loop, acc)
 	case "ew":
 		l.loads = "      tmac.tma.load %amap[%kk, %row0] to %as : !fdesc -> !ft\n      tmac.tma.load %bmap[%kk, %row0] to %bs : !fdesc -> !ft\n"
 		loop, sum, _ := l.text()
