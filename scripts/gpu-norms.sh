@@ -5,9 +5,11 @@
 # and timed by `tmac run --bench`, against torch (torch.softmax,
 # F.rms_norm, F.layer_norm) and the device-to-device copy of the same
 # shape and dtype (bench/gpu/norms.py), every result as a fraction of that
-# copy's bandwidth (target: 0.85). softmax's variants with 8 and 32 values
-# a thread (examples/variants/softmax_8pt.tma, softmax_32pt.tma) are timed
-# too.
+# copy's bandwidth (target: 0.85). Variants are timed too, at the shapes
+# that test a question (KERNELS below): layernorm with one barrier
+# (examples/variants/layernorm_1pass.tma, layernorm_bf16_1pass.tma) and
+# with w and b loaded after its reductions (layernorm_latewb.tma), softmax
+# with 8 and 32 values a thread (softmax_8pt.tma, softmax_32pt.tma).
 #
 #   scripts/gpu-norms.sh build   # here (llc): build/tmac and the bundles in build/gpu-norms
 #   scripts/gpu-norms.sh run     # there (GPU, no llc; build/tmac and build/gpu-norms carried):
@@ -19,19 +21,39 @@
 # rest still run. Exit status 0 when every step passed.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-SHAPES="4096x4096 8192x8192 32768x4096"
-# op|dtype|bundle (built from the example of the same name)
+# op|dtype|bundle|shapes (the bundle built from the example or variant of
+# the same name), in the order they run: the run stops starting steps
+# when its budget is spent, so the questions come first, each variant
+# next to its baseline at the same shape. (1) layernorm f32 at 8192x8192
+# (0.63 of the copy, rmsnorm 0.96): the one-barrier reduction
+# (layernorm_1pass) and the 32 registers fewer across the barriers
+# (layernorm_latewb) against the example; (2) layernorm bf16 (not
+# measured yet at 8192x8192 and 32768x4096), with its one-barrier form;
+# (3) the 4096x4096 rows at 0.71-0.82: the one-barrier layernorm there,
+# and softmax with 512 threads a row (softmax_8pt) and 128 (softmax_32pt)
+# instead of 256; then the rest of the table.
 KERNELS=(
-	"softmax|f32|softmax"
-	"rmsnorm|f32|rmsnorm_vec"
-	"layernorm|f32|layernorm"
-	"softmax|bf16|softmax_bf16"
-	"rmsnorm|bf16|rmsnorm_vec_bf16"
-	"layernorm|bf16|layernorm_bf16"
-	# softmax with 8 and 32 values a thread instead of 16 (last: the first
-	# to go when the budget runs out), to show which way that trade goes.
-	"softmax_8pt|f32|softmax_8pt"
-	"softmax_32pt|f32|softmax_32pt"
+	"layernorm|f32|layernorm|8192x8192"
+	"layernorm_1pass|f32|layernorm_1pass|8192x8192"
+	"layernorm_latewb|f32|layernorm_latewb|8192x8192"
+	"layernorm|bf16|layernorm_bf16|8192x8192"
+	"layernorm_1pass|bf16|layernorm_bf16_1pass|8192x8192"
+	"layernorm|bf16|layernorm_bf16|4096x4096"
+	"layernorm_1pass|bf16|layernorm_bf16_1pass|4096x4096"
+	"layernorm_1pass|f32|layernorm_1pass|4096x4096"
+	"softmax_8pt|f32|softmax_8pt|4096x4096"
+	"softmax_32pt|f32|softmax_32pt|4096x4096"
+	"layernorm|bf16|layernorm_bf16|32768x4096"
+	"layernorm_1pass|bf16|layernorm_bf16_1pass|32768x4096"
+	"layernorm|f32|layernorm|4096x4096 32768x4096"
+	"layernorm_1pass|f32|layernorm_1pass|32768x4096"
+	"layernorm_latewb|f32|layernorm_latewb|4096x4096"
+	"rmsnorm|bf16|rmsnorm_vec_bf16|8192x8192 4096x4096 32768x4096"
+	"softmax|bf16|softmax_bf16|8192x8192 4096x4096 32768x4096"
+	"softmax|f32|softmax|4096x4096 8192x8192 32768x4096"
+	"rmsnorm|f32|rmsnorm_vec|4096x4096 8192x8192 32768x4096"
+	"softmax_8pt|f32|softmax_8pt|8192x8192 32768x4096"
+	"softmax_32pt|f32|softmax_32pt|8192x8192 32768x4096"
 )
 dir=build/gpu-norms
 
@@ -40,8 +62,8 @@ shapes() {
 	local n=${2#*x}
 	case $1 in
 	softmax*) echo "--shape arg0=$2 --shape arg1=$2" ;;
-	rmsnorm) echo "--shape arg0=$2 --shape arg1=$n --shape arg2=$2" ;;
-	layernorm) echo "--shape arg0=$2 --shape arg1=$n --shape arg2=$n --shape arg3=$2" ;;
+	rmsnorm*) echo "--shape arg0=$2 --shape arg1=$n --shape arg2=$2" ;;
+	layernorm*) echo "--shape arg0=$2 --shape arg1=$n --shape arg2=$n --shape arg3=$2" ;;
 	esac
 }
 
@@ -51,7 +73,8 @@ build)
 	go build -o build/tmac ./cmd/tmac || exit 1
 	rm -rf "$dir" && mkdir -p "$dir"
 	for k in "${KERNELS[@]}"; do
-		b=${k##*|}
+		IFS='|' read -r _ _ b _ <<<"$k"
+		[ -f "$dir/$b.tmab" ] && continue
 		src=examples/$b.tma
 		[ -f "$src" ] || src=examples/variants/$b.tma
 		build/tmac compile "$src" --emit=bundle -o "$dir/$b.tmab" || exit 1
@@ -85,8 +108,8 @@ run)
 	# median (launch latency hidden, as torch is timed) goes to the table.
 	: >"$out/tmac.txt"
 	for k in "${KERNELS[@]}"; do
-		IFS='|' read -r op dt b <<<"$k"
-		for s in $SHAPES; do
+		IFS='|' read -r op dt b sizes <<<"$k"
+		for s in $sizes; do
 			name=tmac-$b-$s
 			# shellcheck disable=SC2046 # the flags are words
 			step "$name" 60 "$tmac" run "$dir/$b.tmab" --bench --reps 50 --warmup 5 $(shapes "$op" "$s")
