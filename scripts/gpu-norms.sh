@@ -8,7 +8,8 @@
 # copy's bandwidth (target: 0.85). Variants are timed too, at the shapes
 # that test a question (KERNELS below): layernorm with one barrier
 # (examples/variants/layernorm_1pass.tma, layernorm_bf16_1pass.tma) and
-# with w and b loaded after its reductions (layernorm_latewb.tma), softmax
+# with w and b loaded after its reductions (layernorm_latewb.tma), bf16
+# RMSNorm with 32 values a thread (rmsnorm_vec_bf16_32pt.tma), softmax
 # with 8 and 32 values a thread (softmax_8pt.tma, softmax_32pt.tma).
 #
 #   scripts/gpu-norms.sh build   # here (llc): build/tmac and the bundles in build/gpu-norms
@@ -29,15 +30,22 @@ cd "$(dirname "$0")/.."
 # (layernorm_1pass) and the 32 registers fewer across the barriers
 # (layernorm_latewb) against the example; (2) layernorm bf16 (not
 # measured yet at 8192x8192 and 32768x4096), with its one-barrier form;
-# (3) the 4096x4096 rows at 0.71-0.82: the one-barrier layernorm there,
-# and softmax with 512 threads a row (softmax_8pt) and 128 (softmax_32pt)
-# instead of 256; then the rest of the table.
+# (3) bf16 below f32 (rmsnorm 0.71/0.76 against 0.82/0.96): 32 values a
+# thread, the 64 bytes of x in flight an f32 thread has
+# (rmsnorm_vec_bf16_32pt); (4) the 4096x4096 rows at 0.71-0.82: the
+# one-barrier layernorm there, and softmax with 512 threads a row
+# (softmax_8pt) and 128 (softmax_32pt) instead of 256; then the rest of
+# the table.
 KERNELS=(
 	"layernorm|f32|layernorm|8192x8192"
 	"layernorm_1pass|f32|layernorm_1pass|8192x8192"
 	"layernorm_latewb|f32|layernorm_latewb|8192x8192"
 	"layernorm|bf16|layernorm_bf16|8192x8192"
 	"layernorm_1pass|bf16|layernorm_bf16_1pass|8192x8192"
+	"rmsnorm|bf16|rmsnorm_vec_bf16|4096x4096"
+	"rmsnorm_32pt|bf16|rmsnorm_vec_bf16_32pt|4096x4096"
+	"rmsnorm|bf16|rmsnorm_vec_bf16|8192x8192"
+	"rmsnorm_32pt|bf16|rmsnorm_vec_bf16_32pt|8192x8192"
 	"layernorm|bf16|layernorm_bf16|4096x4096"
 	"layernorm_1pass|bf16|layernorm_bf16_1pass|4096x4096"
 	"layernorm_1pass|f32|layernorm_1pass|4096x4096"
@@ -48,7 +56,8 @@ KERNELS=(
 	"layernorm|f32|layernorm|4096x4096 32768x4096"
 	"layernorm_1pass|f32|layernorm_1pass|32768x4096"
 	"layernorm_latewb|f32|layernorm_latewb|4096x4096"
-	"rmsnorm|bf16|rmsnorm_vec_bf16|8192x8192 4096x4096 32768x4096"
+	"rmsnorm|bf16|rmsnorm_vec_bf16|32768x4096"
+	"rmsnorm_32pt|bf16|rmsnorm_vec_bf16_32pt|32768x4096"
 	"softmax|bf16|softmax_bf16|8192x8192 4096x4096 32768x4096"
 	"softmax|f32|softmax|4096x4096 8192x8192 32768x4096"
 	"rmsnorm|f32|rmsnorm_vec|4096x4096 8192x8192 32768x4096"
