@@ -113,6 +113,24 @@ run)
 	[ "$v" = PASS ] || failed=$((failed + 1))
 	rows+=("| torch peers and copies (norms.py measure) | $v | $(grep -c '^norms: ' "$out/torch.log" 2>/dev/null) results |")
 
+	# 1b. Registers and spills of each kernel (ptxas -v on the bundle's
+	# PTX, sm_90a), where a ptxas is found (PATH, CUDA_HOME, or the one
+	# triton ships): occupancy is the first suspect for layernorm's gap at
+	# 8192 columns (512 threads a block; over 64 registers a thread leave
+	# one block an SM).
+	ptxas=$(command -v ptxas || ls "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" 2>/dev/null ||
+		"$python" -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/ptxas"))' 2>/dev/null)
+	if [ -n "$ptxas" ] && [ -x "$ptxas" ]; then
+		for t in "$dir"/*.tmab; do
+			b=$(basename "$t" .tmab)
+			tar -xOf "$t" kernels.ptx >"$out/$b.ptx" 2>/dev/null &&
+				regs=$("$ptxas" -arch=sm_90a -v "$out/$b.ptx" -o /dev/null 2>&1 | grep -oE 'Used [0-9]+ registers|[0-9]+ bytes spill (stores|loads)' | paste -sd, -)
+			echo "registers: $b: ${regs:-ptxas failed}" | tee -a "$out/registers.txt"
+		done
+	else
+		echo "registers: no ptxas found" | tee "$out/registers.txt"
+	fi
+
 	# 2. tmac: each bundle at each shape, checked and timed; the queued
 	# median (launch latency hidden, as torch is timed) goes to the table.
 	: >"$out/tmac.txt"
@@ -142,6 +160,9 @@ run)
 		echo
 		echo "== bandwidth (tmac: kernels queued median; torch: events around each call, queued; fraction: of the copy's TB/s at the same shape and dtype)"
 		"$python" bench/gpu/norms.py report "$out/torch.log" "$out/tmac.txt"
+		echo
+		echo "== registers a thread (ptxas -v, sm_90a)"
+		cat "$out/registers.txt"
 	} >"$out/summary.md"
 	cat "$out/summary.md"
 	[ "$failed" -eq 0 ]
