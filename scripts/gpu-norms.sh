@@ -27,8 +27,9 @@ cd "$(dirname "$0")/.."
 # when its budget is spent, so the questions come first, each variant
 # next to its baseline at the same shape. (1) layernorm f32 at 8192x8192
 # (0.63 of the copy, rmsnorm 0.96): the one-barrier reduction
-# (layernorm_1pass) and the 32 registers fewer across the barriers
-# (layernorm_latewb) against the example; (2) layernorm bf16 (not
+# (layernorm_1pass), the 32 registers fewer across the barriers
+# (layernorm_latewb), and both (layernorm_1pass_latewb) against the
+# example; (2) layernorm bf16 (not
 # measured yet at 8192x8192 and 32768x4096), with its one-barrier form;
 # (3) bf16 below f32 (rmsnorm 0.71/0.76 against 0.82/0.96): 32 values a
 # thread, the 64 bytes of x in flight an f32 thread has
@@ -40,6 +41,7 @@ KERNELS=(
 	"layernorm|f32|layernorm|8192x8192"
 	"layernorm_1pass|f32|layernorm_1pass|8192x8192"
 	"layernorm_latewb|f32|layernorm_latewb|8192x8192"
+	"layernorm_1pass_latewb|f32|layernorm_1pass_latewb|8192x8192"
 	"layernorm|bf16|layernorm_bf16|8192x8192"
 	"layernorm_1pass|bf16|layernorm_bf16_1pass|8192x8192"
 	"rmsnorm|bf16|rmsnorm_vec_bf16|4096x4096"

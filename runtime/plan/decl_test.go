@@ -94,8 +94,9 @@ func (d *traceDevice) Synchronize() error { return nil }
 var dynSizes = map[string]map[int][]int64{
 	"examples/variants/add_pipelined_dynamic.tma": {0: {64, 256}, 1: {64, 256}, 2: {64, 256}},
 	// Rows of 512 (one warp of 16 values a thread), the shortest these take.
-	"examples/variants/layernorm_1pass.tma":      {0: {64, 512}, 1: {512}, 2: {512}, 3: {64, 512}},
-	"examples/variants/layernorm_bf16_1pass.tma": {0: {64, 512}, 1: {512}, 2: {512}, 3: {64, 512}},
+	"examples/variants/layernorm_1pass.tma":        {0: {64, 512}, 1: {512}, 2: {512}, 3: {64, 512}},
+	"examples/variants/layernorm_bf16_1pass.tma":   {0: {64, 512}, 1: {512}, 2: {512}, 3: {64, 512}},
+	"examples/variants/layernorm_1pass_latewb.tma": {0: {64, 512}, 1: {512}, 2: {512}, 3: {64, 512}},
 }
 
 // bindArgs binds the fixed fake arguments of section 2.10: memref i at
