@@ -3,9 +3,12 @@
 # the new accumulator ops run on the GPU against their @reference (acc.map,
 # rows ops, load_cols/rows, masked and e4m3 mma.store, tma.store after a
 # loop, wgmma with A in registers); (2) the fused bias + GELU GEMM (the
-# simple example and the warp-specialised TMA-store design from
-# gen_gemm.py) against the same GEMM without the epilogue and cuBLASLt's
-# fused epilogue (bench/gpu/gemm_bias_gelu.py), 4096^3 then 8192^3; (3) the
+# simple example, the warp-specialised cooperative TMA-store design from
+# gen_gemm.py with libdevice's erf (ws_gelu) and with the branch-free
+# gelu_poly (ws_poly), and gen_gemm's persistent 128x128 design under the
+# ping-pong schedule with gelu_poly (pp_poly)) against the same GEMM
+# without the epilogue and cuBLASLt's fused epilogue
+# (bench/gpu/gemm_bias_gelu.py), 4096^3 then 8192^3; (3) the
 # softmax/RMSNorm/LayerNorm bandwidth table (scripts/gpu-norms.sh run) with
 # what is left of the budget.
 #
@@ -21,6 +24,7 @@ mma-store-masked mma-store-e4m3-saturate tma-store-epilogue tma-store-epilogue-b
 mma-rs-pipelined memref-dim"
 S8192='s/4096/8192/g; s/\(%h32 = arith.constant\) 32 :/\1 64 :/; s/\(%ksteps = arith.constant\) 64 :/\1 128 :/'
 WS='s/{tmac.stages = 3 : i64}/{tmac.stages = 3 : i64, tmac.warp_specialize}/'
+PP='s/{tmac.stages = 4 : i64}/{tmac.stages = 4 : i64, tmac.warp_specialize = "pingpong"}/'
 
 case "${1:-}" in
 build)
@@ -36,8 +40,13 @@ build)
 		G="--m $n --n $n --k $n --dtype bf16 --out bf16 --design coop --bm 128 --bn 256 --epilogue tma --stages 3"
 		python3 bench/gpu/gen_gemm.py $G --activation gelu -o "$dir/src/ws0.tma" && sed "$WS" "$dir/src/ws0.tma" >"$dir/src/ws_gelu$n.tma" || exit 1
 		python3 bench/gpu/gen_gemm.py $G -o "$dir/src/wp0.tma" && sed "$WS" "$dir/src/wp0.tma" >"$dir/src/ws_plain$n.tma" || exit 1
-		build/tmac compile "$dir/src/ws_gelu$n.tma" --emit=bundle -o "$dir/gemm/ws_gelu$n.tmab" || exit 1
-		build/tmac compile "$dir/src/ws_plain$n.tma" --emit=bundle -o "$dir/gemm/ws_plain$n.tmab" || exit 1
+		python3 bench/gpu/gen_gemm.py $G --activation gelu_poly -o "$dir/src/wq0.tma" && sed "$WS" "$dir/src/wq0.tma" >"$dir/src/ws_poly$n.tma" || exit 1
+		P="--m $n --n $n --k $n --dtype bf16 --out bf16 --design persistent --bm 128 --bn 128 --stages 4"
+		python3 bench/gpu/gen_gemm.py $P --activation gelu_poly -o "$dir/src/pq0.tma" && sed "$PP" "$dir/src/pq0.tma" >"$dir/src/pp_poly$n.tma" || exit 1
+		python3 bench/gpu/gen_gemm.py $P -o "$dir/src/pp0.tma" && sed "$PP" "$dir/src/pp0.tma" >"$dir/src/pp_plain$n.tma" || exit 1
+		for k in ws_gelu ws_plain ws_poly pp_poly pp_plain; do
+			build/tmac compile "$dir/src/$k$n.tma" --emit=bundle -o "$dir/gemm/$k$n.tmab" || exit 1
+		done
 	done
 	sed "$S8192" examples/gemm_bias_gelu.tma >"$dir/src/gbg8192.tma"
 	sed "$S8192" examples/variants/gemm_pipelined_bf16out.tma >"$dir/src/plain8192.tma"
@@ -74,19 +83,26 @@ run)
 			fi
 		done
 	done
-	# 2. The fused epilogue against the plain GEMM and cuBLASLt.
+	# 2. The fused epilogues against their plain GEMM (run once per group,
+	# first) and cuBLASLt; the libdevice-erf ws_gelu last, for the before.
 	for n in 4096 8192; do
-		for pair in "gbg$n plain$n" "ws_gelu$n ws_plain$n"; do
-			set -- $pair
-			step "gemm-$1" 120 "$tmac" run "$dir/gemm/$1.tmab" --bench --dump-dir "$out/d-$1"
-			r1=$rc
-			step "gemm-$2" 120 "$tmac" run "$dir/gemm/$2.tmab" --bench --dump-dir "$out/d-$2"
+		for group in "plain$n gbg$n" "ws_plain$n ws_poly$n ws_gelu$n" "pp_plain$n pp_poly$n"; do
+			set -- $group
+			p=$1
+			shift
+			step "gemm-$p" 120 "$tmac" run "$dir/gemm/$p.tmab" --bench --dump-dir "$out/d-$p"
 			r2=$rc
-			if [ $r1 = 0 ] && [ $r2 = 0 ]; then
-				TAIL=14 step "compare-$1" 150 "$python" bench/gpu/gemm_bias_gelu.py "$out/d-$1" --plain "$out/d-$2"
-			fi
-			rows+=("| $1 vs $2 | $(verdict $r1)/$(verdict $r2)/$(verdict ${rc:-125}) | $(grep -E 'ratio|>=|TFLOP' "$out/compare-$1.log" 2>/dev/null | tr '\n' ' ' | cut -c1-300) |")
-			rm -rf "$out/d-$1" "$out/d-$2"
+			for f in "$@"; do
+				step "gemm-$f" 120 "$tmac" run "$dir/gemm/$f.tmab" --bench --dump-dir "$out/d-$f"
+				r1=$rc
+				rc=125
+				if [ $r1 = 0 ] && [ $r2 = 0 ]; then
+					TAIL=14 step "compare-$f" 150 "$python" bench/gpu/gemm_bias_gelu.py "$out/d-$f" --plain "$out/d-$p"
+				fi
+				rows+=("| $f vs $p | $(verdict $r1)/$(verdict $r2)/$(verdict $rc) | $(grep -E 'ratio|>=|TFLOP' "$out/compare-$f.log" 2>/dev/null | tr '\n' ' ' | cut -c1-300) |")
+				rm -rf "$out/d-$f"
+			done
+			rm -rf "$out/d-$p"
 		done
 	done
 	# 3. The norms with what is left.
