@@ -15,7 +15,8 @@
 #   scripts/gpu-step12.sh build   # here (llc): build/tmac, build/gpu12 (bundles), build/gpu-norms
 #   scripts/gpu-step12.sh run     # there (build/tmac, build/gpu12, build/gpu-norms carried)
 #
-# The run starts no step after RUN_BUDGET seconds (default 480).
+# The run starts no step after RUN_BUDGET seconds (default 480); the GEMMs
+# (part 2) get at most GEMM_BUDGET seconds of it (default 240).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 dir=build/gpu12
@@ -84,9 +85,21 @@ run)
 		done
 	done
 	# 2. The fused epilogues against their plain GEMM (run once per group,
-	# first) and cuBLASLt; the libdevice-erf ws_gelu last, for the before.
-	for n in 4096 8192; do
-		for group in "plain$n gbg$n" "ws_plain$n ws_poly$n ws_gelu$n" "pp_plain$n pp_poly$n"; do
+	# first) and cuBLASLt, in order of interest (the libdevice-erf ws_gelu,
+	# the before, last in its group), within GEMM_BUDGET seconds (default
+	# 240) of what is left.
+	outer_budget=$budget outer_start=$start
+	left=$((budget - (SECONDS - start)))
+	budget=${GEMM_BUDGET:-240}
+	[ "$budget" -gt "$left" ] && budget=$left
+	start=$SECONDS
+	for kind in ws pp simple; do
+		for n in 4096 8192; do
+			case $kind in
+			ws) group="ws_plain$n ws_poly$n ws_gelu$n" ;;
+			pp) group="pp_plain$n pp_poly$n" ;;
+			simple) group="plain$n gbg$n" ;;
+			esac
 			set -- $group
 			p=$1
 			shift
@@ -105,6 +118,7 @@ run)
 			rm -rf "$out/d-$p"
 		done
 	done
+	budget=$outer_budget start=$outer_start
 	# 3. The norms with what is left.
 	left=$((budget - (SECONDS - start)))
 	if [ $left -gt 60 ]; then
