@@ -70,7 +70,9 @@ run)
 	TAIL=3
 	failed=0
 	rows=()
-	# 1. The ops on the hardware (seed 0; the RS and reduce tests also seed 1).
+	# 1. The ops on the hardware (seed 0; the RS and reduce tests also seed 1;
+	# SKIP_OPS=1 skips them).
+	[ -n "${SKIP_OPS:-}" ] && OPS=""
 	for t in $OPS; do
 		seeds=0
 		case $t in mma-rs* | acc-rows-reduce*) seeds="0 1" ;; esac
@@ -93,10 +95,12 @@ run)
 	budget=${GEMM_BUDGET:-240}
 	[ "$budget" -gt "$left" ] && budget=$left
 	start=$SECONDS
-	for kind in ws pp simple; do
+	# GEMM_KINDS chooses the groups (default all three); WS_BEFORE=0 drops
+	# the libdevice-erf kernel measured before.
+	for kind in ${GEMM_KINDS:-ws pp simple}; do
 		for n in 4096 8192; do
 			case $kind in
-			ws) group="ws_plain$n ws_poly$n ws_gelu$n" ;;
+			ws) group="ws_plain$n ws_poly$n" && [ "${WS_BEFORE:-1}" = 1 ] && group="$group ws_gelu$n" ;;
 			pp) group="pp_plain$n pp_poly$n" ;;
 			simple) group="plain$n gbg$n" ;;
 			esac
