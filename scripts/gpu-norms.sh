@@ -110,7 +110,7 @@ run)
 
 	# 1. torch and the copies (first, so the copy bandwidth is there
 	# whatever else runs out of time).
-	step torch 180 "$python" bench/gpu/norms.py measure --reps 50 --warmup 10
+	step torch 180 "$python" bench/gpu/norms.py measure --reps "${NORMS_REPS:-50}" --warmup 10 ${NORMS_SHAPES:+--shapes "$NORMS_SHAPES"}
 	v=$(verdict $rc)
 	[ "$v" = PASS ] || failed=$((failed + 1))
 	rows+=("| torch peers and copies (norms.py measure) | $v | $(grep -c '^norms: ' "$out/torch.log" 2>/dev/null) results |")
