@@ -265,21 +265,7 @@ func powiBySquaring(x float64, n int32, k ir.FloatKind) float64 {
 
 // clampfSem is maximumf(minimumf(x, max), min): a NaN operand gives NaN,
 // -0 is below +0, and min wins when it is above max.
-var clampfSem = eval.FloatTernary(func(x, lo, hi float64) float64 { return maximum(minimum(x, hi), lo) })
-
-func minimum(x, y float64) float64 {
-	if gomath.IsNaN(x) || gomath.IsNaN(y) {
-		return gomath.NaN()
-	}
-	return gomath.Min(x, y)
-}
-
-func maximum(x, y float64) float64 {
-	if gomath.IsNaN(x) || gomath.IsNaN(y) {
-		return gomath.NaN()
-	}
-	return gomath.Max(x, y)
-}
+var clampfSem = eval.FloatTernary(func(x, lo, hi float64) float64 { return eval.Maximum(eval.Minimum(x, hi), lo) })
 
 // FMA is the semantics of a fused multiply-add (math.fma, vector.fma):
 // a·b+c computed in float64 with one rounding, then rounded to the type.
