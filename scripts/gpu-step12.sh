@@ -3,10 +3,11 @@
 # the new accumulator ops run on the GPU against their @reference (acc.map,
 # rows ops, load_cols/rows, masked and e4m3 mma.store, tma.store after a
 # loop, wgmma with A in registers); (2) the fused bias + GELU GEMM (the
-# simple example, the warp-specialised cooperative TMA-store design from
-# gen_gemm.py with libdevice's erf (ws_gelu) and with the branch-free
-# gelu_poly (ws_poly), and gen_gemm's persistent 128x128 design under the
-# ping-pong schedule with gelu_poly (pp_poly)) against the same GEMM
+# simple form, examples/variants/gemm_bias_gelu_simple.tma, as gbg; the
+# warp-specialised cooperative TMA-store design from gen_gemm.py with
+# libdevice's erf (ws_gelu) and with the branch-free gelu_poly (ws_poly:
+# examples/gemm_bias_gelu.tma), and gen_gemm's persistent 128x128 design
+# under the ping-pong schedule with gelu_poly (pp_poly)) against the same GEMM
 # without the epilogue and cuBLASLt's fused epilogue
 # (bench/gpu/gemm_bias_gelu.py), 4096^3 then 8192^3; (3) the
 # softmax/RMSNorm/LayerNorm bandwidth table (scripts/gpu-norms.sh run) with
@@ -35,7 +36,7 @@ build)
 	for t in $OPS; do
 		build/tmac compile "lit-tests/emu/$t.tma" --emit=bundle -o "$dir/ops/$t.tmab" || exit 1
 	done
-	build/tmac compile examples/gemm_bias_gelu.tma --emit=bundle -o "$dir/gemm/gbg4096.tmab" || exit 1
+	build/tmac compile examples/variants/gemm_bias_gelu_simple.tma --emit=bundle -o "$dir/gemm/gbg4096.tmab" || exit 1
 	build/tmac compile examples/variants/gemm_pipelined_bf16out.tma --emit=bundle -o "$dir/gemm/plain4096.tmab" || exit 1
 	for n in 4096 8192; do
 		G="--m $n --n $n --k $n --dtype bf16 --out bf16 --design coop --bm 128 --bn 256 --epilogue tma --stages 3"
@@ -49,7 +50,7 @@ build)
 			build/tmac compile "$dir/src/$k$n.tma" --emit=bundle -o "$dir/gemm/$k$n.tmab" || exit 1
 		done
 	done
-	sed "$S8192" examples/gemm_bias_gelu.tma >"$dir/src/gbg8192.tma"
+	sed "$S8192" examples/variants/gemm_bias_gelu_simple.tma >"$dir/src/gbg8192.tma"
 	sed "$S8192" examples/variants/gemm_pipelined_bf16out.tma >"$dir/src/plain8192.tma"
 	build/tmac compile "$dir/src/gbg8192.tma" --emit=bundle -o "$dir/gemm/gbg8192.tmab" || exit 1
 	build/tmac compile "$dir/src/plain8192.tma" --emit=bundle -o "$dir/gemm/plain8192.tmab" || exit 1
