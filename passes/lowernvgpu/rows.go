@@ -8,6 +8,7 @@ import (
 	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/dialects/scf"
 	"github.com/tmac-dev/tmac/dialects/tmac"
+	"github.com/tmac-dev/tmac/dialects/vector"
 	"github.com/tmac-dev/tmac/ir"
 )
 
@@ -32,7 +33,9 @@ import (
 //     value's row (computed only when the region uses it).
 //   - tmac.warpgroup.acc.load_rows and load_cols read each value the
 //     thread holds under an scf.if on its index (unsigned) below the
-//     source's size, extending to f32, else 0.0.
+//     source's size, extending to f32, else 0.0; load_cols reads each pair
+//     of adjacent columns with one vector load where the pair is aligned
+//     and inside (loadColPairs).
 //   - tmac.warpgroup.rows.store stores from lane l%4 == 0 of each quad,
 //     each row under an scf.if on that lane and on the row's index being
 //     inside the destination (one unsigned compare also skips negative
@@ -232,7 +235,8 @@ func (rw *NVGPURewriter) dimSize(m ir.Value, d int) ir.Value {
 // lowerLoadVector lowers tmac.warpgroup.acc.load_rows and load_cols: each
 // value the thread holds is its element of the source at the offset, read
 // under an scf.if on the index (unsigned) below the source's size and
-// converted with arith.extf, else 0.0.
+// converted with arith.extf, else 0.0. load_cols reads the thread's
+// adjacent column pairs with one vector load where it can (loadColPairs).
 func lowerLoadVector(rw *NVGPURewriter, op *ir.Operation) error {
 	resT := wgmmaStateOf(rw).nvgpuType(op.Result(0))
 	src, offset := op.Operand(0), op.Operand(1)
@@ -243,32 +247,115 @@ func lowerLoadVector(rw *NVGPURewriter, op *ir.Operation) error {
 	}
 	// The thread's first row or column and the offset of value i from it.
 	row0, quadLane := fragmentOrigin(rw)
+	_, isRows := tmac.AsRows(resT)
 	first, pos := row0, rowsValueRow
-	if _, isRows := tmac.AsRows(resT); !isRows {
+	if !isRows {
 		first, pos = rw.binary(arith.Muli, quadLane, rw.IndexConst(2)), colsValueCol
 	}
 	n, _ := threadValues(resT)
 	base := rw.binary(arith.Addi, rw.Lookup(offset), first)
-	size := rw.dimSize(src, 0)
-	zero := rw.Create(arith.Constant, nil, []ir.Type{ir.F32T}, ir.NamedAttr{Name: "value", Value: ir.FloatAttrOf(0, ir.F32T)}).Result(0)
-	vals := make([]ir.Value, n)
-	for i := range vals {
-		idx := base
-		if off := pos(int64(i)); off != 0 {
-			idx = rw.binary(arith.Addi, base, rw.IndexConst(off))
+	ld := &vectorLoad{rw: rw, src: src, elem: mt.Elem, size: rw.dimSize(src, 0)}
+	ld.zero = rw.Create(arith.Constant, nil, []ir.Type{ir.F32T}, ir.NamedAttr{Name: "value", Value: ir.FloatAttrOf(0, ir.F32T)}).Result(0)
+	index := func(i int64) ir.Value {
+		if off := pos(i); off != 0 {
+			return rw.binary(arith.Addi, base, rw.IndexConst(off))
 		}
-		inside := rw.Create(arith.Cmpi, []ir.Value{idx, size}, []ir.Type{ir.I1},
-			ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIUlt)}).Result(0)
-		vals[i] = rw.ifValue(inside, func() ir.Value {
-			x := rw.Create(memref.Load, []ir.Value{src, idx}, []ir.Type{mt.Elem}).Result(0)
-			if mt.Elem != ir.F32T {
-				x = rw.Create(arith.Extf, []ir.Value{x}, []ir.Type{ir.F32T}).Result(0)
-			}
-			return x
-		}, zero)
+		return base
+	}
+	vals := make([]ir.Value, n)
+	if !isRows && unitStride(mt) {
+		ld.loadColPairs(vals, base, index)
+	} else {
+		for i := range vals {
+			vals[i] = ld.element(index(int64(i)))
+		}
 	}
 	rw.Replace(op, rw.packF32(vals, resT))
 	return nil
+}
+
+// vectorLoad holds what lowering one load_rows or load_cols needs.
+type vectorLoad struct {
+	rw         *NVGPURewriter
+	src        ir.Value
+	elem       ir.Type  // the source's element type
+	size, zero ir.Value // the source's size; 0.0
+}
+
+// inside returns whether idx is inside the source (unsigned: a negative
+// index is outside).
+func (ld *vectorLoad) inside(idx ir.Value) ir.Value {
+	return ld.rw.Create(arith.Cmpi, []ir.Value{idx, ld.size}, []ir.Type{ir.I1},
+		ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIUlt)}).Result(0)
+}
+
+// element returns the source's element idx extended to f32, or 0.0 where
+// idx is outside.
+func (ld *vectorLoad) element(idx ir.Value) ir.Value {
+	rw := ld.rw
+	return rw.ifValue(ld.inside(idx), func() ir.Value {
+		x := rw.Create(memref.Load, []ir.Value{ld.src, idx}, []ir.Type{ld.elem}).Result(0)
+		if ld.elem != ir.F32T {
+			x = rw.Create(arith.Extf, []ir.Value{x}, []ir.Type{ir.F32T}).Result(0)
+		}
+		return x
+	}, ld.zero)
+}
+
+// unitStride reports whether a rank-1 memref type has stride 1, so that
+// a thread's column pairs are adjacent in memory.
+func unitStride(t *ir.MemRefType) bool {
+	st, _, ok := memref.StridesAndOffset(t)
+	return ok && len(st) == 1 && st[0] == 1
+}
+
+// loadColPairs fills vals, the values of a cols value, from a source of
+// unit stride. Values 2j and 2j+1 are columns c and c+1 with c = base + 8j,
+// and c - base even: every pair's address is aligned to the pair size 2e
+// (e the element size) when the address of element base is, which is
+// tested once, at run time (the memref's base pointer is not known here).
+// Each pair is then read with one vector.load of vector<2xT> (one
+// ld.b32 for f16/bf16, ld.v2.f32 for f32) when aligned and both columns
+// are inside the source, else element by element (a pair that the bound
+// cuts, or a misaligned source).
+func (ld *vectorLoad) loadColPairs(vals []ir.Value, base ir.Value, index func(int64) ir.Value) {
+	rw := ld.rw
+	mt := ld.src.Type().(*ir.MemRefType)
+	as := int64(0)
+	if nvgpu.IsSharedMemory(mt.MemorySpace) {
+		as = 3
+	}
+	e := int64(ir.BitWidth(ld.elem)) / 8
+	ptr := rw.Create(llvm.Ptrtoint, []ir.Value{rw.Cast(ld.src, llvm.Ptr(as))}, []ir.Type{ir.I64}).Result(0)
+	off := rw.binary(arith.Muli, rw.Create(arith.IndexCast, []ir.Value{base}, []ir.Type{ir.I64}).Result(0), rw.IntConst(e, ir.I64))
+	low := rw.binary(arith.Andi, rw.binary(arith.Addi, ptr, off), rw.IntConst(2*e-1, ir.I64))
+	aligned := rw.Create(arith.Cmpi, []ir.Value{low, rw.IntConst(0, ir.I64)}, []ir.Type{ir.I1},
+		ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIEq)}).Result(0)
+	v2 := ir.VectorTypeOf([]int64{2}, ld.elem)
+	v2f32 := ir.VectorTypeOf([]int64{2}, ir.F32T)
+	f32x2 := []ir.Type{ir.F32T, ir.F32T}
+	for i := 0; i+1 < len(vals); i += 2 {
+		c0, c1 := index(int64(i)), index(int64(i+1))
+		// Both inside: c0 alone may not be (c0 = -1 is outside, c1 = 0 inside).
+		in := rw.binary(arith.Andi, ld.inside(c0), ld.inside(c1))
+		pair := rw.ifValues(rw.binary(arith.Andi, aligned, in), f32x2, func() []ir.Value {
+			x := rw.Create(vector.Load, []ir.Value{ld.src, c0}, []ir.Type{v2},
+				ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(2 * e)}).Result(0)
+			if ld.elem != ir.F32T {
+				x = rw.Create(arith.Extf, []ir.Value{x}, []ir.Type{v2f32}).Result(0)
+			}
+			return []ir.Value{ld.extract(x, 0), ld.extract(x, 1)}
+		}, func() []ir.Value {
+			return []ir.Value{ld.element(c0), ld.element(c1)}
+		})
+		vals[i], vals[i+1] = pair[0], pair[1]
+	}
+}
+
+// extract returns element k of a vector<2xf32>.
+func (ld *vectorLoad) extract(v ir.Value, k int64) ir.Value {
+	return ld.rw.Create(vector.Extract, []ir.Value{v}, []ir.Type{ir.F32T},
+		ir.NamedAttr{Name: "static_position", Value: ir.DenseI64Array(k)}).Result(0)
 }
 
 // colsValueCol is the column of value i of a lowered cols value relative
@@ -280,15 +367,24 @@ func colsValueCol(i int64) int64 { return 8*(i/2) + i%2 }
 // yields; els is yielded by the else branch. The insertion point is left
 // after the scf.if.
 func (rw *NVGPURewriter) ifValue(cond ir.Value, then func() ir.Value, els ir.Value) ir.Value {
+	return rw.ifValues(cond, []ir.Type{els.Type()},
+		func() []ir.Value { return []ir.Value{then()} },
+		func() []ir.Value { return []ir.Value{els} })[0]
+}
+
+// ifValues builds `scf.if cond -> (types) { then } else { els }` at the
+// insertion point: each callback emits inside its branch and returns what
+// the branch yields. The insertion point is left after the scf.if.
+func (rw *NVGPURewriter) ifValues(cond ir.Value, types []ir.Type, then, els func() []ir.Value) []ir.Value {
 	regions := []*ir.Region{ir.NewRegion(), ir.NewRegion()}
 	blocks := []*ir.Block{regions[0].AddBlock(ir.NewBlock(nil, nil)), regions[1].AddBlock(ir.NewBlock(nil, nil))}
-	ifOp := rw.B.Create(&ir.OperationState{Name: scf.If, Operands: []ir.Value{cond}, ResultTypes: []ir.Type{els.Type()}, Regions: regions})
-	rw.B.SetInsertionPointToEnd(blocks[0])
-	rw.Create(scf.Yield, []ir.Value{then()}, nil)
-	rw.B.SetInsertionPointToEnd(blocks[1])
-	rw.Create(scf.Yield, []ir.Value{els}, nil)
+	ifOp := rw.B.Create(&ir.OperationState{Name: scf.If, Operands: []ir.Value{cond}, ResultTypes: types, Regions: regions})
+	for i, body := range []func() []ir.Value{then, els} {
+		rw.B.SetInsertionPointToEnd(blocks[i])
+		rw.Create(scf.Yield, body(), nil)
+	}
 	rw.B.SetInsertionPointAfter(ifOp)
-	return ifOp.Result(0)
+	return ifOp.Results()
 }
 
 // fragmentOrigin returns, from the thread's index t = 32w + l in its
