@@ -26,7 +26,9 @@ import (
 //     in f32 and rounded back; conversions go through the NVVM cvt
 //     intrinsics (sm_89+), with fix-ups so that overflow follows the IEEE
 //     rules that arith constant folding uses (E5M2 overflows to infinity,
-//     E4M3FN to NaN) rather than PTX's saturation.
+//     E4M3FN to NaN) rather than PTX's saturation. Vectors of even length
+//     are rounded in pairs (one cvt per two elements); an operand clamped
+//     to bounds that round to finite values needs no fix-up.
 //   - tf32 values are floats whose low 13 mantissa bits are zero. Results
 //     computed in f32 are rounded back to tf32 (roundTF32).
 //
@@ -775,6 +777,9 @@ func lowerTruncf(fe *FuncEmitter, op *ir.Operation) {
 		r = fe.B().NewFPTrunc(x, to)
 	case sk == ir.F64:
 		r = fe.fromF32(fe.mapScalar(x, types.Float, fe.roundOddF64), dk)
+	case sk == ir.F32 && isFP8(dk) && clampedFinite(t.In(), dk):
+		// The saturating PTX conversion is already the IEEE result.
+		r = fe.f32ToFP8s(x, dk, false)
 	default:
 		r = fe.fromF32(fe.toF32(x, sk), dk)
 	}
@@ -905,10 +910,100 @@ func (fe *FuncEmitter) fromF32(x value.Value, k ir.FloatKind) value.Value {
 	case k == ir.TF32:
 		return fe.roundTF32(x)
 	case isFP8(k):
-		return fe.mapScalar(x, types.I8, func(v value.Value) value.Value { return fe.f32ToFP8(v, k) })
+		return fe.f32ToFP8s(x, k, true)
 	}
 	t, _ := LLType(ir.FloatTypeOf(k))
 	return fe.B().NewFPTrunc(x, withElem(x.Type(), t))
+}
+
+// f32ToFP8s rounds x (f32 or a vector of f32) to fp8 bytes of format k,
+// with IEEE overflow (f32ToFP8) when ieee is set, else saturating. A
+// vector of even length is converted in pairs, elements 2i and 2i+1 with
+// one PTX cvt (cvt.rn.satfinite.e4m3x2.f32 or .e5m2x2).
+func (fe *FuncEmitter) f32ToFP8s(x value.Value, k ir.FloatKind, ieee bool) value.Value {
+	vt, ok := x.Type().(*types.VectorType)
+	if !ok || vt.Len%2 != 0 {
+		return fe.mapScalar(x, types.I8, func(v value.Value) value.Value { return fe.f32ToFP8(v, k, ieee) })
+	}
+	b := fe.B()
+	var acc value.Value = constant.NewUndef(types.NewVector(vt.Len, types.I8))
+	for i := uint64(0); i < vt.Len; i += 2 {
+		lo := b.NewExtractElement(x, I32(int64(i)))
+		hi := b.NewExtractElement(x, I32(int64(i+1)))
+		pair := fe.CallIntrinsic(fp8PairCvt(k), types.I16, hi, lo)
+		acc = b.NewInsertElement(acc, fe.fp8Overflow(b.NewTrunc(pair, types.I8), lo, k, ieee), I32(int64(i)))
+		high := b.NewTrunc(b.NewLShr(pair, constant.NewInt(types.I16, 8)), types.I8)
+		acc = b.NewInsertElement(acc, fe.fp8Overflow(high, hi, k, ieee), I32(int64(i+1)))
+	}
+	return acc
+}
+
+// clampedFinite reports whether v, an f32 value (or vector) about to be
+// rounded to fp8 format k, is a clamp arith.minimumf(arith.maximumf(x,
+// lo), hi) (either order) by constants within the range that rounds to
+// finite values of k (|c| <= 464 for E4M3FN, < 61440 for E5M2): there the
+// saturating conversion equals the IEEE one (NaN stays NaN in both).
+func clampedFinite(v ir.Value, k ir.FloatKind) bool {
+	finite := func(c float64) bool {
+		if k == ir.F8E5M2 {
+			return math.Abs(c) < 61440
+		}
+		return math.Abs(c) <= 464
+	}
+	var seen [2]bool // maximumf with lo, minimumf with hi
+	for range 2 {
+		r, ok := v.(*ir.OpResult)
+		if !ok {
+			return false
+		}
+		op := r.DefiningOp()
+		var i int
+		switch op.Name() {
+		case arith.Maximumf:
+			i = 0
+		case arith.Minimumf:
+			i = 1
+		default:
+			return false
+		}
+		cs, ok := floatConstants(op.Operand(1))
+		if !ok || seen[i] {
+			return false
+		}
+		for _, c := range cs {
+			if !finite(c) {
+				return false
+			}
+		}
+		seen[i] = true
+		v = op.Operand(0)
+	}
+	return true
+}
+
+// floatConstants returns the values of a float or float-vector
+// arith.constant.
+func floatConstants(v ir.Value) ([]float64, bool) {
+	r, ok := v.(*ir.OpResult)
+	if !ok || r.DefiningOp().Name() != arith.Constant {
+		return nil, false
+	}
+	switch a := r.DefiningOp().Attr("value").(type) {
+	case *ir.FloatAttr:
+		return []float64{a.Value}, true
+	case *ir.DenseAttr:
+		return a.Floats, len(a.Floats) > 0
+	}
+	return nil, false
+}
+
+// fp8PairCvt is the NVVM intrinsic converting two f32 (the second to the
+// low byte) to two fp8 bytes of format k, saturating.
+func fp8PairCvt(k ir.FloatKind) string {
+	if k == ir.F8E5M2 {
+		return "llvm.nvvm.ff.to.e5m2x2.rn"
+	}
+	return "llvm.nvvm.ff.to.e4m3x2.rn"
 }
 
 // roundTF32 rounds f32 values to tf32 (nearest, ties to even) in integer
@@ -928,20 +1023,29 @@ func (fe *FuncEmitter) roundTF32(x value.Value) value.Value {
 }
 
 // f32ToFP8 rounds a scalar f32 to an fp8 byte. The PTX conversion
-// (cvt.rn.satfinite) saturates values beyond the largest finite one; the
-// fix-up gives IEEE round-to-nearest overflow instead: E5M2 rounds |x| >=
-// 61440 (the midpoint above 57344) to infinity, E4M3FN rounds |x| > 464
-// (the midpoint above 448, which ties to 448) to NaN, as constant folding
-// does.
-func (fe *FuncEmitter) f32ToFP8(x value.Value, k ir.FloatKind) value.Value {
-	b := fe.B()
-	name, special, pred, limit := "llvm.nvvm.ff.to.e4m3x2.rn", int64(0x7F), enum.FPredOGT, 464.0
-	if k == ir.F8E5M2 {
-		name, special, pred, limit = "llvm.nvvm.ff.to.e5m2x2.rn", 0x7C, enum.FPredOGE, 61440.0
-	}
+// (cvt.rn.satfinite) saturates values beyond the largest finite one; with
+// ieee set, the fix-up gives IEEE round-to-nearest overflow instead: E5M2
+// rounds |x| >= 61440 (the midpoint above 57344) to infinity, E4M3FN
+// rounds |x| > 464 (the midpoint above 448, which ties to 448) to NaN, as
+// constant folding does.
+func (fe *FuncEmitter) f32ToFP8(x value.Value, k ir.FloatKind, ieee bool) value.Value {
 	// The second operand converts to the low byte.
-	pair := fe.CallIntrinsic(name, types.I16, floatConst(0, ir.F32), x)
-	r := b.NewTrunc(pair, types.I8)
+	pair := fe.CallIntrinsic(fp8PairCvt(k), types.I16, floatConst(0, ir.F32), x)
+	return fe.fp8Overflow(fe.B().NewTrunc(pair, types.I8), x, k, ieee)
+}
+
+// fp8Overflow replaces r, the saturated conversion of the f32 x to format
+// k, by the IEEE overflow result (f32ToFP8 says which) where x is beyond
+// the format's rounding limit; it returns r when ieee is not set.
+func (fe *FuncEmitter) fp8Overflow(r, x value.Value, k ir.FloatKind, ieee bool) value.Value {
+	if !ieee {
+		return r
+	}
+	b := fe.B()
+	special, pred, limit := int64(0x7F), enum.FPredOGT, 464.0
+	if k == ir.F8E5M2 {
+		special, pred, limit = 0x7C, enum.FPredOGE, 61440.0
+	}
 	abs := fe.CallIntrinsic("llvm.fabs.f32", types.Float, x)
 	over := fe.fcmp(pred, abs, floatConst(limit, ir.F32))
 	sign := b.NewAnd(r, constant.NewInt(types.I8, -128))

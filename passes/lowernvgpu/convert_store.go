@@ -268,7 +268,9 @@ func (cs *convertStore) storeElement(p wgmmaPair, k int64) {
 // type. For f8E4M3FN it first clamps x to ±448, the largest finite
 // value, so that the conversion saturates (as PTX's cvt.rn.satfinite
 // does) where arith.truncf alone would give NaN beyond 464; NaN stays NaN
-// (arith.minimumf and maximumf propagate it).
+// (arith.minimumf and maximumf propagate it). Code generation recognises
+// the clamp and emits the bare cvt.rn.satfinite.e4m3x2.f32 (one per
+// pair), without its overflow fix-up (codegen/arith.go, clampedFinite).
 func (cs *convertStore) convert(x ir.Value) ir.Value {
 	rw := cs.rw
 	t := x.Type()
