@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 dir=build/gpu12
 OPS="acc-map acc-map-rows acc-map-cols acc-rows-reduce acc-rows-reduce-nan acc-rows-loop acc-rows-load
 mma-store-masked mma-store-e4m3-saturate tma-store-epilogue tma-store-epilogue-boxes mma-rs mma-rs-f16
-mma-rs-pipelined memref-dim"
+mma-rs-pipelined memref-dim acc-cols-load-pairs"
 S8192='s/4096/8192/g; s/\(%h32 = arith.constant\) 32 :/\1 64 :/; s/\(%ksteps = arith.constant\) 64 :/\1 128 :/'
 WS='s/{tmac.stages = 3 : i64}/{tmac.stages = 3 : i64, tmac.warp_specialize}/'
 PP='s/{tmac.stages = 4 : i64}/{tmac.stages = 4 : i64, tmac.warp_specialize = "pingpong"}/'
