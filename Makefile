@@ -86,8 +86,10 @@ bench-compile: deps build
 # needs the GPU machine (scripts/bench-gpu.sh says how).
 bench-gpu: deps
 	@scripts/bench-gpu.sh build
-	@echo "next, on the GPU machine, with build/tmac and build/gpu/bench carried over:"
+	@scripts/gpu-attention.sh build
+	@echo "next, on the GPU machine, with build/tmac, build/gpu/bench and build/gpu-attention carried over:"
 	@echo "  scripts/bench-gpu.sh run    # tmac runs + bench/gpu/peers.py; table last, results in build/gpu/bench"
+	@echo "  scripts/gpu-attention.sh run    # attention (issue 19): tmac + torch SDPA backends + Triton; table last"
 
 run: deps build
 	@scripts/run-example.sh

@@ -2,9 +2,10 @@
 // each kernel of a module (tmac explain): the launch, the schedule kind and
 // stage count, a timeline of the main loop (which TMA loads are in flight
 // in which slot, which slot each iteration consumes and releases), the
-// shared-memory map and the mbarriers. Everything it prints comes from the
+// shared-memory map, the mbarriers, and the ops of one main-loop iteration
+// (wgmma, syncs, register math). Everything it prints comes from the
 // record the passes made while rewriting the kernel (schedule.Schedule) and
-// from the kernel's attributes after the passes; nothing is re-derived.
+// from the kernel after the passes; nothing is re-derived.
 package explain
 
 import (
@@ -53,6 +54,8 @@ type explainer struct {
 	w     io.Writer
 	opts  Options
 	sched *schedule.Schedule
+	// kernelOp is the kernel being explained, after the passes.
+	kernelOp *ir.Operation
 }
 
 // kernelsOf returns the gpu.func kernels of mod in order (and gpu.launch
@@ -229,6 +232,7 @@ func kernelName(k *ir.Operation) string {
 
 func (e *explainer) kernel(mod, k *ir.Operation) {
 	ks := e.sched.Kernel(k)
+	e.kernelOp = k
 	e.heading(1, "kernel "+kernelName(k))
 	if k.Name() == gpu.Func {
 		src := "from " + where(k.Loc)
@@ -438,6 +442,7 @@ func (e *explainer) loop(ks *schedule.KernelSchedule, l *schedule.LoopSchedule, 
 
 	e.tiles(l)
 	e.timeline(ks, l, iv)
+	e.steps(l)
 }
 
 func pluralEs(n int64) string {
