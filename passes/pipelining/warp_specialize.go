@@ -28,9 +28,13 @@ import (
 // program keeps seeing its own thread numbering — and splits the kernel
 // at the loop:
 //
-//   - before the loop: the program's ops, run by every thread; they must
-//     be free of side effects (allocations excepted), since the producer
-//     runs them too; the tiles become N-slot rings (tma-pipeline's), and
+//   - before the loop: the program's side-effect-free ops (and
+//     allocations), run by every thread; ops with side effects and the
+//     ops that use their results are the consumers' setup (e.g. a tile
+//     loaded once by TMA on its own mbarrier and waited for) and move to
+//     the start of the consumers' branch, provided the producer's loads do
+//     not use them (persistent and ping-pong kernels: rejected); the
+//     tiles become N-slot rings (tma-pipeline's), and
 //     two groups of N mbarriers are initialised by thread 0: full[s]
 //     (count 1, completed by the TMA bytes) and empty[s] (count C, one
 //     arrival per consumer warpgroup; 128*C when threads read the tiles);
@@ -93,19 +97,20 @@ import (
 // waits one phase behind). Options: stages (unless the loop's tmac.stages
 // says otherwise), producer-regs, consumer-regs. Rejected with a
 // diagnostic: stores in the loop, unknown or non-x block sizes, side
-// effects before the loop, more than one marked loop in a kernel.
+// effects before the loop that the producer's loads depend on or in a
+// persistent or ping-pong kernel, more than one marked loop in a kernel.
 func init() {
 	passes.Register(&passes.Info{
 		Name:    "warp-specialize",
 		Summary: "Split a tmac.warp_specialize tile loop into a TMA producer warpgroup and wgmma consumer warpgroups with full/empty mbarrier rings and setmaxnreg",
 		Description: "Rewrites a simple-form tile loop (see `tma-pipeline`) marked `tmac.warp_specialize` into a producer/consumer kernel. It runs on outlined kernels with `known_block_size` and on `gpu.launch` bodies with constant block sizes, before `tma-pipeline`.\n" +
 			"\n" +
-			"The program is written for its C consumer warpgroups (a block of 128·C threads along x). The pass adds a producer warpgroup in front: the block grows to 128·(C+1) threads and the program's `gpu.thread_id x` becomes `thread_id x - 128`. The tiles become N-slot rings with two groups of N mbarriers, initialised by thread 0: `full[s]` (completed by the TMA bytes) and `empty[s]` (one arrival per consumer warpgroup, or per consumer thread when threads read the tiles). Then:\n" +
+			"The program is written for its C consumer warpgroups (a block of 128·C threads along x). The pass adds a producer warpgroup in front: the block grows to 128·(C+1) threads and the program's `gpu.thread_id x` becomes `thread_id x - 128`. Ops before the loop with side effects, and those using their results, are the consumers' setup (say, a tile loaded once by TMA and waited for): they move to the start of the consumers' branch unless the producer's loads need them. The tiles become N-slot rings with two groups of N mbarriers, initialised by thread 0: `full[s]` (completed by the TMA bytes) and `empty[s]` (one arrival per consumer warpgroup, or per consumer thread when threads read the tiles). Then:\n" +
 			"\n" +
 			"- the producer warpgroup lowers its register budget (`nvvm.setmaxregister decrease`, option `producer-regs`) and its thread 0 runs the loop alone: wait until `empty[j mod N]` has completed the previous round, then `expect_tx` and the TMA loads of iteration j into slot j mod N;\n" +
 			"- the consumer warpgroups raise their budget (`consumer-regs`), run the loop waiting on `full[j mod N]` with parity (j/N) mod 2, and release a slot with an arrival on its `empty` barrier: wgmma readers after the iteration's last wgmma (`nvgpu.warpgroup.mma` or `tmac.warpgroup.mma`; releasing the previous iteration's slot), thread readers at the end of the iteration; then the code after the loop (the epilogue). `gpu.barrier` in the consumers' code becomes a named barrier over their threads.\n" +
 			"\n" +
-			"Variants: a persistent kernel (the marked loop directly inside an outer `scf.for` over output tiles) keeps the rings running across tiles; `tmac.warp_specialize = \"pingpong\"` runs a one-warpgroup program in two consumers that take the tiles in turn; loads marked `tmac.multicast` in kernels launched with clusters are shared out between the blocks of the cluster and multicast. The parities are written explicitly. Stores in the loop, unknown or non-x block sizes, side effects before the loop and more than one marked loop per kernel are rejected.",
+			"Variants: a persistent kernel (the marked loop directly inside an outer `scf.for` over output tiles) keeps the rings running across tiles; `tmac.warp_specialize = \"pingpong\"` runs a one-warpgroup program in two consumers that take the tiles in turn; loads marked `tmac.multicast` in kernels launched with clusters are shared out between the blocks of the cluster and multicast. The parities are written explicitly. Stores in the loop, unknown or non-x block sizes, side effects before the loop that the producer's loads depend on (or in persistent and ping-pong kernels) and more than one marked loop per kernel are rejected.",
 		Options: []passes.Option{
 			{Name: "stages", Default: "4", Help: "ring slots for loops without a tmac.stages attribute"},
 			{Name: "producer-regs", Default: "40", Help: "setmaxnreg.dec budget of the producer warpgroup"},
@@ -270,7 +275,14 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 			inOuter = append(inOuter, op)
 		}
 	}
+	setup, err := consumerSetup(p, pre, outer, pingpong)
+	if err != nil {
+		return err
+	}
 	for _, op := range append(pre, inOuter...) {
+		if setup[op] {
+			continue
+		}
 		if !op.HasNoMemoryEffect() && !onlyAllocates(op) {
 			return op.EmitError("'%s' before a warp-specialised loop would also run in the producer warpgroup: move it after the loop", op.Name())
 		}
@@ -421,6 +433,13 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 	cb.SetInsertionPointToEnd(elseBlk)
 	cb.op(nvvm.Setmaxregister, nil, nil, ir.NamedAttr{Name: "action", Value: nvvm.MaxRegAction.Attr("increase")},
 		ir.NamedAttr{Name: "regCount", Value: ir.IntAttr(int64(o.consRegs), ir.I32)})
+	// The consumers' own setup (see consumerSetup), in program order.
+	for _, op := range pre {
+		if setup[op] {
+			op.Remove()
+			cb.Insert(op)
+		}
+	}
 	var lb tb                    // where the consumers' loop goes
 	var ppFirst, ppStep ir.Value // ping-pong: the block's first tile and the tile loop's own step
 	if outer == nil {
@@ -896,4 +915,55 @@ func outerBody(outer *ir.Operation) *ir.Block { return scf.ForOp{Op: outer}.Regi
 func onlyAllocates(op *ir.Operation) bool {
 	es := op.Effects()
 	return len(es) == 1 && es[0].Kind == ir.Allocate
+}
+
+// consumerSetup picks the ops before a warp-specialised loop that only the
+// consumers run: each op with side effects other than allocation, and
+// every op before the loop that uses their results (e.g. an mbarrier and a
+// TMA load of a tile the loop reads, waited on before the loop: Q of an
+// attention kernel). They move, in order, to the start of the consumers'
+// branch, where gpu.barrier becomes the consumers' named barrier. The
+// producer must not need them: not in the loop's bounds, the loads'
+// tensor maps or coordinates. Persistent and ping-pong kernels keep
+// rejecting side effects before the loop.
+func consumerSetup(p *pipelinedLoop, pre []*ir.Operation, outer *ir.Operation, pingpong bool) (map[*ir.Operation]bool, error) {
+	setup := map[*ir.Operation]bool{}
+	moved := map[ir.Value]bool{}
+	for _, op := range pre {
+		uses := false
+		ir.Walk(op, func(in *ir.Operation) ir.WalkResult {
+			for _, v := range in.Operands() {
+				uses = uses || moved[v]
+			}
+			return ir.Advance
+		})
+		if !uses && (op.HasNoMemoryEffect() || onlyAllocates(op)) {
+			continue
+		}
+		if outer != nil || pingpong {
+			return nil, nil // the caller's diagnostic
+		}
+		setup[op] = true
+		for _, r := range op.Results() {
+			moved[r] = true
+		}
+	}
+	if len(setup) == 0 {
+		return nil, nil
+	}
+	var producer []ir.Value
+	loop := p.forOp()
+	producer = append(producer, loop.LowerBound(), loop.UpperBound(), loop.Step())
+	for _, op := range p.sliceOps {
+		producer = append(producer, op.Operands()...)
+	}
+	for _, l := range p.loads {
+		producer = append(producer, l.Op.Operands()...)
+	}
+	for _, v := range producer {
+		if moved[v] {
+			return nil, v.DefiningOp().EmitError("'%s' before a warp-specialised loop runs in the consumers only, but the producer's loads need its result", v.DefiningOp().Name())
+		}
+	}
+	return setup, nil
 }

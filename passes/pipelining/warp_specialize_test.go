@@ -32,10 +32,13 @@ type wsCase struct {
 	bar  bool   // ew: a gpu.barrier in the loop body
 	// mixed: gemm whose B tile the consumer threads also read (memref.load)
 	mixed bool
+	// setup: ew with consumer-only setup before the loop (thread 0 stores
+	// 1 to shared memory, a barrier, every thread adds what it reads)
+	setup bool
 }
 
 func (c wsCase) String() string {
-	return fmt.Sprintf("%s n=%d c=%d form=%d T=%d bar=%v mixed=%v", c.kind, c.n, c.c, c.form, c.trip, c.bar, c.mixed)
+	return fmt.Sprintf("%s n=%d c=%d form=%d T=%d bar=%v mixed=%v setup=%v", c.kind, c.n, c.c, c.form, c.trip, c.bar, c.mixed, c.setup)
 }
 
 // bounds returns the loop's lb, ub, step and the bindings of %L, %U.
@@ -113,10 +116,24 @@ func (c wsCase) source() string {
 	case "ew":
 		l.loads = "      tmac.tma.load %amap[%kk, %row0] to %as : !fdesc -> !ft\n      tmac.tma.load %bmap[%kk, %row0] to %bs : !fdesc -> !ft\n"
 		loop, sum, _ := l.text()
-		fmt.Fprintf(&b, `    %%as = memref.alloc() : !ft
-    %%bs = memref.alloc() : !ft
-%s    memref.store %s, %%out[%%c0, %%tx] : memref<1x%dxf32>
-`, loop, sum, threads)
+		b.WriteString("    %as = memref.alloc() : !ft\n    %bs = memref.alloc() : !ft\n")
+		if c.setup {
+			b.WriteString(`    %scr = memref.alloc() : memref<1xf32, #gpu.address_space<workgroup>>
+    %first = arith.cmpi eq, %tx, %c0 : index
+    scf.if %first {
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %scr[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+    }
+    gpu.barrier
+    %bias = memref.load %scr[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+`)
+		}
+		b.WriteString(loop)
+		if c.setup {
+			fmt.Fprintf(&b, "    %%biased = arith.addf %s, %%bias : f32\n", sum)
+			sum = "%biased"
+		}
+		fmt.Fprintf(&b, "    memref.store %s, %%out[%%c0, %%tx] : memref<1x%dxf32>\n", sum, threads)
 	}
 	b.WriteString("    gpu.terminator\n  }\n  return\n}\n")
 	return b.String()
@@ -159,6 +176,9 @@ func (c wsCase) program(seed int64) (*pipecheck.Program, outputs) {
 		want := out.Clone()
 		for tx := 0; tx < threads; tx++ {
 			s := 0.0
+			if c.setup {
+				s = 1
+			}
 			for _, iv := range ivs {
 				s += a.At(tx/64, int(iv)*64+tx%64) + b.At(tx/64, int(iv)*64+tx%64)
 			}
@@ -203,8 +223,9 @@ func runWS(c wsCase, after string, mutate func(k *ir.Operation), seeds ...int64)
 // TestWarpSpecializeEmulated: both reader kinds, N 1..5, trip counts
 // 0..5, 7 and 9, with one or two consumer warpgroups and the loop forms
 // (static bounds, a dynamic trip count, a dynamic lower bound with step 3)
-// in turn, a barrier in half the ew bodies and the threads reading B in a
-// quarter of the gemm ones.
+// in turn, a barrier in half the ew bodies, consumer-only setup before
+// the loop in a third of them and the threads reading B in a quarter of
+// the gemm ones.
 func TestWarpSpecializeEmulated(t *testing.T) {
 	t.Parallel()
 	count := 0
@@ -213,7 +234,7 @@ func TestWarpSpecializeEmulated(t *testing.T) {
 			for ti, trip := range []int64{0, 1, 2, 3, 4, 5, 7, 9} {
 				cw := 1 + (n+trip)%2
 				c := wsCase{kind: kind, n: n, c: cw, form: (ki + int(n) + ti) % 3, trip: trip, bar: kind == "ew" && (trip+n)%2 == 1,
-					mixed: kind == "gemm" && (n+trip+cw)%4 == 0}
+					mixed: kind == "gemm" && (n+trip+cw)%4 == 0, setup: kind == "ew" && (n+trip)%3 == 0}
 				if err := runWS(c, "", nil, int64(count)); err != nil {
 					t.Fatal(err)
 				}
