@@ -16,7 +16,11 @@
 #
 # The run starts no step after RUN_BUDGET seconds (default 540); the peer
 # table (part 3) gets what is left, PEERS_SHAPES (BxHxSxD ..., default the
-# issue's four) and PEERS_CAUSAL (off|on|both, default both) narrow it.
+# issue's four) and PEERS_CAUSAL (off|on|both, default both) narrow it;
+# EXAMPLE (build) replaces examples/attention_fwd.tma by a program with
+# the same sizes. SKIP_TMAC=1 skips parts 1 and 2 (a second call for the peer table alone).
+# The small tmac sizes are compared without the Triton baseline (its
+# autotuning compiles cost more than they tell there).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 dir=build/gpu-attention
@@ -38,7 +42,7 @@ build)
 	rm -rf "$dir" && mkdir -p "$dir"
 	for v in "${VARIANTS[@]}"; do
 		IFS='|' read -r name _ _ rewrite <<<"$v"
-		sed "$rewrite" examples/attention_fwd.tma >"$dir/$name.tma" || exit 1
+		sed "$rewrite" "${EXAMPLE:-examples/attention_fwd.tma}" >"$dir/$name.tma" || exit 1
 		build/tmac compile "$dir/$name.tma" --emit=bundle -o "$dir/$name.tmab" || exit 1
 	done
 	git rev-parse --short HEAD >"$dir/COMMIT" 2>/dev/null
@@ -51,6 +55,7 @@ run)
 	rm -rf "$out" && mkdir -p "$out"
 	tmac=${TMAC:-build/tmac}
 	python=${PYTHON:-python3}
+	[ -x "$tmac" ] || { echo "no $tmac: run scripts/gpu-attention.sh build first" >&2; exit 2; }
 	gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)
 	echo "GPU: ${gpu:-none found}; commit $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
 	. scripts/gpu-steps.sh
@@ -58,6 +63,7 @@ run)
 	rows=()
 	# 1 and 2: each variant against its @reference on the hardware, then its
 	# dump against torch and the peers on the same inputs.
+	[ -n "${SKIP_TMAC:-}" ] && VARIANTS=()
 	for v in "${VARIANTS[@]}"; do
 		IFS='|' read -r name bh seq _ <<<"$v"
 		flags=(--bench --dump-dir "$out/d-$name")
@@ -70,7 +76,9 @@ run)
 			rows+=("| $name run | $(verdict $rc) | $(grep -m1 -E 'FAIL|error' "$out/run-$name.log" | cut -c1-110) |")
 			continue
 		fi
-		TAIL=20 step "compare-$name" 240 "$python" bench/gpu/attention.py --tmac "$out/d-$name" --bh "$bh" --seq "$seq"
+		peer_flags=()
+		[ "$seq" -lt 2048 ] && peer_flags=(--no-triton)
+		TAIL=20 step "compare-$name" 240 "$python" bench/gpu/attention.py --tmac "$out/d-$name" --bh "$bh" --seq "$seq" "${peer_flags[@]}"
 		[ $rc = 0 ] || failed=$((failed + 1))
 		rows+=("| $name vs torch, peers | $(verdict $rc) | $(grep -E 'tmac attention_fwd|tmac /' "$out/compare-$name.log" 2>/dev/null | tr -s ' ' | tr '\n' ' ' | cut -c1-300) |")
 		rm -rf "$out/d-$name"
@@ -92,7 +100,7 @@ run)
 	[ "$failed" -eq 0 ]
 	;;
 *)
-	sed -n '2,17p' "$0"
+	sed -n '2,/^set -u/p' "$0" | sed '$d'
 	exit 2
 	;;
 esac
