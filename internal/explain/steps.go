@@ -94,7 +94,11 @@ func (e *explainer) steps(l *schedule.LoopSchedule) {
 	if len(seq) == 0 {
 		return
 	}
-	e.para(fmt.Sprintf("one iteration of %s after the passes, in program order (register math: float ops, of which exp2 and warp shuffles)", e.loopLabel(l)))
+	who := ""
+	if l.Consumers > 0 {
+		who = " in a consumer warpgroup" // the producer's copy of the loop only issues TMA
+	}
+	e.para(fmt.Sprintf("one iteration of %s%s after the passes, in program order (register math: float ops, of which exp2 and warp shuffles)", e.loopLabel(l), who))
 	t := newTable("step", "what", "count", "source lines")
 	t.numeric(0, 2)
 	for i, s := range seq {
