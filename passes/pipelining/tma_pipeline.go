@@ -265,7 +265,7 @@ func (k *tmaKernel) run(stages, storeStages int64) error {
 			return err
 		}
 	}
-	return k.storesOutsideLoops(outside)
+	return k.storesOutsideLoops(outside, k.elected)
 }
 
 // tileRing is one logical tile and the ring that replaces it.

@@ -36,7 +36,9 @@ import (
 // that each box can be viewed at its byte offset (box i at i * box bytes).
 
 // storesOutsideLoops lowers the kernel's top-level tmac.tma.store ops.
-func (k *tmaKernel) storesOutsideLoops(stores []*ir.Operation) error {
+// elected picks the thread that issues them (warp-specialize passes the
+// first consumer thread for an epilogue in the consumers' branch).
+func (k *tmaKernel) storesOutsideLoops(stores []*ir.Operation, elected func(tb) ir.Value) error {
 	for _, st := range stores {
 		if _, err := k.storeTileAlloc(tmac.TmaStoreOp{Op: st}); err != nil {
 			return err
@@ -56,7 +58,7 @@ func (k *tmaKernel) storesOutsideLoops(stores []*ir.Operation) error {
 			ir.NamedAttr{Name: "kind", Value: nvvm.ProxyKind.Attr("async.shared")},
 			ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
 		b.barrier()
-		b.ifThen(k.elected(b), func(b tb) {
+		b.ifThen(elected(b), func(b tb) {
 			for _, op := range run {
 				st := tmac.TmaStoreOp{Op: op}
 				for _, box := range k.storeBoxes(b, st) {

@@ -55,7 +55,10 @@ import (
 //     readers at the end of the iteration (every consumer thread
 //     arrives). gpu.barrier in the consumers' code becomes a named
 //     barrier (id 1) over their 128*C threads, since the producer never
-//     reaches it.
+//     reaches it. tmac.tma.store ops of the epilogue are lowered here as
+//     tma-pipeline lowers a kernel's top-level ones (fence, barrier, one
+//     thread stores and waits for the reads), with the first consumer
+//     thread storing.
 //
 // Persistent kernels: the marked loop may also sit directly in the body of
 // a top-level scf.for without iter_args (a loop over output tiles), with
@@ -108,7 +111,7 @@ func init() {
 			"The program is written for its C consumer warpgroups (a block of 128·C threads along x). The pass adds a producer warpgroup in front: the block grows to 128·(C+1) threads and the program's `gpu.thread_id x` becomes `thread_id x - 128`. Ops before the loop with side effects, and those using their results, are the consumers' setup (say, a tile loaded once by TMA and waited for): they move to the start of the consumers' branch unless the producer's loads need them. The tiles become N-slot rings with two groups of N mbarriers, initialised by thread 0: `full[s]` (completed by the TMA bytes) and `empty[s]` (one arrival per consumer warpgroup, or per consumer thread when threads read the tiles). Then:\n" +
 			"\n" +
 			"- the producer warpgroup lowers its register budget (`nvvm.setmaxregister decrease`, option `producer-regs`) and its thread 0 runs the loop alone: wait until `empty[j mod N]` has completed the previous round, then `expect_tx` and the TMA loads of iteration j into slot j mod N;\n" +
-			"- the consumer warpgroups raise their budget (`consumer-regs`), run the loop waiting on `full[j mod N]` with parity (j/N) mod 2, and release a slot with an arrival on its `empty` barrier: wgmma readers after the iteration's last wgmma (`nvgpu.warpgroup.mma` or `tmac.warpgroup.mma`; releasing the previous iteration's slot), thread readers at the end of the iteration; then the code after the loop (the epilogue). `gpu.barrier` in the consumers' code becomes a named barrier over their threads.\n" +
+			"- the consumer warpgroups raise their budget (`consumer-regs`), run the loop waiting on `full[j mod N]` with parity (j/N) mod 2, and release a slot with an arrival on its `empty` barrier: wgmma readers after the iteration's last wgmma (`nvgpu.warpgroup.mma` or `tmac.warpgroup.mma`; releasing the previous iteration's slot), thread readers at the end of the iteration; then the code after the loop (the epilogue). `gpu.barrier` in the consumers' code becomes a named barrier over their threads; the epilogue's `tmac.tma.store` ops are issued by the first consumer thread.\n" +
 			"\n" +
 			"Variants: a persistent kernel (the marked loop directly inside an outer `scf.for` over output tiles) keeps the rings running across tiles; `tmac.warp_specialize = \"pingpong\"` runs a one-warpgroup program in two consumers that take the tiles in turn; loads marked `tmac.multicast` in kernels launched with clusters are shared out between the blocks of the cluster and multicast. The parities are written explicitly. Stores in the loop, unknown or non-x block sizes, side effects before the loop that the producer's loads depend on (or in persistent and ping-pong kernels) and more than one marked loop per kernel are rejected.",
 		Options: []passes.Option{
@@ -490,6 +493,20 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		}
 	} else if outer != nil {
 		if err := k.consumerStores(outer, tc, p.rec); err != nil {
+			return err
+		}
+	} else {
+		// The epilogue's TMA stores, now in the consumers' branch (where
+		// tma-pipeline looks for them only at the kernel's top level):
+		// issued by the first consumer thread after the consumers' barrier.
+		var stores []*ir.Operation
+		for _, op := range after {
+			if op.Name() == tmac.TmaStore {
+				stores = append(stores, op)
+			}
+		}
+		leader := func(b tb) ir.Value { return b.cmp(arith.CmpIEq, tc, b.idx(0)) }
+		if err := k.storesOutsideLoops(stores, leader); err != nil {
 			return err
 		}
 	}
