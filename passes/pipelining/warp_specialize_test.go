@@ -298,6 +298,7 @@ func TestWarpSpecializeCatches(t *testing.T) {
 	gemm1 := wsCase{kind: "gemm", n: 3, c: 1, trip: 7}
 	ew := wsCase{kind: "ew", n: 3, c: 2, trip: 7, bar: true}
 	attn1 := wsCase{kind: "attn", n: 1, c: 2, trip: 4}
+	setup := wsCase{kind: "ew", n: 3, c: 2, trip: 7, setup: true}
 	// The try_wait in the producer's branch (the first) and the consumers'.
 	waits := func(k *ir.Operation) (prod, cons *ir.Operation) {
 		ws := find(k, "nvgpu.mbarrier.try_wait.parity", nil)
@@ -378,6 +379,9 @@ func TestWarpSpecializeCatches(t *testing.T) {
 		{"named barrier id 0 (the block barrier)", []wsCase{ew}, "", func(k *ir.Operation) {
 			setConst(find(k, "nvvm.barrier", nil)[0], 0, 0, ir.I32)
 		}, "named barrier 0 is used with"},
+		{"consumer setup without its barrier", []wsCase{setup}, "", func(k *ir.Operation) {
+			find(k, "nvvm.barrier", nil)[0].Erase()
+		}, "race: thread"},
 		{"wrong coordinates", []wsCase{gemm}, "", func(k *ir.Operation) {
 			setConst(find(k, "nvgpu.tma.async.load", nil)[0], 3, 0, ir.Index)
 		}, "got loads"},
