@@ -49,16 +49,8 @@ build)
 	du -sh "$dir" build/tmac
 	;;
 run)
-	budget=${RUN_BUDGET:-540}
-	start=$SECONDS
-	out=$dir/run
-	rm -rf "$out" && mkdir -p "$out"
-	tmac=${TMAC:-build/tmac}
-	python=${PYTHON:-python3}
-	[ -x "$tmac" ] || { echo "no $tmac: run scripts/gpu-attention.sh build first" >&2; exit 2; }
-	gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)
-	echo "GPU: ${gpu:-none found}; commit $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
 	. scripts/gpu-steps.sh
+	run_setup gpu-attention.sh 540
 	failed=0
 	rows=()
 	# 1 and 2: each variant against its @reference on the hardware, then its

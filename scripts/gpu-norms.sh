@@ -92,18 +92,10 @@ build)
 	du -sh "$dir" build/tmac
 	;;
 run)
-	budget=${RUN_BUDGET:-450}
-	start=$SECONDS
-	out=$dir/run
-	rm -rf "$out" && mkdir -p "$out"
-	tmac=${TMAC:-build/tmac}
-	python=${PYTHON:-python3}
-	[ -x "$tmac" ] || { echo "no $tmac: run scripts/gpu-norms.sh build first" >&2; exit 2; }
-	gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-	echo "GPU: ${gpu:-none found}; commit $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
+	. scripts/gpu-steps.sh
+	run_setup gpu-norms.sh 450
 	rows=()
 	failed=0
-	. scripts/gpu-steps.sh
 	TAIL=4
 
 	# 1. torch and the copies (first, so the copy bandwidth is there

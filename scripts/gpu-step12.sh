@@ -59,15 +59,8 @@ build)
 	du -sh "$dir" build/gpu-norms build/tmac
 	;;
 run)
-	budget=${RUN_BUDGET:-480}
-	start=$SECONDS
-	out=$dir/run
-	rm -rf "$out" && mkdir -p "$out"
-	tmac=${TMAC:-build/tmac}
-	python=${PYTHON:-python3}
-	gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)
-	echo "GPU: ${gpu:-none found}; commit $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
 	. scripts/gpu-steps.sh
+	run_setup gpu-step12.sh 480
 	TAIL=3
 	failed=0
 	rows=()

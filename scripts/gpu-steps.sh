@@ -1,4 +1,4 @@
-# Shared by the GPU run scripts (gpu-step10.sh, gpu-step11.sh), sourced
+# Shared by the GPU run scripts (gpu-step10/11/12.sh, gpu-norms.sh, gpu-attention.sh), sourced
 # after they set out (the log directory), budget (seconds for the whole
 # run) and start ($SECONDS when it began).
 #
@@ -29,4 +29,21 @@ verdict() {
 	125) echo SKIPPED ;;
 	*) echo "FAIL (exit $1)" ;;
 	esac
+}
+
+# run_setup SCRIPT BUDGET: the start of a run of a script whose bundles
+# are in $dir: budget ($RUN_BUDGET, else BUDGET seconds) and start, a fresh
+# log directory $out = $dir/run, tmac and python ($TMAC, $PYTHON), a check
+# that the build step ran, and the card, driver, clocks and commit.
+run_setup() {
+	budget=${RUN_BUDGET:-$2}
+	start=$SECONDS
+	out=$dir/run
+	rm -rf "$out" && mkdir -p "$out"
+	tmac=${TMAC:-build/tmac}
+	python=${PYTHON:-python3}
+	[ -x "$tmac" ] || { echo "no $tmac: run scripts/$1 build first" >&2; exit 2; }
+	local gpu
+	gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)
+	echo "GPU: ${gpu:-none found}; commit $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
 }
