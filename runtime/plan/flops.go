@@ -4,12 +4,14 @@ import (
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/dialects/scf"
+	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 )
 
 // CountFlops derives the floating-point work of one run of entry from the
 // program itself: every nvvm.wgmma.mma_async of a kernel does 2·m·n·k
-// operations per warpgroup that executes it, times the static trip counts
+// operations per warpgroup that executes it (tmac.wgmma.mma_async, its
+// form with A in registers, too), times the static trip counts
 // of the loops around it; a kernel runs with grid × block/128 warpgroups
 // (static launch sizes), and the launches' own host loops multiply again.
 // It returns false when something is not static (a dynamic loop bound or
@@ -46,7 +48,7 @@ func CountFlops(mod, entry *ir.Operation) (float64, bool) {
 			warpgroups = grid * float64(c)
 		}
 		ir.Walk(kernel, func(k *ir.Operation) ir.WalkResult {
-			if k.Name() != nvvm.WgmmaMmaAsync {
+			if k.Name() != nvvm.WgmmaMmaAsync && k.Name() != tmac.WgmmaMmaAsync {
 				return ir.Advance
 			}
 			m, n, kk := nvvm.WGMMAShape(k)

@@ -19,6 +19,9 @@ func TestCountFlopsOfTheGEMMExamples(t *testing.T) {
 	// producer warpgroup of the 384-thread block runs no wgmma.
 	countFlops(t, "gemm_pipelined.tma", 2.0*4096*4096*4096)
 	countFlops(t, "gemm_ws.tma", 2.0*4096*4096*4096)
+	// Attention: Q Kᵀ (nvvm.wgmma.mma_async) and P V with P in registers
+	// (tmac.wgmma.mma_async), 2·S·S·D each per head: B·H = 2, S = 512, D = 64.
+	countFlops(t, "attention_fwd.tma", 4.0*2*512*512*64)
 }
 
 func countFlops(t *testing.T, example string, want float64) {
