@@ -18,7 +18,7 @@
 #
 # The run starts no step after RUN_BUDGET seconds (default 540). ONLY (a
 # regular expression, at build) keeps the programs of step 2 whose name
-# matches; NO_TRITON=1 leaves Triton out of step 2 (programs under S =
+# matches, and EXTRA adds entries (see VARIANTS); NO_TRITON=1 leaves Triton out of step 2 (programs under S =
 # 1024 never time it: its autotuning costs more than it tells there).
 # PEERS_SHAPES (BxHxSxD ..., default the issue's four; none skips step 4)
 # and PEERS_CAUSAL (off|on|both, default both) narrow step 4. SKIP_TMAC=1
@@ -36,19 +36,21 @@ d128c=examples/variants/attention_fwd_d128_causal.tma
 d64c=examples/variants/attention_fwd_causal.tma
 VARIANTS=(
 	"s128full|$ex|2|128|0|"
-	"s128stages1|$ex|2|128|0|s/tmac.stages = 2/tmac.stages = 1/"
 	"d64-bh128-s2048|$ex|128|2048|0|"
-	"d64-bh128-s2048-st4|$ex|128|2048|0|s/tmac.stages = 2/tmac.stages = 4/"
 	"d64c-bh128-s2048|$d64c|128|2048|1|"
 	"d128-bh64-s4096|$d128|64|4096|0|"
-	"d128-bh64-s4096-st3|$d128|64|4096|0|s/tmac.stages = 2/tmac.stages = 3/"
 	"d128c-bh64-s4096|$d128c|64|4096|1|"
 	"d128-bh32-s8192|$d128|32|8192|0|"
 	"d128c-bh32-s8192|$d128c|32|8192|1|"
 	"d128-bh256-s1024|$d128|256|1024|0|"
 	"d128c-bh256-s1024|$d128c|256|1024|1|"
 )
-# ONLY (a regular expression) keeps the programs whose name matches.
+# EXTRA (build) adds entries of the same form, one per line (trials of
+# programs not in the repo); ONLY keeps the entries whose name matches.
+if [ -n "${EXTRA:-}" ]; then
+	mapfile -t extra <<<"$EXTRA"
+	VARIANTS+=("${extra[@]}")
+fi
 
 # resize SRC BH S: SRC rewritten to B·H = BH, S (1024 rows first through a
 # placeholder, so that a new S of 1024 is not rewritten again).
@@ -68,6 +70,7 @@ build)
 		resize "$src" "$bh" "$seq" | sed "$rewrite" >"$dir/$name.tma" || exit 1
 		build/tmac compile "$dir/$name.tma" --emit=bundle -o "$dir/$name.tmab" || exit 1
 		build/tmac compile "$dir/$name.tma" --emit=ptx -o "$dir/$name.ptx" || exit 1
+		echo "$v" >>"$dir/VARIANTS"
 	done
 	# The variants as written (their own sizes), checked on the hardware.
 	for f in examples/variants/attention_fwd_*.tma; do
@@ -83,6 +86,8 @@ run)
 	rows=()
 	# 1 and 2: each variant against its @reference on the hardware, then its
 	# dump against torch and the peers on the same inputs.
+	# The entries built (EXTRA's included).
+	mapfile -t VARIANTS <"$dir/VARIANTS"
 	[ -n "${SKIP_TMAC:-}" ] && VARIANTS=()
 	# ptxas's view of each kernel: registers, spills, serialised wgmma.
 	if command -v ptxas >/dev/null; then
@@ -126,11 +131,12 @@ run)
 	done
 	# 3. The peer table with what is left.
 	left=$((budget - (SECONDS - start)))
-	[ "${PEERS_SHAPES:-}" = none ] && left=0
-	# shellcheck disable=SC2086
-	TAIL=200 step peers "$left" "$python" bench/gpu/attention.py --shapes ${PEERS_SHAPES:-4x16x4096x128 2x16x8192x128 8x16x2048x64 16x16x1024x128} --causal "${PEERS_CAUSAL:-both}"
-	[ $rc = 0 ] || failed=$((failed + 1))
-	rows+=("| peer table | $(verdict $rc) | above, and $out/peers.log |")
+	if [ "${PEERS_SHAPES:-}" != none ]; then
+		# shellcheck disable=SC2086
+		TAIL=200 step peers "$left" "$python" bench/gpu/attention.py --shapes ${PEERS_SHAPES:-4x16x4096x128 2x16x8192x128 8x16x2048x64 16x16x1024x128} --causal "${PEERS_CAUSAL:-both}"
+		[ $rc = 0 ] || failed=$((failed + 1))
+		rows+=("| peer table | $(verdict $rc) | above, and $out/peers.log |")
+	fi
 	echo
 	echo "== summary ($((SECONDS - start)) s)"
 	echo "| step | result | notes |"

@@ -77,6 +77,12 @@ func (e *explainer) steps(l *schedule.LoopSchedule) {
 						add(op, "mbarrier "+strings.TrimPrefix(name, "nvvm.mbarrier."), false)
 					case strings.HasPrefix(name, "nvvm.cp.async.bulk.tensor"):
 						add(op, "TMA load", true)
+					case name == nvvm.Barrier:
+						b := nvvm.BarrierOp{Op: op}
+						add(op, namedBarrier("sync", b.BarrierId(), b.NumberOfThreads()), false)
+					case name == nvvm.BarrierArrive:
+						b := nvvm.BarrierArriveOp{Op: op}
+						add(op, namedBarrier("arrive", b.BarrierId(), b.NumberOfThreads()), false)
 					case strings.HasPrefix(name, "nvvm.barrier"):
 						add(op, "block barrier", false)
 					case name == nvvm.ShflSync:
@@ -199,4 +205,24 @@ func floatMath(name string) bool {
 	}
 	n := strings.TrimPrefix(name, "arith.")
 	return strings.HasSuffix(n, "f") && n != "constant" || strings.HasPrefix(n, "maximum") || strings.HasPrefix(n, "minimum") || n == "cmpf"
+}
+
+// namedBarrier names a bar.sync or bar.arrive step: "block barrier" for
+// barrier 0 over the whole block, else the barrier (its number when it is a
+// constant; a ping-pong schedule computes it per warpgroup) and the count.
+func namedBarrier(kind string, id, threads ir.Value) string {
+	if id == nil && threads == nil {
+		return "block barrier"
+	}
+	which := "a computed barrier"
+	if id == nil {
+		which = "barrier 0"
+	} else if c, ok := ir.AttrInt(ir.ConstantValue(id)); ok {
+		which = fmt.Sprintf("barrier %d", c)
+	}
+	count := ""
+	if c, ok := ir.AttrInt(ir.ConstantValue(threads)); ok && threads != nil {
+		count = fmt.Sprintf(", %d threads", c)
+	}
+	return fmt.Sprintf("named barrier %s (%s%s)", kind, which, count)
 }
