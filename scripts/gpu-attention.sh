@@ -33,16 +33,20 @@ dir=build/gpu-attention
 ex=examples/attention_fwd.tma
 d128=examples/variants/attention_fwd_d128_ws.tma
 d128c=examples/variants/attention_fwd_d128_causal.tma
+d128p=examples/variants/attention_fwd_d128_persistent.tma
 d64c=examples/variants/attention_fwd_causal.tma
 VARIANTS=(
 	"s128full|$ex|2|128|0|"
 	"d64-bh128-s2048|$ex|128|2048|0|"
 	"d64c-bh128-s2048|$d64c|128|2048|1|"
 	"d128-bh64-s4096|$d128|64|4096|0|"
+	"d128p-bh64-s4096|$d128p|64|4096|0|"
 	"d128c-bh64-s4096|$d128c|64|4096|1|"
 	"d128-bh32-s8192|$d128|32|8192|0|"
+	"d128p-bh32-s8192|$d128p|32|8192|0|"
 	"d128c-bh32-s8192|$d128c|32|8192|1|"
 	"d128-bh256-s1024|$d128|256|1024|0|"
+	"d128p-bh256-s1024|$d128p|256|1024|0|"
 	"d128c-bh256-s1024|$d128c|256|1024|1|"
 )
 # EXTRA (build) adds entries of the same form, one per line (trials of

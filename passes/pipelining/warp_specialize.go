@@ -278,7 +278,7 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 			inOuter = append(inOuter, op)
 		}
 	}
-	setup, err := consumerSetup(p, pre, outer, pingpong)
+	setup, err := consumerSetup(p, pre, inOuter, outer, pingpong)
 	if err != nil {
 		return err
 	}
@@ -424,7 +424,9 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 			m := ir.NewIRMapping()
 			m.Map(outerBody(outer).Arg(0), t)
 			for _, op := range inOuter {
-				b.Insert(op.Clone(m))
+				if !setup[op] {
+					b.Insert(op.Clone(m))
+				}
 			}
 			produce(b, tileBase(b, outer, t, trip), m)
 		})
@@ -477,6 +479,19 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		p.pingpongLocal, p.pingpongTrip = jLocal, trip
 	}
 	p.consume(newLoop, full, empty, p.g, slot, tc, ticks, sync, async)
+	if w := firstSharedWrite(newLoop); async && consumers > 1 && !pingpong && w != nil {
+		// The epilogue writes shared memory that smem-plan may let overlap
+		// a ring slot or a setup tile (Q) another consumer's last wgmma
+		// still reads: every consumer has waited for its own groups (the
+		// wait_group 0 consume put after the loop); now it waits for the
+		// others, right before the first write (not right after the loop:
+		// the program may still signal another consumer there, as the
+		// attention kernels' ping-pong turns do).
+		bb := newTB(loop.Loc)
+		bb.SetInsertionPoint(w)
+		bb.barrier()
+		p.recordAfter("consumers: a barrier of all consumers before the epilogue's first shared-memory write (no consumer's wgmma still reads it)")
+	}
 	if pingpong {
 		orderPingpong(outer, newLoop, p.wg, ppFirst, ppStep)
 	}
@@ -938,15 +953,18 @@ func onlyAllocates(op *ir.Operation) bool {
 // consumers run: each op with side effects other than allocation, and
 // every op before the loop that uses their results (e.g. an mbarrier and a
 // TMA load of a tile the loop reads, waited on before the loop: Q of an
-// attention kernel). They move, in order, to the start of the consumers'
-// branch, where gpu.barrier becomes the consumers' named barrier. The
-// producer must not need them: not in the loop's bounds, the loads'
-// tensor maps or coordinates. Persistent and ping-pong kernels keep
-// rejecting side effects before the loop.
-func consumerSetup(p *pipelinedLoop, pre []*ir.Operation, outer *ir.Operation, pingpong bool) (map[*ir.Operation]bool, error) {
+// attention kernel). Those before the kernel's split point (pre) move, in
+// order, to the start of the consumers' branch, where gpu.barrier becomes
+// the consumers' named barrier; in a persistent kernel, those in the tile
+// loop before the marked loop (inOuter: a tile's own Q, say) stay where
+// they are, in the consumers' copy of the tile loop, and the producer's
+// copy leaves them out. The producer must not need them: not in the
+// loops' bounds, the loads' tensor maps or coordinates. Ping-pong kernels
+// keep rejecting side effects before the loop.
+func consumerSetup(p *pipelinedLoop, pre, inOuter []*ir.Operation, outer *ir.Operation, pingpong bool) (map[*ir.Operation]bool, error) {
 	setup := map[*ir.Operation]bool{}
 	moved := map[ir.Value]bool{}
-	for _, op := range pre {
+	for _, op := range append(append([]*ir.Operation(nil), pre...), inOuter...) {
 		uses := false
 		ir.Walk(op, func(in *ir.Operation) ir.WalkResult {
 			for _, v := range in.Operands() {
@@ -957,7 +975,7 @@ func consumerSetup(p *pipelinedLoop, pre []*ir.Operation, outer *ir.Operation, p
 		if !uses && (op.HasNoMemoryEffect() || onlyAllocates(op)) {
 			continue
 		}
-		if outer != nil || pingpong {
+		if pingpong {
 			return nil, nil // the caller's diagnostic
 		}
 		setup[op] = true
@@ -971,6 +989,10 @@ func consumerSetup(p *pipelinedLoop, pre []*ir.Operation, outer *ir.Operation, p
 	var producer []ir.Value
 	loop := p.forOp()
 	producer = append(producer, loop.LowerBound(), loop.UpperBound(), loop.Step())
+	if outer != nil {
+		ol := scf.ForOp{Op: outer}
+		producer = append(producer, ol.LowerBound(), ol.UpperBound(), ol.Step())
+	}
 	for _, op := range p.sliceOps {
 		producer = append(producer, op.Operands()...)
 	}
@@ -983,4 +1005,54 @@ func consumerSetup(p *pipelinedLoop, pre []*ir.Operation, outer *ir.Operation, p
 		}
 	}
 	return setup, nil
+}
+
+// firstSharedWrite returns the first op after loop in its block that may
+// write shared memory (itself or an op nested in it: an op with memory
+// effects other than reads and a workgroup memref operand), or nil.
+func firstSharedWrite(loop *ir.Operation) *ir.Operation {
+	wg := gpu.AddressSpaceAttr("workgroup")
+	for op := loop.Next(); op != nil; op = op.Next() {
+		writes := false
+		ir.Walk(op, func(in *ir.Operation) ir.WalkResult {
+			if in.HasNoMemoryEffect() || onlyReads(in) {
+				return ir.Advance
+			}
+			for _, v := range in.Operands() {
+				if m, ok := v.Type().(*ir.MemRefType); ok && isShared(m.MemorySpace, wg) {
+					writes = true
+					return ir.Interrupt
+				}
+			}
+			return ir.Advance
+		})
+		if writes {
+			return op
+		}
+	}
+	return nil
+}
+
+// onlyReads reports whether op declares effects and all of them are reads.
+func onlyReads(op *ir.Operation) bool {
+	es := op.Effects()
+	for _, e := range es {
+		if e.Kind != ir.Read {
+			return false
+		}
+	}
+	return len(es) > 0
+}
+
+// isShared reports whether a memref memory space is shared memory
+// (#gpu.address_space<workgroup> or 3).
+func isShared(space, wg ir.Attribute) bool {
+	if space == nil {
+		return false
+	}
+	if space == wg {
+		return true
+	}
+	n, ok := ir.AttrInt(space)
+	return ok && n == 3
 }
