@@ -50,7 +50,9 @@ VARIANTS=(
 	"d128c-bh256-s1024|$d128c|256|1024|1|"
 )
 # EXTRA (build) adds entries of the same form, one per line (trials of
-# programs not in the repo); ONLY keeps the entries whose name matches.
+# programs not in the repo), with an optional seventh field: a sed script
+# applied to the bundle's PTX (a trial of a code-generation change);
+# ONLY keeps the entries whose name matches.
 if [ -n "${EXTRA:-}" ]; then
 	mapfile -t extra <<<"$EXTRA"
 	VARIANTS+=("${extra[@]}")
@@ -69,11 +71,18 @@ build)
 	go build -o build/tmac ./cmd/tmac || exit 1
 	rm -rf "$dir" && mkdir -p "$dir"
 	for v in "${VARIANTS[@]}"; do
-		IFS='|' read -r name src bh seq _ rewrite <<<"$v"
+		IFS='|' read -r name src bh seq _ rewrite ptxsed <<<"$v"
 		[[ $name =~ ${ONLY:-.} ]] || continue
 		resize "$src" "$bh" "$seq" | sed "$rewrite" >"$dir/$name.tma" || exit 1
 		build/tmac compile "$dir/$name.tma" --emit=bundle -o "$dir/$name.tmab" || exit 1
 		build/tmac compile "$dir/$name.tma" --emit=ptx -o "$dir/$name.ptx" || exit 1
+		if [ -n "$ptxsed" ]; then
+			# A trial of a PTX change: rewrite the bundle's kernels.ptx.
+			rm -rf "$dir/x" && mkdir "$dir/x" && tar xf "$dir/$name.tmab" -C "$dir/x" || exit 1
+			sed -i "$ptxsed" "$dir/x/kernels.ptx" "$dir/$name.ptx" || exit 1
+			(cd "$dir/x" && tar cf "../$name.tmab" manifest.json kernels.ptx kernels.ll module.tma) || exit 1
+			rm -rf "$dir/x"
+		fi
 		echo "$v" >>"$dir/VARIANTS"
 	done
 	# The variants as written (their own sizes), checked on the hardware.
@@ -99,6 +108,15 @@ run)
 			[ -e "$p" ] || continue
 			echo "-- $(basename "$p" .ptx): $(ptxas -arch=sm_90a -v "$p" -o /dev/null 2>&1 | grep -E -o 'Used [0-9]+ registers|[0-9]+ bytes spill (stores|loads)|wgmma[^.]*serialized[^.]*' | sort -u | tr '\n' ';')"
 		done | tee "$out/ptxas.log"
+		# The SASS: instructions in all, and the MUFU.EX2 and FSETP among them.
+		if command -v cuobjdump >/dev/null; then
+			for p in "$dir"/*.ptx; do
+				ptxas -arch=sm_90a "$p" -o "$out/k.cubin" 2>/dev/null || continue
+				cuobjdump -sass "$out/k.cubin" | grep -E '^\s+/\*[0-9a-f]{4}\*/' >"$out/k.sass"
+				echo "-- $(basename "$p" .ptx) SASS: $(wc -l <"$out/k.sass") instructions, $(grep -c MUFU.EX2 "$out/k.sass") MUFU.EX2, $(grep -c FSETP "$out/k.sass") FSETP, $(grep -c 'FMUL' "$out/k.sass") FMUL"
+			done | tee "$out/sass.log"
+			rm -f "$out/k.cubin" "$out/k.sass"
+		fi
 	fi
 	for v in "${VARIANTS[@]}"; do
 		IFS='|' read -r name _ bh seq causal _ <<<"$v"
