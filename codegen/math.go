@@ -89,6 +89,12 @@ var approxFuncs = map[string]func(fe *FuncEmitter, xs ...value.Value) value.Valu
 		y := fe.B().NewFMul(xs[0], splatFloat(xs[0].Type(), float64(float32(math.Log2E))))
 		return fe.mapF32Intrinsic("llvm.nvvm.ex2.approx.f", y)
 	},
+	// 2^x with subnormal results flushed to zero (ex2.approx.ftz.f32: one
+	// MUFU.EX2, where ex2.approx.f32 adds a range test and two multiplies
+	// to reach the subnormal results).
+	mathdialect.Exp2: func(fe *FuncEmitter, xs ...value.Value) value.Value {
+		return fe.mapF32Intrinsic("llvm.nvvm.ex2.approx.ftz.f", xs[0])
+	},
 	mathdialect.Log:   func(fe *FuncEmitter, xs ...value.Value) value.Value { return fe.lg2Times(xs[0], math.Ln2) },
 	mathdialect.Log10: func(fe *FuncEmitter, xs ...value.Value) value.Value { return fe.lg2Times(xs[0], math.Ln2/math.Ln10) },
 	mathdialect.Log2: func(fe *FuncEmitter, xs ...value.Value) value.Value {

@@ -44,7 +44,7 @@ var floatFuncs = []floatFunc{
 	{name: "math.erf", summary: "error function", sem: eval.FloatUnary(gomath.Erf)},
 	{name: "math.erfc", summary: "complementary error function, 1 - erf(x)", sem: eval.FloatUnary(gomath.Erfc)},
 	{name: "math.exp", summary: "base-e exponential", sem: &ir.Semantics{Lane: eval.FloatUnaryLane(gomath.Exp), GPU: expGPU}},
-	{name: "math.exp2", summary: "base-2 exponential", sem: eval.FloatUnary(gomath.Exp2)},
+	{name: "math.exp2", summary: "base-2 exponential", sem: &ir.Semantics{Lane: eval.FloatUnaryLane(gomath.Exp2), GPU: exp2GPU}},
 	{name: "math.expm1", summary: "exp(x) - 1", sem: eval.FloatUnary(gomath.Expm1)},
 	{name: "math.floor", summary: "largest integral value not above the operand", sem: eval.FloatUnary(gomath.Floor), exact: true},
 	{name: "math.log", summary: "natural logarithm", sem: eval.FloatUnary(gomath.Log)},
@@ -185,6 +185,24 @@ func expGPU(op *ir.Operation) (ir.LaneFunc, error) {
 	return eval.FloatUnaryLane(func(x float64) float64 {
 		y := float32(float32(x) * float32(gomath.Log2E))
 		return gomath.Exp2(float64(y))
+	})(op)
+}
+
+// exp2GPU is what the GPU computes for math.exp2: ex2.approx.f32 (modelled
+// as exact, within its 2 ulp), and with fastmath<afn> on f32
+// ex2.approx.ftz.f32, which flushes subnormal results (below 2^-126) to
+// +0 (a subnormal operand is 0 to it, whose 2^0 = 1 is what the exact
+// result rounds to anyway).
+func exp2GPU(op *ir.Operation) (ir.LaneFunc, error) {
+	if !Approx(op) || isF64(op) {
+		return eval.FloatUnaryLane(gomath.Exp2)(op)
+	}
+	return eval.FloatUnaryLane(func(x float64) float64 {
+		y := gomath.Exp2(x)
+		if y < 0x1p-126 {
+			return 0
+		}
+		return y
 	})(op)
 }
 

@@ -363,6 +363,26 @@ func TestExpGPU(t *testing.T) {
 	}
 }
 
+// TestExp2GPU: with fastmath<afn>, f32 exp2 is ex2.approx.ftz.f32, which
+// flushes subnormal results to zero; by default, and in f64, they stay.
+func TestExp2GPU(t *testing.T) {
+	for _, c := range []struct {
+		src, args string
+		x, want   float64
+	}{
+		{"math.exp2 %a : f32", "%a: f32", -130, 0x1p-130},
+		{"math.exp2 %a fastmath<afn> : f32", "%a: f32", -130, 0},
+		{"math.exp2 %a fastmath<afn> : f32", "%a: f32", -126, 0x1p-126},
+		{"math.exp2 %a fastmath<afn> : f32", "%a: f32", 3, 8},
+		{"math.exp2 %a fastmath<afn> : f64", "%a: f64", -1030, 0x1p-1030},
+	} {
+		_, gpu := lanes(t, c.src, c.args)
+		if g, _ := gpu(ir.Lane{F: c.x}, ir.Lane{}, ir.Lane{}); g.F != c.want {
+			t.Errorf("%s at %g: GPU %g, want %g", c.src, c.x, g.F, c.want)
+		}
+	}
+}
+
 // TestFolding: only the ops the GPU computes exactly fold.
 func TestFolding(t *testing.T) {
 	for name, folds := range map[string]bool{
