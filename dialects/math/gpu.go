@@ -153,7 +153,11 @@ func gpuDoc(name string) string {
 	} else {
 		b.WriteString(" `fastmath<afn>` changes nothing: there is no faster hardware approximation.")
 	}
-	if name != "math.exp" {
+	switch name {
+	case "math.exp":
+	case "math.exp2":
+		b.WriteString(" The emulator and the interpreter compute the exact result, rounded once; the emulator flushes subnormal results to 0 under afn, as the GPU does.")
+	default:
 		b.WriteString(" The emulator and the interpreter compute the exact result, rounded once.")
 	}
 	b.WriteString(" Compiling a libdevice call needs NVIDIA's libdevice.10.bc (scripts/install-deps.sh installs it). Constant operands do not " +
