@@ -139,8 +139,11 @@ func verifyGenerateDescriptor(op *ir.Operation) error {
 	if msg := VerifyTensorMapDescriptor(d); msg != "" {
 		return op.EmitError("%s", msg)
 	}
-	if d.Swizzle != Swizzle128B {
-		return op.EmitError("supports only %s is supported for the time being", Swizzle128B)
+	// Upstream accepts only the 128-byte swizzle; tmac also builds the
+	// descriptors of 64- and 32-byte swizzled tiles (the layout types
+	// wgmma defines for them), which tiles of 32 or 16 bf16 columns need.
+	if d.Swizzle != Swizzle128B && d.Swizzle != Swizzle64B && d.Swizzle != Swizzle32B {
+		return op.EmitError("supports only %s, %s or %s (tmac extends upstream's %s)", Swizzle128B, Swizzle64B, Swizzle32B, Swizzle128B)
 	}
 	if d.Interleave != InterleaveNone {
 		return op.EmitError("supports only %s is supported for the time being", InterleaveNone)
