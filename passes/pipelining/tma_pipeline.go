@@ -304,6 +304,11 @@ type pipelinedLoop struct {
 	tiles    map[ir.Value]*tileRing
 	order    []ir.Value // tiles in first-seen order (deterministic output)
 	n, s     int64      // load stages, store stages
+	// A ping-pong kernel's output tiles (warp-specialize's consumerStores):
+	// the ring holds storeRingSlots slots (both warpgroups' s), and a
+	// warpgroup's slots start at storeSlotBase.
+	storeRingSlots int64
+	storeSlotBase  ir.Value
 	tripC    int64      // static trip count, or -1
 	mmas     []*ir.Operation
 	slice    map[*ir.Operation]bool
@@ -874,6 +879,9 @@ func (p *pipelinedLoop) makeRings() {
 		slots := p.n
 		if r.isStore {
 			slots = p.s
+			if p.storeRingSlots > 0 {
+				slots = p.storeRingSlots
+			}
 		}
 		ab := newTB(r.alloc.Loc)
 		ab.SetInsertionPoint(r.alloc)
@@ -959,6 +967,9 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 	}
 	if p.hasOutputTiles() {
 		sslot = bb.bin(arith.Remui, j, bb.idx(p.s))
+		if p.storeSlotBase != nil {
+			sslot = bb.bin(arith.Addi, p.storeSlotBase, sslot)
+		}
 	}
 	// Tiles become views of their slot.
 	for _, t := range p.order {

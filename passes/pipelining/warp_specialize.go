@@ -80,7 +80,7 @@ import (
 // tile's last slot is released after its K loop; barriers in a tile
 // become per-warpgroup named barriers (1 + w, 128 threads). One
 // consumer's epilogue overlaps the other's main loop. TMA-store epilogues
-// are not supported with ping-pong yet.
+// give each warpgroup output slots of its own (consumerStores).
 //
 // Clusters: a load marked `tmac.multicast` in a kernel launched with
 // clusters of cs blocks along x (known_cluster_size) is the same tile in
@@ -500,15 +500,17 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		p.finishRecord()
 		k.sched.AddLoop(k.op, p.rec)
 	}
-	if outer != nil && pingpong {
-		for op := outerBody(outer).First(); op != nil; op = op.Next() {
-			if op.Name() == tmac.TmaStore {
-				return op.EmitError("TMA-store epilogues are not supported with the ping-pong schedule yet")
-			}
+	if outer != nil {
+		var wg ir.Value // ping-pong: each warpgroup stores its own tiles
+		if pingpong {
+			wg = p.wg
 		}
-	} else if outer != nil {
-		if err := k.consumerStores(outer, tc, p.rec); err != nil {
+		newOuter, err := k.consumerStores(outer, tc, p.rec, wg)
+		if err != nil {
 			return err
+		}
+		if newOuter != nil {
+			outer = newOuter // normalised: the barriers below look for it
 		}
 	} else {
 		// The epilogue's TMA stores, now in the consumers' branch (where
@@ -597,25 +599,36 @@ func orderPingpong(outer, kloop *ir.Operation, wg, first, step ir.Value) {
 // fence + barrier + store — with the first consumer thread as the elected
 // one and the block barriers among the consumers (named barriers), so the
 // TMA store of one tile's epilogue overlaps the next tile's main loop.
-func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value, rec *schedule.LoopSchedule) error {
+// In a ping-pong kernel (wg, the consumer's warpgroup, not nil) each
+// warpgroup runs its own tiles: it gets S slots of its own (2S in the
+// ring, warpgroup w's from w·S), its first thread stores and waits for
+// its own bulk groups, and the barriers are its own (named barrier 1 + w
+// over its 128 threads, as warp-specialize makes every barrier of a
+// ping-pong tile loop).
+func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value, rec *schedule.LoopSchedule, wg ir.Value) (*ir.Operation, error) {
 	q := newPipelinedLoop(k, outer)
 	q.n = 1
 	var err error
 	if q.s, err = stageAttr(outer, tmac.StoreStagesAttr, 2); err != nil {
-		return err
+		return nil, err
 	}
 	if err := q.analyse(); err != nil {
-		return err
+		return nil, err
 	}
 	if len(q.stores) == 0 {
-		return nil
+		return nil, nil
 	}
 	if len(q.loads) > 0 || len(q.waits) > 0 {
-		return q.loads[0].Op.EmitError("the tile loop of a warp-specialised kernel can only store tiles; load them in the marked loop")
+		return nil, q.loads[0].Op.EmitError("the tile loop of a warp-specialised kernel can only store tiles; load them in the marked loop")
 	}
 	b := newTB(outer.Loc)
 	b.SetInsertionPoint(outer)
 	leader := b.cmp(arith.CmpIEq, tc, b.idx(0))
+	if wg != nil {
+		leader = b.cmp(arith.CmpIEq, b.bin(arith.Remui, tc, b.idx(128)), b.idx(0))
+		q.storeRingSlots = 2 * q.s
+		q.storeSlotBase = b.bin(arith.Muli, wg, b.idx(q.s))
+	}
 	q.makeRings()
 	trip, ivAt := q.tripCount(b)
 	newOuter, _, _, sslot := q.normalise(b, trip, ivAt)
@@ -628,9 +641,13 @@ func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value, rec *schedu
 		q.finishRecord()
 		rec.Tiles = append(rec.Tiles, q.rec.Tiles...)
 		rec.StoreStages, rec.StoreGroups, rec.StoreWait = q.s, q.storeGroups(), (q.s-1)*q.storeGroups()
-		rec.AfterLoop = append(rec.AfterLoop, fmt.Sprintf("TMA-store epilogue in the tile loop: %d output slot(s) rotated across tiles; the first consumer thread waits until at most %d bulk store group(s) still read before a slot is rewritten, and for all of them after the tile loop", q.s, (q.s-1)*q.storeGroups()))
+		slots, who := fmt.Sprintf("%d output slot(s)", q.s), "the first consumer thread"
+		if wg != nil {
+			slots, who = fmt.Sprintf("%d output slot(s) per warpgroup", q.s), "each warpgroup's first thread"
+		}
+		rec.AfterLoop = append(rec.AfterLoop, fmt.Sprintf("TMA-store epilogue in the tile loop: %s rotated across tiles; %s waits until at most %d bulk store group(s) still read before a slot is rewritten, and for all of them after the tile loop", slots, who, (q.s-1)*q.storeGroups()))
 	}
-	return nil
+	return newOuter, nil
 }
 
 // clusterLoads finds the loads marked tmac.multicast and checks them
