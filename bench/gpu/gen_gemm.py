@@ -4,7 +4,7 @@ and one kernel design, for the benchmark's per-shape tuning:
 
     python3 bench/gpu/gen_gemm.py --m M --n N --k K --dtype f16|bf16 \\
         [--out f32|f16|bf16] --design tiles|persistent|coop [--bm 128] [--bn 128] \\
-        [--bk 64|32] [--stages 4] [--group 8] [--epilogue direct|smem|tma] [--grid 132] \\
+        [--bk 64|32] [--split S] [--stages 4] [--group 8] [--epilogue direct|smem|tma] [--grid 132] \\
         [--activation none|gelu|gelu_poly|gelu_tanh] -o OUT.tma
 
 D(out) = A(dtype) * B(dtype), A MxK and B KxN row-major, f32 accumulate,
@@ -108,7 +108,7 @@ KERNEL_GELU = {"gelu_poly": gelu_poly()}
 REFERENCE_GELU = {"gelu_poly": "gelu"}
 
 
-def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=64):
+def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=64, split=1):
     if activation != "none" and activation not in GELU and activation not in KERNEL_GELU:
         raise Refuse(f"activation {activation}: none, gelu, gelu_poly or gelu_tanh")
     if dtype not in ("f16", "bf16"):
@@ -127,6 +127,13 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             raise Refuse(f"{bm}x{bn}: one warpgroup holds at most a 128x128 f32 accumulator")
     if bk not in (32, 64):
         raise Refuse(f"BK {bk}: 32 or 64")
+    if split < 1:
+        raise Refuse(f"split {split}: at least 1")
+    if split > 1 and (design != "tiles" or out != "f32" or epilogue != "smem" or activation != "none"):
+        raise Refuse("split-K is for the tiles design with f32 output, the smem epilogue and no activation "
+                     "(the partial tiles are added into D with atomics)")
+    if split > 1 and (k // bk) % split:
+        raise Refuse(f"{k // bk} K steps do not split into {split} equal parts")
     if cluster not in (1, 2):
         raise Refuse("clusters of 1 or 2 blocks")
     if cluster == 2:
@@ -154,7 +161,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     T, O = dtype, out
     A, B, D = f"memref<{m}x{k}x{T}>", f"memref<{k}x{n}x{T}>", f"memref<{m}x{n}x{O}>"
     persistent = design in ("persistent", "coop")
-    nblocks = min(grid, tiles) if persistent else tiles
+    nblocks = min(grid, tiles) if persistent else tiles * split
     if cluster > 1 and nblocks % cluster:
         raise Refuse(f"{nblocks} blocks are not whole clusters of {cluster}")
 
@@ -164,7 +171,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"// design {design}, {bm}x{bn}x{bk} tiles, {'persistent over ' + str(nblocks) + ' blocks' if persistent else str(tiles) + ' blocks'},")
     w(f"// grouped tile order ({group} rows of tiles at a time), {stages} stages, {epilogue} epilogue"
       + (f", clusters of {cluster} sharing B's tile (multicast)" if cluster > 1 else "")
-      + (f"; D = {activation}(A * B + bias), in registers." if activation != "none" else "."))
+      + (f"; D = {activation}(A * B + bias), in registers." if activation != "none" else "")
+      + (f"; split-K: {split} blocks per tile, each over K/{split}, added into D (zeroed first) with atomics." if split > 1 else "."))
     w(f"!atile = memref<{bm}x{bk}x{T}, {WG}>")
     if design == "coop":
         w(f"!ahalf = memref<{ha}x{bk}x{T}, strided<[{bk}, 1], offset: ?>, {WG}>")
@@ -194,6 +202,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"  %hbm = arith.constant {bm} : index")
     w(f"  %hblocks = arith.constant {nblocks} : index")
     w(f"  %hthreads = arith.constant {threads} : index")
+    if split > 1:
+        # The blocks of a tile add their partial products into D.
+        w("  %dzero = arith.constant 0.000000e+00 : f32")
+        w(f"  gpu.memset %d, %dzero : {D}, f32")
     w(f"  %a_any = memref.cast %a : {A} to memref<*x{T}>")
     w(f"  %amap = nvgpu.tma.create.descriptor %a_any box[%hbm, {hbk}] : memref<*x{T}> -> !adesc")
     w(f"  %b_any = memref.cast %b : {B} to memref<*x{T}>")
@@ -235,6 +247,16 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w("    %acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc")
     ind = "    "
     tile = "%bid"
+    klo, khi = "%c0", "%ksteps"
+    if split > 1:
+        # Block b: part b mod S of tile b / S, K steps [part*ks/S, (part+1)*ks/S).
+        w(f"    %csplit = arith.constant {split} : index")
+        w(f"    %kper = arith.constant {ks // split} : index")
+        w("    %tb = arith.divui %bid, %csplit : index")
+        w("    %part = arith.remui %bid, %csplit : index")
+        w("    %klo = arith.muli %part, %kper : index")
+        w("    %khi = arith.addi %klo, %kper : index")
+        tile, klo, khi = "%tb", "%klo", "%khi"
     if persistent:
         w(f"    %ctiles = arith.constant {tiles} : index")
         w(f"    %cgrid = arith.constant {nblocks} : index")
@@ -252,7 +274,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"{ind}%tc = arith.divui %inw, %rows : index")
     w(f"{ind}%row0 = arith.muli %tr, %cbm : index")
     w(f"{ind}%col0 = arith.muli %tc, %cbn : index")
-    w(f"{ind}%res = scf.for %k = %c0 to %ksteps step %c1 iter_args(%acc = %acc0) -> (!acc) {{")
+    w(f"{ind}%res = scf.for %k = {klo} to {khi} step %c1 iter_args(%acc = %acc0) -> (!acc) {{")
     w(f"{ind}  %kk = arith.muli %k, {cbk} : index")
     w(f"{ind}  tmac.tma.load %amap[%kk, %row0] to %as : !adesc -> !atile")
     mc = " {tmac.multicast}" if cluster > 1 else ""
@@ -293,7 +315,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"{ind}  scf.for %i = %c0 to %cbm step %c1 {{")
         w(f"{ind}    %v = memref.load %ds[%i, %j] : !dtile")
         w(f"{ind}    %row = arith.addi %row0, %i : index")
-        w(f"{ind}    memref.store %v, %d[%row, %col] : {D}")
+        if split > 1:
+            w(f"{ind}    %old = memref.atomic_rmw addf %v, %d[%row, %col] : (f32, {D}) -> f32")
+        else:
+            w(f"{ind}    memref.store %v, %d[%row, %col] : {D}")
         w(f"{ind}  }}")
         w(f"{ind}}}")
     elif epilogue == "tma":
@@ -372,6 +397,7 @@ def main():
     ap.add_argument("--bm", type=int, default=128)
     ap.add_argument("--bn", type=int, default=128)
     ap.add_argument("--bk", type=int, default=64, help="K tile: 64 (128-byte swizzle) or 32 (A's tile 64-byte swizzled)")
+    ap.add_argument("--split", type=int, default=1, help="split-K: blocks per tile (tiles design, f32 output, smem epilogue)")
     ap.add_argument("--stages", type=int, default=4)
     ap.add_argument("--group", type=int, default=8)
     ap.add_argument("--epilogue", choices=("direct", "smem", "tma"), default="direct")
@@ -383,7 +409,7 @@ def main():
     a = ap.parse_args()
     try:
         text = gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
-                   a.activation, a.bk)
+                   a.activation, a.bk, a.split)
     except Refuse as e:
         print(f"gen_gemm: {a.m}x{a.n}x{a.k} {a.dtype}->{a.out} {a.design} {a.bm}x{a.bn}: {e}", file=sys.stderr)
         return 3
