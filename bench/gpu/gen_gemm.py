@@ -171,8 +171,9 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"// design {design}, {bm}x{bn}x{bk} tiles, {'persistent over ' + str(nblocks) + ' blocks' if persistent else str(tiles) + ' blocks'},")
     w(f"// grouped tile order ({group} rows of tiles at a time), {stages} stages, {epilogue} epilogue"
       + (f", clusters of {cluster} sharing B's tile (multicast)" if cluster > 1 else "")
-      + (f"; D = {activation}(A * B + bias), in registers." if activation != "none" else "")
-      + (f"; split-K: {split} blocks per tile, each over K/{split}, added into D (zeroed first) with atomics." if split > 1 else "."))
+      + (f"; D = {activation}(A * B + bias), in registers" if activation != "none" else "")
+      + (f"; split-K: {split} blocks per tile, each over K/{split}, added into D (zeroed first) with atomics" if split > 1 else "")
+      + ".")
     w(f"!atile = memref<{bm}x{bk}x{T}, {WG}>")
     if design == "coop":
         w(f"!ahalf = memref<{ha}x{bk}x{T}, strided<[{bk}, 1], offset: ?>, {WG}>")
