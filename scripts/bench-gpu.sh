@@ -83,12 +83,15 @@ small_square_designs=(
 	"coop256|--design coop --bm 128 --bn 256|4|ws"
 )
 # Skinny M: deep rings (bytes in flight per SM bound these kernels); K
-# tiles of 32 halve a slot, so twice the slots fit (not yet measured).
+# tiles of 32 halve a slot, so twice the slots fit; split-K puts 2 or 4
+# blocks on each of the few tiles (both not yet measured).
 skinny_designs=(
 	"t64x64|--design tiles --bm 64 --bn 64|6,9,12|pipelined"
 	"t64x128|--design tiles --bm 64 --bn 128|6,9|pipelined"
 	"t128x64|--design tiles --bm 128 --bn 64|6,9|pipelined"
 	"t64x64k32|--design tiles --bm 64 --bn 64 --bk 32|12,16|pipelined"
+	"t64x128s2|--design tiles --bm 64 --bn 128 --epilogue smem --split 2|4,6|pipelined"
+	"t64x64s4|--design tiles --bm 64 --bn 64 --epilogue smem --split 4|6,9|pipelined"
 )
 
 build() {

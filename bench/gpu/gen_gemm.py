@@ -129,8 +129,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         raise Refuse(f"BK {bk}: 32 or 64")
     if split < 1:
         raise Refuse(f"split {split}: at least 1")
-    if split > 1 and (design != "tiles" or out != "f32" or epilogue != "smem" or activation != "none"):
-        raise Refuse("split-K is for the tiles design with f32 output, the smem epilogue and no activation "
+    if split > 1 and (design != "tiles" or epilogue != "smem" or activation != "none"):
+        raise Refuse("split-K is for the tiles design, the smem epilogue and no activation "
                      "(the partial tiles are added into D with atomics)")
     if split > 1 and (k // bk) % split:
         raise Refuse(f"{k // bk} K steps do not split into {split} equal parts")
@@ -146,7 +146,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             raise Refuse("a 2-block cluster needs an even number of tile rows, group height and grid")
     if m % bm or n % bn or k % bk:
         raise Refuse(f"{m}x{n}x{k} is not a multiple of the {bm}x{bn}x{bk} tiles")
-    if epilogue == "smem" and (out != "f32" or design != "tiles"):
+    if epilogue == "smem" and ((out != "f32" and split == 1) or design != "tiles"):
         raise Refuse("the shared-memory epilogue is for f32 output and the tiles design")
     if epilogue == "tma" and design not in ("persistent", "coop"):
         raise Refuse("the TMA-store epilogue is for the persistent designs (its store overlaps the next tile)")
@@ -172,7 +172,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"// grouped tile order ({group} rows of tiles at a time), {stages} stages, {epilogue} epilogue"
       + (f", clusters of {cluster} sharing B's tile (multicast)" if cluster > 1 else "")
       + (f"; D = {activation}(A * B + bias), in registers" if activation != "none" else "")
-      + (f"; split-K: {split} blocks per tile, each over K/{split}, added into D (zeroed first) with atomics" if split > 1 else "")
+      + (f"; split-K: {split} blocks per tile, each over K/{split}, added with atomics into "
+         + ("D (zeroed first)" if out == "f32" else "an f32 workspace (zeroed first) that a second kernel rounds into D") if split > 1 else "")
       + ".")
     w(f"!atile = memref<{bm}x{bk}x{T}, {WG}>")
     if design == "coop":
@@ -203,10 +204,15 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"  %hbm = arith.constant {bm} : index")
     w(f"  %hblocks = arith.constant {nblocks} : index")
     w(f"  %hthreads = arith.constant {threads} : index")
+    ws, W = "%d", D  # where split-K's partial tiles are added
     if split > 1:
-        # The blocks of a tile add their partial products into D.
+        # The blocks of a tile add their partial products into D, or into
+        # an f32 workspace that a second kernel rounds into D.
+        if O != "f32":
+            ws, W = "%ws", f"memref<{m}x{n}xf32>"
+            w(f"  %ws = gpu.alloc() : {W}")
         w("  %dzero = arith.constant 0.000000e+00 : f32")
-        w(f"  gpu.memset %d, %dzero : {D}, f32")
+        w(f"  gpu.memset {ws}, %dzero : {W}, f32")
     w(f"  %a_any = memref.cast %a : {A} to memref<*x{T}>")
     w(f"  %amap = nvgpu.tma.create.descriptor %a_any box[%hbm, {hbk}] : memref<*x{T}> -> !adesc")
     w(f"  %b_any = memref.cast %b : {B} to memref<*x{T}>")
@@ -317,7 +323,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"{ind}    %v = memref.load %ds[%i, %j] : !dtile")
         w(f"{ind}    %row = arith.addi %row0, %i : index")
         if split > 1:
-            w(f"{ind}    %old = memref.atomic_rmw addf %v, %d[%row, %col] : (f32, {D}) -> f32")
+            w(f"{ind}    %old = memref.atomic_rmw addf %v, {ws}[%row, %col] : (f32, {W}) -> f32")
         else:
             w(f"{ind}    memref.store %v, %d[%row, %col] : {D}")
         w(f"{ind}  }}")
@@ -346,6 +352,24 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w("    }" + (" {tmac.store_stages = 1 : i64}" if epilogue == "tma" else ""))
     w("    gpu.terminator")
     w("  }")
+    if ws != "%d":
+        # The workspace rounded into D, one element a thread.
+        w(f"  %hconv = arith.constant {m * n // 256} : index")
+        w("  %h256 = arith.constant 256 : index")
+        w("  gpu.launch blocks(%qbx, %qby, %qbz) in (%qgx = %hconv, %qgy = %h1, %qgz = %h1)")
+        w("             threads(%qtx, %qty, %qtz) in (%qsx = %h256, %qsy = %h1, %qsz = %h1) {")
+        w("    %q256 = arith.constant 256 : index")
+        w(f"    %qn = arith.constant {n} : index")
+        w("    %qb = arith.muli %qbx, %q256 : index")
+        w("    %qi = arith.addi %qb, %qtx : index")
+        w("    %qr = arith.divui %qi, %qn : index")
+        w("    %qc = arith.remui %qi, %qn : index")
+        w(f"    %qv = memref.load %ws[%qr, %qc] : {W}")
+        w(f"    %qo = arith.truncf %qv : f32 to {O}")
+        w(f"    memref.store %qo, %d[%qr, %qc] : {D}")
+        w("    gpu.terminator")
+        w("  }")
+        w(f"  gpu.dealloc %ws : {W}")
     w("  return")
     w("}")
     w("")
@@ -398,7 +422,7 @@ def main():
     ap.add_argument("--bm", type=int, default=128)
     ap.add_argument("--bn", type=int, default=128)
     ap.add_argument("--bk", type=int, default=64, help="K tile: 64 (128-byte swizzle) or 32 (A's tile 64-byte swizzled)")
-    ap.add_argument("--split", type=int, default=1, help="split-K: blocks per tile (tiles design, f32 output, smem epilogue)")
+    ap.add_argument("--split", type=int, default=1, help="split-K: blocks per tile (tiles design, smem epilogue)")
     ap.add_argument("--stages", type=int, default=4)
     ap.add_argument("--group", type=int, default=8)
     ap.add_argument("--epilogue", choices=("direct", "smem", "tma"), default="direct")
