@@ -56,6 +56,9 @@ square="1024 2048 4096 8192"
 skinny_m="64 128 256"
 skinny_nk=4096
 dtypes="f16 bf16"
+# Shapes that are not multiples of the tiles (MxNxK; edge tiles: TMA zero
+# fill and clipped stores), tuned with the designs up to 2048.
+edge="1000x1000x1024"
 # Memory-bound programs, tuned over stages and store stages
 # (name|program|stages|store stages, none for the TMA copy, which stores
 # from its load ring).
@@ -103,6 +106,7 @@ build() {
 	shapes=()
 	for s in $square; do shapes+=("$s $s $s"); done
 	for m in $skinny_m; do shapes+=("$m $skinny_nk $skinny_nk"); done
+	for e in $edge; do shapes+=("${e//x/ }"); done
 	# Every shape with the output in the input dtype (as torch.matmul), and
 	# the square f16 shapes with an f32 output too (as upstream MLIR's
 	# chapter-4 kernel, which the peers run on those cases).
@@ -120,7 +124,7 @@ build() {
 		mkdir -p "$cdir/src"
 		designs=("${square_designs[@]}")
 		[ "$m" -le 2048 ] && designs=("${small_square_designs[@]}")
-		[ "$m" -lt 1024 ] && designs=("${skinny_designs[@]}")
+		[ "$m" -lt 1024 ] && [ "$n" -ge 4096 ] && designs=("${skinny_designs[@]}")
 		dirs=()
 		for d in "${designs[@]}"; do
 			IFS='|' read -r dn gflags st sch <<<"$d"
