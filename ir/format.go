@@ -425,6 +425,11 @@ func (f *format) printElem(p *Printer, op *Operation, e *fmtElem) {
 		p.PrintOperands(op.Operands())
 	case fkAttr:
 		a := op.Attr(e.name)
+		if a == nil && e.attrSpec != nil && !e.attrSpec.Optional {
+			// An absent defaulted attribute reads as its default (as
+			// upstream's getter does), so a required position prints it.
+			a = e.attrSpec.Default
+		}
 		if a == nil || isUnitSpec(e.attrSpec) {
 			return
 		}

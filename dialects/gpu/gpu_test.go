@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tmac-dev/tmac/ir"
@@ -64,5 +65,34 @@ func TestDimAttr(t *testing.T) {
 	}
 	if DimOf(ir.I64Attr(0)) != "" {
 		t.Error("DimOf accepted an integer")
+	}
+}
+
+// An op whose defaulted attribute was removed prints the default where its
+// format requires the attribute (as upstream's getter returns it), so the
+// printed form parses again (found by FuzzCompile).
+func TestRemovedDefaultedAttrPrintsDefault(t *testing.T) {
+	src := `func.func @f(%n: index, %m: memref<?xf64>) {
+  %s = gpu.create_2to4_spmat {PRUNE_ONLY} %n, %n, %m : memref<?xf64>
+  return
+}`
+	mod, err := ir.Parse("f.tma", src, ir.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var op *ir.Operation
+	ir.Walk(mod, func(o *ir.Operation) ir.WalkResult {
+		if o.Name() == Create2to4Spmat {
+			op = o
+		}
+		return ir.Advance
+	})
+	op.RemoveAttr("pruneFlag")
+	text := ir.Print(mod, ir.PrintOptions{})
+	if !strings.Contains(text, "gpu.create_2to4_spmat { PRUNE_AND_CHECK} %") {
+		t.Errorf("printed:\n%s\nwant the default PRUNE_AND_CHECK in the braces", text)
+	}
+	if _, err := ir.Parse("printed.tma", text, ir.ParseOptions{}); err != nil {
+		t.Errorf("the printed form does not parse: %v\n%s", err, text)
 	}
 }
