@@ -189,7 +189,7 @@ func init() {
 			Results:  []ir.ArgSpec{one("descriptor", wgDescC)},
 			Format:   "$tensor `,` $tensorMap attr-dict `:` type($tensor) `,` " + ty("tensorMap") + " `->` " + ty("descriptor"),
 			Verify:   verifyGenerateDescriptor,
-			Doc:      "The tensor map descriptor follows the rules of `nvgpu.tma.create.descriptor` and must use a 128-, 64- or 32-byte swizzle without interleave " +
+			Doc: "The tensor map descriptor follows the rules of `nvgpu.tma.create.descriptor` and must use a 128-, 64- or 32-byte swizzle without interleave " +
 				"(upstream MLIR accepts `swizzle_128b` only; the 64- and 32-byte layouts serve tiles whose contiguous rows are 64 or 32 bytes).",
 		},
 		&ir.OpDef{

@@ -292,27 +292,27 @@ func (r *tileRing) allocOp() memref.AllocOp { return memref.AllocOp{Op: r.alloc}
 
 // pipelinedLoop holds the analysis of one loop.
 type pipelinedLoop struct {
-	k        *tmaKernel
-	loop     *ir.Operation
-	body     *ir.Block
-	iv       ir.Value      // the original induction variable
-	ivVal    ir.Value      // what replaced it in the normalised loop
-	firstOp  *ir.Operation // the first original op of the normalised body
-	loads    []tmac.TmaLoadOp
-	stores   []tmac.TmaStoreOp
-	waits    []*ir.Operation
-	tiles    map[ir.Value]*tileRing
-	order    []ir.Value // tiles in first-seen order (deterministic output)
-	n, s     int64      // load stages, store stages
+	k       *tmaKernel
+	loop    *ir.Operation
+	body    *ir.Block
+	iv      ir.Value      // the original induction variable
+	ivVal   ir.Value      // what replaced it in the normalised loop
+	firstOp *ir.Operation // the first original op of the normalised body
+	loads   []tmac.TmaLoadOp
+	stores  []tmac.TmaStoreOp
+	waits   []*ir.Operation
+	tiles   map[ir.Value]*tileRing
+	order   []ir.Value // tiles in first-seen order (deterministic output)
+	n, s    int64      // load stages, store stages
 	// A ping-pong kernel's output tiles (warp-specialize's consumerStores):
 	// the ring holds storeRingSlots slots (both warpgroups' s), and a
 	// warpgroup's slots start at storeSlotBase.
 	storeRingSlots int64
 	storeSlotBase  ir.Value
-	tripC    int64      // static trip count, or -1
-	mmas     []*ir.Operation
-	slice    map[*ir.Operation]bool
-	sliceOps []*ir.Operation // coordinate computations in the body, in order
+	tripC          int64 // static trip count, or -1
+	mmas           []*ir.Operation
+	slice          map[*ir.Operation]bool
+	sliceOps       []*ir.Operation // coordinate computations in the body, in order
 	// lastRead is the last top-level op of the body reading a loaded tile.
 	lastRead *ir.Operation
 	// multicast marks loads shared by the CTAs of a cluster
