@@ -124,13 +124,7 @@ run)
 		flags=(--bench --dump-dir "$out/d-$name")
 		case $name in *full* | *stages1*) flags+=(--ref-sample 0) ;; esac
 		step "run-$name" 180 "$tmac" run "$dir/$name.tmab" "${flags[@]}"
-		if [ $rc = 0 ] && grep -q '^PASS' "$out/run-$name.log" && ! grep -q '^FAIL' "$out/run-$name.log"; then
-			rows+=("| $name run | PASS | $(grep -m1 '^PASS' "$out/run-$name.log" | cut -c1-110) |")
-		else
-			failed=$((failed + 1))
-			rows+=("| $name run | $(verdict $rc) | $(grep -m1 -E 'FAIL|error' "$out/run-$name.log" | cut -c1-110) |")
-			continue
-		fi
+		checked_row "$name run" "$out/run-$name.log" || continue
 		peer_flags=()
 		[ "$seq" -lt 1024 ] || [ -n "${NO_TRITON:-}" ] && peer_flags=(--no-triton)
 		[ "$causal" = 1 ] && peer_flags+=(--tmac-causal)
@@ -144,12 +138,7 @@ run)
 		[ -e "$b" ] && [ -z "${SKIP_TMAC:-}" ] || continue
 		name=$(basename "$b" .tmab)
 		step "$name" 120 "$tmac" run "$b" --bench
-		if [ $rc = 0 ] && grep -q '^PASS' "$out/$name.log" && ! grep -q '^FAIL' "$out/$name.log"; then
-			rows+=("| $name | PASS | $(grep -m1 '^PASS' "$out/$name.log" | cut -c1-110) |")
-		else
-			failed=$((failed + 1))
-			rows+=("| $name | $(verdict $rc) | $(grep -m1 -E 'FAIL|error' "$out/$name.log" | cut -c1-110) |")
-		fi
+		checked_row "$name" "$out/$name.log"
 	done
 	# 3. The peer table with what is left.
 	left=$((budget - (SECONDS - start)))

@@ -74,12 +74,7 @@ run)
 			flags=()
 			[ "$t" = memref-dim ] && flags=(--shape arg0=37x5)
 			step "op-$t-$s" 60 "$tmac" run "$dir/ops/$t.tmab" --seed "$s" "${flags[@]}"
-			if [ $rc = 0 ] && grep -q '^PASS' "$out/op-$t-$s.log" && ! grep -q '^FAIL' "$out/op-$t-$s.log"; then
-				rows+=("| $t seed $s | PASS | $(grep -m1 '^PASS' "$out/op-$t-$s.log" | cut -c1-110) |")
-			else
-				failed=$((failed + 1))
-				rows+=("| $t seed $s | $(verdict $rc) | $(grep -m1 -E 'FAIL|error' "$out/op-$t-$s.log" | cut -c1-110) |")
-			fi
+			checked_row "$t seed $s" "$out/op-$t-$s.log"
 		done
 	done
 	# 2. The fused epilogues against their plain GEMM (run once per group,

@@ -31,6 +31,20 @@ verdict() {
 	esac
 }
 
+# checked_row LABEL LOG: after a step that ran `tmac run` against a
+# reference, adds the table row LABEL: PASS and the first PASS line of LOG
+# when the step succeeded with a PASS and no FAIL, else the verdict and
+# the first FAIL or error line, counting it in failed (returns 1 then).
+checked_row() {
+	if [ "$rc" = 0 ] && grep -q '^PASS' "$2" && ! grep -q '^FAIL' "$2"; then
+		rows+=("| $1 | PASS | $(grep -m1 '^PASS' "$2" | cut -c1-110) |")
+		return 0
+	fi
+	failed=$((failed + 1))
+	rows+=("| $1 | $(verdict "$rc") | $(grep -m1 -E 'FAIL|error' "$2" | cut -c1-110) |")
+	return 1
+}
+
 # run_setup SCRIPT BUDGET: the start of a run of a script whose bundles
 # are in $dir: budget ($RUN_BUDGET, else BUDGET seconds) and start, a fresh
 # log directory $out = $dir/run, tmac and python ($TMAC, $PYTHON), a check

@@ -379,12 +379,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             w(f"{ind}tmac.warpgroup.mma.store {res}, %d[{r}, %col0] : !acc to {D}")
         else:
             w(f"{ind}%dt = memref.subview %d[{r}, %col0] [{ha}, {bn}] [1, 1] : {D} to !dsub")
-        if edge:
-            pass
-        elif O == "f32":
-            w(f"{ind}nvgpu.warpgroup.mma.store {res}, %dt : !acc to !dsub")
-        else:
-            w(f"{ind}tmac.warpgroup.mma.store {res}, %dt : !acc to !dsub")
+            store = "nvgpu.warpgroup.mma.store" if O == "f32" else "tmac.warpgroup.mma.store"
+            w(f"{ind}{store} {res}, %dt : !acc to !dsub")
     if persistent:
         w("    }" + (" {tmac.store_stages = 1 : i64}" if epilogue == "tma" else ""))
     w("    gpu.terminator")

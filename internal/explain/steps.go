@@ -221,7 +221,7 @@ func namedBarrier(kind string, id, threads ir.Value) string {
 		which = fmt.Sprintf("barrier %d", c)
 	}
 	count := ""
-	if c, ok := ir.AttrInt(ir.ConstantValue(threads)); ok && threads != nil {
+	if c, ok := ir.AttrInt(ir.ConstantValue(threads)); ok {
 		count = fmt.Sprintf(", %d threads", c)
 	}
 	return fmt.Sprintf("named barrier %s (%s%s)", kind, which, count)

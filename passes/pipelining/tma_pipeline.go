@@ -305,14 +305,13 @@ type pipelinedLoop struct {
 	order   []ir.Value // tiles in first-seen order (deterministic output)
 	n, s    int64      // load stages, store stages
 	// A ping-pong kernel's output tiles (warp-specialize's consumerStores):
-	// the ring holds storeRingSlots slots (both warpgroups' s), and a
-	// warpgroup's slots start at storeSlotBase.
-	storeRingSlots int64
-	storeSlotBase  ir.Value
-	tripC          int64 // static trip count, or -1
-	mmas           []*ir.Operation
-	slice          map[*ir.Operation]bool
-	sliceOps       []*ir.Operation // coordinate computations in the body, in order
+	// the ring holds both warpgroups' s slots, a warpgroup's from
+	// storeSlotBase (nil: one set of s slots).
+	storeSlotBase ir.Value
+	tripC         int64 // static trip count, or -1
+	mmas          []*ir.Operation
+	slice         map[*ir.Operation]bool
+	sliceOps      []*ir.Operation // coordinate computations in the body, in order
 	// lastRead is the last top-level op of the body reading a loaded tile.
 	lastRead *ir.Operation
 	// multicast marks loads shared by the CTAs of a cluster
@@ -879,8 +878,8 @@ func (p *pipelinedLoop) makeRings() {
 		slots := p.n
 		if r.isStore {
 			slots = p.s
-			if p.storeRingSlots > 0 {
-				slots = p.storeRingSlots
+			if p.storeSlotBase != nil {
+				slots = 2 * p.s
 			}
 		}
 		ab := newTB(r.alloc.Loc)

@@ -626,7 +626,6 @@ func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value, rec *schedu
 	leader := b.cmp(arith.CmpIEq, tc, b.idx(0))
 	if wg != nil {
 		leader = b.cmp(arith.CmpIEq, b.bin(arith.Remui, tc, b.idx(128)), b.idx(0))
-		q.storeRingSlots = 2 * q.s
 		q.storeSlotBase = b.bin(arith.Muli, wg, b.idx(q.s))
 	}
 	q.makeRings()
@@ -1028,7 +1027,6 @@ func consumerSetup(p *pipelinedLoop, pre, inOuter []*ir.Operation, outer *ir.Ope
 // write shared memory (itself or an op nested in it: an op with memory
 // effects other than reads and a workgroup memref operand), or nil.
 func firstSharedWrite(loop *ir.Operation) *ir.Operation {
-	wg := gpu.AddressSpaceAttr("workgroup")
 	for op := loop.Next(); op != nil; op = op.Next() {
 		writes := false
 		ir.Walk(op, func(in *ir.Operation) ir.WalkResult {
@@ -1036,7 +1034,7 @@ func firstSharedWrite(loop *ir.Operation) *ir.Operation {
 				return ir.Advance
 			}
 			for _, v := range in.Operands() {
-				if m, ok := v.Type().(*ir.MemRefType); ok && isShared(m.MemorySpace, wg) {
+				if m, ok := v.Type().(*ir.MemRefType); ok && nvgpu.IsSharedMemory(m.MemorySpace) {
 					writes = true
 					return ir.Interrupt
 				}
@@ -1059,17 +1057,4 @@ func onlyReads(op *ir.Operation) bool {
 		}
 	}
 	return len(es) > 0
-}
-
-// isShared reports whether a memref memory space is shared memory
-// (#gpu.address_space<workgroup> or 3).
-func isShared(space, wg ir.Attribute) bool {
-	if space == nil {
-		return false
-	}
-	if space == wg {
-		return true
-	}
-	n, ok := ir.AttrInt(space)
-	return ok && n == 3
 }
