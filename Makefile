@@ -25,8 +25,11 @@ deps:
 build:
 	$(GO) build -o $(TMAC) ./cmd/tmac
 
+# go vet, and gofmt on every tracked Go file (a file gofmt would change fails).
 vet:
 	$(GO) vet ./...
+	@unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './build/*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted" >&2; exit 1; fi
 
 # Installs the pinned staticcheck into build/bin when missing or of another version.
 $(STATICCHECK):
