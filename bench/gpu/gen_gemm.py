@@ -7,6 +7,8 @@ and one kernel design, for the benchmark's per-shape tuning:
         [--bk 64|32] [--split S] [--stages 4] [--group 8] [--epilogue direct|smem|tma] [--grid 132] \\
         [--activation none|gelu|gelu_poly|gelu_tanh] -o OUT.tma
 
+    python3 bench/gpu/gen_gemm.py ... --dtype e4m3|e5m2 [--scale none|tensor|row] ...
+
 D(out) = A(dtype) * B(dtype), A MxK and B KxN row-major, f32 accumulate,
 K tiles of --bk elements: 64 (one 128-byte swizzle span of 16-bit
 elements) or 32 (A's tile then takes a 64-byte swizzle; B's rows of N
@@ -53,6 +55,14 @@ D's edges, the direct epilogue uses tmac.warpgroup.mma.store's masked
 form and the shared one stores inside D only. TMA needs rows of A and B
 (and of D for the TMA store) whose bytes are a multiple of 16.
 
+fp8 (--dtype e4m3 or e5m2): D = A * B^T with B given as N x K (fp8
+wgmma reads both operands K-major only; torch._scaled_mm's column-major
+B), K tiles of 128 (or 64) elements, B's tile one BN x BK box. --scale
+multiplies the f32 accumulator in registers before the store, by
+sa[0] * sb[0] (tensor: two 1-element f32 arguments after B) or by sa[row]
+* sb[col] (row: sa of M values per row, sb of N per column, loaded in the
+accumulator's row and column layouts), as torch._scaled_mm does.
+
 --split S (split-K, tiles design, smem epilogue) gives each tile S blocks
 over K/S each, adding their partial tiles with atomics into D (f32 output,
 zeroed by the host first) or into an f32 workspace that a second kernel
@@ -67,6 +77,10 @@ WG = "#gpu.address_space<workgroup>"
 
 class Refuse(Exception):
     pass
+
+
+# --dtype's element types: 16-bit (A MxK, B KxN) and fp8 (A MxK, B NxK).
+MLIR_TYPE = {"f16": "f16", "bf16": "bf16", "e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
 
 
 # The GELU bodies of --activation, on y = acc + bias (f32): the exact erf
@@ -119,11 +133,19 @@ KERNEL_GELU = {"gelu_poly": gelu_poly()}
 REFERENCE_GELU = {"gelu_poly": "gelu"}
 
 
-def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=64, split=1):
+def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=None,
+        split=1, scale="none"):
     if activation != "none" and activation not in GELU and activation not in KERNEL_GELU:
         raise Refuse(f"activation {activation}: none, gelu, gelu_poly or gelu_tanh")
-    if dtype not in ("f16", "bf16"):
-        raise Refuse(f"input dtype {dtype}: f16 or bf16")
+    if dtype not in MLIR_TYPE:
+        raise Refuse(f"input dtype {dtype}: f16, bf16, e4m3 or e5m2")
+    fp8 = dtype in ("e4m3", "e5m2")
+    if bk is None:
+        bk = 128 if fp8 else 64
+    if scale not in ("none", "tensor", "row"):
+        raise Refuse(f"scale {scale}: none, tensor or row")
+    if scale != "none" and activation != "none":
+        raise Refuse("scales and an activation together are not generated")
     if out not in ("f32", "f16", "bf16"):
         raise Refuse(f"output dtype {out}: f32, f16 or bf16")
     if design == "coop":
@@ -136,8 +158,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             raise Refuse("BM must be 64 or 128")
         if bn not in (64, 128, 256) or bm * bn > 128 * 128:
             raise Refuse(f"{bm}x{bn}: one warpgroup holds at most a 128x128 f32 accumulator")
-    if bk not in (32, 64):
-        raise Refuse(f"BK {bk}: 32 or 64")
+    if bk not in ((64, 128) if fp8 else (32, 64)):
+        raise Refuse(f"BK {bk}: " + ("64 or 128 (fp8)" if fp8 else "32 or 64"))
     if split < 1:
         raise Refuse(f"split {split}: at least 1")
     if split > 1 and (design != "tiles" or epilogue != "smem" or activation != "none"):
@@ -162,7 +184,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     # multiple of 16.
     edge = bool(m % bm or n % bn or k % bk)
     esize = {"f32": 4, "f16": 2, "bf16": 2}
-    if (k * 2) % 16 or (n * 2) % 16:
+    ein = 1 if fp8 else 2  # bytes per input element
+    if fp8 and k % 16:
+        raise Refuse(f"TMA needs rows of a multiple of 16 bytes: K = {k} must be a multiple of 16")
+    if not fp8 and ((k * 2) % 16 or (n * 2) % 16):
         raise Refuse(f"TMA needs rows of a multiple of 16 bytes: K = {k} and N = {n} must be multiples of 8")
     if epilogue == "tma" and (n * esize[out]) % 16:
         raise Refuse(f"the TMA store needs rows of D of a multiple of 16 bytes: N = {n} in {out}")
@@ -173,13 +198,17 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if epilogue == "tma" and bn * {"f32": 4, "f16": 2, "bf16": 2}[out] % 16:
         raise Refuse("a TMA store box row must be a multiple of 16 bytes")
     tm, tn, ks = -(-m // bm), -(-n // bn), -(-k // bk)
-    aswizzle = "swizzle_128b" if bk == 64 else "swizzle_64b"  # A's rows are BK elements
+    # A's rows (and fp8 B's) are BK elements: a 128- or 64-byte swizzle span.
+    aswizzle = "swizzle_128b" if bk * ein == 128 else "swizzle_64b"
     tiles = tm * tn
     group = max(1, min(group, tm))
     threads = 256 if design == "coop" else 128
     ha = bm // 2 if design == "coop" else bm  # rows of A per warpgroup
-    T, O = dtype, out
-    A, B, D = f"memref<{m}x{k}x{T}>", f"memref<{k}x{n}x{T}>", f"memref<{m}x{n}x{O}>"
+    T, O = MLIR_TYPE[dtype], out
+    # fp8 wgmma reads B K-major only: B is given as N x K (B^T row-major,
+    # torch._scaled_mm's column-major B).
+    A, D = f"memref<{m}x{k}x{T}>", f"memref<{m}x{n}x{O}>"
+    B = f"memref<{n}x{k}x{T}>" if fp8 else f"memref<{k}x{n}x{T}>"
     persistent = design in ("persistent", "coop")
     nblocks = min(grid, tiles) if persistent else tiles * split
     if cluster > 1 and nblocks % cluster:
@@ -187,7 +216,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
 
     L = []
     w = L.append
-    w(f"// Generated by bench/gpu/gen_gemm.py: D({O}) = A({T}) * B({T}), M={m} N={n} K={k},")
+    what = f"A({T}) * B({T})" + ("^T" if fp8 else "")
+    if scale != "none":
+        what = f"{what} * sa * sb ({'per-tensor' if scale == 'tensor' else 'row-wise: sa per row, sb per column'} f32 scales)"
+    w(f"// Generated by bench/gpu/gen_gemm.py: D({O}) = {what}, M={m} N={n} K={k},")
     w(f"// design {design}, {bm}x{bn}x{bk} tiles{' (edge tiles: TMA zero fill, stores inside D only)' if edge else ''}, {'persistent over ' + str(nblocks) + ' blocks' if persistent else str(tiles) + ' blocks'},")
     w(f"// grouped tile order ({group} rows of tiles at a time), {stages} stages, {epilogue} epilogue"
       + (f", clusters of {cluster} sharing B's tile (multicast)" if cluster > 1 else "")
@@ -199,10 +231,17 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if design == "coop":
         w(f"!ahalf = memref<{ha}x{bk}x{T}, strided<[{bk}, 1], offset: ?>, {WG}>")
         w(f"!ahalfd = memref<{ha}x{bk}x{T}, {WG}>")
-    w(f"!btile = memref<{bk}x64x{T}, {WG}>")
-    w(f"!bfull = memref<{bk}x{bn}x{T}, {WG}>")
+    if fp8:
+        # B's tile is stored as BN rows of BK (K-major), one box; wgmma's
+        # descriptor gives its logical shape, BK x BN.
+        w(f"!bfull = memref<{bn}x{bk}x{T}, {WG}>")
+        w(f"!bop = memref<{bk}x{bn}x{T}, {WG}>")
+    else:
+        w(f"!btile = memref<{bk}x64x{T}, {WG}>")
+        w(f"!bfull = memref<{bk}x{bn}x{T}, {WG}>")
     w(f"!adesc = !nvgpu.tensormap.descriptor<tensor = !atile, swizzle = {aswizzle}, l2promo = none, oob = zero, interleave = none>")
-    w(f"!bdesc = !nvgpu.tensormap.descriptor<tensor = !btile, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>")
+    bsw = aswizzle if fp8 else "swizzle_128b"
+    w(f"!bdesc = !nvgpu.tensormap.descriptor<tensor = !{'bfull' if fp8 else 'btile'}, swizzle = {bsw}, l2promo = none, oob = zero, interleave = none>")
     w(f"!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<{ha}x{bn}xf32>>")
     if epilogue == "smem":
         w(f"!dtile = memref<{bm}x{bn}xf32, {WG}>")
@@ -214,6 +253,9 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w("")
     V = f"memref<{n}x{T}>"
     bias = f", %bias: {V}" if activation != "none" else ""
+    SA, SB = ("memref<1xf32>", "memref<1xf32>") if scale == "tensor" else (f"memref<{m}xf32>", f"memref<{n}xf32>")
+    if scale != "none":
+        bias = f", %sa: {SA}, %sb: {SB}"
     w(f"func.func @gemm(%a: {A}, %b: {B}{bias}, %d: {D} {{tmac.output}}) attributes "
       f"{{tmac.flops = {2 * m * n * k} : i64, tmac.ref_sample = 8 : i64}} {{")
     w("  %h1 = arith.constant 1 : index")
@@ -236,9 +278,13 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"  %a_any = memref.cast %a : {A} to memref<*x{T}>")
     w(f"  %amap = nvgpu.tma.create.descriptor %a_any box[%hbm, {hbk}] : memref<*x{T}> -> !adesc")
     w(f"  %b_any = memref.cast %b : {B} to memref<*x{T}>")
-    w(f"  %bmap = nvgpu.tma.create.descriptor %b_any box[{hbk}, %h64] : memref<*x{T}> -> !bdesc")
-    if epilogue == "tma":
+    if fp8:
         w(f"  %hbn = arith.constant {bn} : index")
+    bbox = f"%hbn, {hbk}" if fp8 else f"{hbk}, %h64"
+    w(f"  %bmap = nvgpu.tma.create.descriptor %b_any box[{bbox}] : memref<*x{T}> -> !bdesc")
+    if epilogue == "tma":
+        if not fp8:
+            w(f"  %hbn = arith.constant {bn} : index")
         w(f"  %d_any = memref.cast %d : {D} to memref<*x{O}>")
         w(f"  %dmap = nvgpu.tma.create.descriptor %d_any box[%hbm, %hbn] : memref<*x{O}> -> !ddesc")
     if cluster > 1:
@@ -308,7 +354,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"{ind}  %kk = arith.muli %k, {cbk} : index")
     w(f"{ind}  tmac.tma.load %amap[%kk, %row0] to %as : !adesc -> !atile")
     mc = " {tmac.multicast}" if cluster > 1 else ""
-    w(f"{ind}  tmac.tma.load %bmap[%col0, %kk] to %bs{mc} : !bdesc -> !bfull")
+    bcoord = "%kk, %col0" if fp8 else "%col0, %kk"
+    w(f"{ind}  tmac.tma.load %bmap[{bcoord}] to %bs{mc} : !bdesc -> !bfull")
     w(f"{ind}  tmac.tma.wait %as, %bs : !atile, !bfull")
     if design == "coop":
         w(f"{ind}  %ah = memref.subview %as[%myrow, 0] [{ha}, {bk}] [1, 1] : !atile to !ahalf")
@@ -317,8 +364,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     else:
         w(f"{ind}  %da = nvgpu.warpgroup.generate.descriptor %as, %amap : !atile, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !atile>")
         adt = "!nvgpu.warpgroup.descriptor<tensor = !atile>"
-    w(f"{ind}  %db = nvgpu.warpgroup.generate.descriptor %bs, %bmap : !bfull, !bdesc -> !nvgpu.warpgroup.descriptor<tensor = !bfull>")
-    w(f"{ind}  %nacc = nvgpu.warpgroup.mma %da, %db, %acc {{transposeB}} : {adt}, !nvgpu.warpgroup.descriptor<tensor = !bfull>, !acc -> !acc")
+    bop = "!bop" if fp8 else "!bfull"
+    w(f"{ind}  %db = nvgpu.warpgroup.generate.descriptor %bs, %bmap : !bfull, !bdesc -> !nvgpu.warpgroup.descriptor<tensor = {bop}>")
+    tb = "" if fp8 else " {transposeB}"
+    w(f"{ind}  %nacc = nvgpu.warpgroup.mma %da, %db, %acc{tb} : {adt}, !nvgpu.warpgroup.descriptor<tensor = {bop}>, !acc -> !acc")
     w(f"{ind}  scf.yield %nacc : !acc")
     w(f"{ind}}} {{tmac.stages = {stages} : i64}}")
     res = "%res"
@@ -334,6 +383,31 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"{ind}  tmac.yield %g : f32")
         w(f"{ind}}}")
         res = "%act"
+    if scale == "tensor":
+        # One factor sa[0] * sb[0] for every element, in registers.
+        w(f"{ind}%sa0 = memref.load %sa[%c0] : {SA}")
+        w(f"{ind}%sb0 = memref.load %sb[%c0] : {SB}")
+        w(f"{ind}%sab = arith.mulf %sa0, %sb0 : f32")
+        w(f"{ind}%scaled = tmac.warpgroup.acc.map %res : !acc -> !acc {{")
+        w(f"{ind}^bb0(%x: f32, %row: index, %col: index):")
+        w(f"{ind}  %y = arith.mulf %x, %sab : f32")
+        w(f"{ind}  tmac.yield %y : f32")
+        w(f"{ind}}}")
+        res = "%scaled"
+    elif scale == "row":
+        # sa per row of D (its 0.0 beyond M), sb per column, in the
+        # accumulator's row and column layouts.
+        if design == "coop":
+            w(f"{ind}%srow0 = arith.addi %row0, %myrow : index")
+        w(f"{ind}%srows = tmac.warpgroup.acc.load_rows %sa[{'%srow0' if design == 'coop' else '%row0'}] : {SA} -> !tmac.rows<{ha}xf32>")
+        w(f"{ind}%scols = tmac.warpgroup.acc.load_cols %sb[%col0] : {SB} -> !tmac.cols<{bn}xf32>")
+        w(f"{ind}%scaled = tmac.warpgroup.acc.map %res rows(%srows) cols(%scols) : !acc rows !tmac.rows<{ha}xf32> cols !tmac.cols<{bn}xf32> -> !acc {{")
+        w(f"{ind}^bb0(%x: f32, %ra: f32, %cb: f32, %row: index, %col: index):")
+        w(f"{ind}  %xa = arith.mulf %x, %ra : f32")
+        w(f"{ind}  %y = arith.mulf %xa, %cb : f32")
+        w(f"{ind}  tmac.yield %y : f32")
+        w(f"{ind}}}")
+        res = "%scaled"
     if epilogue == "smem":
         # Accumulator -> shared tile -> D, a row of BN columns at a time.
         w(f"{ind}nvgpu.warpgroup.mma.store {res}, %ds : !acc to !dtile")
@@ -422,7 +496,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w("    scf.for %j = %r0 to %rn step %r1 {")
     w("      %s = scf.for %l = %r0 to %rk step %r1 iter_args(%acc = %zero) -> (f32) {")
     w(f"        %x = memref.load %a[%i, %l] : {A}")
-    w(f"        %y = memref.load %b[%l, %j] : {B}")
+    w(f"        %y = memref.load %b[{'%j, %l' if fp8 else '%l, %j'}] : {B}")
     w(f"        %xf = arith.extf %x : {T} to f32")
     w(f"        %yf = arith.extf %y : {T} to f32")
     w("        %p = arith.mulf %xf, %yf : f32")
@@ -436,6 +510,13 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         for line in GELU[REFERENCE_GELU.get(activation, activation)]:
             w(f"      {line}")
     s_out = "%g" if activation != "none" else "%s"
+    if scale != "none":
+        ia, ib = ("%r0", "%r0") if scale == "tensor" else ("%i", "%j")
+        w(f"      %rsa = memref.load %sa[{ia}] : {SA}")
+        w(f"      %rsb = memref.load %sb[{ib}] : {SB}")
+        w("      %rsx = arith.mulf %s, %rsa : f32")
+        w("      %rsy = arith.mulf %rsx, %rsb : f32")
+        s_out = "%rsy"
     if O == "f32":
         w(f"      memref.store {s_out}, %d[%i, %j] : {D}")
     else:
@@ -458,7 +539,9 @@ def main():
     ap.add_argument("--design", choices=("tiles", "persistent", "coop"), default="tiles")
     ap.add_argument("--bm", type=int, default=128)
     ap.add_argument("--bn", type=int, default=128)
-    ap.add_argument("--bk", type=int, default=64, help="K tile: 64 (128-byte swizzle) or 32 (A's tile 64-byte swizzled)")
+    ap.add_argument("--bk", type=int, default=None,
+                    help="K tile: 16-bit inputs 64 (default, 128-byte swizzle) or 32 (A's tile 64-byte swizzled); "
+                         "fp8 128 (default) or 64")
     ap.add_argument("--split", type=int, default=1, help="split-K: blocks per tile (tiles design, smem epilogue)")
     ap.add_argument("--stages", type=int, default=4)
     ap.add_argument("--group", type=int, default=8)
@@ -467,11 +550,14 @@ def main():
     ap.add_argument("--cluster", type=int, default=1, help="blocks per cluster (2: B's tile multicast to a pair of tiles)")
     ap.add_argument("--activation", choices=("none", "gelu", "gelu_poly", "gelu_tanh"), default="none",
                     help="fuse a bias (third argument) and GELU into the epilogue")
+    ap.add_argument("--scale", choices=("none", "tensor", "row"), default="none",
+                    help="f32 scales after the arguments A and B (torch._scaled_mm's): tensor (sa[1], sb[1]) "
+                         "or row (sa[M] per row, sb[N] per column), applied in registers")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     try:
         text = gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
-                   a.activation, a.bk, a.split)
+                   a.activation, a.bk, a.split, a.scale)
     except Refuse as e:
         print(f"gen_gemm: {a.m}x{a.n}x{a.k} {a.dtype}->{a.out} {a.design} {a.bm}x{a.bn}: {e}", file=sys.stderr)
         return 3
