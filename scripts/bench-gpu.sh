@@ -47,10 +47,25 @@
 # PEERS_TIMEOUT (1800 s), BENCH_DUMPS (where the dumps go, default
 # build/gpu/bench/dumps; a folder outside the carried ones survives a
 # second call on the same machine that carries build/gpu/bench again).
+#
+# BENCH_SET picks the cases (build and run must be given the same; each set
+# has its own folder, build/gpu/bench-SET, default build/gpu/bench):
+#   default  the cases above (issue 7's table)
+#   fp8      issue 20's scaled fp8 GEMMs: e4m3 -> bf16 with per-tensor and
+#            row-wise scales, M in 1 16 64 128 256 1024 4096, N = K = 4096
+#            (seed 002's shapes), peers torch._scaled_mm and seed 002's
+#            Triton kernel (bench/gpu/triton_fp8.py)
+#   fp8llm   the same for the LLM shapes (row-wise scales)
+#   llm      issue 20's LLM shapes in bf16: M in 16 64 128 256 1024 4096,
+#            (N, K) in (4096, 4096) (14336, 4096) (4096, 14336) (6144, 1536)
+#   breadth  issue 20's square 512..8192 and edge shapes in bf16, f16 and
+#            f16 -> f32
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
+set_name=${BENCH_SET:-default}
 dir=build/gpu/bench
+[ "$set_name" = default ] || dir=build/gpu/bench-$set_name
 tmac=${TMAC:-build/tmac}
 square="1024 2048 4096 8192"
 skinny_m="64 128 256"
@@ -97,39 +112,115 @@ skinny_designs=(
 	"t64x64s4|--design tiles --bm 64 --bn 64 --epilogue smem --split 4|6,9|pipelined"
 )
 
+# fp8 (K tiles of 128 e4m3 elements, 128 bytes): skinny M streams B
+# through deep rings of 64-row tiles, or splits K over two blocks per
+# tile; large M as the 16-bit kernels.
+fp8_skinny_designs=(
+	"t64x64|--design tiles --bm 64 --bn 64|6,8|pipelined"
+	"t64x128|--design tiles --bm 64 --bn 128|4,6|pipelined"
+	"t64x64s2|--design tiles --bm 64 --bn 64 --epilogue smem --split 2|6|pipelined"
+)
+fp8_mid_designs=(
+	"t64x128|--design tiles --bm 64 --bn 128|4,6|pipelined"
+	"t128x128|--design tiles --bm 128 --bn 128|4|pipelined"
+	"pp128|--design persistent --bm 128 --bn 128|4,5|pingpong"
+)
+fp8_large_designs=(
+	"pp128|--design persistent --bm 128 --bn 128|4,5|pingpong"
+	"coop256|--design coop --bm 128 --bn 256|3,4|ws"
+	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|3|ws"
+)
+# The LLM shapes (bf16): fewer candidates per shape than the default set
+# (24 shapes), the winners of the earlier runs and split-K.
+llm_skinny_designs=(
+	"t64x64|--design tiles --bm 64 --bn 64|9,12|pipelined"
+	"t64x128|--design tiles --bm 64 --bn 128|6,9|pipelined"
+	"t128x64|--design tiles --bm 128 --bn 64|9|pipelined"
+	"t64x128s2|--design tiles --bm 64 --bn 128 --epilogue smem --split 2|6|pipelined"
+)
+llm_large_designs=(
+	"t128|--design tiles --bm 128 --bn 128|4|pipelined"
+	"coop256|--design coop --bm 128 --bn 256|4|ws"
+	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|3|ws"
+)
+llm_m="16 64 128 256 1024 4096"
+llm_nk="4096x4096 14336x4096 4096x14336 6144x1536"
+
+# The cases of the set: "in out M N K scale" lines (scale: - for none).
+cases_of_set() {
+	local dt s m nk e sc
+	case $set_name in
+	default)
+		# Every shape with the output in the input dtype (as torch.matmul),
+		# and the square f16 shapes with an f32 output too (as upstream
+		# MLIR's chapter-4 kernel, which the peers run on those cases).
+		for dt in $dtypes; do
+			for s in $square; do echo "$dt $dt $s $s $s -"; done
+			for m in $skinny_m; do echo "$dt $dt $m $skinny_nk $skinny_nk -"; done
+			for e in $edge; do echo "$dt $dt ${e//x/ } -"; done
+		done
+		for s in $square; do echo "f16 f32 $s $s $s -"; done ;;
+	fp8)
+		for sc in tensor row; do
+			for m in 1 16 64 128 256 1024 4096; do echo "e4m3 bf16 $m 4096 4096 $sc"; done
+		done ;;
+	fp8llm)
+		for nk in $llm_nk; do
+			for m in $llm_m; do echo "e4m3 bf16 $m ${nk//x/ } row"; done
+		done ;;
+	llm)
+		for nk in $llm_nk; do
+			for m in $llm_m; do echo "bf16 bf16 $m ${nk//x/ } -"; done
+		done ;;
+	breadth)
+		for dt in bf16 f16; do
+			for s in 512 1024 2048 4096 8192; do echo "$dt $dt $s $s $s -"; done
+			for e in 1000x1000x1024 4095x4097x4096; do echo "$dt $dt ${e//x/ } -"; done
+		done
+		for s in 512 1024 2048 4096 8192; do echo "f16 f32 $s $s $s -"; done ;;
+	*)
+		echo "unknown BENCH_SET $set_name (default, fp8, fp8llm, llm, breadth)" >&2
+		return 2 ;;
+	esac
+}
+
 build() {
 	set -e
 	export CGO_ENABLED=0
 	go build -o build/tmac ./cmd/tmac
 	rm -rf "$dir" && mkdir -p "$dir/src"
 	: >"$dir/cases.txt"
-	shapes=()
-	for s in $square; do shapes+=("$s $s $s"); done
-	for m in $skinny_m; do shapes+=("$m $skinny_nk $skinny_nk"); done
-	for e in $edge; do shapes+=("${e//x/ }"); done
-	# Every shape with the output in the input dtype (as torch.matmul), and
-	# the square f16 shapes with an f32 output too (as upstream MLIR's
-	# chapter-4 kernel, which the peers run on those cases).
-	cases=()
-	for dt in $dtypes; do
-		for s in "${shapes[@]}"; do cases+=("$dt $dt $s"); done
-	done
-	for s in $square; do cases+=("f16 f32 $s $s $s"); done
-	for cs in "${cases[@]}"; do
-		read -r dt out m n k <<<"$cs"
+	local cases
+	cases=$(cases_of_set)
+	while read -r dt out m n k sc; do
 		name=gemm_${dt}_${m}x${n}x${k}
-		if [ "$out" != "$dt" ]; then name=gemm_${dt}${out}_${m}x${n}x${k}; fi
+		if [ "$sc" != - ]; then name=gemm_${dt}${sc}_${m}x${n}x${k}; fi
+		if [ "$out" != "$dt" ] && [ "$sc" = - ]; then name=gemm_${dt}${out}_${m}x${n}x${k}; fi
 		spec=gemm:$dt:${m}x${n}x${k}
+		scflags=
+		if [ "$sc" != - ]; then
+			spec=scaled:$dt:${m}x${n}x${k}:$sc
+			scflags="--scale $sc"
+		fi
 		cdir=$dir/tune/$name
 		mkdir -p "$cdir/src"
 		designs=("${square_designs[@]}")
 		[ "$m" -le 2048 ] && designs=("${small_square_designs[@]}")
 		[ "$m" -lt 1024 ] && [ "$n" -ge 4096 ] && designs=("${skinny_designs[@]}")
+		if [ "$set_name" = llm ]; then
+			designs=("${llm_large_designs[@]}")
+			[ "$m" -le 256 ] && designs=("${llm_skinny_designs[@]}")
+		fi
+		if [ "$sc" != - ]; then
+			designs=("${fp8_large_designs[@]}")
+			[ "$m" -le 256 ] && designs=("${fp8_mid_designs[@]}")
+			[ "$m" -le 64 ] && designs=("${fp8_skinny_designs[@]}")
+		fi
 		dirs=()
 		for d in "${designs[@]}"; do
 			IFS='|' read -r dn gflags st sch <<<"$d"
 			# shellcheck disable=SC2086 # gflags is a list of flags
-			python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" --dtype "$dt" --out "$out" $gflags \
+			python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" --dtype "$dt" --out "$out" $gflags $scflags \
 				-o "$cdir/src/$dn.tma" 2>>"$cdir/src/refused.txt" || continue
 			if build/tmac tune build "$cdir/src/$dn.tma" -o "$cdir/$dn" --stages "$st" --schedules "$sch" >"$cdir/src/$dn.build.log" 2>&1; then
 				dirs+=("$cdir/$dn")
@@ -141,7 +232,8 @@ build() {
 		else
 			echo "tune $name $spec $(IFS=,; echo "${dirs[*]}")" >>"$dir/cases.txt"
 		fi
-	done
+	done <<<"$cases"
+	[ "$set_name" = default ] || { finish_build; return; }
 	for c in "${mem_cases[@]}"; do
 		IFS='|' read -r name src st sst <<<"$c"
 		sflags=()
@@ -160,6 +252,10 @@ build() {
 		echo "mlir-baseline.sh failed (the MLIR column will be n/a):" >&2
 		tail -5 "$dir/src/mlir-baseline.log" >&2
 	fi
+	finish_build
+}
+
+finish_build() {
 	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$dir/COMMIT"
 	echo "cases ($dir/cases.txt):"
 	sed 's/^/  /' "$dir/cases.txt"
@@ -282,7 +378,7 @@ PY
 			# peers.py was stopped: the cases it finished (it writes the JSON after each)
 			python3 bench/gpu/report.py "$dir/results.json" >"$dir/results.md"
 		fi
-		if [ -f "$dir/results.json" ]; then
+		if [ -f "$dir/results.json" ] && [ "$set_name" = default ]; then
 			python3 bench/gpu/plot.py "$dir/results.json" -o docs/bench-gemm.svg || failed=1
 		fi
 	fi

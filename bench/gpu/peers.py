@@ -9,6 +9,7 @@ and given to every peer, and tmac's output is checked here independently),
 or a spec for a case without a tmac dump, with inputs drawn here:
 
     gemm:f16:MxNxK[:NOTE]   add:f32:RxC[:NOTE]   copy:f32:N[:NOTE]
+    scaled:e4m3:MxNxK:tensor|row[:NOTE]
 
 (NOTE, if any, is shown as the tmac column's status, e.g. why there is no
 tmac bundle for that shape.)
@@ -28,6 +29,11 @@ so every implementation accumulates in float32.
 Upstream MLIR 22's chapter-4 kernel (--mlir-dir, built by
 scripts/mlir-baseline.sh) runs on the square f16 GEMMs' inputs, launched by
 bench/gpu/mlir_gemm.py in a child process.
+Peers of a scaled fp8 GEMM (four inputs: A MxK and B NxK in e4m3 or e5m2,
+f32 scales sa and sb of one element each or of M and N; D = (A B^T) sa sb,
+gen_gemm.py --scale): torch._scaled_mm with and without use_fast_accum
+(tmac's wgmma accumulates as the fast mode does) and seed 002's Triton TMA
+kernel (triton_fp8.py), all writing tmac's output dtype.
 Peers of an add: torch.add, the Triton add, and device-to-device copies
 moving the same number of bytes (torch copy_ and the Triton copy). Peers of
 a copy: torch copy_ and the Triton copy.
@@ -86,9 +92,11 @@ TOL_COPY = 0.0   # bit for bit
 ELEM_DTYPES = {
     "f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "tf32": torch.float32,
     "f64": torch.float64, "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64,
-    "index": torch.int64,
+    "index": torch.int64, "f8E4M3FN": torch.float8_e4m3fn, "f8E5M2": torch.float8_e5m2,
 }
-DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.float64: "f64"}
+DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.float64: "f64",
+               torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}
+FP8_SPEC = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
 
 
 def log(*a):
@@ -119,12 +127,14 @@ def read_npy(path, elem):
         raise ValueError(f"{path}: {size} bytes for shape {shape} of {descr}")
     if count == 0:
         return torch.empty(shape, dtype=dtype)
+    if dtype in FP8_SPEC.values():  # fp8 bits, read as bytes and reinterpreted
+        return torch.frombuffer(buf, dtype=torch.uint8, offset=offset, count=count).view(dtype).reshape(shape)
     return torch.frombuffer(buf, dtype=dtype, offset=offset, count=count).reshape(shape)
 
 
 class Case:
     def __init__(self, kind, name, dtype, inputs, tmac=None, tmac_note=None, source=None):
-        self.kind = kind            # "gemm", "add" or "copy"
+        self.kind = kind            # "gemm", "scaled" (fp8 with scales), "add" or "copy"
         self.name = name
         self.dtype = dtype          # input dtype
         self.inputs = inputs        # CPU tensors
@@ -148,6 +158,14 @@ def load_dump(d):
         (m_, k_), (k2, n_) = shape(ins[0]), shape(ins[1])
         if k_ == k2 and shape(outs[0]) == [m_, n_] and ins[0]["elem"] == ins[1]["elem"] and ins[0]["elem"] in ("f16", "bf16"):
             kind = "gemm"
+    if kind is None and len(ins) == 4 and len(outs) == 1 and ins[0]["elem"] in ("f8E4M3FN", "f8E5M2") \
+            and ins[1]["elem"] == ins[0]["elem"] and ins[2]["elem"] == ins[3]["elem"] == "f32":
+        # A scaled fp8 GEMM (gen_gemm.py --scale): A MxK, B NxK, sa, sb
+        # of 1 element each or of M and N, D MxN.
+        (m_, k_), (n_, k2) = shape(ins[0]), shape(ins[1])
+        sa, sb = math.prod(shape(ins[2])), math.prod(shape(ins[3]))
+        if k_ == k2 and shape(outs[0]) == [m_, n_] and (sa, sb) in ((1, 1), (m_, n_)):
+            kind = "scaled"
     if kind is None and len(ins) == 2 and len(outs) == 1 and shape(ins[0]) == shape(ins[1]) == shape(outs[0]) \
             and ins[0]["elem"] == ins[1]["elem"] == outs[0]["elem"]:
         kind = "add"
@@ -167,6 +185,8 @@ def load_dump(d):
 
 
 def parse_spec(spec, seed):
+    if spec.startswith("scaled:"):
+        return parse_scaled_spec(spec, seed)
     parts = spec.split(":", 3)
     if len(parts) < 3 or parts[0] not in ("gemm", "add", "copy") or parts[1] not in ELEM_DTYPES:
         raise ValueError(f"'{spec}' is neither a dump directory nor a spec like gemm:f16:4096x4096x4096")
@@ -187,6 +207,22 @@ def parse_spec(spec, seed):
         inputs = [torch.randn(*dims, generator=g).to(dtype)]
         name = f"copy_{elem}_{'x'.join(map(str, dims))}"
     return Case(kind, name, dtype, inputs, tmac=None, tmac_note=note, source=spec)
+
+
+def parse_scaled_spec(spec, seed):
+    """scaled:e4m3:MxNxK:tensor|row[:NOTE]: a scaled fp8 GEMM's inputs (A
+    MxK, B NxK from N(0,1) rounded to fp8, f32 scales from N(0,1))."""
+    parts = spec.split(":", 4)
+    if len(parts) < 4 or parts[1] not in FP8_SPEC or parts[3] not in ("tensor", "row"):
+        raise ValueError(f"'{spec}': a scaled GEMM spec is scaled:e4m3|e5m2:MxNxK:tensor|row[:NOTE]")
+    m_, n_, k_ = (int(x) for x in parts[2].split("x"))
+    dtype, row = FP8_SPEC[parts[1]], parts[3] == "row"
+    g = torch.Generator().manual_seed(seed)
+    inputs = [torch.randn(m_, k_, generator=g).to(dtype), torch.randn(n_, k_, generator=g).to(dtype),
+              torch.randn(m_ if row else 1, generator=g), torch.randn(n_ if row else 1, generator=g)]
+    name = f"scaled_{parts[1]}{parts[3]}_{m_}x{n_}x{k_}"
+    return Case("scaled", name, dtype, inputs, tmac=None,
+                tmac_note=parts[4] if len(parts) > 4 else "no tmac result", source=spec)
 
 
 # ---------------------------------------------------------------- timing
@@ -496,6 +532,56 @@ def run_gemm(case, args, triton_mods):
     return impls, info
 
 
+def run_scaled(case, args, triton_mods):
+    """A scaled fp8 GEMM, D = (A @ B^T) * sa * sb: torch._scaled_mm (cuBLAS
+    for per-tensor scales, its row-wise kernel for row-wise ones), with and
+    without use_fast_accum, and seed 002's Triton TMA kernel
+    (triton_fp8.py), all writing tmac's output dtype (bf16 without a dump)."""
+    A, B, sa, sb = (x.cuda() for x in case.inputs)
+    M, K = A.shape
+    N = B.shape[0]
+    row = sa.numel() > 1 or sb.numel() > 1
+    flops = 2.0 * M * N * K
+    ref = (A.to(torch.float64) @ B.to(torch.float64).T) * sa.to(torch.float64).view(-1, 1) * sb.to(torch.float64).view(1, -1)
+    ref_norm = torch.linalg.vector_norm(ref)
+
+    def check(out):
+        return rel_err(out, ref, ref_norm)
+
+    out_dtype = case.tmac["out"].dtype if case.tmac and case.tmac.get("out") is not None else torch.bfloat16
+    copies = rotation_copies(A.numel() + B.numel() + M * N * torch.empty((), dtype=out_dtype).element_size())
+    As = [A] + [A.clone() for _ in range(copies - 1)]
+    Bs = [B] + [B.clone() for _ in range(copies - 1)]
+    impls = [tmac_impl(case, check, None, flops, "flops")]
+    # _scaled_mm takes B column-major (B^T of the N x K rows) and the
+    # scales as [M, 1] and [1, N] (row-wise) or one element each.
+    sa_t, sb_t = (sa.view(M, 1), sb.view(1, N)) if row else (sa.view(()), sb.view(()))
+    for fast in (False, True):
+        impl = Impl(f"torch._scaled_mm ({'row-wise' if row else 'per-tensor'}{', fast accum' if fast else ''})", "scaled_mm")
+        impl.tol, impl.out_dtype = TOL[out_dtype], DTYPE_NAMES[out_dtype]
+        outs = [torch.empty(M, N, dtype=out_dtype, device="cuda") for _ in range(copies)]
+        try:
+            torch._scaled_mm(As[0], Bs[0].t(), scale_a=sa_t, scale_b=sb_t, out_dtype=out_dtype, use_fast_accum=fast, out=outs[0])
+            torch.cuda.synchronize()
+            measure(impl, lambda i, fast=fast, outs=outs: torch._scaled_mm(
+                As[i], Bs[i].t(), scale_a=sa_t, scale_b=sb_t, out_dtype=out_dtype, use_fast_accum=fast, out=outs[i]),
+                lambda res, i, outs=outs: outs[i], check, copies, args, flops, poison=lambda outs=outs: poison(outs[0]))
+        except Exception as e:  # this torch or this card may not have the kernel
+            impl.status, impl.note = "ERROR", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+        impls.append(impl)
+        del outs
+    tr = Impl("Triton FP8 TMA (seed 002)", "Triton")
+    tr.tol, tr.out_dtype = TOL[out_dtype], DTYPE_NAMES[out_dtype]
+    tm = triton_module(triton_mods, 3, tr)
+    if tm:
+        touts = [torch.empty(M, N, dtype=out_dtype, device="cuda") for _ in range(copies)]
+        tune(tr, tm.CONFIGS, tm.config_name, lambda cfg, i: tm.launcher(cfg, As[i], Bs[i], sa, sb, touts[i]),
+             touts, check, copies, args, flops)
+    impls.append(tr)
+    info = {"M": M, "N": N, "K": K, "flops": flops, "rotated_copies": copies, "scales": "row-wise" if row else "per-tensor"}
+    return impls, info
+
+
 def mlir_impl(case, M, N, K, flops, args):
     """Upstream MLIR 22's chapter-4 kernel (scripts/mlir-baseline.sh) on the
     case's own inputs, in a child process with a time limit (mlir_gemm.py):
@@ -629,7 +715,16 @@ def ratios(case_kind, impls):
     out = {}
     if not t.throughput():
         return out
-    if case_kind == "gemm":
+    if case_kind == "scaled":
+        for key, fam in (("tmac/_scaled_mm", "scaled_mm"), ("tmac/Triton", "Triton")):
+            b = best_of(impls, fam)
+            if b:
+                out[key] = {"ratio": t.throughput() / b.throughput(), "against": b.name}
+        # Against _scaled_mm without fast accumulation alone (its default).
+        exact = [i for i in impls if i.family == "scaled_mm" and "fast" not in i.name and i.throughput()]
+        if exact:
+            out["tmac/_scaled_mm default"] = {"ratio": t.throughput() / exact[0].throughput(), "against": exact[0].name}
+    elif case_kind == "gemm":
         for key, fam in (("tmac/cuBLAS", "cuBLAS"), ("tmac/Triton", "Triton"), ("tmac/MLIR", "MLIR")):
             b = best_of(impls, fam)
             if b:
@@ -687,7 +782,7 @@ def main():
             triton_version = triton.__version__
             sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
             mods = []
-            for name in ("triton_matmul", "triton_tma_matmul", "triton_memory"):
+            for name in ("triton_matmul", "triton_tma_matmul", "triton_memory", "triton_fp8"):
                 try:
                     mods.append(__import__(name))
                 except Exception as e:  # one baseline failing to import does not stop the others
@@ -731,6 +826,9 @@ def main():
         try:
             if case.kind == "gemm":
                 impls, info = run_gemm(case, args, triton_mods)
+                unit = "FLOP/s"
+            elif case.kind == "scaled":
+                impls, info = run_scaled(case, args, triton_mods)
                 unit = "FLOP/s"
             else:
                 impls, info = run_memory(case, args, triton_mods)
