@@ -112,23 +112,31 @@ skinny_designs=(
 	"t64x64s4|--design tiles --bm 64 --bn 64 --epilogue smem --split 4|6,9|pipelined"
 )
 
-# fp8 (K tiles of 128 e4m3 elements, 128 bytes): skinny M streams B
-# through deep rings of 64-row tiles, or splits K over two blocks per
-# tile; large M as the 16-bit kernels.
+# fp8 (K tiles of 128 e4m3 elements, 128 bytes, or 256 as two boxes):
+# skinny M streams B through deep rings of 64-row tiles, 32 columns wide
+# for twice the blocks, or K tiles of 256 for half the barrier round trips
+# (split-K lost in the first run: 20.5-24.6 us against 18.0 at M = 16);
+# large M as the 16-bit kernels, with 2-block clusters.
 fp8_skinny_designs=(
 	"t64x64|--design tiles --bm 64 --bn 64|6,8|pipelined"
-	"t64x128|--design tiles --bm 64 --bn 128|4,6|pipelined"
-	"t64x64s2|--design tiles --bm 64 --bn 64 --epilogue smem --split 2|6|pipelined"
+	"t64x64k256|--design tiles --bm 64 --bn 64 --bk 256|3,4|pipelined"
+	"t64x64k256p|--design tiles --bm 64 --bn 64 --bk 256 --l2promo 256b|4|pipelined"
+	"t64x32|--design tiles --bm 64 --bn 32|8,12|pipelined"
+	"t64x32k256|--design tiles --bm 64 --bn 32 --bk 256|4,6|pipelined"
 )
 fp8_mid_designs=(
-	"t64x128|--design tiles --bm 64 --bn 128|4,6|pipelined"
-	"t128x128|--design tiles --bm 128 --bn 128|4|pipelined"
-	"pp128|--design persistent --bm 128 --bn 128|4,5|pingpong"
+	"t64x128|--design tiles --bm 64 --bn 128|6|pipelined"
+	"t64x128k256|--design tiles --bm 64 --bn 128 --bk 256|3|pipelined"
+	"t64x64k256|--design tiles --bm 64 --bn 64 --bk 256|4|pipelined"
+	"t128x64k256|--design tiles --bm 128 --bn 64 --bk 256|3,4|pipelined"
+	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
 )
 fp8_large_designs=(
-	"pp128|--design persistent --bm 128 --bn 128|4,5|pingpong"
-	"coop256|--design coop --bm 128 --bn 256|3,4|ws"
+	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
+	"pp128c2|--design persistent --bm 128 --bn 128 --cluster 2|4|pingpong"
+	"coop256|--design coop --bm 128 --bn 256|4|ws"
 	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|3|ws"
+	"coop256c2tma|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma|3|ws"
 )
 # The LLM shapes (bf16): fewer candidates per shape than the default set
 # (24 shapes), the winners of the earlier runs and split-K.

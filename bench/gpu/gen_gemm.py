@@ -134,7 +134,7 @@ REFERENCE_GELU = {"gelu_poly": "gelu"}
 
 
 def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=None,
-        split=1, scale="none"):
+        split=1, scale="none", l2promo="none"):
     if activation != "none" and activation not in GELU and activation not in KERNEL_GELU:
         raise Refuse(f"activation {activation}: none, gelu, gelu_poly or gelu_tanh")
     if dtype not in MLIR_TYPE:
@@ -142,6 +142,9 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     fp8 = dtype in ("e4m3", "e5m2")
     if bk is None:
         bk = 128 if fp8 else 64
+    if l2promo not in ("none", "64b", "128b", "256b"):
+        raise Refuse(f"l2promo {l2promo}: none, 64b, 128b or 256b")
+    promo = "none" if l2promo == "none" else f"l2promo_{l2promo}"
     if scale not in ("none", "tensor", "row"):
         raise Refuse(f"scale {scale}: none, tensor or row")
     if scale != "none" and activation != "none":
@@ -156,10 +159,11 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     else:
         if bm not in (64, 128):
             raise Refuse("BM must be 64 or 128")
-        if bn not in (64, 128, 256) or bm * bn > 128 * 128:
-            raise Refuse(f"{bm}x{bn}: one warpgroup holds at most a 128x128 f32 accumulator")
-    if bk not in ((64, 128) if fp8 else (32, 64)):
-        raise Refuse(f"BK {bk}: " + ("64 or 128 (fp8)" if fp8 else "32 or 64"))
+        if bn not in ((32, 64, 128, 256) if fp8 else (64, 128, 256)) or bm * bn > 128 * 128:
+            raise Refuse(f"{bm}x{bn}: BN 64, 128 or 256 (also 32 for fp8), and one warpgroup holds at most a "
+                         "128x128 f32 accumulator")
+    if bk not in ((64, 128, 256) if fp8 else (32, 64, 128)):
+        raise Refuse(f"BK {bk}: " + ("64, 128 or 256 (fp8)" if fp8 else "32, 64 or 128"))
     if split < 1:
         raise Refuse(f"split {split}: at least 1")
     if split > 1 and (design != "tiles" or epilogue != "smem" or activation != "none"):
@@ -199,7 +203,12 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         raise Refuse("a TMA store box row must be a multiple of 16 bytes")
     tm, tn, ks = -(-m // bm), -(-n // bn), -(-k // bk)
     # A's rows (and fp8 B's) are BK elements: a 128- or 64-byte swizzle span.
-    aswizzle = "swizzle_128b" if bk * ein == 128 else "swizzle_64b"
+    # Wider K tiles (256 bytes) are loaded as two boxes of 128 bytes side by
+    # side, the chunked layout wgmma's descriptors walk.
+    aswizzle = "swizzle_128b" if bk * ein >= 128 else "swizzle_64b"
+    kbox = min(bk, 128 // ein)
+    if bk > kbox and design == "coop":
+        raise Refuse(f"K tiles of {bk * ein} bytes are for the one-warpgroup designs (not coop)")
     tiles = tm * tn
     group = max(1, min(group, tm))
     threads = 256 if design == "coop" else 128
@@ -228,6 +237,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
          + ("D (zeroed first)" if out == "f32" else "an f32 workspace (zeroed first) that a second kernel rounds into D") if split > 1 else "")
       + ".")
     w(f"!atile = memref<{bm}x{bk}x{T}, {WG}>")
+    if bk > kbox:
+        w(f"!abox = memref<{bm}x{kbox}x{T}, {WG}>")
     if design == "coop":
         w(f"!ahalf = memref<{ha}x{bk}x{T}, strided<[{bk}, 1], offset: ?>, {WG}>")
         w(f"!ahalfd = memref<{ha}x{bk}x{T}, {WG}>")
@@ -236,12 +247,18 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         # descriptor gives its logical shape, BK x BN.
         w(f"!bfull = memref<{bn}x{bk}x{T}, {WG}>")
         w(f"!bop = memref<{bk}x{bn}x{T}, {WG}>")
+        # With clusters, B's tile is multicast box by box: two boxes of
+        # BN/2 rows, one issued by each block of the pair.
+        brows = bn // cluster
+        if bk > kbox or cluster > 1:
+            w(f"!bbox = memref<{brows}x{kbox}x{T}, {WG}>")
     else:
         w(f"!btile = memref<{bk}x64x{T}, {WG}>")
         w(f"!bfull = memref<{bk}x{bn}x{T}, {WG}>")
-    w(f"!adesc = !nvgpu.tensormap.descriptor<tensor = !atile, swizzle = {aswizzle}, l2promo = none, oob = zero, interleave = none>")
+    w(f"!adesc = !nvgpu.tensormap.descriptor<tensor = !{'abox' if bk > kbox else 'atile'}, swizzle = {aswizzle}, l2promo = {promo}, oob = zero, interleave = none>")
     bsw = aswizzle if fp8 else "swizzle_128b"
-    w(f"!bdesc = !nvgpu.tensormap.descriptor<tensor = !{'bfull' if fp8 else 'btile'}, swizzle = {bsw}, l2promo = none, oob = zero, interleave = none>")
+    bt = ("bbox" if bk > kbox or cluster > 1 else "bfull") if fp8 else "btile"
+    w(f"!bdesc = !nvgpu.tensormap.descriptor<tensor = !{bt}, swizzle = {bsw}, l2promo = {promo}, oob = zero, interleave = none>")
     w(f"!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<{ha}x{bn}xf32>>")
     if epilogue == "smem":
         w(f"!dtile = memref<{bm}x{bn}xf32, {WG}>")
@@ -276,11 +293,17 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w("  %dzero = arith.constant 0.000000e+00 : f32")
         w(f"  gpu.memset {ws}, %dzero : {W}, f32")
     w(f"  %a_any = memref.cast %a : {A} to memref<*x{T}>")
-    w(f"  %amap = nvgpu.tma.create.descriptor %a_any box[%hbm, {hbk}] : memref<*x{T}> -> !adesc")
+    hkbox = hbk
+    if bk > kbox:
+        w(f"  %hkbox = arith.constant {kbox} : index")
+        hkbox = "%hkbox"
+    w(f"  %amap = nvgpu.tma.create.descriptor %a_any box[%hbm, {hkbox}] : memref<*x{T}> -> !adesc")
     w(f"  %b_any = memref.cast %b : {B} to memref<*x{T}>")
     if fp8:
         w(f"  %hbn = arith.constant {bn} : index")
-    bbox = f"%hbn, {hbk}" if fp8 else f"{hbk}, %h64"
+    if fp8 and cluster > 1:
+        w(f"  %hbrows = arith.constant {bn // cluster} : index")
+    bbox = (f"%hbrows, {hkbox}" if cluster > 1 else f"%hbn, {hkbox}") if fp8 else f"{hbk}, %h64"
     w(f"  %bmap = nvgpu.tma.create.descriptor %b_any box[{bbox}] : memref<*x{T}> -> !bdesc")
     if epilogue == "tma":
         if not fp8:
@@ -553,11 +576,13 @@ def main():
     ap.add_argument("--scale", choices=("none", "tensor", "row"), default="none",
                     help="f32 scales after the arguments A and B (torch._scaled_mm's): tensor (sa[1], sb[1]) "
                          "or row (sa[M] per row, sb[N] per column), applied in registers")
+    ap.add_argument("--l2promo", choices=("none", "64b", "128b", "256b"), default="none",
+                    help="L2 promotion of A's and B's TMA loads (the tensor maps' CU_TENSOR_MAP_L2_PROMOTION)")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     try:
         text = gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
-                   a.activation, a.bk, a.split, a.scale)
+                   a.activation, a.bk, a.split, a.scale, a.l2promo)
     except Refuse as e:
         print(f"gen_gemm: {a.m}x{a.n}x{a.k} {a.dtype}->{a.out} {a.design} {a.bm}x{a.bn}: {e}", file=sys.stderr)
         return 3

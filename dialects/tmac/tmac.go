@@ -182,10 +182,13 @@ func IsConvertStoreElem(t ir.Type) bool {
 // verifyTileCopy checks the tile of a tmac.tma.load or store (its first
 // operand) against its tensor map (the second; the coordinates follow): a
 // static, row-major shared-memory memref of the box's element type and
-// rank, whose shape is the box's except the innermost dimension, which may
-// be a multiple of the box's (the tile is then copied box after box, each
-// box contiguous: the layout wgmma reads for 128B-swizzled operands wider
-// than one swizzle span).
+// rank, whose shape is the box's except in one dimension, the innermost or
+// the outermost, which may be a multiple of the box's (the tile is then
+// copied box after box, each box contiguous: side by side in the innermost
+// dimension, the layout wgmma reads for 128B-swizzled operands wider than
+// one swizzle span; one below the other in the outermost, so that a
+// multicast tile of one swizzle span's width can be shared out among a
+// cluster's blocks).
 func verifyTileCopy(op *ir.Operation) error {
 	tile, desc, ncoords := op.Operand(0), op.Operand(1), op.NumOperands()-2
 	d, _ := nvgpu.AsTensorMapDescriptor(desc.Type())
@@ -216,21 +219,69 @@ func verifyTileCopy(op *ir.Operation) error {
 		return op.EmitError("expected %d coordinates (the box rank), got %d", box.Rank(), ncoords)
 	}
 	r := m.Rank()
-	for i := 0; i < r-1; i++ {
-		if m.Shape()[i] != box.Shape()[i] {
+	split := r - 1 // the dimension the boxes are laid along
+	if r > 1 && m.Shape()[r-1] == box.Shape()[r-1] && m.Shape()[0] != box.Shape()[0] {
+		split = 0
+	}
+	for i := 0; i < r; i++ {
+		if i != split && m.Shape()[i] != box.Shape()[i] {
 			return op.EmitError("tile %s does not match the box %s in dimension %d", m, box, i)
 		}
 	}
-	inner, boxInner := m.Shape()[r-1], box.Shape()[r-1]
-	if inner == 0 || inner%boxInner != 0 {
-		return op.EmitError("tile %s: innermost dimension %d is not a positive multiple of the box's %d", m, inner, boxInner)
+	ext, boxExt := m.Shape()[split], box.Shape()[split]
+	if ext == 0 || ext%boxExt != 0 {
+		which := "innermost"
+		if split == 0 && r > 1 {
+			which = "outermost"
+		}
+		return op.EmitError("tile %s: %s dimension %d is not a positive multiple of the box's %d", m, which, ext, boxExt)
 	}
 	// Box i lands at byte offset i*boxBytes; every box must start at the
 	// alignment TMA (and the swizzle pattern wgmma assumes) needs.
-	if align := BoxAlignment(d.Swizzle); inner/boxInner > 1 && boxBytes%align != 0 {
-		return op.EmitError("tile %s holds %d boxes of %d bytes: each box must start %d-byte aligned, so the box size must be a multiple of %d bytes", m, inner/boxInner, boxBytes, align, align)
+	if align := BoxAlignment(d.Swizzle); ext/boxExt > 1 && boxBytes%align != 0 {
+		return op.EmitError("tile %s holds %d boxes of %d bytes: each box must start %d-byte aligned, so the box size must be a multiple of %d bytes", m, ext/boxExt, boxBytes, align, align)
 	}
 	return nil
+}
+
+// TileBoxes says how a verified tile is made of its tensor map's boxes: N
+// boxes laid along memref dimension Dim (the innermost, or the outermost
+// when only it differs from the box), box i at byte offset i * box bytes
+// and at coordinate Coord (TMA order, innermost first) advanced by i *
+// Extent, the box's extent in Dim.
+type TileBoxes struct {
+	N      int64
+	Dim    int
+	Coord  int
+	Extent int64
+}
+
+// BoxesOf returns the boxes of tile for the tensor map type desc; ok is
+// false when desc is not a tensor map descriptor whose box has tile's
+// rank (>= 1), which a verified tmac.tma.load/store never has.
+func BoxesOf(tile *ir.MemRefType, desc ir.Type) (TileBoxes, bool) {
+	d, ok := nvgpu.AsTensorMapDescriptor(desc)
+	if !ok {
+		return TileBoxes{}, false
+	}
+	return BoxesOfBox(tile, d.Tensor)
+}
+
+// BoxesOfBox is BoxesOf for the tensor map's box type.
+func BoxesOfBox(tile, box *ir.MemRefType) (TileBoxes, bool) {
+	r := tile.Rank()
+	if r == 0 || box.Rank() != r {
+		return TileBoxes{}, false
+	}
+	dim := r - 1
+	if r > 1 && tile.Shape()[r-1] == box.Shape()[r-1] && tile.Shape()[0] != box.Shape()[0] {
+		dim = 0
+	}
+	ext := box.Shape()[dim]
+	if ext <= 0 {
+		return TileBoxes{}, false
+	}
+	return TileBoxes{N: tile.Shape()[dim] / ext, Dim: dim, Coord: r - 1 - dim, Extent: ext}, true
 }
 
 // BoxAlignment is the shared-memory alignment in bytes of a TMA box with
@@ -264,12 +315,11 @@ func verifyOpAttr(op *ir.Operation, attr ir.NamedAttr) error {
 // It returns 0 when desc is not a tensor map descriptor whose box has
 // tile's rank (>= 1); a verified tmac.tma.load/store never has that.
 func BoxesPerTile(tile *ir.MemRefType, desc ir.Type) int64 {
-	d, ok := nvgpu.AsTensorMapDescriptor(desc)
-	r := tile.Rank()
-	if !ok || r == 0 || d.Tensor.Rank() != r || d.Tensor.Shape()[r-1] <= 0 {
+	bx, ok := BoxesOf(tile, desc)
+	if !ok {
 		return 0
 	}
-	return tile.Shape()[r-1] / d.Tensor.Shape()[r-1]
+	return bx.N
 }
 
 // TileBytes returns the size of a static tile in bytes.

@@ -102,14 +102,16 @@ func TestBoxesPerTileAndTileBytes(t *testing.T) {
 		boxes int64
 	}{
 		{ir.MemRefTypeOf([]int64{64, 128}, ir.F16T, nil, space), desc, 2},
-		{ir.MemRefTypeOf([]int64{64, 64}, ir.F16T, nil, space), ir.Index, 0},     // not a descriptor
-		{ir.MemRefTypeOf([]int64{2, 64, 64}, ir.F16T, nil, space), desc, 0},      // rank differs
-		{ir.MemRefTypeOf(nil, ir.F16T, nil, space), desc, 0},                     // rank 0
-		{ir.MemRefTypeOf([]int64{64, 64}, ir.F16T, nil, space), ir.F16T, 0},      // not a descriptor
-		{ir.MemRefTypeOf([]int64{64, 640}, ir.BF16T, nil, space), desc, 10},      // only the shape counts
-		{ir.MemRefTypeOf([]int64{64, 64}, ir.F16T, nil, nil), desc, 1},           // nor the memory space
-		{ir.MemRefTypeOf([]int64{64, 96}, ir.F16T, nil, space), desc, 1},         // truncating (unverified)
-		{ir.MemRefTypeOf([]int64{8, 64}, ir.F16T, nil, space), desc, 1},          // outer dim not checked
+		{ir.MemRefTypeOf([]int64{64, 64}, ir.F16T, nil, space), ir.Index, 0}, // not a descriptor
+		{ir.MemRefTypeOf([]int64{2, 64, 64}, ir.F16T, nil, space), desc, 0},  // rank differs
+		{ir.MemRefTypeOf(nil, ir.F16T, nil, space), desc, 0},                 // rank 0
+		{ir.MemRefTypeOf([]int64{64, 64}, ir.F16T, nil, space), ir.F16T, 0},  // not a descriptor
+		{ir.MemRefTypeOf([]int64{64, 640}, ir.BF16T, nil, space), desc, 10},  // only the shape counts
+		{ir.MemRefTypeOf([]int64{64, 64}, ir.F16T, nil, nil), desc, 1},       // nor the memory space
+		{ir.MemRefTypeOf([]int64{64, 96}, ir.F16T, nil, space), desc, 1},     // truncating (unverified)
+		{ir.MemRefTypeOf([]int64{8, 64}, ir.F16T, nil, space), desc, 0},      // outer split, truncating (unverified)
+		{ir.MemRefTypeOf([]int64{128, 64}, ir.F16T, nil, space), desc, 2},    // boxes one below the other
+		{ir.MemRefTypeOf([]int64{192, 64}, ir.F16T, nil, space), desc, 3},
 		{ir.MemRefTypeOf([]int64{64, 64 * 256}, ir.F16T, nil, space), desc, 256}, // many boxes
 	} {
 		if got := tmac.BoxesPerTile(c.tile, c.desc); got != c.boxes {
@@ -130,6 +132,35 @@ func TestBoxesPerTileAndTileBytes(t *testing.T) {
 		if got := tmac.TileBytes(c.tile); got != c.bytes {
 			t.Errorf("TileBytes(%s) = %d, want %d", c.tile, got, c.bytes)
 		}
+	}
+}
+
+func TestBoxesOf(t *testing.T) {
+	space := ir.I64Attr(3)
+	box := ir.MemRefTypeOf([]int64{64, 64}, ir.F16T, nil, space)
+	box3 := ir.MemRefTypeOf([]int64{2, 64, 64}, ir.F16T, nil, space)
+	for _, c := range []struct {
+		tile, box *ir.MemRefType
+		want      tmac.TileBoxes
+	}{
+		// Side by side: the innermost dimension, coordinate 0 (TMA order).
+		{ir.MemRefTypeOf([]int64{64, 256}, ir.F16T, nil, space), box, tmac.TileBoxes{N: 4, Dim: 1, Coord: 0, Extent: 64}},
+		// One below the other: the outermost dimension, the last coordinate.
+		{ir.MemRefTypeOf([]int64{128, 64}, ir.F16T, nil, space), box, tmac.TileBoxes{N: 2, Dim: 0, Coord: 1, Extent: 64}},
+		{ir.MemRefTypeOf([]int64{6, 64, 64}, ir.F16T, nil, space), box3, tmac.TileBoxes{N: 3, Dim: 0, Coord: 2, Extent: 2}},
+		// The tile is the box: one box, laid along the innermost dimension.
+		{box, box, tmac.TileBoxes{N: 1, Dim: 1, Coord: 0, Extent: 64}},
+		// Rank 1: the only dimension is the innermost.
+		{ir.MemRefTypeOf([]int64{512}, ir.F32T, nil, space), ir.MemRefTypeOf([]int64{256}, ir.F32T, nil, space),
+			tmac.TileBoxes{N: 2, Dim: 0, Coord: 0, Extent: 256}},
+	} {
+		got, ok := tmac.BoxesOfBox(c.tile, c.box)
+		if !ok || got != c.want {
+			t.Errorf("BoxesOfBox(%s, %s) = %+v, %v; want %+v", c.tile, c.box, got, ok, c.want)
+		}
+	}
+	if _, ok := tmac.BoxesOfBox(ir.MemRefTypeOf([]int64{64, 64}, ir.F16T, nil, space), box3); ok {
+		t.Error("BoxesOfBox accepted a box of another rank")
 	}
 }
 

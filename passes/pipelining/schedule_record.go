@@ -42,8 +42,8 @@ func (p *pipelinedLoop) finishRecord() {
 		ts := &schedule.TileSchedule{Loc: r.alloc.Loc, Tile: r.tile, SlotBytes: r.slot, Align: r.align, Role: "load", Slots: p.n}
 		if r.desc != nil {
 			ts.Box = r.desc.Tensor
-			box := r.desc.Tensor
-			ts.Boxes = r.tile.Shape()[r.tile.Rank()-1] / box.Shape()[box.Rank()-1]
+			bx, _ := tmac.BoxesOfBox(r.tile, r.desc.Tensor)
+			ts.Boxes = bx.N
 			ts.Swizzle = schedule.SwizzleName(r.desc.Swizzle)
 		}
 		var readers []string

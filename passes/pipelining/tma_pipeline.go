@@ -1063,18 +1063,19 @@ func (p *pipelinedLoop) multicastBoxes(b tb, l tmac.TmaLoadOp, r *tileRing, bars
 }
 
 // boxes calls emit for each box of tile r in slot: its destination view and
-// coordinates (the innermost coordinate advanced by the box width).
+// coordinates (the coordinate of the dimension the boxes are laid along
+// advanced by the box's extent; tmac.BoxesOf).
 func (p *pipelinedLoop) boxes(b tb, r *tileRing, slot ir.Value, coords []ir.Value, emit func(b tb, dst ir.Value, cs []ir.Value)) {
 	// The box's view is in the ring's (the tile's) memory space, which may
 	// be the descriptor's other spelling of shared memory (3 or
 	// #gpu.address_space<workgroup>): a view keeps its source's space.
 	box := ir.MemRefTypeOf(r.desc.Tensor.Shape(), r.desc.Tensor.Elem, nil, r.tile.MemorySpace)
-	nbox := r.tile.Shape()[r.tile.Rank()-1] / box.Shape()[box.Rank()-1]
+	bx, _ := tmac.BoxesOfBox(r.tile, r.desc.Tensor)
 	boxBytes := tmac.TileBytes(box)
 	base := b.bin(arith.Muli, slot, b.idx(r.slot))
-	for i := int64(0); i < nbox; i++ {
+	for i := int64(0); i < bx.N; i++ {
 		cs := append([]ir.Value{}, coords...)
-		cs[0] = b.bin(arith.Addi, coords[0], b.idx(i*box.Shape()[box.Rank()-1]))
+		cs[bx.Coord] = b.bin(arith.Addi, coords[bx.Coord], b.idx(i*bx.Extent))
 		dst := b.op(memref.View, []ir.Value{r.ring, b.bin(arith.Addi, base, b.idx(i*boxBytes))}, []ir.Type{box}).Result(0)
 		emit(b, dst, cs)
 	}

@@ -102,23 +102,22 @@ type storeBox struct {
 
 // storeBoxes returns the boxes of the store's tile: the tile itself when it
 // is one box, else views of its bytes (the tile's alloc becomes an i8
-// buffer viewed as the tile), box i at byte offset i * box bytes and inner
-// coordinate x + i * box width.
+// buffer viewed as the tile), box i at byte offset i * box bytes and its
+// coordinate advanced by i * the box's extent (tmac.BoxesOf).
 func (k *tmaKernel) storeBoxes(b tb, st tmac.TmaStoreOp) []storeBox {
 	tile := st.Src().Type().(*ir.MemRefType)
 	d, _ := nvgpu.AsTensorMapDescriptor(st.TensorMap().Type())
 	coords := st.Coordinates()
-	n := tmac.BoxesPerTile(tile, st.TensorMap().Type())
-	if n == 1 {
+	bx, _ := tmac.BoxesOf(tile, st.TensorMap().Type())
+	if bx.N == 1 {
 		return []storeBox{{st.Src(), coords}}
 	}
 	buf := k.byteBuffer(st.Src().DefiningOp())
 	box := ir.MemRefTypeOf(d.Tensor.Shape(), d.Tensor.Elem, nil, tile.MemorySpace)
-	width := box.Shape()[box.Rank()-1]
 	var boxes []storeBox
-	for i := int64(0); i < n; i++ {
+	for i := int64(0); i < bx.N; i++ {
 		cs := append([]ir.Value{}, coords...)
-		cs[0] = b.bin(arith.Addi, coords[0], b.idx(i*width))
+		cs[bx.Coord] = b.bin(arith.Addi, coords[bx.Coord], b.idx(i*bx.Extent))
 		v := b.op(memref.View, []ir.Value{buf, b.idx(i * tmac.TileBytes(box))}, []ir.Type{box}).Result(0)
 		boxes = append(boxes, storeBox{v, cs})
 	}
