@@ -42,7 +42,9 @@
 # TUNE_TIMEOUT (300 s per design's tune run),
 # BENCH_REF_SAMPLE (2), BENCH_TMAC_FLAGS (extra `tmac run` flags),
 # BENCH_PEERS_FLAGS (extra peers.py flags, e.g. --no-triton), BENCH_ONLY (an
-# extended regex: only the cases whose name matches), BENCH_STEPS ("tmac
+# extended regex: only the cases whose name matches), BENCH_CASES (a case
+# list to run instead of cases.txt: its lines, or "pick NAME SPEC BUNDLE"
+# to time one variant chosen beforehand without tuning), BENCH_STEPS ("tmac
 # peers": either step alone to split the work over two commands), EXAMPLE_TIMEOUT (300 s per tmac run),
 # PEERS_TIMEOUT (1800 s), BENCH_DUMPS (where the dumps go, default
 # build/gpu/bench/dumps; a folder outside the carried ones survives a
@@ -322,6 +324,9 @@ PY
 			echo "$bundle" >"$dir/logs/$name.best"
 		elif [ "$kind" = tune ] && [ -f "$dir/logs/$name.best" ]; then
 			bundle=$(cat "$dir/logs/$name.best")
+		elif [ "$kind" = pick ]; then
+			# "pick NAME SPEC BUNDLE": one variant chosen beforehand, no tuning.
+			bundle=$rest variant="$(basename "$rest" .tmab) (picked)"
 		fi
 		if [[ " $steps " == *" tmac "* ]]; then
 			local flags=(--bench --warmup "$warmup" --reps "$reps" --dump-dir "$d")
@@ -361,7 +366,7 @@ PY
 			echo "no dump of $name: its peers are not run" >&2
 			failed=1
 		fi
-	done <"$dir/cases.txt"
+	done <"${BENCH_CASES:-$dir/cases.txt}"
 
 	local commit
 	commit=$(cat "$dir/COMMIT" 2>/dev/null || echo unknown)

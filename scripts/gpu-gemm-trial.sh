@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# A/B trials of PTX changes on tuned GEMM bundles (issue 20): each trial
+# is a bundle and a sed script applied to its kernels.ptx; the original and
+# the rewritten bundle run twice each, interleaved (A B A B), with
+# `tmac run --bench` (the check against @reference, then CUDA-event
+# timings queued behind a GPU spin), and the table of medians comes last.
+#
+#   scripts/gpu-gemm-trial.sh build   # here: build/gpu/trial (carry build/tmac and build/gpu/trial)
+#   scripts/gpu-gemm-trial.sh run     # on the GPU machine
+#
+# TRIALS below: name|bundle|sed script. The bundles come from the tuned
+# sets of scripts/bench-gpu.sh (build them first).
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+dir=build/gpu/trial
+tmac=${TMAC:-build/tmac}
+# try_wait.parity without its suspend-time hint (tmac passes 10^7 ns, as
+# upstream's nvgpu ops take it; Triton passes none).
+nohint='s/\(mbarrier\.try_wait\.parity\.shared\.b64 [^,]*, \[[^]]*\], [^,;]*\), [^;]*;/\1;/'
+TRIALS=(
+	"fp8t64_nohint|build/gpu/bench-fp8/tune/gemm_e4m3tensor_64x4096x4096/t64x32k256/t64x32k256-pipelined-s6.tmab|$nohint"
+	"fp8t16_nohint|build/gpu/bench-fp8/tune/gemm_e4m3tensor_16x4096x4096/t64x64/t64x64-pipelined-s6.tmab|$nohint"
+	"fp8t1024_nohint|build/gpu/bench-fp8/tune/gemm_e4m3tensor_1024x4096x4096/coop256tma/coop256tma-ws-s3.tmab|$nohint"
+	"fp8t4096_nohint|build/gpu/bench-fp8/tune/gemm_e4m3tensor_4096x4096x4096/coop256tma/coop256tma-ws-s3.tmab|$nohint"
+	"bf16_64_nohint|build/gpu/bench-llm/tune/gemm_bf16_64x4096x4096/t64x64/t64x64-pipelined-s12.tmab|$nohint"
+)
+
+build() {
+	set -e
+	rm -rf "$dir" && mkdir -p "$dir/x"
+	for t in "${TRIALS[@]}"; do
+		IFS='|' read -r name bundle script <<<"$t"
+		cp "$bundle" "$dir/$name.a.tmab"
+		rm -rf "$dir/x" && mkdir -p "$dir/x" && tar -xf "$bundle" -C "$dir/x"
+		cp "$dir/x/kernels.ptx" "$dir/x/orig.ptx"
+		sed -i "$script" "$dir/x/kernels.ptx"
+		if cmp -s "$dir/x/orig.ptx" "$dir/x/kernels.ptx"; then
+			echo "trial $name: the sed script changes nothing in $bundle" >&2
+			exit 1
+		fi
+		{ diff "$dir/x/orig.ptx" "$dir/x/kernels.ptx" || true; } | grep -c "^>" | sed "s/^/$name: lines changed: /"
+		(cd "$dir/x" && tar cf "../$name.b.tmab" manifest.json kernels.ptx kernels.ll module.tma)
+		echo "$name" >>"$dir/trials.txt"
+	done
+	rm -rf "$dir/x"
+}
+
+run() {
+	local rows=() name v r log med
+	while read -r name; do
+		declare -A meds=()
+		for r in 1 2; do
+			for v in a b; do
+				log=$dir/$name.$v.$r.log
+				timeout 120 "$tmac" run "$dir/$name.$v.tmab" --bench --warmup 10 --reps 100 --ref-sample 2 >"$log" 2>&1
+				med=$(grep -oE 'kernels queued \(launch latency hidden\): median [0-9.]+ us' "$log" | grep -oE '[0-9.]+ us$')
+				grep -q '^PASS' "$log" || med="FAIL(${med:-})"
+				meds[$v$r]=${med:--}
+			done
+		done
+		rows+=("| $name | ${meds[a1]} | ${meds[b1]} | ${meds[a2]} | ${meds[b2]} |")
+		unset meds
+	done <"$dir/trials.txt"
+	echo "| trial | original | rewritten | original | rewritten |"
+	echo "|---|---:|---:|---:|---:|"
+	printf '%s\n' "${rows[@]}"
+}
+
+case ${1:-} in
+build) build ;;
+run) run ;;
+*) echo "usage: scripts/gpu-gemm-trial.sh build|run" >&2; exit 2 ;;
+esac
