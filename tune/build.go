@@ -29,6 +29,10 @@ type BuildOptions struct {
 	LLC         toolchain.LLCOptions
 	TmacVersion string    // recorded in tune.json and the bundles
 	Out         io.Writer // progress: the loops tuned, each variant compiled or skipped
+	// Generator, when set, writes more programs to tune (one per
+	// combination of its parameters) into DIR/src before the files are
+	// read.
+	Generator *Generator
 }
 
 // Build finds the tunable loop of each file (an scf.for loading tiles
@@ -53,8 +57,39 @@ func Build(files []string, opts BuildOptions) (*Manifest, error) {
 	if err != nil {
 		return nil, usage("%v", err)
 	}
+	if len(files) == 0 && opts.Generator == nil {
+		return nil, usage("give the programs to tune, or --generate")
+	}
+	// Generated programs are written to a temporary directory first (the
+	// output directory is emptied only once everything parsed), then to
+	// DIR/src; their sources are recorded under that final path.
+	var gens []*generated
+	if g := opts.Generator; g != nil {
+		if err := g.check(); err != nil {
+			return nil, usage("%v", err)
+		}
+		tmp, err := os.MkdirTemp("", "tmac-tune-gen-")
+		if err != nil {
+			return nil, failed(err)
+		}
+		defer os.RemoveAll(tmp)
+		if gens, err = g.run(tmp, out); err != nil {
+			return nil, failed(err)
+		}
+		if len(gens) == 0 && len(files) == 0 {
+			return nil, failed(fmt.Errorf("--generate: the command refused every combination"))
+		}
+	}
+	paths := append([]string{}, files...) // where each program is read
+	names := append([]string{}, files...) // the file recorded for it
+	params := make([]map[string]string, len(files))
+	for _, g := range gens {
+		paths = append(paths, g.path)
+		names = append(names, filepath.Join(opts.Output, generatedDir, g.name+".tma"))
+		params = append(params, g.params)
+	}
 	bases := map[string]string{}
-	for _, in := range files {
+	for _, in := range names {
 		if in == "-" {
 			return nil, usage("tune build reads files, not standard input")
 		}
@@ -71,10 +106,13 @@ func Build(files []string, opts BuildOptions) (*Manifest, error) {
 
 	// Parse every program and find its loop before compiling anything.
 	var inputs []*input
-	for _, in := range files {
-		file, text, sm, err := runner.ReadSource(in)
+	for i, in := range names {
+		file, text, sm, err := runner.ReadSource(paths[i])
 		if err != nil {
 			return nil, err
+		}
+		if i >= len(files) {
+			file = in // a generated program: diagnostics name its place in DIR/src
 		}
 		mod, err := driver.ParseChunk(driver.Chunk{File: file, Text: text, FirstLine: 1}, false)
 		if err != nil {
@@ -89,7 +127,8 @@ func Build(files []string, opts BuildOptions) (*Manifest, error) {
 			return nil, failed(fmt.Errorf("%s: %v", in, err))
 		}
 		src := &Source{File: in, Loop: loop.index, Location: locString(loop.op.Loc), InductionVar: loop.iv,
-			Function: loop.fn, StoreLoop: loop.storeKind, WarpSpecialize: loop.op.HasAttr(tmac.WarpSpecializeAttr)}
+			Function: loop.fn, StoreLoop: loop.storeKind, WarpSpecialize: loop.op.HasAttr(tmac.WarpSpecializeAttr),
+			Params: params[i]}
 		src.Stages, _ = ir.AttrInt(loop.op.Attr(tmac.StagesAttr))
 		if loop.storeLoop != nil {
 			src.StoreStages, _ = ir.AttrInt(loop.storeLoop.Attr(tmac.StoreStagesAttr))
@@ -107,7 +146,18 @@ func Build(files []string, opts BuildOptions) (*Manifest, error) {
 	if err := os.MkdirAll(opts.Output, 0o755); err != nil {
 		return nil, usage("-o %s: %v", opts.Output, err)
 	}
-	m := &Manifest{Format: ManifestFormat, TmacVersion: opts.TmacVersion, PassPipeline: opts.Pipeline, Sources: []*Source{}, Variants: []*Variant{}}
+	if len(gens) > 0 {
+		if err := os.MkdirAll(filepath.Join(opts.Output, generatedDir), 0o755); err != nil {
+			return nil, failed(err)
+		}
+		for _, in := range inputs[len(files):] {
+			if err := os.WriteFile(in.src.File, []byte(in.text), 0o644); err != nil {
+				return nil, failed(err)
+			}
+		}
+	}
+	m := &Manifest{Format: ManifestFormat, TmacVersion: opts.TmacVersion, PassPipeline: opts.Pipeline, Sources: []*Source{}, Variants: []*Variant{},
+		Generator: opts.Generator}
 	compiled := 0
 	for _, in := range inputs {
 		m.Sources = append(m.Sources, in.src)

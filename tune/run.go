@@ -41,10 +41,12 @@ type Result struct {
 	Schedule    string `json:"schedule"`
 	Stages      int64  `json:"stages"`
 	StoreStages int64  `json:"store_stages,omitempty"`
-	Bundle      string `json:"bundle,omitempty"`
-	Status      string `json:"status"`          // pass, fail, error, hang, not-run, skipped (did not compile), filtered
-	Check       string `json:"check,omitempty"` // the reference check's verdict
-	Reason      string `json:"reason,omitempty"`
+	// Params are the generator's parameters of the variant's source.
+	Params map[string]string `json:"params,omitempty"`
+	Bundle string            `json:"bundle,omitempty"`
+	Status string            `json:"status"`          // pass, fail, error, hang, not-run, skipped (did not compile), filtered
+	Check  string            `json:"check,omitempty"` // the reference check's verdict
+	Reason string            `json:"reason,omitempty"`
 	// The kernels' time: queued behind a GPU spin (launch latency hidden)
 	// when measured, else one launch at a time (SyncMedianS).
 	KernelMedianS float64 `json:"kernel_median_s,omitempty"`
@@ -135,7 +137,8 @@ func Run(dir string, opts RunOptions) (*Results, error) {
 	results := make([]*Result, len(m.Variants))
 	var torun []int
 	for i, v := range m.Variants {
-		r := &Result{Name: v.Name, Source: v.Source, Schedule: v.Schedule, Stages: v.Stages, StoreStages: v.StoreStages, Bundle: v.Bundle}
+		r := &Result{Name: v.Name, Source: v.Source, Schedule: v.Schedule, Stages: v.Stages, StoreStages: v.StoreStages, Bundle: v.Bundle,
+			Params: v.Params}
 		results[i] = r
 		switch {
 		case v.Status != statusCompiled:

@@ -31,6 +31,7 @@ import (
 // The files of a tune directory and their formats.
 const (
 	ManifestName   = "tune.json"         // Build's manifest (Manifest)
+	generatedDir   = "src"               // the programs a Generator wrote
 	ResultsName    = "tune-results.json" // Run's results (Results)
 	ManifestFormat = "tmac-tune-1"
 	ResultsFormat  = "tmac-tune-results-1"
@@ -49,6 +50,9 @@ type Manifest struct {
 	PassPipeline string     `json:"pass_pipeline"`
 	Sources      []*Source  `json:"sources"`
 	Variants     []*Variant `json:"variants"`
+	// Generator is the command that wrote the generated sources
+	// (DIR/src), when there was one.
+	Generator *Generator `json:"generator,omitempty"`
 }
 
 // Source is one input program and the loop tuned in it.
@@ -66,6 +70,8 @@ type Source struct {
 	Stages         int64 `json:"stages,omitempty"`
 	StoreStages    int64 `json:"store_stages,omitempty"`
 	WarpSpecialize bool  `json:"warp_specialize"`
+	// Params are the generator's parameters this source was written with.
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // Variant is one variant: its parameters, its bundle and whether it
@@ -76,9 +82,11 @@ type Variant struct {
 	Schedule    string `json:"schedule"`
 	Stages      int64  `json:"stages"`
 	StoreStages int64  `json:"store_stages,omitempty"` // 0: as written
-	Bundle      string `json:"bundle,omitempty"`       // relative to DIR
-	Status      string `json:"status"`                 // compiled or skipped
-	Reason      string `json:"reason,omitempty"`       // why it was skipped
+	// Params are the generator's parameters of the variant's source.
+	Params map[string]string `json:"params,omitempty"`
+	Bundle string            `json:"bundle,omitempty"` // relative to DIR
+	Status string            `json:"status"`           // compiled or skipped
+	Reason string            `json:"reason,omitempty"` // why it was skipped
 }
 
 const (
@@ -110,7 +118,7 @@ func checkDir(dir string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-o %s: the directory is not empty and holds no earlier tune build (%s); give a new or empty directory", dir, ManifestName)
 	}
-	mine := map[string]bool{ManifestName: true, ResultsName: true, "logs": true}
+	mine := map[string]bool{ManifestName: true, ResultsName: true, "logs": true, generatedDir: old.Generator != nil}
 	for _, v := range old.Variants {
 		if v.Bundle != "" {
 			mine[v.Bundle] = true

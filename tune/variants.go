@@ -248,7 +248,8 @@ func enumerate(src *Source, opts *BuildOptions, hasStores bool) []*Variant {
 	for _, sched := range opts.Schedules {
 		for _, n := range opts.Stages {
 			for _, s := range store {
-				out = append(out, &Variant{Name: variantName(base, sched, n, s), Source: src.File, Schedule: sched, Stages: n, StoreStages: s})
+				out = append(out, &Variant{Name: variantName(base, sched, n, s), Source: src.File, Schedule: sched, Stages: n, StoreStages: s,
+					Params: src.Params})
 			}
 		}
 	}

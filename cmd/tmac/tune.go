@@ -20,6 +20,8 @@ type tuneBuildFlags struct {
 	schedules   string
 	loop        string
 	pipeline    string
+	generate    string
+	params      []string
 	llc         toolchain.LLCOptions
 }
 
@@ -41,8 +43,10 @@ tma-pipeline, every thread runs the loop), "ws" (tmac.warp_specialize:
 a TMA producer warpgroup is added in front of the program's warpgroups,
 which become the consumers) or "pingpong" (tmac.warp_specialize =
 "pingpong": a persistent program written for one warpgroup runs in two
-consumer warpgroups that take its tiles in turn). Tile shapes are the programs' own: give one
-program per tile shape to tune them together.`,
+consumer warpgroups that take its tiles in turn). Tile shapes are the
+programs' own: give one program per tile shape, or a command that writes
+one per combination of its parameters (tune build --generate), to tune
+them together.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintln(cmd.ErrOrStderr(), "tmac tune: error: give a subcommand: build or run (tmac tune --help)")
@@ -56,7 +60,7 @@ program per tile shape to tune them together.`,
 func newTuneBuildCmd() *cobra.Command {
 	f := &tuneBuildFlags{}
 	cmd := &cobra.Command{
-		Use:   "build FILE.tma... -o DIR",
+		Use:   "build [FILE.tma...] [--generate CMD --param NAME=V,...] -o DIR",
 		Short: "Compile one bundle per stage count, store stage count and schedule of a tile loop",
 		Long: `build finds the tunable loop of each FILE: an scf.for that loads tiles with
 tmac.tma.load (--loop picks one when there are several: its index in
@@ -79,6 +83,17 @@ consumer, under "pingpong" 384 threads with two.
 Without --store-stages, or when a program stores no tiles, the store
 stage count stays as written.
 
+--generate CMD tunes what is not an attribute of the loop (the tile shape,
+the K tile, the cluster size, the split factor) as well: CMD is run with
+sh -c once per combination of the --param values (the first parameter
+varying slowest), with {NAME} replaced by each parameter's value and {out}
+by the program to write, DIR/src/NAME1V1-NAME2V2.tma (bm128-bn256.tma). A
+command that exits 3 refuses the combination (the first line of its
+standard error is recorded as the reason); any other failure stops the
+build. Each generated program is then tuned like a FILE, and its variants
+carry the parameters (bm128-bn256-ws-s3, "params" in tune.json and in
+tune run's results). bench/gpu/gen_gemm.py is such a command.
+
 DIR/tune.json lists the sources and the variants (parameters, bundle,
 status, reason); tmac tune run DIR runs them. DIR is created; it must be
 empty or hold an earlier tune build, whose files are replaced.
@@ -87,8 +102,11 @@ Exit status: 0 when at least one variant compiled, 1 when none did or a
 program is invalid, 2 usage error.`,
 		Example: `  tmac tune build examples/gemm_pipelined.tma -o build/tune/gemm
   tmac tune build examples/gemm_pipelined.tma examples/gemm_ws.tma -o build/tune/gemm --stages 2,3,4,5
-  tmac tune build examples/add_pipelined.tma -o build/tune/add --store-stages 1,2 --schedules pipelined`,
-		Args: cobra.MinimumNArgs(1),
+  tmac tune build examples/add_pipelined.tma -o build/tune/add --store-stages 1,2 --schedules pipelined
+  tmac tune build -o build/tune/gemm-1024 --stages 4,6 --schedules pipelined \
+      --generate 'python3 bench/gpu/gen_gemm.py --m 1024 --n 1024 --k 1024 --dtype bf16 --out bf16 --design tiles --bm {bm} --bn {bn} -o {out}' \
+      --param bm=64,128 --param bn=64,128,256`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTuneBuild(cmd, f, args)
 		},
@@ -99,6 +117,8 @@ program is invalid, 2 usage error.`,
 	fl.StringVar(&f.storeStages, "store-stages", "", "store stage counts (tmac.store_stages) to try (default: as written)")
 	fl.StringVar(&f.schedules, "schedules", "pipelined,ws", "schedules to try: pipelined, ws, pingpong")
 	fl.StringVar(&f.loop, "loop", "", "the loop to tune when a program has several: index, %iv or @function")
+	fl.StringVar(&f.generate, "generate", "", "a command (sh -c) writing a program to {out} for each combination of the --param values ({NAME})")
+	fl.StringArrayVar(&f.params, "param", nil, "a parameter of --generate and its values: NAME=V1,V2,... (repeatable)")
 	fl.StringVar(&f.pipeline, "pass-pipeline", defaultPipeline, "pass pipeline")
 	addLLCFlags(fl, &f.llc, "llc to use")
 	return cmd
@@ -117,6 +137,12 @@ func runTuneBuild(cmd *cobra.Command, f *tuneBuildFlags, files []string) error {
 	if f.llc.OptLevel < 0 || f.llc.OptLevel > 3 {
 		return usage("-O must be 0 to 3")
 	}
+	if len(f.params) > 0 && f.generate == "" {
+		return usage("--param needs --generate")
+	}
+	if len(files) == 0 && f.generate == "" {
+		return usage("give the programs to tune (FILE.tma...), or --generate CMD with --param NAME=V1,V2,...")
+	}
 	opts := tune.BuildOptions{Output: f.output, Loop: f.loop, Pipeline: f.pipeline, LLC: f.llc, TmacVersion: Version, Out: cmd.OutOrStdout()}
 	var err error
 	if opts.Stages, err = tune.ParseStages("--stages", f.stages); err != nil {
@@ -129,6 +155,16 @@ func runTuneBuild(cmd *cobra.Command, f *tuneBuildFlags, files []string) error {
 	}
 	if opts.Schedules, err = tune.ParseSchedules(f.schedules); err != nil {
 		return usage("%v", err)
+	}
+	if f.generate != "" {
+		opts.Generator = &tune.Generator{Command: f.generate}
+		for _, s := range f.params {
+			p, err := tune.ParseParam(s)
+			if err != nil {
+				return usage("%v", err)
+			}
+			opts.Generator.Params = append(opts.Generator.Params, p)
+		}
 	}
 	_, err = tune.Build(files, opts)
 	return reportRunError(stderr, "tmac tune build", err)
