@@ -230,7 +230,7 @@ build() {
 		for d in "${designs[@]}"; do
 			IFS='|' read -r dn gflags st sch <<<"$d"
 			# shellcheck disable=SC2086 # gflags is a list of flags
-			python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" --dtype "$dt" --out "$out" $gflags $scflags \
+			python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" --dtype "$dt" --out "$out" --pad $gflags $scflags \
 				-o "$cdir/src/$dn.tma" 2>>"$cdir/src/refused.txt" || continue
 			if build/tmac tune build "$cdir/src/$dn.tma" -o "$cdir/$dn" --stages "$st" --schedules "$sch" >"$cdir/src/$dn.build.log" 2>&1; then
 				dirs+=("$cdir/$dn")

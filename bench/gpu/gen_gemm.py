@@ -53,7 +53,10 @@ M, N and K need not be multiples of the tiles: the edge tiles' TMA loads
 read zeros beyond A and B (a K tail adds nothing), the TMA store clips at
 D's edges, the direct epilogue uses tmac.warpgroup.mma.store's masked
 form and the shared one stores inside D only. TMA needs rows of A and B
-(and of D for the TMA store) whose bytes are a multiple of 16.
+(and of D for the TMA store) whose bytes are a multiple of 16: with --pad,
+an operand without them (4095 x 4097 x 4096: B's rows of 4097 bf16) is
+first copied into zero-padded rows by a kernel of its own; without it
+such shapes are refused.
 
 fp8 (--dtype e4m3 or e5m2): D = A * B^T with B given as N x K (fp8
 wgmma reads both operands K-major only; torch._scaled_mm's column-major
@@ -134,7 +137,7 @@ REFERENCE_GELU = {"gelu_poly": "gelu"}
 
 
 def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=None,
-        split=1, scale="none", l2promo="none"):
+        split=1, scale="none", l2promo="none", allow_pad=False):
     if activation != "none" and activation not in GELU and activation not in KERNEL_GELU:
         raise Refuse(f"activation {activation}: none, gelu, gelu_poly or gelu_tanh")
     if dtype not in MLIR_TYPE:
@@ -189,10 +192,17 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     edge = bool(m % bm or n % bn or k % bk)
     esize = {"f32": 4, "f16": 2, "bf16": 2}
     ein = 1 if fp8 else 2  # bytes per input element
-    if fp8 and k % 16:
-        raise Refuse(f"TMA needs rows of a multiple of 16 bytes: K = {k} must be a multiple of 16")
-    if not fp8 and ((k * 2) % 16 or (n * 2) % 16):
-        raise Refuse(f"TMA needs rows of a multiple of 16 bytes: K = {k} and N = {n} must be multiples of 8")
+    # An operand whose rows TMA cannot address (global strides must be
+    # multiples of 16 bytes) is first copied into a buffer with rows padded
+    # with zeros (a kernel of its own, one element a thread), which the
+    # tensor map reads whole: A's zero columns meet B's rows beyond K, which
+    # TMA fills with zeros; B's extra columns (16-bit) only reach columns of
+    # D beyond N, which are not stored; fp8 B's extra K columns are zeros.
+    a_cols, b_cols = k, (k if fp8 else n)  # elements per row of A and B
+    pad_a, pad_b = (a_cols * ein) % 16 != 0, (b_cols * ein) % 16 != 0
+    if (pad_a or pad_b) and not allow_pad:
+        raise Refuse(f"TMA needs rows of a multiple of 16 bytes: K = {k}" + ("" if fp8 else f" and N = {n}")
+                     + f" must be multiples of {16 // ein} (--pad copies such operands into padded rows first)")
     if epilogue == "tma" and (n * esize[out]) % 16:
         raise Refuse(f"the TMA store needs rows of D of a multiple of 16 bytes: N = {n} in {out}")
     if epilogue == "smem" and ((out != "f32" and split == 1) or design != "tiles"):
@@ -292,13 +302,53 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             w(f"  %ws = gpu.alloc() : {W}")
         w("  %dzero = arith.constant 0.000000e+00 : f32")
         w(f"  gpu.memset {ws}, %dzero : {W}, f32")
-    w(f"  %a_any = memref.cast %a : {A} to memref<*x{T}>")
+    a_src, a_type, b_src, b_type = "%a", A, "%b", B
+    for name, padded, rows, cols in (("a", pad_a, m, a_cols), ("b", pad_b, k if not fp8 else n, b_cols)):
+        if not padded:
+            continue
+        pc = -(-cols * ein // 16) * 16 // ein  # the row length rounded up to 16 bytes
+        P = f"memref<{rows}x{pc}x{T}>"
+        src = A if name == "a" else B
+        w(f"  // {name.upper()}'s rows ({cols} x {ein} bytes) copied into rows of {pc}, zero-padded, for TMA.")
+        w(f"  %{name}pad = gpu.alloc() : {P}")
+        w(f"  %{name}blocks = arith.constant {-(-rows * pc // 256)} : index")
+        if name == "a" or not pad_a:
+            w("  %pad256 = arith.constant 256 : index")
+        w(f"  gpu.launch blocks(%{name}bx, %{name}by, %{name}bz) in (%{name}gx = %{name}blocks, %{name}gy = %h1, %{name}gz = %h1)")
+        w(f"             threads(%{name}tx, %{name}ty, %{name}tz) in (%{name}sx = %pad256, %{name}sy = %h1, %{name}sz = %h1) {{")
+        w("    %p256 = arith.constant 256 : index")
+        w(f"    %pcols = arith.constant {cols} : index")
+        w(f"    %ppitch = arith.constant {pc} : index")
+        w(f"    %pall = arith.constant {rows * pc} : index")
+        w(f"    %pb = arith.muli %{name}bx, %p256 : index")
+        w(f"    %pi = arith.addi %pb, %{name}tx : index")
+        w("    %pin = arith.cmpi ult, %pi, %pall : index")
+        w("    scf.if %pin {")
+        w("      %pr = arith.divui %pi, %ppitch : index")
+        w("      %pcol = arith.remui %pi, %ppitch : index")
+        w("      %pinside = arith.cmpi ult, %pcol, %pcols : index")
+        w(f"      %pv = scf.if %pinside -> ({T}) {{")
+        w(f"        %pld = memref.load %{name}[%pr, %pcol] : {src}")
+        w(f"        scf.yield %pld : {T}")
+        w("      } else {")
+        w(f"        %pzero = arith.constant 0.000000e+00 : {T}")
+        w(f"        scf.yield %pzero : {T}")
+        w("      }")
+        w(f"      memref.store %pv, %{name}pad[%pr, %pcol] : {P}")
+        w("    }")
+        w("    gpu.terminator")
+        w("  }")
+        if name == "a":
+            a_src, a_type = "%apad", P
+        else:
+            b_src, b_type = "%bpad", P
+    w(f"  %a_any = memref.cast {a_src} : {a_type} to memref<*x{T}>")
     hkbox = hbk
     if bk > kbox:
         w(f"  %hkbox = arith.constant {kbox} : index")
         hkbox = "%hkbox"
     w(f"  %amap = nvgpu.tma.create.descriptor %a_any box[%hbm, {hkbox}] : memref<*x{T}> -> !adesc")
-    w(f"  %b_any = memref.cast %b : {B} to memref<*x{T}>")
+    w(f"  %b_any = memref.cast {b_src} : {b_type} to memref<*x{T}>")
     if fp8:
         w(f"  %hbn = arith.constant {bn} : index")
     if fp8 and cluster > 1:
@@ -504,6 +554,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w("    gpu.terminator")
         w("  }")
         w(f"  gpu.dealloc %ws : {W}")
+    for name, padded, rows, cols in (("a", pad_a, m, a_cols), ("b", pad_b, k if not fp8 else n, b_cols)):
+        if padded:
+            pc = -(-cols * ein // 16) * 16 // ein
+            w(f"  gpu.dealloc %{name}pad : memref<{rows}x{pc}x{T}>")
     w("  return")
     w("}")
     w("")
@@ -578,11 +632,14 @@ def main():
                          "or row (sa[M] per row, sb[N] per column), applied in registers")
     ap.add_argument("--l2promo", choices=("none", "64b", "128b", "256b"), default="none",
                     help="L2 promotion of A's and B's TMA loads (the tensor maps' CU_TENSOR_MAP_L2_PROMOTION)")
+    ap.add_argument("--pad", action="store_true",
+                    help="copy an operand whose rows are not a multiple of 16 bytes into padded rows first "
+                         "(else such shapes are refused)")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     try:
         text = gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
-                   a.activation, a.bk, a.split, a.scale, a.l2promo)
+                   a.activation, a.bk, a.split, a.scale, a.l2promo, a.pad)
     except Refuse as e:
         print(f"gen_gemm: {a.m}x{a.n}x{a.k} {a.dtype}->{a.out} {a.design} {a.bm}x{a.bn}: {e}", file=sys.stderr)
         return 3
