@@ -87,7 +87,7 @@ func (g *Generator) check() error {
 		return fmt.Errorf("--generate: the command must write the program to {out}")
 	}
 	if len(g.Params) == 0 {
-		return fmt.Errorf("--generate needs at least one --param NAME=V1,V2,...")
+		return fmt.Errorf("--generate needs at least one --param (NAME=V1,V2,...)")
 	}
 	n := 1
 	seen := map[string]bool{}
