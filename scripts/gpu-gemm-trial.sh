@@ -7,6 +7,12 @@
 #
 #   scripts/gpu-gemm-trial.sh build   # here: build/gpu/trial (carry build/tmac and build/gpu/trial)
 #   scripts/gpu-gemm-trial.sh run     # on the GPU machine
+#   scripts/gpu-gemm-trial.sh asm     # on the GPU machine: the code side by side
+#
+# asm writes to $OUT (or build/gpu/trial/asm): the SASS of each trial's
+# original bundle (ptxas + cuobjdump) and what Triton generates for seed
+# 002's FP8 kernel at M = 64 and 16, N = K = 4096, in the configuration
+# that beat tmac there (bench/gpu/triton_asm.py): PTX, TTGIR, SASS.
 #
 # TRIALS below: name|bundle|sed script. The bundles come from the tuned
 # sets of scripts/bench-gpu.sh (build them first).
@@ -66,8 +72,28 @@ run() {
 	printf '%s\n' "${rows[@]}"
 }
 
+asm() {
+	local out=${OUT:-$dir/asm} name
+	mkdir -p "$out"
+	while read -r name; do
+		mkdir -p "$out/x" && tar -xf "$dir/$name.a.tmab" -C "$out/x" kernels.ptx
+		cp "$out/x/kernels.ptx" "$out/$name.ptx"
+		if command -v ptxas >/dev/null && command -v cuobjdump >/dev/null; then
+			ptxas -arch=sm_90a -v "$out/x/kernels.ptx" -o "$out/x/k.cubin" 2>"$out/$name.ptxas.txt" &&
+				cuobjdump -sass "$out/x/k.cubin" >"$out/$name.sass"
+		fi
+		rm -rf "$out/x"
+	done <"$dir/trials.txt"
+	for m in 64 16; do
+		timeout 120 python3 bench/gpu/triton_asm.py --m $m --n 4096 --k 4096 --config 64,64,256,8,4,4 -o "$out/triton-m$m" ||
+			echo "triton_asm.py failed for M = $m" >&2
+	done
+	ls -la "$out"
+}
+
 case ${1:-} in
 build) build ;;
 run) run ;;
-*) echo "usage: scripts/gpu-gemm-trial.sh build|run" >&2; exit 2 ;;
+asm) asm ;;
+*) echo "usage: scripts/gpu-gemm-trial.sh build|run|asm" >&2; exit 2 ;;
 esac
