@@ -23,12 +23,18 @@ tmac=${TMAC:-build/tmac}
 # try_wait.parity without its suspend-time hint (tmac passes 10^7 ns, as
 # upstream's nvgpu ops take it; Triton passes none).
 nohint='s/\(mbarrier\.try_wait\.parity\.shared\.b64 [^,]*, \[[^]]*\], [^,;]*\), [^;]*;/\1;/'
+# prefetch.tensormap of every tensor map at kernel entry (CUTLASS does it;
+# seed 002 names it among CUTLASS's advantages), after each cvta.param.
+prefetch='s/^\(\s*cvta\.param\.u64\s*\)\(%rd[0-9]*\)\(, %rd[0-9]*;\)$/&\n\tprefetch.tensormap [\2];/'
 TRIALS=(
 	"fp8t64_nohint|build/gpu/bench-fp8/tune/gemm_e4m3tensor_64x4096x4096/t64x32k256/t64x32k256-pipelined-s6.tmab|$nohint"
 	"fp8t16_nohint|build/gpu/bench-fp8/tune/gemm_e4m3tensor_16x4096x4096/t64x64/t64x64-pipelined-s6.tmab|$nohint"
 	"fp8t1024_nohint|build/gpu/bench-fp8/tune/gemm_e4m3tensor_1024x4096x4096/coop256tma/coop256tma-ws-s3.tmab|$nohint"
 	"fp8t4096_nohint|build/gpu/bench-fp8/tune/gemm_e4m3tensor_4096x4096x4096/coop256tma/coop256tma-ws-s3.tmab|$nohint"
 	"bf16_64_nohint|build/gpu/bench-llm/tune/gemm_bf16_64x4096x4096/t64x64/t64x64-pipelined-s12.tmab|$nohint"
+	"fp8t64_prefetch|build/gpu/bench-fp8/tune/gemm_e4m3tensor_64x4096x4096/t64x32k256/t64x32k256-pipelined-s6.tmab|$prefetch"
+	"fp8t16_prefetch|build/gpu/bench-fp8/tune/gemm_e4m3tensor_16x4096x4096/t64x64/t64x64-pipelined-s6.tmab|$prefetch"
+	"bf16_64_prefetch|build/gpu/bench-llm/tune/gemm_bf16_64x4096x4096/t64x64/t64x64-pipelined-s12.tmab|$prefetch"
 )
 
 build() {

@@ -201,8 +201,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     a_cols, b_cols = k, (k if fp8 else n)  # elements per row of A and B
     pad_a, pad_b = (a_cols * ein) % 16 != 0, (b_cols * ein) % 16 != 0
     if (pad_a or pad_b) and not allow_pad:
-        raise Refuse(f"TMA needs rows of a multiple of 16 bytes: K = {k}" + ("" if fp8 else f" and N = {n}")
-                     + f" must be multiples of {16 // ein} (--pad copies such operands into padded rows first)")
+        what = f"K = {k} must be a multiple of 16" if fp8 else f"K = {k} and N = {n} must be multiples of 8"
+        raise Refuse(f"TMA needs rows of a multiple of 16 bytes: {what} (--pad copies such operands into padded rows first)")
     if epilogue == "tma" and (n * esize[out]) % 16:
         raise Refuse(f"the TMA store needs rows of D of a multiple of 16 bytes: N = {n} in {out}")
     if epilogue == "smem" and ((out != "f32" and split == 1) or design != "tiles"):
