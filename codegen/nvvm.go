@@ -39,6 +39,7 @@ func init() {
 	Register(lowerNVVMFenceTensormap, nvvm.FenceProxyAcquire, nvvm.FenceProxyRelease)
 	Register(nvvmSimple("llvm.nvvm.fence.mbarrier_init.release.cluster"), nvvm.FenceMbarrierInit)
 	Register(nvvmSimple("llvm.nvvm.fence.sc.cluster"), nvvm.FenceScCluster)
+	Register(lowerNVVMMemoryBarrier, nvvm.MemoryBarrier)
 	Register(lowerNVVMMbarrierInit, nvvm.MbarrierInit)
 	Register(lowerNVVMMbarrierInval, nvvm.MbarrierInval)
 	Register(lowerNVVMMbarrierArrive, nvvm.MbarrierArrive)
@@ -77,6 +78,19 @@ func init() {
 // void intrinsic without arguments.
 func nvvmSimple(intrinsic string) LowerFunc {
 	return func(fe *FuncEmitter, op *ir.Operation) { fe.CallIntrinsic(intrinsic, types.Void) }
+}
+
+// lowerNVVMMemoryBarrier lowers nvvm.memory.barrier as upstream does:
+// membar.cta, fence.sc.cluster, membar.gl or membar.sys by scope.
+func lowerNVVMMemoryBarrier(fe *FuncEmitter, op *ir.Operation) {
+	intrinsic := map[string]string{
+		"cta": "llvm.nvvm.membar.cta", "cluster": "llvm.nvvm.fence.sc.cluster",
+		"gpu": "llvm.nvvm.membar.gl", "sys": "llvm.nvvm.membar.sys",
+	}[nvvm.EnumOf(op, "scope")]
+	if intrinsic == "" {
+		Fail(op, "memory barrier scope %q is not cta, cluster, gpu or sys", nvvm.EnumOf(op, "scope"))
+	}
+	fe.CallIntrinsic(intrinsic, types.Void)
 }
 
 // nvvmOpt returns the lowered value of an optional operand v (as a view

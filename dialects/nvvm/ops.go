@@ -234,6 +234,12 @@ func init() {
 			Format:  "$scope (`from_proxy` `=` $fromProxy^)? (`to_proxy` `=` $toProxy^)? attr-dict",
 			Verify:  verifyUniProxy,
 		},
+		&ir.OpDef{
+			Name:    "nvvm.memory.barrier",
+			Summary: "Memory barrier: this thread's earlier memory accesses are performed at the scope before its later ones (membar / fence.sc.cluster)",
+			Attrs:   []ir.AttrSpec{enumAttr("nvvm.memory.barrier", "scope", MemScope, "NVVM Memory Scope", false, nil, true)},
+			Format:  "$scope attr-dict",
+		},
 		simple("nvvm.fence.mbarrier.init", "Release fence for mbarrier.init"),
 		simple("nvvm.fence.sc.cluster", "Sequentially-consistent cluster fence"),
 

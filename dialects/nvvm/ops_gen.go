@@ -52,6 +52,7 @@ const (
 	MbarrierTestWait                     = "nvvm.mbarrier.test.wait"
 	MbarrierTryWait                      = "nvvm.mbarrier.try_wait"
 	MbarrierTryWaitParity                = "nvvm.mbarrier.try_wait.parity"
+	MemoryBarrier                        = "nvvm.memory.barrier"
 	MmaSync                              = "nvvm.mma.sync"
 	Nanosleep                            = "nvvm.nanosleep"
 	Pmevent                              = "nvvm.pmevent"
@@ -235,6 +236,8 @@ type (
 	MbarrierTryWaitOp struct{ Op *ir.Operation }
 	// MbarrierTryWaitParityOp views an op named nvvm.mbarrier.try_wait.parity.
 	MbarrierTryWaitParityOp struct{ Op *ir.Operation }
+	// MemoryBarrierOp views an op named nvvm.memory.barrier.
+	MemoryBarrierOp struct{ Op *ir.Operation }
 	// MmaSyncOp views an op named nvvm.mma.sync.
 	MmaSyncOp struct{ Op *ir.Operation }
 	// NanosleepOp views an op named nvvm.nanosleep.
@@ -634,6 +637,11 @@ func AsMbarrierTryWait(op *ir.Operation) (MbarrierTryWaitOp, bool) {
 // AsMbarrierTryWaitParity returns op as a MbarrierTryWaitParityOp, and whether it is named nvvm.mbarrier.try_wait.parity.
 func AsMbarrierTryWaitParity(op *ir.Operation) (MbarrierTryWaitParityOp, bool) {
 	return ir.As[MbarrierTryWaitParityOp](op, MbarrierTryWaitParity)
+}
+
+// AsMemoryBarrier returns op as a MemoryBarrierOp, and whether it is named nvvm.memory.barrier.
+func AsMemoryBarrier(op *ir.Operation) (MemoryBarrierOp, bool) {
+	return ir.As[MemoryBarrierOp](op, MemoryBarrier)
 }
 
 // AsMmaSync returns op as a MmaSyncOp, and whether it is named nvvm.mma.sync.
@@ -2278,6 +2286,11 @@ func (o MbarrierTryWaitOp) Relaxed() ir.Attribute {
 
 // Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
 func (o MbarrierTryWaitOp) Scope() ir.Attribute {
+	return o.Op.Attr("scope")
+}
+
+// Scope returns the `scope` attribute (NVVM Memory Scope), or nil if absent.
+func (o MemoryBarrierOp) Scope() ir.Attribute {
 	return o.Op.Attr("scope")
 }
 

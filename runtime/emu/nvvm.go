@@ -551,7 +551,9 @@ func init() {
 	// Ordering fences: the emulator runs one thread of a block at a time
 	// and every write is visible at once, so they have nothing to do
 	// (tensor maps are encoded by the host plan, never edited in memory).
-	register(direct(func(t *thread, in *instr) {}), nvvm.FenceScCluster, nvvm.FenceProxyAcquire, nvvm.FenceProxyRelease)
+	// nvvm.memory.barrier too: blocks share global memory the same way.
+	register(direct(func(t *thread, in *instr) {}), nvvm.FenceScCluster, nvvm.FenceProxyAcquire, nvvm.FenceProxyRelease,
+		nvvm.MemoryBarrier)
 }
 
 // ------------------------------------------------------------ clusters
