@@ -104,20 +104,24 @@ small_square_designs=(
 )
 # Skinny M: deep rings (bytes in flight per SM bound these kernels); K
 # tiles of 32 halve a slot, so twice the slots fit; split-K puts 2 or 4
-# blocks on each of the few tiles (both not yet measured).
+# blocks on each of the few tiles, the last block of a tile adding the
+# partial tiles (the atomic form, with its memset and second kernel, lost
+# on 2026-11-27).
 skinny_designs=(
 	"t64x64|--design tiles --bm 64 --bn 64|6,9,12|pipelined"
 	"t64x128|--design tiles --bm 64 --bn 128|6,9|pipelined"
 	"t128x64|--design tiles --bm 128 --bn 64|6,9|pipelined"
 	"t64x64k32|--design tiles --bm 64 --bn 64 --bk 32|12,16|pipelined"
-	"t64x128s2|--design tiles --bm 64 --bn 128 --epilogue smem --split 2|4,6|pipelined"
-	"t64x64s4|--design tiles --bm 64 --bn 64 --epilogue smem --split 4|6,9|pipelined"
+	"t64x128s2l|--design tiles --bm 64 --bn 128 --split 2 --split-reduce last|4,6|pipelined"
+	"t64x64s4l|--design tiles --bm 64 --bn 64 --split 4 --split-reduce last|6,9|pipelined"
 )
 
 # fp8 (K tiles of 128 e4m3 elements, 128 bytes, or 256 as two boxes):
 # skinny M streams B through deep rings of 64-row tiles, 32 columns wide
 # for twice the blocks, or K tiles of 256 for half the barrier round trips
-# (split-K lost in the first run: 20.5-24.6 us against 18.0 at M = 16);
+# (split-K through a workspace lost in the first run: 20.5-24.6 us
+# against 18.0 at M = 16; split-K reduced by the last block of each tile,
+# one kernel, replaces it);
 # large M as the 16-bit kernels, with 2-block clusters.
 fp8_skinny_designs=(
 	"t64x64|--design tiles --bm 64 --bn 64|6,8|pipelined"
@@ -125,6 +129,8 @@ fp8_skinny_designs=(
 	"t64x64k256p|--design tiles --bm 64 --bn 64 --bk 256 --l2promo 256b|4|pipelined"
 	"t64x32|--design tiles --bm 64 --bn 32|8,12|pipelined"
 	"t64x32k256|--design tiles --bm 64 --bn 32 --bk 256|4,6|pipelined"
+	"t64x64k256s2l|--design tiles --bm 64 --bn 64 --bk 256 --split 2 --split-reduce last|4|pipelined"
+	"t64x64s4l|--design tiles --bm 64 --bn 64 --split 4 --split-reduce last|6|pipelined"
 )
 fp8_mid_designs=(
 	"t64x128|--design tiles --bm 64 --bn 128|6|pipelined"
@@ -146,7 +152,8 @@ llm_skinny_designs=(
 	"t64x64|--design tiles --bm 64 --bn 64|9,12|pipelined"
 	"t64x128|--design tiles --bm 64 --bn 128|6,9|pipelined"
 	"t128x64|--design tiles --bm 128 --bn 64|9|pipelined"
-	"t64x128s2|--design tiles --bm 64 --bn 128 --epilogue smem --split 2|6|pipelined"
+	"t64x128s2l|--design tiles --bm 64 --bn 128 --split 2 --split-reduce last|6|pipelined"
+	"t64x64s4l|--design tiles --bm 64 --bn 64 --split 4 --split-reduce last|9|pipelined"
 )
 llm_large_designs=(
 	"t128|--design tiles --bm 128 --bn 128|4|pipelined"

@@ -137,7 +137,7 @@ REFERENCE_GELU = {"gelu_poly": "gelu"}
 
 
 def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=None,
-        split=1, scale="none", l2promo="none", allow_pad=False):
+        split=1, scale="none", l2promo="none", allow_pad=False, split_reduce="atomic"):
     if activation != "none" and activation not in GELU and activation not in KERNEL_GELU:
         raise Refuse(f"activation {activation}: none, gelu, gelu_poly or gelu_tanh")
     if dtype not in MLIR_TYPE:
@@ -169,9 +169,15 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         raise Refuse(f"BK {bk}: " + ("64, 128 or 256 (fp8)" if fp8 else "32, 64 or 128"))
     if split < 1:
         raise Refuse(f"split {split}: at least 1")
-    if split > 1 and (design != "tiles" or epilogue != "smem" or activation != "none"):
+    if split_reduce not in ("atomic", "last"):
+        raise Refuse(f"split reduce {split_reduce}: atomic or last")
+    fixup = split > 1 and split_reduce == "last"
+    if split > 1 and not fixup and (design != "tiles" or epilogue != "smem" or activation != "none"):
         raise Refuse("split-K is for the tiles design, the smem epilogue and no activation "
                      "(the partial tiles are added into D with atomics)")
+    if fixup and (design != "tiles" or epilogue != "direct" or activation != "none"):
+        raise Refuse("split-K reduced by the last block (--split-reduce last) is for the tiles design, the direct "
+                     "epilogue and no activation")
     if split > 1 and -(-k // bk) % split:
         raise Refuse(f"{-(-k // bk)} K steps do not split into {split} equal parts")
     if cluster not in (1, 2):
@@ -244,7 +250,9 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
       + (f", clusters of {cluster} sharing B's tile (multicast)" if cluster > 1 else "")
       + (f"; D = {activation}(A * B + bias), in registers" if activation != "none" else "")
       + (f"; split-K: {split} blocks per tile, each over K/{split}, added with atomics into "
-         + ("D (zeroed first)" if out == "f32" else "an f32 workspace (zeroed first) that a second kernel rounds into D") if split > 1 else "")
+         + ("D (zeroed first)" if out == "f32" else "an f32 workspace (zeroed first) that a second kernel rounds into D") if split > 1 and not fixup else "")
+      + (f"; split-K: {split} blocks per tile, each over K/{split}, each storing its partial tile to an f32 "
+         "workspace, the last of a tile's blocks to finish (a counter per tile) adding them into D" if fixup else "")
       + ".")
     w(f"!atile = memref<{bm}x{bk}x{T}, {WG}>")
     if bk > kbox:
@@ -294,7 +302,15 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"  %hblocks = arith.constant {nblocks} : index")
     w(f"  %hthreads = arith.constant {threads} : index")
     ws, W = "%d", D  # where split-K's partial tiles are added
-    if split > 1:
+    if fixup:
+        # One f32 partial tile per block, and a counter per tile of the
+        # blocks done with it (zeroed here; the last block zeroes it again).
+        ws, W = "%ws", f"memref<{tiles * split * bm}x{bn}xf32>"
+        w(f"  %ws = gpu.alloc() : {W}")
+        w(f"  %cnt = gpu.alloc() : memref<{tiles}xi32>")
+        w("  %czero = arith.constant 0 : i32")
+        w(f"  gpu.memset %cnt, %czero : memref<{tiles}xi32>, i32")
+    elif split > 1:
         # The blocks of a tile add their partial products into D, or into
         # an f32 workspace that a second kernel rounds into D.
         if O != "f32":
@@ -456,7 +472,9 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"{ind}  tmac.yield %g : f32")
         w(f"{ind}}}")
         res = "%act"
-    if scale == "tensor":
+    if fixup:
+        fixup_epilogue(w, ind, res, tiles, split, bm, bn, m, n, edge, scale, SA, SB, D, O)
+    elif scale == "tensor":
         # One factor sa[0] * sb[0] for every element, in registers.
         w(f"{ind}%sa0 = memref.load %sa[%c0] : {SA}")
         w(f"{ind}%sb0 = memref.load %sb[%c0] : {SB}")
@@ -467,7 +485,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"{ind}  tmac.yield %y : f32")
         w(f"{ind}}}")
         res = "%scaled"
-    elif scale == "row":
+    if not fixup and scale == "row":
         # sa per row of D (its 0.0 beyond M), sb per column, in the
         # accumulator's row and column layouts.
         if design == "coop":
@@ -481,7 +499,9 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"{ind}  tmac.yield %y : f32")
         w(f"{ind}}}")
         res = "%scaled"
-    if epilogue == "smem":
+    if fixup:
+        pass
+    elif epilogue == "smem":
         # Accumulator -> shared tile -> D, a row of BN columns at a time.
         w(f"{ind}nvgpu.warpgroup.mma.store {res}, %ds : !acc to !dtile")
         w(f"{ind}gpu.barrier")
@@ -532,7 +552,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w("    }" + (" {tmac.store_stages = 1 : i64}" if epilogue == "tma" else ""))
     w("    gpu.terminator")
     w("  }")
-    if ws != "%d":
+    if fixup:
+        w(f"  gpu.dealloc %ws : {W}")
+        w(f"  gpu.dealloc %cnt : memref<{tiles}xi32>")
+    elif ws != "%d":
         # The workspace rounded into D, one element a thread.
         w(f"  %hconv = arith.constant {-(-m * n // 256)} : index")
         w("  %h256 = arith.constant 256 : index")
@@ -606,6 +629,88 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     return "\n".join(L) + "\n"
 
 
+def fixup_epilogue(w, ind, res, tiles, split, bm, bn, m, n, edge, scale, SA, SB, D, O):
+    """Split-K's end without a second kernel: each block stores its partial
+    tile to its slot of the f32 workspace %ws, publishes it (membar.gl,
+    then an atomic increment of its tile's counter) and the last of the
+    tile's blocks (the one that saw split - 1) reads the partials back,
+    adds them, applies the scales, rounds and stores the tile into D, and
+    zeroes the counter for the next launch. No block waits for another, so
+    the blocks of a tile need not run at the same time."""
+    P = f"memref<{tiles * split * bm}x{bn}xf32>"
+    w(f"{ind}%wrow = arith.muli %bid, %cbm : index")
+    w(f"{ind}%wpart = memref.subview %ws[%wrow, 0] [{bm}, {bn}] [1, 1] : {P} to memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>")
+    w(f"{ind}nvgpu.warpgroup.mma.store {res}, %wpart : !acc to memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>")
+    w(f"{ind}nvvm.memory.barrier <gpu>")
+    w(f"{ind}gpu.barrier")
+    w(f"{ind}%ftid = gpu.thread_id  x")
+    w(f"{ind}%fis0 = arith.cmpi eq, %ftid, %c0 : index")
+    w(f"{ind}%fone = arith.constant 1 : i32")
+    w(f"{ind}%fseen = memref.alloc() : memref<1xi32, {WG}>")
+    w(f"{ind}scf.if %fis0 {{")
+    w(f"{ind}  %fold = memref.atomic_rmw addi %fone, %cnt[%tb] : (i32, memref<{tiles}xi32>) -> i32")
+    w(f"{ind}  memref.store %fold, %fseen[%c0] : memref<1xi32, {WG}>")
+    w(f"{ind}}}")
+    w(f"{ind}gpu.barrier")
+    w(f"{ind}%fdone = memref.load %fseen[%c0] : memref<1xi32, {WG}>")
+    w(f"{ind}%flastn = arith.constant {split - 1} : i32")
+    w(f"{ind}%flast = arith.cmpi eq, %fdone, %flastn : i32")
+    w(f"{ind}scf.if %flast {{")
+    w(f"{ind}  nvvm.memory.barrier <gpu>")
+    w(f"{ind}  %f128 = arith.constant 128 : index")
+    w(f"{ind}  %fall = arith.constant {bm * bn} : index")
+    w(f"{ind}  %fbn = arith.constant {bn} : index")
+    w(f"{ind}  %fbase = arith.muli %tb, %csplit : index")
+    w(f"{ind}  %fbrow = arith.muli %fbase, %cbm : index")
+    if scale == "tensor":
+        w(f"{ind}  %fsa = memref.load %sa[%c0] : {SA}")
+        w(f"{ind}  %fsb = memref.load %sb[%c0] : {SB}")
+        w(f"{ind}  %fsab = arith.mulf %fsa, %fsb : f32")
+    w(f"{ind}  scf.for %fe = %ftid to %fall step %f128 {{")
+    w(f"{ind}    %fi = arith.divui %fe, %fbn : index")
+    w(f"{ind}    %fj = arith.remui %fe, %fbn : index")
+    w(f"{ind}    %frow = arith.addi %row0, %fi : index")
+    w(f"{ind}    %fcol = arith.addi %col0, %fj : index")
+    acc = None
+    for q in range(split):
+        w(f"{ind}    %fr{q} = arith.addi %fbrow, %fi : index" if q == 0 else
+          f"{ind}    %fr{q} = arith.addi %fr{q - 1}, %cbm : index")
+        w(f"{ind}    %fp{q} = memref.load %ws[%fr{q}, %fj] : {P}")
+        if acc is None:
+            acc = f"%fp{q}"
+        else:
+            w(f"{ind}    %fs{q} = arith.addf {acc}, %fp{q} : f32")
+            acc = f"%fs{q}"
+    body_ind = ind + "    "
+    if edge:
+        w(f"{ind}    %frin = arith.cmpi ult, %frow, %cm : index")
+        w(f"{ind}    %fcin = arith.cmpi ult, %fcol, %cn : index")
+        w(f"{ind}    %fin = arith.andi %frin, %fcin : i1")
+        w(f"{ind}    scf.if %fin {{")
+        body_ind = ind + "      "
+    if scale == "tensor":
+        w(f"{body_ind}%fy = arith.mulf {acc}, %fsab : f32")
+        acc = "%fy"
+    elif scale == "row":
+        w(f"{body_ind}%fra = memref.load %sa[%frow] : {SA}")
+        w(f"{body_ind}%fcb = memref.load %sb[%fcol] : {SB}")
+        w(f"{body_ind}%fya = arith.mulf {acc}, %fra : f32")
+        w(f"{body_ind}%fy = arith.mulf %fya, %fcb : f32")
+        acc = "%fy"
+    if O != "f32":
+        w(f"{body_ind}%fo = arith.truncf {acc} : f32 to {O}")
+        acc = "%fo"
+    w(f"{body_ind}memref.store {acc}, %d[%frow, %fcol] : {D}")
+    if edge:
+        w(f"{ind}    }}")
+    w(f"{ind}  }}")
+    w(f"{ind}  scf.if %fis0 {{")
+    w(f"{ind}    %fz = arith.constant 0 : i32")
+    w(f"{ind}    memref.store %fz, %cnt[%tb] : memref<{tiles}xi32>")
+    w(f"{ind}  }}")
+    w(f"{ind}}}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--m", type=int, required=True)
@@ -632,6 +737,10 @@ def main():
                          "or row (sa[M] per row, sb[N] per column), applied in registers")
     ap.add_argument("--l2promo", choices=("none", "64b", "128b", "256b"), default="none",
                     help="L2 promotion of A's and B's TMA loads (the tensor maps' CU_TENSOR_MAP_L2_PROMOTION)")
+    ap.add_argument("--split-reduce", choices=("atomic", "last"), default="atomic",
+                    help="how split-K adds the partial tiles: atomic (atomics into D or an f32 workspace rounded by a "
+                         "second kernel; smem epilogue) or last (each block stores its partial tile, the last block of "
+                         "the tile adds them into D; direct epilogue)")
     ap.add_argument("--pad", action="store_true",
                     help="copy an operand whose rows are not a multiple of 16 bytes into padded rows first "
                          "(else such shapes are refused)")
@@ -639,7 +748,7 @@ def main():
     a = ap.parse_args()
     try:
         text = gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
-                   a.activation, a.bk, a.split, a.scale, a.l2promo, a.pad)
+                   a.activation, a.bk, a.split, a.scale, a.l2promo, a.pad, a.split_reduce)
     except Refuse as e:
         print(f"gen_gemm: {a.m}x{a.n}x{a.k} {a.dtype}->{a.out} {a.design} {a.bm}x{a.bn}: {e}", file=sys.stderr)
         return 3
