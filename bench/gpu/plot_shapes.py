@@ -151,7 +151,11 @@ def main():
     ap.add_argument("results", nargs="+")
     ap.add_argument("-o", "--prefix", required=True, help="output prefix: PREFIX-<group>.svg")
     args = ap.parse_args()
-    rows, metas = merge(args.results)
+    try:
+        rows, metas = merge(args.results)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"plot_shapes.py: error: {e}", file=sys.stderr)
+        return 2
     groups = []
     for g, _, _ in rows:
         if g not in groups:
