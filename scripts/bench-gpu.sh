@@ -155,8 +155,13 @@ llm_skinny_designs=(
 	"t64x128s2l|--design tiles --bm 64 --bn 128 --split 2 --split-reduce last|6|pipelined"
 	"t64x64s4l|--design tiles --bm 64 --bn 64 --split 4 --split-reduce last|9|pipelined"
 )
+# M >= 1024: 128x256 tiles leave the last wave part-empty where the tiles
+# are few (1024 x 6144: 192 tiles on 132 SMs, 0.64x cuBLAS on 2026-11-27):
+# 128x128 persistent ping-pong and cooperative tiles too.
 llm_large_designs=(
 	"t128|--design tiles --bm 128 --bn 128|4|pipelined"
+	"pp128|--design persistent --bm 128 --bn 128|4,5|pingpong"
+	"coop128tma|--design coop --bm 128 --bn 128 --epilogue tma|4|ws"
 	"coop256|--design coop --bm 128 --bn 256|4|ws"
 	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|3|ws"
 )
