@@ -21,7 +21,7 @@
 # Carry build/tmac and build/gpu/bench.tgz (the folder, compressed; run
 # unpacks it when it is newer) to the GPU machine.
 #
-# run: for each case, `tmac tune run` over its variants
+# run: for each case, one `tmac tune run` over its designs' variants
 # (each checked against @reference, sampled to BENCH_REF_SAMPLE=2 rows,
 # then timed with BENCH_TUNE_REPS_TMAC runs) and the fastest passing one is
 # the case's tmac; then for it `tmac run
@@ -39,7 +39,7 @@
 #
 # Environment: BENCH_WARMUP (10), BENCH_REPS (100), BENCH_TUNE_REPS (10,
 # per Triton configuration), BENCH_TUNE_REPS_TMAC (20, per tmac variant),
-# TUNE_TIMEOUT (300 s per design's tune run),
+# TUNE_TIMEOUT (300 s per design in the case's tune run),
 # BENCH_REF_SAMPLE (2), BENCH_TMAC_FLAGS (extra `tmac run` flags),
 # BENCH_PEERS_FLAGS (extra peers.py flags, e.g. --no-triton), BENCH_ONLY (an
 # extended regex: only the cases whose name matches), BENCH_CASES (a case
@@ -312,10 +312,13 @@ run() {
 		if [ "$kind" = tune ] && [[ " $steps " == *" tmac "* ]]; then
 			# Tune: every design's variants through tmac tune run (checked,
 			# timed), then the fastest passing one is the shape's tmac.
-			local td
+			# All designs in one tmac tune run: @reference is computed once.
+			local td ntd
+			ntd=$(echo "${rest//,/ }" | wc -w)
+			# shellcheck disable=SC2086 # rest is a list of directories
+			timeout "$((${TUNE_TIMEOUT:-300} * ntd))" "$tmac" tune run ${rest//,/ } --reps "${BENCH_TUNE_REPS_TMAC:-20}" --warmup 3 \
+				--ref-sample "${BENCH_REF_SAMPLE:-2}" >"$dir/logs/$name.tune.log" 2>&1
 			for td in ${rest//,/ }; do
-				timeout "${TUNE_TIMEOUT:-300}" "$tmac" tune run "$td" --reps "${BENCH_TUNE_REPS_TMAC:-20}" --warmup 3 \
-					--ref-sample "${BENCH_REF_SAMPLE:-2}" >"$dir/logs/$name-$(basename "$td").tune.log" 2>&1
 				cp "$td/tune-results.json" "$dir/logs/$name-$(basename "$td").tune-results.json" 2>/dev/null
 			done
 			read -r bundle variant < <(python3 - ${rest//,/ } <<'PY'

@@ -70,6 +70,17 @@ const (
 	resFiltered = "filtered"
 )
 
+// Hung reports whether a variant hung the GPU (the variants after it were
+// not run, and the GPU may still be busy).
+func (r *Results) Hung() bool {
+	for _, x := range r.Results {
+		if x.Status == resHang {
+			return true
+		}
+	}
+	return false
+}
+
 // RunOptions says how Run runs the variants; the fields are tmac run's
 // options of the same names (runner.Options).
 type RunOptions struct {
@@ -88,6 +99,10 @@ type RunOptions struct {
 	// Problem, if not nil, is told of failures that do not stop the
 	// run (a log that could not be written).
 	Problem func(error)
+	// RefCache, if not nil, keeps @reference's results across Run calls
+	// (tmac tune run DIR...: the designs of one shape share a reference);
+	// nil: a cache for this run only.
+	RefCache *runner.RefCache
 }
 
 // Run runs every compiled variant of the tune build in dir, in this
@@ -166,7 +181,10 @@ func Run(dir string, opts RunOptions) (*Results, error) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, failed("%v", err)
 	}
-	refCache := runner.NewRefCache()
+	refCache := opts.RefCache
+	if refCache == nil {
+		refCache = runner.NewRefCache()
+	}
 	hung := ""
 	for n, i := range torun {
 		v, r := m.Variants[i], results[i]

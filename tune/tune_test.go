@@ -584,4 +584,29 @@ func TestTuneRunFake(t *testing.T) {
 	if res := testutil.ReadFile(t, filepath.Join(dir, ResultsName)); strings.Contains(res, `"best"`) {
 		t.Errorf("a best without a pass:\n%s", res)
 	}
+
+	// A cache given in the options is the one every variant gets (tmac
+	// tune run DIR... shares it across directories); Hung says a variant
+	// hung.
+	shared := runner.NewRefCache()
+	var caches []*runner.RefCache
+	runVariant = func(opts *RunOptions, path, source string, cache *runner.RefCache, log io.Writer) variantOutcome {
+		caches = append(caches, cache)
+		return outcomes[filepath.Base(path)]
+	}
+	res2, _ := Run(dir, RunOptions{Reps: 7, Warmup: 5, Timeout: 10 * time.Second, Dist: "normal", RTol: -1, ATol: -1, RefCache: shared})
+	if len(caches) != 4 {
+		t.Fatalf("%d runs", len(caches))
+	}
+	for _, c := range caches {
+		if c != shared {
+			t.Error("a variant did not get the shared reference cache")
+		}
+	}
+	if res2 == nil || !res2.Hung() {
+		t.Error("Hung() is false after a hang")
+	}
+	if (&Results{Results: []*Result{{Status: resPass}, {Status: resFail}}}).Hung() {
+		t.Error("Hung() is true without a hang")
+	}
 }

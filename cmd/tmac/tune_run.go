@@ -1,18 +1,20 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tmac-dev/tmac/runner"
 	"github.com/tmac-dev/tmac/tune"
 )
 
 func newTuneRunCmd() *cobra.Command {
 	f := &tune.RunOptions{}
 	cmd := &cobra.Command{
-		Use:   "run DIR",
+		Use:   "run DIR...",
 		Short: "Run and time every variant of a tune build on the GPU and rank them",
 		Long: `run reads DIR/tune.json (from tmac tune build) and runs every compiled
 variant in this process the way tmac run --bench does: random inputs from
@@ -25,19 +27,25 @@ hangs (no result within --timeout) is reported and left out of the
 ranking; after a hang the GPU is still busy with it, so the variants
 after it are not run (rerun with --filter to skip it).
 
+Several DIRs (one tune build per design of one problem) run one after
+the other in this process, sharing @reference's results: a reference
+computed for the first is reused by the others when it and the inputs are
+the same. After a hang the later directories are not run.
+
 It prints a table of the passing variants sorted by median kernel time
 with TFLOP/s (from the wgmma count, or the entry's tmac.flops) or TB/s
 (the entry's memref bytes, or tmac.bytes) and marks the best, then the
 variants that failed or were skipped; it writes DIR/tune-results.json
 and each variant's tmac run output to DIR/logs/NAME.log.
 
-Exit status: 0 when at least one variant passed, 1 otherwise, 2 usage
-error, 3 no GPU.`,
+Exit status: 0 when at least one variant passed (in any DIR), 1
+otherwise, 2 usage error, 3 no GPU.`,
 		Example: `  tmac tune run build/tune/gemm
-  tmac tune run build/tune/gemm --reps 30 --warmup 5 --filter 'ws'`,
-		Args: cobra.ExactArgs(1),
+  tmac tune run build/tune/gemm --reps 30 --warmup 5 --filter 'ws'
+  tmac tune run build/tune/g4096/coop256 build/tune/g4096/pp128`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTuneRun(cmd, f, args[0])
+			return runTuneRun(cmd, f, args)
 		},
 	}
 	fl := cmd.Flags()
@@ -56,13 +64,46 @@ error, 3 no GPU.`,
 	return cmd
 }
 
-// runTuneRun runs the variants of the tune build in dir.
-func runTuneRun(cmd *cobra.Command, f *tune.RunOptions, dir string) error {
-	stderr := cmd.ErrOrStderr()
+// runTuneRun runs the variants of the tune builds in dirs, sharing
+// @reference's results.
+func runTuneRun(cmd *cobra.Command, f *tune.RunOptions, dirs []string) error {
+	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	opts := *f
 	opts.RefSampleSet = cmd.Flags().Changed("ref-sample")
-	opts.TmacVersion, opts.Out = Version, cmd.OutOrStdout()
+	opts.TmacVersion, opts.Out = Version, stdout
 	opts.Problem = func(err error) { fmt.Fprintln(stderr, "tmac tune run: error:", err) }
-	_, err := tune.Run(dir, opts)
-	return reportRunError(stderr, "tmac tune run", err)
+	opts.RefCache = runner.NewRefCache()
+	var last error
+	passed := false
+	for i, dir := range dirs {
+		if len(dirs) > 1 {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "== %s\n", dir)
+		}
+		res, err := tune.Run(dir, opts)
+		var re *runner.Error
+		if errors.As(err, &re) && (re.Status == runner.StatusUsage || re.Status == runner.StatusNoDevice) {
+			return reportRunError(stderr, "tmac tune run", err)
+		}
+		if err == nil {
+			passed = true
+		} else {
+			last = err
+		}
+		if res != nil && res.Hung() {
+			if i+1 < len(dirs) {
+				fmt.Fprintf(stderr, "tmac tune run: a variant of %s hung the GPU: %d later directories not run\n", dir, len(dirs)-i-1)
+			}
+			break
+		}
+	}
+	if passed && len(dirs) > 1 {
+		if last != nil {
+			reportRunError(stderr, "tmac tune run", last)
+		}
+		return nil
+	}
+	return reportRunError(stderr, "tmac tune run", last)
 }
