@@ -43,8 +43,12 @@ otherwise, 2 usage error, 3 no GPU.`,
 		Example: `  tmac tune run build/tune/gemm
   tmac tune run build/tune/gemm --reps 30 --warmup 5 --filter 'ws'
   tmac tune run build/tune/g4096/coop256 build/tune/g4096/pp128`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "tmac tune run: error: give the directories of one or more tune builds (tmac tune run DIR...)")
+				return &exitError{2}
+			}
 			return runTuneRun(cmd, f, args)
 		},
 	}
