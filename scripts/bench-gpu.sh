@@ -61,7 +61,7 @@
 #   llm      issue 20's LLM shapes in bf16: M in 16 64 128 256 1024 4096,
 #            (N, K) in (4096, 4096) (14336, 4096) (4096, 14336) (6144, 1536)
 #   breadth  issue 20's square 512..8192 and edge shapes in bf16, f16 and
-#            f16 -> f32
+#            f16 -> f32, and the memory-bound pair
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
@@ -255,7 +255,8 @@ build() {
 			echo "tune $name $spec $(IFS=,; echo "${dirs[*]}")" >>"$dir/cases.txt"
 		fi
 	done <<<"$cases"
-	[ "$set_name" = default ] || { finish_build; return; }
+	# The memory-bound pair in the default and breadth sets.
+	[ "$set_name" = default ] || [ "$set_name" = breadth ] || { finish_build; return; }
 	for c in "${mem_cases[@]}"; do
 		IFS='|' read -r name src st sst <<<"$c"
 		sflags=()
@@ -268,6 +269,7 @@ build() {
 			tail -5 "$dir/src/$name.build.log" >&2
 		fi
 	done
+	[ "$set_name" = default ] || { finish_build; return; }
 	# Upstream MLIR 22's chapter-4 kernel at the square sizes (PTX + launch
 	# plans), run by peers.py on the f16 cases' inputs.
 	if ! OUT=$dir/mlir SIZES=$square COMPILE_RUNS=1 scripts/mlir-baseline.sh >"$dir/src/mlir-baseline.log" 2>&1; then
