@@ -89,6 +89,7 @@ mem_cases=(
 square_designs=(
 	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"
 	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
+	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|3,4|pingpong"
 	"coop256|--design coop --bm 128 --bn 256|3,4|ws"
 	"coop256c2|--design coop --bm 128 --bn 256 --cluster 2|3,4|ws"
 	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|2,3|ws"
