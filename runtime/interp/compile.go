@@ -19,8 +19,14 @@ type fcomp struct {
 	constI map[int32]int64
 	constF map[int32]float64
 	// loopDepth counts the scf.for/while ops enclosing the op being
-	// compiled (only depth-0 loops may run in parallel).
+	// compiled. Depth-0 loops may run in parallel; so may a depth-1 scf.for
+	// directly inside a parallel-safe depth-0 one (outerParallel), which
+	// runs its few iterations one after the other to let it (a sampled
+	// reference's two rows, each of thousands of columns).
 	loopDepth int
+	// outerParallel: compiling the body of a parallel-safe depth-0
+	// scf.for; nestedParallel: a depth-1 loop in it may run in parallel.
+	outerParallel, nestedParallel bool
 }
 
 func (p *Program) compileFunc(op *ir.Operation) (*cfunc, error) {
@@ -578,12 +584,21 @@ func (fc *fcomp) scfFor(f scf.ForOp) (instr, error) {
 		return nil, err
 	}
 	parallel := false
-	if fc.loopDepth == 0 && len(iters) == 0 && !unsigned {
+	if len(iters) == 0 && !unsigned && (fc.loopDepth == 0 || (fc.loopDepth == 1 && fc.outerParallel)) {
 		parallel = ParallelSafe(op)
 	}
+	if parallel && fc.loopDepth == 1 {
+		fc.nestedParallel = true
+	}
+	savedOuter, savedNested := fc.outerParallel, fc.nestedParallel
+	fc.outerParallel, fc.nestedParallel = parallel && fc.loopDepth == 0, false
 	fc.loopDepth++
 	bl, err := fc.region(f.Region(), fc.yieldTo(iters))
 	fc.loopDepth--
+	// The body has a loop that can use the workers when this one has too
+	// few iterations for them.
+	inner := fc.nestedParallel
+	fc.outerParallel, fc.nestedParallel = savedOuter, savedNested
 	if err != nil {
 		return nil, err
 	}
@@ -599,7 +614,7 @@ func (fc *fcomp) scfFor(f scf.ForOp) (instr, error) {
 			init(fr)
 		}
 		if s := fr.sample; s != nil && s.loop == op {
-			s.run(fr, op, lo, hi, step, iv, bl, parallel)
+			s.run(fr, op, lo, hi, step, iv, bl, parallel, inner)
 			return // a sampled loop has no results (SampleLoop)
 		}
 		if unsigned {
@@ -610,7 +625,7 @@ func (fc *fcomp) scfFor(f scf.ForOp) (instr, error) {
 					break
 				}
 			}
-		} else if parallel && fr.par && hi > lo && (hi-lo) > step {
+		} else if parallel && fr.par && hi > lo && (hi-lo) > step && !(inner && (hi-lo+step-1)/step < int64(fr.workers)) {
 			parallelFor(fr, op, lo, hi, step, iv, bl, nil)
 		} else {
 			for v := lo; v < hi; v += step {

@@ -148,8 +148,11 @@ func (p *Program) function(name string) (*cfunc, error) {
 	return p.compileFunc(op)
 }
 
-// ParallelLoops returns the locations of the loops of function fn that run
-// on several goroutines.
+// ParallelLoops returns the locations of the loops of function fn that may
+// run on several goroutines: parallel-safe outermost loops, and the
+// parallel-safe loops directly in them, which take the workers when the
+// outer loop has fewer iterations than workers (a sampled reference's
+// rows).
 func (p *Program) ParallelLoops(fn string) ([]ir.Location, error) {
 	cf, err := p.function(fn)
 	if err != nil {

@@ -583,8 +583,10 @@ func TestGemmSmall(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The row loop, and the column loop in it (for when the rows
+			// are fewer than the workers).
 			locs, _ := p.ParallelLoops("f")
-			if len(locs) != 1 {
+			if len(locs) != 2 || !strings.HasSuffix(locs[0].String(), ":9:5") || !strings.HasSuffix(locs[1].String(), ":8:3") {
 				t.Errorf("parallel loops: %v", locs)
 			}
 			want := refGemm(a, b, n)

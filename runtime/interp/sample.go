@@ -65,15 +65,17 @@ type sampleState struct {
 	ran   []int64
 }
 
-// run executes the sampled iterations of the loop [lo, hi) step step.
-func (s *sampleState) run(fr *frame, op *ir.Operation, lo, hi, step int64, iv int32, body []instr, parallel bool) {
+// run executes the sampled iterations of the loop [lo, hi) step step: in
+// parallel when the loop is parallel-safe, unless they are fewer than the
+// workers and the body has a loop that can use them (inner).
+func (s *sampleState) run(fr *frame, op *ir.Operation, lo, hi, step int64, iv int32, body []instr, parallel, inner bool) {
 	var n int64
 	if hi > lo {
 		n = int64((uint64(hi-lo)-1)/uint64(step)) + 1
 	}
 	ks := SampleIterations(n, s.count, s.seed)
 	s.done, s.trip, s.ran = true, n, ks
-	if parallel && fr.par && len(ks) > 1 {
+	if parallel && fr.par && len(ks) > 1 && !(inner && len(ks) < fr.workers) {
 		parallelFor(fr, op, lo, hi, step, iv, body, ks)
 		return
 	}

@@ -81,7 +81,9 @@ func TestSampledCall(t *testing.T) {
 	if _, err := Call(mod, "f", []Arg{a, b, full}); err != nil {
 		t.Fatal(err)
 	}
-	for _, workers := range []int{1, 4} {
+	// 8 and 16 workers are more than the 6 sampled rows: the rows run one
+	// after the other and each row's column loop in parallel.
+	for _, workers := range []int{1, 4, 8, 16} {
 		c, _ := buffer.New(ir.F32T, []int64{m, n})
 		c.Poison()
 		p := Compile(mod)
