@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Issue 20 (step 14, GEMM and FP8 breadth) on the GPU machine, in calls
+# that each fit the device tool's 10 minutes:
+#
+#   scripts/gpu-step14.sh build          # here: tmac, the bench sets, the trials
+#   scripts/gpu-step14.sh CALL           # there, one call each (carry what build lists)
+#
+# CALL is one of
+#   trials   scripts/gpu-gemm-trial.sh run and asm (A/B PTX trials; tmac's
+#            and Triton's code for the skinny fp8 GEMM side by side)
+#   fp8      BENCH_SET=fp8: seed 002's shapes, per-tensor and row-wise scales
+#   llm-a    BENCH_SET=llm, M in 16 64 128 (12 shapes)
+#   llm-b    BENCH_SET=llm, M in 256 1024 4096 (12 shapes)
+#   breadth  BENCH_SET=breadth: squares 512..8192, edges, f16 -> f32, memory-bound
+#   fp8llm   BENCH_SET=fp8llm: the LLM shapes in e4m3 -> bf16, row-wise scales
+# Each runs the tmac step then the peers step within RUN_BUDGET (default
+# 560 s) and copies results, tables and logs to $OUT; the table is last.
+# Peers (torch, cuBLAS, Triton) need the machine's Python; everything is
+# checked before it is timed (bench-gpu.sh, peers.py).
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+call=${1:-}
+budget=${RUN_BUDGET:-560}
+start=$SECONDS
+left() { echo $((budget - (SECONDS - start))); }
+
+bench() {
+	# bench SET [ONLY]: the tmac step in at most 60% of what is left, then
+	# the peers step in the rest.
+	local set=$1 only=${2:-} d=build/gpu/bench-$1
+	local t1
+	t1=$(($(left) * 6 / 10))
+	echo "== $set${only:+ ($only)}: tmac step (${t1} s)"
+	BENCH_SET=$set BENCH_ONLY=$only BENCH_STEPS=tmac timeout "$t1" bash scripts/bench-gpu.sh run >"$d.tmac.log" 2>&1
+	echo "tmac step: exit $?"
+	grep -E '^tmac run ' "$d.tmac.log" | cut -c1-120
+	local t2
+	t2=$(($(left) - 20))
+	echo "== $set: peers step (${t2} s)"
+	BENCH_SET=$set BENCH_ONLY=$only BENCH_STEPS=peers PEERS_TIMEOUT=$((t2 - 10)) timeout "$t2" \
+		bash scripts/bench-gpu.sh run >"$d.peers.log" 2>&1
+	echo "peers step: exit $?"
+	if [ -n "${OUT:-}" ]; then
+		local tag=$set${only:+-$(echo "$only" | tr -c 'A-Za-z0-9' '_' | cut -c1-20)}
+		cp "$d/results.json" "$OUT/results-$tag.json" 2>/dev/null
+		cp "$d.tmac.log" "$d.peers.log" "$OUT/" 2>/dev/null
+		tar -czf "$OUT/logs-$tag.tgz" -C "$d" logs 2>/dev/null
+	fi
+	[ -f "$d/results.json" ] && python3 bench/gpu/report.py "$d/results.json" | grep -E '^\| ' | grep -v '^| gemm_\|^| mem_\|^| scaled_\|^| case' | cut -c1-220
+}
+
+case $call in
+build)
+	set -e
+	for s in fp8 llm breadth fp8llm; do
+		BENCH_SET=$s bash scripts/bench-gpu.sh build >"build/gpu/build-$s.log" 2>&1
+		tail -1 "build/gpu/build-$s.log"
+	done
+	bash scripts/gpu-gemm-trial.sh build
+	echo "carry: build/tmac build/gpu/bench-fp8.tgz build/gpu/bench-llm.tgz build/gpu/bench-breadth.tgz build/gpu/bench-fp8llm.tgz build/gpu/trial"
+	du -ch build/tmac build/gpu/bench-*.tgz build/gpu/trial | tail -1
+	;;
+trials)
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+	OUT=${OUT:-build/gpu/trial/asm} timeout "$(left)" bash scripts/gpu-gemm-trial.sh asm >/dev/null 2>&1
+	timeout "$(left)" bash scripts/gpu-gemm-trial.sh run
+	;;
+fp8 | breadth | fp8llm)
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+	bench "$call"
+	;;
+llm-a)
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+	bench llm '^gemm_bf16_(16|64|128)x'
+	;;
+llm-b)
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+	bench llm '^gemm_bf16_(256|1024|4096)x'
+	;;
+*)
+	echo "usage: scripts/gpu-step14.sh build|trials|fp8|llm-a|llm-b|breadth|fp8llm" >&2
+	exit 2
+	;;
+esac
