@@ -272,6 +272,19 @@ build() {
 			tail -5 "$dir/src/$name.build.log" >&2
 		fi
 	done
+	# The TMA memcpy over more launch shapes and L2 promotion, generated
+	# from the example (tmac tune build --generate): grid (512, Y) with
+	# 16/Y tiles per block (longer loops, fewer pipeline fills), and
+	# l2promo none or 256B.
+	# shellcheck disable=SC2016 # $s, $y, $n are the generator's shell variables
+	if build/tmac tune build -o "$dir/tune/mem_memcpy_grid" --stages 3,4,6 --schedules pipelined \
+		--generate 's={split}; y=${s%x*}; n=${s#*x}; sed -e "s/%h2 = arith.constant 2 : index/%h2 = arith.constant $y : index/" -e "s/%ntiles = arith.constant 8 : index/%ntiles = arith.constant $n : index/" -e "s/l2promo = none/l2promo = l2promo_{l2}/" -e "s/l2promo_none/none/" examples/memcpy_pipelined.tma > {out}' \
+		--param split=1x16,2x8,4x4 --param l2=none,256b >"$dir/src/mem_memcpy_grid.build.log" 2>&1; then
+		echo "tune mem_memcpy_grid - $dir/tune/mem_memcpy_grid" >>"$dir/cases.txt"
+	else
+		echo "skip mem_memcpy_grid: tmac tune build failed:" >&2
+		tail -5 "$dir/src/mem_memcpy_grid.build.log" >&2
+	fi
 	[ "$set_name" = default ] || { finish_build; return; }
 	# Upstream MLIR 22's chapter-4 kernel at the square sizes (PTX + launch
 	# plans), run by peers.py on the f16 cases' inputs.
