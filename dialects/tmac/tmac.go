@@ -48,7 +48,8 @@ func tileCopyOperands(tile string) []ir.ArgSpec {
 // tensor map (checked by verifyTileCopy).
 const tileRules = "`tensorMap` follows the rules of `nvgpu.tma.create.descriptor`; its box has rank 1 to 5 and a last dimension of a multiple of 16 bytes. " +
 	"The tile is a statically shaped shared-memory memref with the identity layout and the box's element type and rank, shaped like the box " +
-	"except in the innermost dimension, which may be a multiple of the box's: the tile is then copied box after box, each box contiguous " +
+	"except in one dimension, the innermost or (when the innermost equals the box's) the outermost, which may be a multiple of the box's: " +
+	"the tile is then copied box after box, each box contiguous, side by side or one below the other " +
 	"(each box must then start aligned: 128 bytes, or 8 rows of the swizzle span with a swizzle). One coordinate per box dimension. "
 
 func init() {
