@@ -171,7 +171,8 @@ llm_large_designs=(
 llm_m="16 64 128 256 1024 4096"
 llm_nk="4096x4096 14336x4096 4096x14336 6144x1536"
 
-# The cases of the set: "in out M N K scale" lines (scale: - for none).
+# The cases of the set: "in out M N K scale [B's dtype]" lines (scale: -
+# for none; B's dtype when it differs from A's).
 cases_of_set() {
 	local dt s m nk e sc
 	case $set_name in
@@ -188,7 +189,9 @@ cases_of_set() {
 	fp8)
 		for sc in tensor row; do
 			for m in 1 16 64 128 256 1024 4096; do echo "e4m3 bf16 $m 4096 4096 $sc"; done
-		done ;;
+		done
+		# e4m3 A with e5m2 B (gradient-style operands), per-tensor scales.
+		for m in 64 4096; do echo "e4m3 bf16 $m 4096 4096 tensor e5m2"; done ;;
 	fp8llm)
 		for nk in $llm_nk; do
 			for m in $llm_m; do echo "e4m3 bf16 $m ${nk//x/ } row"; done
@@ -217,15 +220,15 @@ build() {
 	: >"$dir/cases.txt"
 	local cases
 	cases=$(cases_of_set)
-	while read -r dt out m n k sc; do
+	while read -r dt out m n k sc dtb; do
 		name=gemm_${dt}_${m}x${n}x${k}
-		if [ "$sc" != - ]; then name=gemm_${dt}${sc}_${m}x${n}x${k}; fi
+		if [ "$sc" != - ]; then name=gemm_${dt}${dtb}${sc}_${m}x${n}x${k}; fi
 		if [ "$out" != "$dt" ] && [ "$sc" = - ]; then name=gemm_${dt}${out}_${m}x${n}x${k}; fi
 		spec=gemm:$dt:${m}x${n}x${k}
 		scflags=
 		if [ "$sc" != - ]; then
-			spec=scaled:$dt:${m}x${n}x${k}:$sc
-			scflags="--scale $sc"
+			spec=scaled:$dt${dtb:+-$dtb}:${m}x${n}x${k}:$sc
+			scflags="--scale $sc${dtb:+ --dtype-b $dtb}"
 		fi
 		cdir=$dir/tune/$name
 		mkdir -p "$cdir/src"

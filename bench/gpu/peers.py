@@ -159,7 +159,7 @@ def load_dump(d):
         if k_ == k2 and shape(outs[0]) == [m_, n_] and ins[0]["elem"] == ins[1]["elem"] and ins[0]["elem"] in ("f16", "bf16"):
             kind = "gemm"
     if kind is None and len(ins) == 4 and len(outs) == 1 and ins[0]["elem"] in ("f8E4M3FN", "f8E5M2") \
-            and ins[1]["elem"] == ins[0]["elem"] and ins[2]["elem"] == ins[3]["elem"] == "f32":
+            and ins[1]["elem"] in ("f8E4M3FN", "f8E5M2") and ins[2]["elem"] == ins[3]["elem"] == "f32":
         # A scaled fp8 GEMM (gen_gemm.py --scale): A MxK, B NxK, sa, sb
         # of 1 element each or of M and N, D MxN.
         (m_, k_), (n_, k2) = shape(ins[0]), shape(ins[1])
@@ -211,16 +211,19 @@ def parse_spec(spec, seed):
 
 def parse_scaled_spec(spec, seed):
     """scaled:e4m3:MxNxK:tensor|row[:NOTE]: a scaled fp8 GEMM's inputs (A
-    MxK, B NxK from N(0,1) rounded to fp8, f32 scales from N(0,1))."""
+    MxK, B NxK from N(0,1) rounded to fp8, f32 scales from N(0,1));
+    e4m3-e5m2 for A and B of the two types."""
     parts = spec.split(":", 4)
-    if len(parts) < 4 or parts[1] not in FP8_SPEC or parts[3] not in ("tensor", "row"):
-        raise ValueError(f"'{spec}': a scaled GEMM spec is scaled:e4m3|e5m2:MxNxK:tensor|row[:NOTE]")
+    ta, _, tb = parts[1].partition("-") if len(parts) > 1 else ("", "", "")
+    tb = tb or ta
+    if len(parts) < 4 or ta not in FP8_SPEC or tb not in FP8_SPEC or parts[3] not in ("tensor", "row"):
+        raise ValueError(f"'{spec}': a scaled GEMM spec is scaled:e4m3|e5m2[-e4m3|-e5m2]:MxNxK:tensor|row[:NOTE]")
     m_, n_, k_ = (int(x) for x in parts[2].split("x"))
-    dtype, row = FP8_SPEC[parts[1]], parts[3] == "row"
+    dtype, row = FP8_SPEC[ta], parts[3] == "row"
     g = torch.Generator().manual_seed(seed)
-    inputs = [torch.randn(m_, k_, generator=g).to(dtype), torch.randn(n_, k_, generator=g).to(dtype),
+    inputs = [torch.randn(m_, k_, generator=g).to(dtype), torch.randn(n_, k_, generator=g).to(FP8_SPEC[tb]),
               torch.randn(m_ if row else 1, generator=g), torch.randn(n_ if row else 1, generator=g)]
-    name = f"scaled_{parts[1]}{parts[3]}_{m_}x{n_}x{k_}"
+    name = f"scaled_{ta}{tb if tb != ta else ''}{parts[3]}_{m_}x{n_}x{k_}"
     return Case("scaled", name, dtype, inputs, tmac=None,
                 tmac_note=parts[4] if len(parts) > 4 else "no tmac result", source=spec)
 
@@ -578,7 +581,8 @@ def run_scaled(case, args, triton_mods):
         tune(tr, tm.CONFIGS, tm.config_name, lambda cfg, i: tm.launcher(cfg, As[i], Bs[i], sa, sb, touts[i]),
              touts, check, copies, args, flops)
     impls.append(tr)
-    info = {"M": M, "N": N, "K": K, "flops": flops, "rotated_copies": copies, "scales": "row-wise" if row else "per-tensor"}
+    info = {"M": M, "N": N, "K": K, "flops": flops, "rotated_copies": copies, "scales": "row-wise" if row else "per-tensor",
+            "b_dtype": DTYPE_NAMES[B.dtype]}
     return impls, info
 
 

@@ -98,7 +98,8 @@ def markdown(results):
             tm = by.get("tmac")
             sm = [next((by[k] for k in by if k.startswith("torch._scaled_mm") and ("fast" in k) == fast), None)
                   for fast in (False, True)]
-            row = [f"{c['info']['M']} x {c['info']['N']} x {c['info']['K']}", c["dtype"], c["info"].get("scales", "-"),
+            ins = c["dtype"] if c["info"].get("b_dtype", c["dtype"]) == c["dtype"] else f"{c['dtype']} x {c['info']['b_dtype']}"
+            row = [f"{c['info']['M']} x {c['info']['N']} x {c['info']['K']}", ins, c["info"].get("scales", "-"),
                    (tm or {}).get("out_dtype") or "-", _cell(tm, 1e12, "{:.1f}"), _cell(sm[0], 1e12, "{:.1f}"),
                    _cell(sm[1], 1e12, "{:.1f}"), _cell(by.get("Triton FP8 TMA (seed 002)"), 1e12, "{:.1f}")]
             row += [_ratio(c, k) for k in ("tmac/_scaled_mm", "tmac/_scaled_mm default", "tmac/Triton")]
