@@ -64,6 +64,7 @@ func Build(files []string, opts BuildOptions) (*Manifest, error) {
 	// output directory is emptied only once everything parsed), then to
 	// DIR/src; their sources are recorded under that final path.
 	var gens []*generated
+	keepGenerated := func() {}
 	if g := opts.Generator; g != nil {
 		if err := g.check(); err != nil {
 			return nil, usage("%v", err)
@@ -72,7 +73,15 @@ func Build(files []string, opts BuildOptions) (*Manifest, error) {
 		if err != nil {
 			return nil, failed(err)
 		}
-		defer os.RemoveAll(tmp)
+		// Kept when a generated program does not parse: the diagnostics
+		// name it there.
+		keep := false
+		defer func() {
+			if !keep {
+				os.RemoveAll(tmp)
+			}
+		}()
+		keepGenerated = func() { keep = true }
 		if gens, err = g.run(tmp, out); err != nil {
 			return nil, failed(err)
 		}
@@ -111,12 +120,22 @@ func Build(files []string, opts BuildOptions) (*Manifest, error) {
 		if err != nil {
 			return nil, err
 		}
-		if i >= len(files) {
-			file = in // a generated program: diagnostics name its place in DIR/src
+		generatedFile := i >= len(files)
+		if generatedFile {
+			file = in // a generated program: named by its place in DIR/src
+			sm = ir.NewSourceMgr()
+			sm.Add(in, text)
 		}
 		mod, err := driver.ParseChunk(driver.Chunk{File: file, Text: text, FirstLine: 1}, false)
 		if err != nil {
-			return nil, &runner.Error{Status: runner.StatusFailed, Errs: []error{err}, Sources: sm}
+			errs := []error{err}
+			if generatedFile {
+				// DIR/src is not written yet: keep the program where it was
+				// generated so that it can be read.
+				keepGenerated()
+				errs = append(errs, runner.Messagef("%s is not written (the build stopped); the generated program is kept at %s", in, paths[i]))
+			}
+			return nil, &runner.Error{Status: runner.StatusFailed, Errs: errs, Sources: sm}
 		}
 		loops := findTunableLoops(mod, text)
 		loop, err := selectLoop(loops, opts.Loop)
