@@ -6,6 +6,7 @@
 #
 #   scripts/bench-gpu.sh build   # here, where llc is: tmac and the bundles, in build/gpu/bench
 #   scripts/bench-gpu.sh run     # on the GPU machine: tmac runs, then the peers; the table last
+#   scripts/bench-gpu.sh check   # here: every design of the lists below on the emulator
 #
 # build: build/tmac; for every GEMM shape and dtype, the candidate
 # programs of the designs below written by bench/gpu/gen_gemm.py (grouped
@@ -454,8 +455,56 @@ PY
 	exit $failed
 }
 
+# check: every design of every list, generated at a small shape whose
+# tiles are not whole (M = 256, N = 200, K = 1024; fp8 lists in e4m3 with
+# row-wise scales and bf16 output, the others bf16 -> bf16, f16 -> f32 for
+# the square designs too) and run with its first stage count and schedule
+# on the emulator against the generator's @reference. Needs no GPU; exit
+# status 1 if a design fails (a refusal by the generator is reported, not
+# counted: a design may not fit every shape).
+check() {
+	export CGO_ENABLED=0
+	[ -x "$tmac" ] || go build -o "$tmac" ./cmd/tmac || exit 2
+	local work=build/gpu/check failed=0 n=0 list d dn gflags st sch dt extra f
+	rm -rf "$work" && mkdir -p "$work"
+	for list in square_designs small_square_designs skinny_designs llm_skinny_designs llm_large_designs \
+		fp8_skinny_designs fp8_mid_designs fp8_large_designs; do
+		local -n designs=$list
+		for d in "${designs[@]}"; do
+			IFS='|' read -r dn gflags st sch <<<"$d"
+			dt="--dtype bf16 --out bf16"
+			[[ "$list" == fp8_* ]] && dt="--dtype e4m3 --out bf16 --scale row"
+			[ "$list" = square_designs ] && [[ "$dn" == *tma* || "$dn" == pp128 ]] && dt="--dtype f16 --out f32"
+			[[ "$gflags" == *"--epilogue smem"* ]] && dt="--dtype bf16 --out f32"
+			f=$work/$list-$dn.tma
+			# shellcheck disable=SC2086 # gflags and dt are lists of flags
+			if ! python3 bench/gpu/gen_gemm.py --m 256 --n 200 --k 1024 $dt --pad $gflags --grid 4 --stages "${st%%,*}" \
+				-o "$f" 2>"$f.refused"; then
+				echo "refused $list $dn: $(cut -c1-150 "$f.refused")"
+				continue
+			fi
+			extra=
+			case ${sch%%,*} in
+			ws) extra="tmac.warp_specialize" ;;
+			pingpong) extra='tmac.warp_specialize = "pingpong"' ;;
+			esac
+			[ -n "$extra" ] && sed -i "s/} {tmac.stages = ${st%%,*} : i64}/} {tmac.stages = ${st%%,*} : i64, $extra}/" "$f"
+			n=$((n + 1))
+			if timeout 600 "$tmac" run "$f" --target=emu --ref-sample 0 --emu-seed "$n" >"$f.log" 2>&1 && grep -q '^PASS' "$f.log"; then
+				echo "PASS $list $dn (${st%%,*} stages, ${sch%%,*})"
+			else
+				echo "FAIL $list $dn (${st%%,*} stages, ${sch%%,*}): $(grep -m1 -E '^FAIL|error' "$f.log" | cut -c1-150)"
+				failed=$((failed + 1))
+			fi
+		done
+	done
+	echo "$n designs run on the emulator, $failed failed"
+	[ "$failed" = 0 ]
+}
+
 case $mode in
 build) build ;;
 run) run ;;
-*) echo "usage: scripts/bench-gpu.sh build|run" >&2; exit 2 ;;
+check) check ;;
+*) echo "usage: scripts/bench-gpu.sh build|run|check" >&2; exit 2 ;;
 esac
