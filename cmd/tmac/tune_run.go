@@ -77,7 +77,10 @@ func runTuneRun(cmd *cobra.Command, f *tune.RunOptions, dirs []string) error {
 	opts.TmacVersion, opts.Out = Version, stdout
 	opts.Problem = func(err error) { fmt.Fprintln(stderr, "tmac tune run: error:", err) }
 	opts.RefCache = runner.NewRefCache()
-	var last error
+	// Each directory's failure is reported as it happens; the exit status
+	// is 0 when any directory had a passing variant, else the last
+	// failure's.
+	var failure error
 	passed := false
 	for i, dir := range dirs {
 		if len(dirs) > 1 {
@@ -87,14 +90,14 @@ func runTuneRun(cmd *cobra.Command, f *tune.RunOptions, dirs []string) error {
 			fmt.Fprintf(stdout, "== %s\n", dir)
 		}
 		res, err := tune.Run(dir, opts)
-		var re *runner.Error
-		if errors.As(err, &re) && (re.Status == runner.StatusUsage || re.Status == runner.StatusNoDevice) {
-			return reportRunError(stderr, "tmac tune run", err)
-		}
 		if err == nil {
 			passed = true
 		} else {
-			last = err
+			failure = reportRunError(stderr, "tmac tune run", err)
+			var re *runner.Error
+			if errors.As(err, &re) && (re.Status == runner.StatusUsage || re.Status == runner.StatusNoDevice) {
+				return failure
+			}
 		}
 		if res != nil && res.Hung() {
 			if i+1 < len(dirs) {
@@ -103,11 +106,8 @@ func runTuneRun(cmd *cobra.Command, f *tune.RunOptions, dirs []string) error {
 			break
 		}
 	}
-	if passed && len(dirs) > 1 {
-		if last != nil {
-			reportRunError(stderr, "tmac tune run", last)
-		}
+	if passed {
 		return nil
 	}
-	return reportRunError(stderr, "tmac tune run", last)
+	return failure
 }
