@@ -220,19 +220,17 @@ func verifyTileCopy(op *ir.Operation) error {
 		return op.EmitError("expected %d coordinates (the box rank), got %d", box.Rank(), ncoords)
 	}
 	r := m.Rank()
-	split := r - 1 // the dimension the boxes are laid along
-	if r > 1 && m.Shape()[r-1] == box.Shape()[r-1] && m.Shape()[0] != box.Shape()[0] {
-		split = 0
-	}
+	bx, _ := BoxesOfBox(m, box) // the box's sizes are positive (VerifyTensorMapDescriptor)
+	split := bx.Dim             // the dimension the boxes are laid along
 	for i := 0; i < r; i++ {
 		if i != split && m.Shape()[i] != box.Shape()[i] {
 			return op.EmitError("tile %s does not match the box %s in dimension %d", m, box, i)
 		}
 	}
-	ext, boxExt := m.Shape()[split], box.Shape()[split]
+	ext, boxExt := m.Shape()[split], bx.Extent
 	if ext == 0 || ext%boxExt != 0 {
 		which := "innermost"
-		if split == 0 && r > 1 {
+		if split != r-1 {
 			which = "outermost"
 		}
 		return op.EmitError("tile %s: %s dimension %d is not a positive multiple of the box's %d", m, which, ext, boxExt)
