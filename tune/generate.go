@@ -52,6 +52,7 @@ const maxCombinations = 512
 var (
 	paramName  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	paramValue = regexp.MustCompile(`^[A-Za-z0-9._+-]+$`)
+	paramUse   = regexp.MustCompile(`\{([a-z][a-z0-9_]*)\}`) // {NAME} in a command
 )
 
 // ParseParam parses a --param flag, NAME=V1,V2,... (duplicate values
@@ -104,7 +105,7 @@ func (g *Generator) check() error {
 			return fmt.Errorf("--param: more than %d combinations of values", maxCombinations)
 		}
 	}
-	for _, m := range regexp.MustCompile(`\{([a-z][a-z0-9_]*)\}`).FindAllStringSubmatch(g.Command, -1) {
+	for _, m := range paramUse.FindAllStringSubmatch(g.Command, -1) {
 		if m[1] != "out" && !seen[m[1]] {
 			return fmt.Errorf("--generate: the command uses {%s}, which no --param gives", m[1])
 		}
