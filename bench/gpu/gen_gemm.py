@@ -520,10 +520,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             else f"memref.store %v, %d[%row, %col] : {D}"
         if edge:
             # Only the elements inside D.
-            w(f"{ind}    %rin = arith.cmpi ult, %row, %cm : index")
-            w(f"{ind}    %cin = arith.cmpi ult, %col, %cn : index")
-            w(f"{ind}    %in = arith.andi %rin, %cin : i1")
-            w(f"{ind}    scf.if %in {{")
+            inside_d(w, f"{ind}    ", "%row", "%col", "")
             w(f"{ind}      {st}")
             w(f"{ind}    }}")
         else:
@@ -633,6 +630,15 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     return "\n".join(L) + "\n"
 
 
+def inside_d(w, ind, row, col, prefix):
+    """Opens `scf.if` on row < M and col < N (%cm, %cn): an edge tile's
+    element inside D. The caller writes the body and closes it."""
+    w(f"{ind}%{prefix}rin = arith.cmpi ult, {row}, %cm : index")
+    w(f"{ind}%{prefix}cin = arith.cmpi ult, {col}, %cn : index")
+    w(f"{ind}%{prefix}in = arith.andi %{prefix}rin, %{prefix}cin : i1")
+    w(f"{ind}scf.if %{prefix}in {{")
+
+
 def fixup_epilogue(w, ind, res, tiles, split, bm, bn, m, n, edge, scale, SA, SB, D, O):
     """Split-K's end without a second kernel: each block stores its partial
     tile to its slot of the f32 workspace %ws, publishes it (membar.gl,
@@ -687,10 +693,7 @@ def fixup_epilogue(w, ind, res, tiles, split, bm, bn, m, n, edge, scale, SA, SB,
             acc = f"%fs{q}"
     body_ind = ind + "    "
     if edge:
-        w(f"{ind}    %frin = arith.cmpi ult, %frow, %cm : index")
-        w(f"{ind}    %fcin = arith.cmpi ult, %fcol, %cn : index")
-        w(f"{ind}    %fin = arith.andi %frin, %fcin : i1")
-        w(f"{ind}    scf.if %fin {{")
+        inside_d(w, f"{ind}    ", "%frow", "%fcol", "f")
         body_ind = ind + "      "
     if scale == "tensor":
         w(f"{body_ind}%fy = arith.mulf {acc}, %fsab : f32")
