@@ -20,30 +20,29 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 call=${1:-}
+# step (scripts/gpu-steps.sh) keeps each command within what is left of
+# the budget and logs it to $out/NAME.log.
+. scripts/gpu-steps.sh
 budget=${RUN_BUDGET:-560}
 start=$SECONDS
-left() { echo $((budget - (SECONDS - start))); }
+out=build/gpu/step14
+mkdir -p "$out"
 
 bench() {
 	# bench SET [ONLY]: the tmac step in at most 60% of what is left, then
 	# the peers step in the rest.
-	local set=$1 only=${2:-} d=build/gpu/bench-$1
-	local t1
-	t1=$(($(left) * 6 / 10))
-	echo "== $set${only:+ ($only)}: tmac step (${t1} s)"
-	BENCH_SET=$set BENCH_ONLY=$only BENCH_STEPS=tmac timeout "$t1" bash scripts/bench-gpu.sh run >"$d.tmac.log" 2>&1
-	echo "tmac step: exit $?"
-	grep -E '^tmac run ' "$d.tmac.log" | cut -c1-120
-	local t2
-	t2=$(($(left) - 20))
-	echo "== $set: peers step (${t2} s)"
-	BENCH_SET=$set BENCH_ONLY=$only BENCH_STEPS=peers PEERS_TIMEOUT=$((t2 - 10)) timeout "$t2" \
-		bash scripts/bench-gpu.sh run >"$d.peers.log" 2>&1
-	echo "peers step: exit $?"
+	local set=$1 only=${2:-} d=build/gpu/bench-$1 tag=$1${2:+-$(echo "$2" | tr -c 'A-Za-z0-9' '_' | cut -c1-20)}
+	TAIL=0 step "$tag-tmac" $(((budget - (SECONDS - start)) * 6 / 10)) \
+		env BENCH_SET="$set" BENCH_ONLY="$only" BENCH_STEPS=tmac bash scripts/bench-gpu.sh run
+	echo "tmac step: $(verdict "$rc")"
+	grep -E '^tmac run ' "$out/$tag-tmac.log" | cut -c1-120
+	local t2=$((budget - (SECONDS - start) - 20))
+	TAIL=0 step "$tag-peers" "$t2" \
+		env BENCH_SET="$set" BENCH_ONLY="$only" BENCH_STEPS=peers PEERS_TIMEOUT=$((t2 - 10)) bash scripts/bench-gpu.sh run
+	echo "peers step: $(verdict "$rc")"
 	if [ -n "${OUT:-}" ]; then
-		local tag=$set${only:+-$(echo "$only" | tr -c 'A-Za-z0-9' '_' | cut -c1-20)}
 		cp "$d/results.json" "$OUT/results-$tag.json" 2>/dev/null
-		cp "$d.tmac.log" "$d.peers.log" "$OUT/" 2>/dev/null
+		cp "$out/$tag-tmac.log" "$out/$tag-peers.log" "$OUT/" 2>/dev/null
 		tar -czf "$OUT/logs-$tag.tgz" -C "$d" logs 2>/dev/null
 	fi
 	[ -f "$d/results.json" ] && python3 bench/gpu/report.py "$d/results.json" | grep -E '^\| ' | grep -v '^| gemm_\|^| mem_\|^| scaled_\|^| case' | cut -c1-220
@@ -62,8 +61,8 @@ build)
 	;;
 trials)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-	OUT=${OUT:-build/gpu/trial/asm} timeout "$(left)" bash scripts/gpu-gemm-trial.sh asm >/dev/null 2>&1
-	timeout "$(left)" bash scripts/gpu-gemm-trial.sh run
+	TAIL=0 step trial-asm "$budget" env OUT="${OUT:-build/gpu/trial/asm}" bash scripts/gpu-gemm-trial.sh asm
+	TAIL=12 step trial-run "$budget" bash scripts/gpu-gemm-trial.sh run
 	;;
 fp8 | breadth | fp8llm)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
