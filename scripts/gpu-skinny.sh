@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Where the skinny fp8 GEMM's time goes (issue 20: tmac's M = 64,
+# N = K = 4096 e4m3 GEMM takes ~16 us whatever the design, seed 002's
+# Triton kernel with the same tiles and stages ~12 us). One design, seed
+# 002's own (64 x 64 tiles, K tiles of 256, 4 stages, one warpgroup,
+# per-tensor scales, bf16 out), at several K and N, so that the time
+# against K gives each implementation's fixed cost (intercept) and its
+# streaming rate (slope), both measured on the same inputs as the peers:
+#
+#   scripts/gpu-skinny.sh build   # here: build/gpu/bench-skinny (carry build/tmac and build/gpu/bench-skinny.tgz)
+#   scripts/gpu-skinny.sh run     # on the GPU machine; the table last
+#
+# run: scripts/bench-gpu.sh run over the cases (tmac checked and timed,
+# then torch._scaled_mm and the Triton kernel on the dumped inputs), then
+# two PTX variants of the K = 4096 bundle, each A B A B against the
+# original with `tmac run --bench`:
+#   nomma     the wgmma instructions deleted (the loads, barriers and
+#             epilogue alone; the output is wrong, so --no-check)
+#   prefetch  prefetch.tensormap of both tensor maps at entry (checked)
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+dir=build/gpu/bench-skinny
+tmac=${TMAC:-build/tmac}
+design="--design tiles --bm 64 --bn 64 --bk 256 --dtype e4m3 --scale tensor --out bf16"
+shapes="64x4096x1024 64x4096x2048 64x4096x4096 64x4096x8192 64x8192x4096 16x4096x4096"
+
+build() {
+	set -e
+	CGO_ENABLED=0 go build -o build/tmac ./cmd/tmac
+	rm -rf "$dir" && mkdir -p "$dir/src"
+	: >"$dir/cases.txt"
+	for s in $shapes; do
+		IFS=x read -r m n k <<<"$s"
+		# shellcheck disable=SC2086 # design is a list of flags
+		python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" $design -o "$dir/src/$s.tma"
+		"$tmac" tune build "$dir/src/$s.tma" -o "$dir/tune/$s" --stages 4 --schedules pipelined >"$dir/src/$s.build.log"
+		echo "pick gemm_e4m3tensor_$s scaled:e4m3:$s:tensor $dir/tune/$s/$s-pipelined-s4.tmab" >>"$dir/cases.txt"
+	done
+	local base=$dir/tune/64x4096x4096/64x4096x4096-pipelined-s4.tmab x=$dir/x
+	variant nomma '/^wgmma\.mma_async/d'
+	variant prefetch 's/^\(\s*cvta\.param\.u64\s*\)\(%rd[0-9]*\)\(, %rd[0-9]*;\)$/&\n\tprefetch.tensormap [\2];/'
+	rm -rf "$x"
+	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$dir/COMMIT"
+	tar -czf "$dir.tgz" -C "$(dirname "$dir")" "$(basename "$dir")"
+	du -sh build/tmac "$dir.tgz"
+}
+
+# variant NAME SED: the K = 4096 bundle with sed script SED applied to its
+# PTX, as $dir/NAME.tmab.
+variant() {
+	rm -rf "$x" && mkdir -p "$x" && tar -xf "$base" -C "$x"
+	cp "$x/kernels.ptx" "$x/orig.ptx"
+	sed -i "$2" "$x/kernels.ptx"
+	if cmp -s "$x/orig.ptx" "$x/kernels.ptx"; then
+		echo "variant $1: the sed script changes nothing" >&2
+		exit 1
+	fi
+	(cd "$x" && tar cf "../$1.tmab" manifest.json kernels.ptx kernels.ll module.tma)
+}
+
+# median LOG: the queued kernel median of a tmac run --bench log.
+median() {
+	grep -oE 'kernels queued \(launch latency hidden\): median [0-9.]+ us' "$1" | grep -oE '[0-9.]+ us$' || echo -
+}
+
+run() {
+	if [ -f "$dir.tgz" ] && { [ ! -f "$dir/cases.txt" ] || [ "$dir.tgz" -nt "$dir/cases.txt" ]; }; then
+		tar -xzf "$dir.tgz" -C "$(dirname "$dir")"
+	fi
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+	BENCH_SET=skinny BENCH_REPS=${BENCH_REPS:-100} bash scripts/bench-gpu.sh run >"$dir/bench.log" 2>&1
+	echo "bench-gpu.sh exit status $?"
+	local base=$dir/tune/64x4096x4096/64x4096x4096-pipelined-s4.tmab rows=() v r log flags
+	for v in nomma prefetch; do
+		local meds=()
+		flags=(--bench --warmup 10 --reps 100 --ref-sample 2)
+		[ "$v" = nomma ] && flags=(--bench --warmup 10 --reps 100 --no-check)
+		for r in 1 2; do
+			log=$dir/$v.orig.$r.log
+			timeout 120 "$tmac" run "$base" "${flags[@]}" >"$log" 2>&1
+			meds+=("$(median "$log")")
+			log=$dir/$v.$r.log
+			timeout 120 "$tmac" run "$dir/$v.tmab" "${flags[@]}" >"$log" 2>&1
+			meds+=("$(median "$log")$(grep -q '^FAIL' "$log" && echo ' FAIL')")
+		done
+		rows+=("| $v | ${meds[0]} | ${meds[1]} | ${meds[2]} | ${meds[3]} |")
+	done
+	asm
+	if [ -n "${OUT:-}" ]; then
+		tar -czf "$OUT/asm-skinny.tgz" -C "$dir" asm 2>/dev/null
+		cp "$dir/results.json" "$OUT/results-skinny.json" 2>/dev/null
+		tar -czf "$OUT/logs-skinny.tgz" -C "$dir" logs bench.log nomma.1.log prefetch.1.log 2>/dev/null
+	fi
+	echo
+	echo "| PTX variant (K = 4096) | original | variant | original | variant |"
+	echo "|---|---:|---:|---:|---:|"
+	printf '%s\n' "${rows[@]}"
+	echo
+	[ -f "$dir/results.json" ] && python3 bench/gpu/report.py "$dir/results.json" | grep -E '^\| gemm_e4m3' | cut -d'|' -f2-3,7 | sed 's/^/|/;s/$/|/'
+}
+
+# asm: tmac's and Triton's code for the K = 4096 shape, in $dir/asm: PTX,
+# ptxas's register and spill report and SASS (with the ptxas and nvdisasm
+# Triton ships when they are not on the PATH), and Triton's TTGIR.
+asm() {
+	local a=$dir/asm bin
+	mkdir -p "$a/x"
+	bin=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin"))' 2>/dev/null)
+	[ -n "$bin" ] && PATH=$PATH:$bin
+	tar -xf "$dir/tune/64x4096x4096/64x4096x4096-pipelined-s4.tmab" -C "$a/x" kernels.ptx
+	cp "$a/x/kernels.ptx" "$a/tmac.ptx"
+	if command -v ptxas >/dev/null; then
+		ptxas -arch=sm_90a -v "$a/tmac.ptx" -o "$a/tmac.cubin" >"$a/tmac.ptxas.txt" 2>&1
+		command -v nvdisasm >/dev/null && nvdisasm -c "$a/tmac.cubin" >"$a/tmac.sass" 2>&1
+	else
+		echo "no ptxas (PATH $PATH)" >"$a/tmac.ptxas.txt"
+	fi
+	rm -rf "$a/x"
+	PATH=$PATH timeout 120 python3 bench/gpu/triton_asm.py --m 64 --n 4096 --k 4096 --config 64,64,256,8,4,4 -o "$a/triton" >"$a/triton.log" 2>&1
+	ls -la "$a" "$a/triton" >"$a/ls.txt" 2>&1
+}
+
+case ${1:-} in
+build) build ;;
+run) run ;;
+*) echo "usage: scripts/gpu-skinny.sh build|run" >&2; exit 2 ;;
+esac
