@@ -51,20 +51,6 @@ func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, ar
 			return nil, err
 		}
 	}
-	// queue runs the entry n times without waiting between runs, so the
-	// GPU stays busy, then waits for them.
-	queue := func(n int) error {
-		for i := range n {
-			if err := runHost(gpu, sets[i%len(sets)], wait); err != nil {
-				return err
-			}
-		}
-		return gpu.Wait(last)
-	}
-	busy, err := busyWarmup(queue, opts.WarmupTime)
-	if err != nil {
-		return nil, err
-	}
 	times := make([]float64, opts.Reps)
 	kernelTimes := make([]float64, opts.Reps)
 	start, err := cuda.NewEvent()
@@ -115,11 +101,6 @@ func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, ar
 	// the host to queue them all, so the events around each launch time the
 	// kernel and not the host's launch latency: the way the peers (torch,
 	// Triton) are timed, and what matters for kernels of a few microseconds.
-	// The GPU's clocks fall while the passes above wait on each run: keep
-	// it busy again just before the pass that is reported.
-	if _, err := busyWarmup(queue, opts.WarmupTime); err != nil {
-		return nil, err
-	}
 	spin := min(2*host+time.Millisecond, time.Second)
 	if err := cuda.Spin(uint64(spin.Nanoseconds())); err != nil {
 		return nil, err
@@ -143,8 +124,8 @@ func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, ar
 	sort.Float64s(times)
 	sort.Float64s(kernelTimes)
 	sort.Float64s(queued)
-	fmt.Fprintf(w, "bench: %d runs (%d warm-up, then %d queued over %v; %d argument copies rotated): whole entry function median %.3f us, min %.3f us\n",
-		opts.Reps, opts.Warmup, busy.runs, busy.took.Round(time.Millisecond), len(sets), times[len(times)/2]*1e6, times[0]*1e6)
+	fmt.Fprintf(w, "bench: %d runs (%d warm-up, %d argument copies rotated): whole entry function median %.3f us, min %.3f us\n",
+		opts.Reps, opts.Warmup, len(sets), times[len(times)/2]*1e6, times[0]*1e6)
 	med, best := kernelTimes[len(kernelTimes)/2], kernelTimes[0]
 	fmt.Fprintf(w, "bench: kernels alone: median %.3f us, min %.3f us\n", med*1e6, best*1e6)
 	qmed, qbest := queued[len(queued)/2], queued[0]
@@ -167,36 +148,8 @@ func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, ar
 		fs := fl / med
 		fmt.Fprintf(w, "bench: %.1f TFLOP/s (%.0f%% of the H200's %.0f TFLOP/s bf16 dense), %.4g FLOP; queued: %.1f TFLOP/s\n", fs/1e12, 100*fs/peakFlopsPerS, peakFlopsPerS/1e12, fl, fl/qmed/1e12)
 	}
-	return &BenchResult{Reps: opts.Reps, Warmup: opts.Warmup, WarmupRuns: busy.runs, WarmupS: busy.took.Seconds(), RotatedCopies: len(sets),
+	return &BenchResult{Reps: opts.Reps, Warmup: opts.Warmup, RotatedCopies: len(sets),
 		RunMedianS: times[len(times)/2], RunMinS: times[0], KernelMedianS: med, KernelMinS: best,
 		QueuedMedianS: qmed, QueuedMinS: qbest,
 		Flops: fl, Bytes: bytes}, nil
-}
-
-// busyRuns is what a busy warm-up did.
-type busyRuns struct {
-	runs int
-	took time.Duration
-}
-
-// busyWarmup keeps the GPU busy for at least d before timing: an idle
-// GPU runs at a low clock (the H200's 345 MHz) and raises it only under
-// sustained load, so a few warm-up runs, each waited for, leave short
-// kernels timed at a clock the peers (whose harness keeps the GPU busy
-// longer) do not see. It queues batches of runs without waiting between
-// them, doubling the batch while less than d has passed.
-func busyWarmup(queue func(n int) error, d time.Duration) (busyRuns, error) {
-	var b busyRuns
-	if d <= 0 {
-		return b, nil
-	}
-	start := time.Now()
-	for n := 8; time.Since(start) < d; n = min(2*n, 1<<14) {
-		if err := queue(n); err != nil {
-			return b, err
-		}
-		b.runs += n
-	}
-	b.took = time.Since(start)
-	return b, nil
 }

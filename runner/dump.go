@@ -84,8 +84,6 @@ func makeDumpDir(dir string) error {
 type BenchResult struct {
 	Reps          int     `json:"reps"`
 	Warmup        int     `json:"warmup"`
-	WarmupRuns    int     `json:"warmup_busy_runs,omitempty"` // queued runs of the busy warm-up
-	WarmupS       float64 `json:"warmup_busy_s,omitempty"`
 	RotatedCopies int     `json:"rotated_copies"`
 	RunMedianS    float64 `json:"run_median_s"`
 	RunMinS       float64 `json:"run_min_s"`

@@ -49,7 +49,6 @@ type Options struct {
 
 	Bench        bool
 	Warmup, Reps int
-	WarmupTime   time.Duration // then keep the GPU busy this long before timing (--bench)
 	Timeout      time.Duration // a launch not finished by then is a deadlock (GPU) or stopped (emulator)
 	Device       int           // CUDA device ordinal
 	Target       string        // gpu ("" too) or emu
@@ -124,9 +123,6 @@ func (opts *Options) check() error {
 	}
 	if opts.Reps < 1 || opts.Warmup < 0 {
 		return usage("--reps must be at least 1 and --warmup at least 0")
-	}
-	if opts.WarmupTime < 0 {
-		return usage("--warmup-time must not be negative")
 	}
 	if opts.Timeout < 0 {
 		return usage("--timeout must not be negative")

@@ -9,10 +9,6 @@
 #
 #   scripts/gpu-skinny.sh build   # here: build/gpu/bench-skinny (carry build/tmac and build/gpu/bench-skinny.tgz)
 #   scripts/gpu-skinny.sh run     # on the GPU machine; the table last
-#   scripts/gpu-skinny.sh warm    # on the GPU machine: the K = 1024 and 4096
-#                                 # bundles with and without the busy warm-up
-#                                 # (tmac run --warmup-time), the SM clock
-#                                 # sampled meanwhile; then run
 #
 # run: scripts/bench-gpu.sh run over the cases (tmac checked and timed,
 # then torch._scaled_mm and the Triton kernel on the dumped inputs), then
@@ -124,53 +120,8 @@ asm() {
 	ls -la "$a" "$a/triton" >"$a/ls.txt" 2>&1
 }
 
-# warm: tmac run --bench on two bundles with --warmup-time 0, 100ms and
-# 500ms, then 0 again (A B C A), with nvidia-smi sampling the SM clock
-# every 50 ms; each row gives the queued median and the SM clocks seen
-# during that run.
-warm() {
-	if [ -f "$dir.tgz" ] && { [ ! -f "$dir/cases.txt" ] || [ "$dir.tgz" -nt "$dir/cases.txt" ]; }; then
-		tar -xzf "$dir.tgz" -C "$(dirname "$dir")"
-	fi
-	local clocks=$dir/clocks.csv marks=$dir/marks.txt s w log t0
-	: >"$marks"
-	nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv,noheader,nounits -lms 50 >"$clocks" 2>&1 &
-	local smi=$!
-	sleep 1
-	for s in 64x4096x1024 64x4096x4096; do
-		for w in 0 100ms 500ms 0; do
-			log=$dir/warm-$s-$w.log
-			t0=$(date +%s.%N)
-			timeout 120 "$tmac" run "$dir/tune/$s/$s-pipelined-s4.tmab" --bench --no-check --warmup 10 --reps 100 --warmup-time "$w" >"$log" 2>&1
-			echo "$s $w $t0 $(date +%s.%N) $(median "$log")" >>"$marks"
-			sleep 2
-		done
-	done
-	kill "$smi" 2>/dev/null
-	python3 - "$clocks" "$marks" <<'PY'
-import datetime, sys
-samples = []
-for line in open(sys.argv[1]):
-    f = [x.strip() for x in line.split(",")]
-    try:
-        t = datetime.datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
-        samples.append((t, float(f[1]), float(f[2]), float(f[3])))
-    except (ValueError, IndexError):
-        continue
-print(f"{len(samples)} clock samples")
-print("| shape | --warmup-time | queued median | SM MHz during the run (min / median / max) |")
-print("|---|---|---:|---|")
-for line in open(sys.argv[2]):
-    s, w, t0, t1, med = line.split(None, 4)
-    c = sorted(x[1] for x in samples if float(t0) <= x[0] <= float(t1))
-    span = f"{c[0]:.0f} / {c[len(c)//2]:.0f} / {c[-1]:.0f} ({len(c)} samples)" if c else "no samples"
-    print(f"| {s} | {w} | {med.strip()} | {span} |")
-PY
-}
-
 case ${1:-} in
 build) build ;;
 run) run ;;
-warm) warm && run ;;
-*) echo "usage: scripts/gpu-skinny.sh build|run|warm" >&2; exit 2 ;;
+*) echo "usage: scripts/gpu-skinny.sh build|run" >&2; exit 2 ;;
 esac

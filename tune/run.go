@@ -85,7 +85,6 @@ func (r *Results) Hung() bool {
 // options of the same names (runner.Options).
 type RunOptions struct {
 	Reps, Warmup int
-	WarmupTime   time.Duration // busy warm-up before each variant's timed passes
 	Timeout      time.Duration // a launch not finished by then is a hang
 	Device       int
 	Seed         int64
@@ -127,9 +126,6 @@ func Run(dir string, opts RunOptions) (*Results, error) {
 	}
 	if opts.Reps < 1 || opts.Warmup < 0 {
 		return nil, usage("--reps must be at least 1 and --warmup at least 0")
-	}
-	if opts.WarmupTime < 0 {
-		return nil, usage("--warmup-time must not be negative")
 	}
 	if opts.Timeout < 0 {
 		return nil, usage("--timeout must not be negative")
@@ -249,7 +245,7 @@ func runOne(opts *RunOptions, bundlePath, source string, cache *runner.RefCache,
 	o, err := runner.Run(bundlePath, runner.Options{
 		Seed: opts.Seed, Dist: opts.Dist, RTol: opts.RTol, ATol: opts.ATol, Shapes: opts.Shapes, Sets: opts.Sets,
 		RefSample: opts.RefSample, RefSampleSet: opts.RefSampleSet,
-		Bench: true, Warmup: opts.Warmup, WarmupTime: opts.WarmupTime, Reps: opts.Reps, Timeout: opts.Timeout, Device: opts.Device,
+		Bench: true, Warmup: opts.Warmup, Reps: opts.Reps, Timeout: opts.Timeout, Device: opts.Device,
 		RefCache: cache, Out: log, Diag: log,
 	})
 	vo := variantOutcome{run: o}

@@ -108,7 +108,6 @@ Exit status: 0 success, 1 mismatch or failure, 2 usage error, 3 no GPU.`,
 	fl.Int64Var(&f.RefSample, "ref-sample", 0, "check only `N` (>= 2) iterations of @reference's outermost loop, comparing the elements they write; 0: full check (default: tmac.ref_sample of the entry, else 0)")
 	fl.BoolVar(&f.Bench, "bench", false, "time the entry function")
 	fl.IntVar(&f.Warmup, "warmup", 5, "warm-up runs before timing (--bench)")
-	fl.DurationVar(&f.WarmupTime, "warmup-time", 100*time.Millisecond, "after the warm-up runs, keep the GPU busy with queued runs for this long before each timed pass, so that it is timed at its working clock (--bench; 0: none)")
 	fl.IntVar(&f.Reps, "reps", 50, "timed runs (--bench)")
 	fl.DurationVar(&f.Timeout, "timeout", 10*time.Second, "watchdog: a GPU launch not finished by then is reported as a deadlock; an emulated launch (--target=emu, where the default is 10m) is stopped, with the blocks it finished; 0: wait for ever")
 	fl.DurationVar(&f.Progress, "progress", 0, "report an emulated launch's progress (blocks done) on stderr every `INTERVAL` (--progress alone: 2s; default: 2s when stderr is a terminal, else none; 0: none)")

@@ -55,7 +55,6 @@ otherwise, 2 usage error, 3 no GPU.`,
 	fl := cmd.Flags()
 	fl.IntVar(&f.Reps, "reps", 50, "timed runs per variant")
 	fl.IntVar(&f.Warmup, "warmup", 5, "warm-up runs per variant")
-	fl.DurationVar(&f.WarmupTime, "warmup-time", 20*time.Millisecond, "then keep the GPU busy with queued runs of the variant for this long before each timed pass (0: none)")
 	fl.DurationVar(&f.Timeout, "timeout", 10*time.Second, "watchdog: a launch not finished by then is reported as a hang")
 	fl.IntVar(&f.Device, "device", 0, "CUDA device ordinal")
 	fl.Int64Var(&f.Seed, "seed", 0, "random seed of the inputs")
