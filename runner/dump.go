@@ -92,6 +92,9 @@ type BenchResult struct {
 	// The kernels queued behind a GPU-side spin (launch latency hidden).
 	QueuedMedianS float64 `json:"kernel_queued_median_s,omitempty"`
 	QueuedMinS    float64 `json:"kernel_queued_min_s,omitempty"`
+	// The host did not queue every run before the GPU's spin ended, so
+	// some queued times include launch latency.
+	QueuedExposed bool    `json:"kernel_queued_exposed,omitempty"`
 	Flops         float64 `json:"flops,omitempty"`
 	Bytes         float64 `json:"bytes,omitempty"`
 }

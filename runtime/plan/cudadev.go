@@ -265,6 +265,21 @@ func (c *CUDA) queuedEvents() []cuda.Event {
 	return es
 }
 
+// ReserveEvents creates events until n are pooled for queued launches,
+// so that a queued pass does not create them while it queues.
+func (c *CUDA) ReserveEvents(n int) error {
+	c.eventPool = append(c.eventPool, c.queuedEvents()...)
+	c.queued = c.queued[:0]
+	for len(c.eventPool) < n {
+		e, err := cuda.NewEvent()
+		if err != nil {
+			return err
+		}
+		c.eventPool = append(c.eventPool, e)
+	}
+	return nil
+}
+
 func (c *CUDA) event() (cuda.Event, error) {
 	if n := len(c.eventPool); n > 0 {
 		e := c.eventPool[n-1]
