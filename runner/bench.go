@@ -126,12 +126,22 @@ func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, ar
 	}
 	defer spinEnd.Destroy()
 	spin := min(2*host+time.Millisecond, maxSpin)
+	spinStart, err := cuda.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	defer spinStart.Destroy()
 	exposed, tries := false, 0
+	var queuing time.Duration // the host's time to queue the last try's runs
 	for try := 1; ; try++ {
 		tries = try
+		if err := spinStart.Record(); err != nil {
+			return nil, err
+		}
 		if err := cuda.Spin(uint64(spin.Nanoseconds())); err != nil {
 			return nil, err
 		}
+		t0 := time.Now()
 		if err := spinEnd.Record(); err != nil {
 			return nil, err
 		}
@@ -145,10 +155,14 @@ func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, ar
 		}
 		gpu.QueueKernels = false
 		spun, err := spinEnd.Done()
+		queuing = time.Since(t0)
 		if err != nil {
 			return nil, err
 		}
 		if err := gpu.Wait(last); err != nil {
+			return nil, err
+		}
+		if err := gpu.FreeDeferred(); err != nil {
 			return nil, err
 		}
 		if exposed = spun; !exposed || try == queuedTries || spin >= maxSpin {
@@ -172,7 +186,12 @@ func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, ar
 	fmt.Fprintf(w, "bench: kernels alone: median %.3f us, min %.3f us\n", med*1e6, best*1e6)
 	qmed, qbest := queued[len(queued)/2], queued[0]
 	fmt.Fprintf(w, "bench: kernels queued (launch latency hidden): median %.3f us, min %.3f us\n", qmed*1e6, qbest*1e6)
-	fmt.Fprintf(w, "bench: queued behind a GPU spin of %v (tries: %d)\n", spin.Round(time.Microsecond), tries)
+	spun, err := cuda.ElapsedMs(spinStart, spinEnd)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "bench: queued behind a GPU spin of %v (measured %.3f ms; tries: %d), the host queuing them in %v\n",
+		spin.Round(time.Microsecond), spun, tries, queuing.Round(time.Microsecond))
 	bytes := float64(total)
 	if a, ok := entry.Attr(plan.BytesAttr).(*ir.IntegerAttr); ok {
 		bytes = float64(a.Int())

@@ -27,11 +27,17 @@ type CUDA struct {
 
 	// QueueKernels makes Launch record events around every launch without
 	// waiting for them (QueuedRun tags the launches of one run; Queued
-	// reads the times back once the queue has drained).
+	// reads the times back once the queue has drained). While it is set
+	// the host must not wait for the device, or the launches it queues
+	// behind the GPU spin would each wait for the one before: Synchronize
+	// returns at once (all work is on one stream, so the device still runs
+	// it in order) and Free is deferred until Queued (cuMemFree waits for
+	// the device).
 	QueueKernels bool
 	queued       []queuedLaunch
 	queueRun     int
 	eventPool    []cuda.Event
+	deferredFree []uint64
 
 	allocs map[uint64]bool // live allocations, for Release
 
@@ -57,8 +63,25 @@ func (c *CUDA) Alloc(n int) (uint64, error) {
 	return uint64(p), err
 }
 func (c *CUDA) Free(p uint64) error {
+	if c.QueueKernels {
+		c.deferredFree = append(c.deferredFree, p)
+		return nil
+	}
 	delete(c.allocs, p)
 	return cuda.Free(cuda.DevicePtr(p))
+}
+
+// FreeDeferred frees what Free deferred while QueueKernels was set; call
+// it once the queued launches have finished.
+func (c *CUDA) FreeDeferred() error {
+	var first error
+	for _, p := range c.deferredFree {
+		if err := c.Free(p); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.deferredFree = nil
+	return first
 }
 
 // Release frees the allocations still live, the timing events and the
@@ -122,7 +145,12 @@ func (c *CUDA) EncodeTensorMap(d *cuda.TiledDesc) ([]byte, error) {
 	c.maps = append(c.maps, m)
 	return m.Bytes(), nil
 }
-func (c *CUDA) Synchronize() error { return cuda.Synchronize() }
+func (c *CUDA) Synchronize() error {
+	if c.QueueKernels {
+		return nil
+	}
+	return cuda.Synchronize()
+}
 
 // Function returns the kernel named name.
 func (c *CUDA) Function(name string) (cuda.Function, error) {
