@@ -22,8 +22,12 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# The commit goes into `tmac version` (benchmark results name the binary
+# that timed them); bundles keep tmac_version "dev", unchanged by commits.
+REVISION := $(shell git describe --always --dirty=' + uncommitted changes' 2>/dev/null)
+
 build:
-	$(GO) build -o $(TMAC) ./cmd/tmac
+	$(GO) build -ldflags "-X 'main.Revision=$(REVISION)'" -o $(TMAC) ./cmd/tmac
 
 # go vet, and gofmt on every tracked Go file (a file gofmt would change fails).
 vet:

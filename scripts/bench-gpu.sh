@@ -216,7 +216,7 @@ cases_of_set() {
 build() {
 	set -e
 	export CGO_ENABLED=0
-	go build -o build/tmac ./cmd/tmac
+	make -s build
 	rm -rf "$dir" && mkdir -p "$dir/src"
 	: >"$dir/cases.txt"
 	local cases
@@ -426,7 +426,7 @@ PY
 	fi
 	if [[ " $steps " == *" peers "* ]] && [ ${#items[@]} -gt 0 ]; then
 		# shellcheck disable=SC2086 # BENCH_PEERS_FLAGS is a list of flags
-		BENCH_COMMIT=$commit timeout "${PEERS_TIMEOUT:-1800}" python3 bench/gpu/peers.py "${items[@]}" \
+		BENCH_COMMIT=$commit BENCH_TMAC_REV=$("$tmac" version | sed -n 's/^built from //p') timeout "${PEERS_TIMEOUT:-1800}" python3 bench/gpu/peers.py "${items[@]}" \
 			--json "$dir/results.json" --markdown "$dir/results.md" \
 			--warmup "$warmup" --reps "$reps" --tune-reps "${BENCH_TUNE_REPS:-10}" --mlir-dir "$dir/mlir" ${BENCH_PEERS_FLAGS:-} \
 			>/dev/null 2>"$dir/logs/peers.log"

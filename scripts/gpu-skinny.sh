@@ -26,7 +26,7 @@ shapes="64x4096x1024 64x4096x2048 64x4096x4096 64x4096x8192 64x8192x4096 16x4096
 
 build() {
 	set -e
-	CGO_ENABLED=0 go build -o build/tmac ./cmd/tmac
+	make -s build
 	rm -rf "$dir" && mkdir -p "$dir/src"
 	: >"$dir/cases.txt"
 	for s in $shapes; do

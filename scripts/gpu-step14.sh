@@ -14,7 +14,7 @@
 #   breadth  BENCH_SET=breadth: squares 512..8192, edges, f16 -> f32, memory-bound
 #   fp8llm   BENCH_SET=fp8llm: the LLM shapes in e4m3 -> bf16, row-wise scales
 # Each runs the tmac step then the peers step within RUN_BUDGET (default
-# 560 s) and copies results, tables and logs to $OUT; the table is last.
+# 560 s; BENCH_ONLY, a regex, picks cases of fp8, breadth and fp8llm) and copies results, tables and logs to $OUT; the table is last.
 # Peers (torch, cuBLAS, Triton) need the machine's Python; everything is
 # checked before it is timed (bench-gpu.sh, peers.py).
 set -u -o pipefail
@@ -66,7 +66,7 @@ trials)
 	;;
 fp8 | breadth | fp8llm)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-	bench "$call"
+	bench "$call" "${BENCH_ONLY:-}"
 	;;
 llm-a)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader

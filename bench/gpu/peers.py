@@ -766,7 +766,9 @@ def main():
                     help="output dtype of the Triton GEMMs: tmac's (float32 without a dump), float32 or the input dtype")
     ap.add_argument("--no-triton", action="store_true", help="skip the Triton baselines")
     ap.add_argument("--mlir-dir", help="artifacts of scripts/mlir-baseline.sh: run upstream MLIR's kernel on the square f16 GEMMs")
-    ap.add_argument("--commit", default=os.environ.get("BENCH_COMMIT", "unknown"))
+    ap.add_argument("--commit", default=os.environ.get("BENCH_COMMIT", "unknown"), help="commit the tmac bundles were built at")
+    ap.add_argument("--tmac-binary", default=os.environ.get("BENCH_TMAC_REV", ""),
+                    help="commit of the tmac binary that timed them (`tmac version`'s 'built from')")
     args = ap.parse_args()
     if args.reps < 1 or args.warmup < 0 or args.tune_reps < 1:
         ap.error("--reps and --tune-reps must be >= 1, --warmup >= 0")
@@ -811,6 +813,7 @@ def main():
         "device": torch.cuda.get_device_name(0), "sms": props.multi_processor_count,
         "torch": torch.__version__, "cuda": torch.version.cuda, "triton": triton_version,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "commit": args.commit,
+        "tmac_binary": args.tmac_binary or "unknown",
         "warmup": args.warmup, "reps": args.reps, "tune_reps": args.tune_reps, "triton_out": args.triton_out,
         "method": method, "tolerances": {DTYPE_NAMES[k]: v for k, v in TOL.items()} | {"add": TOL_ADD, "copy": TOL_COPY},
     }, "cases": []}

@@ -86,7 +86,8 @@ def svg(group, rows, metas):
            f'<rect width="{W}" height="{h}" fill="white"/>']
     devs = sorted({m.get("device", "?") for m in metas})
     dates = sorted({m.get("date", "?") for m in metas})
-    commits = sorted({m.get("commit", "?") for m in metas})
+    commits = sorted({m.get("commit", "?") + (f" (tmac binary {m['tmac_binary']})" if m.get("tmac_binary", "unknown") != "unknown" else "")
+                      for m in metas})
     title = f"GEMM {group}: TFLOP/s per shape (M x N x K) on {', '.join(devs)}, {', '.join(dates)}, commit {', '.join(commits)}"
     out.append(f'<text x="{W / 2}" y="24" text-anchor="middle" font-size="14">{escape(title)}</text>')
     out.append(f'<text x="{W / 2}" y="44" text-anchor="middle" fill="#555">f32 accumulation; median of each run; '

@@ -65,7 +65,9 @@ def markdown(results):
     meta = results["meta"]
     cases = [c for c in results["cases"] if c["kind"] != "error"]
     lines.append(f"GEMM and memory-bound peers on {meta['device']} ({meta['sms']} SMs), {meta['date']}, "
-                 f"commit {meta['commit']}; torch {meta['torch']} (CUDA {meta['cuda']}), Triton {meta['triton']}.")
+                 f"commit {meta['commit']}"
+                 + (f" (tmac binary {meta['tmac_binary']})" if meta.get("tmac_binary", "unknown") != "unknown" else "")
+                 + f"; torch {meta['torch']} (CUDA {meta['cuda']}), Triton {meta['triton']}.")
     lines.append("")
     lines.append(meta["method"])
     lines.append("")

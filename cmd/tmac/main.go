@@ -2,9 +2,11 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,6 +17,10 @@ import (
 
 // Version is set at build time with -ldflags "-X main.Version=...".
 var Version = "dev"
+
+// Revision is the commit tmac was built from, set by make with -ldflags
+// "-X main.Revision=..." (else the go tool's record of it, if any).
+var Revision string
 
 // exitError carries an exit status; its message was already printed.
 type exitError struct{ code int }
@@ -93,6 +99,40 @@ func newVersionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintf(cmd.OutOrStdout(), "tmac %s\n", Version)
+			if rev := cmp.Or(Revision, buildRevision()); rev != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "built from %s\n", rev)
+			}
 		},
 	}
+}
+
+// buildRevision is the commit the binary was built from, as the go tool
+// records it (vcs.revision, shortened, and "+ uncommitted changes" when
+// the tree was modified), or "" when it recorded none. Benchmark results
+// name it: a bundle's tmac_version stays "dev" so that bundles do not
+// change from commit to commit.
+func buildRevision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	if len(rev) > 7 {
+		rev = rev[:7]
+	}
+	if modified == "true" {
+		rev += " + uncommitted changes"
+	}
+	return rev
 }
