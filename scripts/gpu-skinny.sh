@@ -12,17 +12,27 @@
 #
 # run: scripts/bench-gpu.sh run over the cases (tmac checked and timed,
 # then torch._scaled_mm and the Triton kernel on the dumped inputs), then
-# two PTX variants of the K = 4096 bundle, each A B A B against the
-# original with `tmac run --bench`:
-#   nomma     the wgmma instructions deleted (the loads, barriers and
-#             epilogue alone; the output is wrong, so --no-check)
-#   prefetch  prefetch.tensormap of both tensor maps at entry (checked)
+# variants of a bundle, each A B A B against the original with
+# `tmac run --bench`:
+#   nomma     64 x 4096 x 4096 without its wgmma instructions (the loads,
+#             barriers and epilogue alone; the output is wrong, so
+#             --no-check)
+#   prefetch  64 x 4096 x 4096 with prefetch.tensormap of both tensor maps
+#             at entry (checked)
+#   abox16    16 x 4096 x 4096 with A's TMA box cut from 64 rows to the 16
+#   abox1     1 x 4096 x 4096, A's box cut to 1 row (checked): the tuned
+#             skinny kernels get slower as M falls below the tile's 64 rows
+#             (t64x32k256-s6: 10.0 us at M = 64, 13.9 at 16, 14.7 at 1),
+#             so is it the TMA's zero fill of the rows past M? The box is
+#             cut in the manifest's tensor map and the expect_tx byte
+#             count in the PTX; the tile's other rows keep what they held
+#             and only reach output rows past M, which are not stored.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 dir=build/gpu/bench-skinny
 tmac=${TMAC:-build/tmac}
 design="--design tiles --bm 64 --bn 64 --bk 256 --dtype e4m3 --scale tensor --out bf16"
-shapes="64x4096x1024 64x4096x2048 64x4096x4096 64x4096x8192 64x8192x4096 16x4096x4096"
+shapes="64x4096x1024 64x4096x2048 64x4096x4096 64x4096x8192 64x8192x4096 16x4096x4096 1x4096x4096"
 
 build() {
 	set -e
@@ -36,26 +46,44 @@ build() {
 		"$tmac" tune build "$dir/src/$s.tma" -o "$dir/tune/$s" --stages 4 --schedules pipelined >"$dir/src/$s.build.log"
 		echo "pick gemm_e4m3tensor_$s scaled:e4m3:$s:tensor $dir/tune/$s/$s-pipelined-s4.tmab" >>"$dir/cases.txt"
 	done
-	local base=$dir/tune/64x4096x4096/64x4096x4096-pipelined-s4.tmab x=$dir/x
-	variant nomma '/^wgmma\.mma_async/d'
-	variant prefetch 's/^\(\s*cvta\.param\.u64\s*\)\(%rd[0-9]*\)\(, %rd[0-9]*;\)$/&\n\tprefetch.tensormap [\2];/'
+	local x=$dir/x
+	variant nomma 64x4096x4096 '/^wgmma\.mma_async/d'
+	variant prefetch 64x4096x4096 's/^\(\s*cvta\.param\.u64\s*\)\(%rd[0-9]*\)\(, %rd[0-9]*;\)$/&\n\tprefetch.tensormap [\2];/'
+	# A's box: 64 x 256 bytes (two 128-byte boxes) of the 32768 bytes a
+	# stage expects become R x 256.
+	variant abox16 16x4096x4096 's/^\(\s*mov\.b32\s*%r[0-9]*\), 32768;$/\1, 20480;/' 16
+	variant abox1 1x4096x4096 's/^\(\s*mov\.b32\s*%r[0-9]*\), 32768;$/\1, 16640;/' 1
 	rm -rf "$x"
 	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$dir/COMMIT"
 	tar -czf "$dir.tgz" -C "$(dirname "$dir")" "$(basename "$dir")"
 	du -sh build/tmac "$dir.tgz"
 }
 
-# variant NAME SED: the K = 4096 bundle with sed script SED applied to its
-# PTX, as $dir/NAME.tmab.
+# variant NAME SHAPE SED [ROWS]: SHAPE's bundle with sed script SED
+# applied to its PTX (and, with ROWS, its first tensor map's box cut to
+# ROWS rows), as $dir/NAME.tmab; $dir/NAME.base names the original.
 variant() {
+	local base=$dir/tune/$2/$2-pipelined-s4.tmab
 	rm -rf "$x" && mkdir -p "$x" && tar -xf "$base" -C "$x"
 	cp "$x/kernels.ptx" "$x/orig.ptx"
-	sed -i "$2" "$x/kernels.ptx"
+	sed -i "$3" "$x/kernels.ptx"
 	if cmp -s "$x/orig.ptx" "$x/kernels.ptx"; then
 		echo "variant $1: the sed script changes nothing" >&2
 		exit 1
 	fi
+	if [ -n "${4:-}" ]; then
+		python3 - "$x/manifest.json" "$4" <<'PY'
+import json, sys
+path, rows = sys.argv[1], int(sys.argv[2])
+m = json.load(open(path))
+tm = next(s for s in m["entries"][0]["steps"] if s["op"] == "tensormap")
+assert tm["box_dim"][1] == 64, tm["box_dim"]
+tm["box_dim"][1] = rows
+json.dump(m, open(path, "w"), indent=1)
+PY
+	fi
 	(cd "$x" && tar cf "../$1.tmab" manifest.json kernels.ptx kernels.ll module.tma)
+	echo "$base" >"$dir/$1.base"
 }
 
 # median LOG: the queued kernel median of a tmac run --bench log.
@@ -70,8 +98,9 @@ run() {
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 	BENCH_SET=skinny BENCH_REPS=${BENCH_REPS:-100} bash scripts/bench-gpu.sh run >"$dir/bench.log" 2>&1
 	echo "bench-gpu.sh exit status $?"
-	local base=$dir/tune/64x4096x4096/64x4096x4096-pipelined-s4.tmab rows=() v r log flags
-	for v in nomma prefetch; do
+	local base rows=() v r log flags
+	for v in nomma prefetch abox16 abox1; do
+		base=$(cat "$dir/$v.base")
 		local meds=()
 		flags=(--bench --warmup 10 --reps 100 --ref-sample 2)
 		[ "$v" = nomma ] && flags=(--bench --warmup 10 --reps 100 --no-check)
@@ -83,7 +112,7 @@ run() {
 			timeout 120 "$tmac" run "$dir/$v.tmab" "${flags[@]}" >"$log" 2>&1
 			meds+=("$(median "$log")$(grep -q '^FAIL' "$log" && echo ' FAIL')")
 		done
-		rows+=("| $v | ${meds[0]} | ${meds[1]} | ${meds[2]} | ${meds[3]} |")
+		rows+=("| $v ($(basename "$base" -pipelined-s4.tmab)) | ${meds[0]} | ${meds[1]} | ${meds[2]} | ${meds[3]} |")
 	done
 	asm
 	if [ -n "${OUT:-}" ]; then
@@ -92,7 +121,7 @@ run() {
 		tar -czf "$OUT/logs-skinny.tgz" -C "$dir" logs bench.log nomma.1.log prefetch.1.log 2>/dev/null
 	fi
 	echo
-	echo "| PTX variant (K = 4096) | original | variant | original | variant |"
+	echo "| variant (bundle) | original | variant | original | variant |"
 	echo "|---|---:|---:|---:|---:|"
 	printf '%s\n' "${rows[@]}"
 	echo
