@@ -105,6 +105,7 @@ small_square_designs=(
 	"t128x64|--design tiles --bm 128 --bn 64|4,6|pipelined"
 	"t64x128|--design tiles --bm 64 --bn 128|4,6|pipelined"
 	"coop256|--design coop --bm 128 --bn 256|4|ws"
+	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
 )
 # Skinny M: deep rings (bytes in flight per SM bound these kernels); K
 # tiles of 32 halve a slot, so twice the slots fit; split-K puts 2 or 4
@@ -151,12 +152,17 @@ fp8_large_designs=(
 	"coop256c2tma|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma|3|ws"
 )
 # The LLM shapes (bf16): fewer candidates per shape than the default set
-# (24 shapes), the winners of the earlier runs and split-K.
+# (24 shapes), the winners of the earlier runs and split-K (the one-kernel
+# s2l won 16 and 64 x 4096 x 14336 on 2026-11-27; s2l on 64-column tiles
+# and s4l on 128-column ones give N = 4096 128 blocks, one wave of the
+# 132 SMs).
 llm_skinny_designs=(
 	"t64x64|--design tiles --bm 64 --bn 64|9,12|pipelined"
 	"t64x128|--design tiles --bm 64 --bn 128|6,9|pipelined"
 	"t128x64|--design tiles --bm 128 --bn 64|9|pipelined"
 	"t64x128s2l|--design tiles --bm 64 --bn 128 --split 2 --split-reduce last|6|pipelined"
+	"t64x64s2l|--design tiles --bm 64 --bn 64 --split 2 --split-reduce last|9,12|pipelined"
+	"t64x128s4l|--design tiles --bm 64 --bn 128 --split 4 --split-reduce last|6|pipelined"
 	"t64x64s4l|--design tiles --bm 64 --bn 64 --split 4 --split-reduce last|9|pipelined"
 )
 # M >= 1024: 128x256 tiles leave the last wave part-empty where the tiles
