@@ -3,7 +3,7 @@
 and one kernel design, for the benchmark's per-shape tuning:
 
     python3 bench/gpu/gen_gemm.py --m M --n N --k K --dtype f16|bf16 \\
-        [--out f32|f16|bf16] --design tiles|persistent|coop [--bm 128] [--bn 128] \\
+        [--out f32|f16|bf16] --design tiles|tiles2|persistent|coop [--bm 128] [--bn 128] \\
         [--bk 64|32] [--split S] [--stages 4] [--group 8] [--epilogue direct|smem|tma] [--grid 132] \\
         [--activation none|gelu|gelu_poly|gelu_tanh] -o OUT.tma
 
@@ -22,6 +22,10 @@ side. Designs:
   output only). The persistent designs can also store through a shared
   tile with one TMA store per tile (tma), which warp-specialize overlaps
   with the next tile's K loop.
+* tiles2: one block of two warpgroups per 128xBN tile (BN up to 256),
+  each multiplying its 64-row half of A's tile, grid of every tile, the K
+  loop pipelined by tma-pipeline as in tiles (no producer warp): the
+  design of Triton's fastest 2048^3 kernel (BM128 BN256, 8 warps).
 * persistent: --grid blocks (at most one per tile) of one warpgroup walk
   the tiles (tile t, t + grid, ...); for tmac tune's pingpong and ws
   schedules (warp-specialize), since tma-pipeline does not pipeline a K
@@ -143,6 +147,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if dtype not in MLIR_TYPE:
         raise Refuse(f"input dtype {dtype}: f16, bf16, e4m3 or e5m2")
     fp8 = dtype in ("e4m3", "e5m2")
+    two_wg = design in ("coop", "tiles2")  # two consumer warpgroups, each on a 64-row half
     if dtype_b is not None and (not fp8 or dtype_b not in ("e4m3", "e5m2")):
         raise Refuse(f"--dtype-b {dtype_b}: e4m3 or e5m2, with an fp8 --dtype (fp8 wgmma mixes the two)")
     if bk is None:
@@ -156,11 +161,11 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         raise Refuse("scales and an activation together are not generated")
     if out not in ("f32", "f16", "bf16"):
         raise Refuse(f"output dtype {out}: f32, f16 or bf16")
-    if design == "coop":
+    if two_wg:
         if bm != 128:
-            raise Refuse("coop tiles are 128 rows (two warpgroups of 64)")
+            raise Refuse(f"{design} tiles are 128 rows (two warpgroups of 64)")
         if bn not in (64, 128, 256):
-            raise Refuse("coop: BN must be 64, 128 or 256")
+            raise Refuse(f"{design}: BN must be 64, 128 or 256")
     else:
         if bm not in (64, 128):
             raise Refuse("BM must be 64 or 128")
@@ -225,12 +230,12 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     # side, the chunked layout wgmma's descriptors walk.
     aswizzle = "swizzle_128b" if bk * ein >= 128 else "swizzle_64b"
     kbox = min(bk, 128 // ein)
-    if bk > kbox and design == "coop":
-        raise Refuse(f"K tiles of {bk * ein} bytes are for the one-warpgroup designs (not coop)")
+    if bk > kbox and two_wg:
+        raise Refuse(f"K tiles of {bk * ein} bytes are for the one-warpgroup designs (not {design})")
     tiles = tm * tn
     group = max(1, min(group, tm))
-    threads = 256 if design == "coop" else 128
-    ha = bm // 2 if design == "coop" else bm  # rows of A per warpgroup
+    threads = 256 if two_wg else 128
+    ha = bm // 2 if two_wg else bm  # rows of A per warpgroup
     T, O = MLIR_TYPE[dtype], out
     TB = MLIR_TYPE[dtype_b or dtype]  # B's element type (fp8 may mix e4m3 and e5m2)
     # fp8 wgmma reads B K-major only: B is given as N x K (B^T row-major,
@@ -260,7 +265,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"!atile = memref<{bm}x{bk}x{T}, {WG}>")
     if bk > kbox:
         w(f"!abox = memref<{bm}x{kbox}x{T}, {WG}>")
-    if design == "coop":
+    if two_wg:
         w(f"!ahalf = memref<{ha}x{bk}x{T}, strided<[{bk}, 1], offset: ?>, {WG}>")
         w(f"!ahalfd = memref<{ha}x{bk}x{T}, {WG}>")
     if fp8:
@@ -403,7 +408,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"    %cn = arith.constant {n} : index")
     w(f"    %ksteps = arith.constant {ks} : index")
     w("    %bid = gpu.block_id  x")
-    if design == "coop":
+    if two_wg:
         w("    %tid = gpu.thread_id  x")
         w("    %c128 = arith.constant 128 : index")
         w("    %wg = arith.divui %tid, %c128 : index")
@@ -450,7 +455,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     bcoord = "%kk, %col0" if fp8 else "%col0, %kk"
     w(f"{ind}  tmac.tma.load %bmap[{bcoord}] to %bs{mc} : !bdesc -> !bfull")
     w(f"{ind}  tmac.tma.wait %as, %bs : !atile, !bfull")
-    if design == "coop":
+    if two_wg:
         w(f"{ind}  %ah = memref.subview %as[%myrow, 0] [{ha}, {bk}] [1, 1] : !atile to !ahalf")
         w(f"{ind}  %da = nvgpu.warpgroup.generate.descriptor %ah, %amap : !ahalf, !adesc -> !nvgpu.warpgroup.descriptor<tensor = !ahalfd>")
         adt = "!nvgpu.warpgroup.descriptor<tensor = !ahalfd>"
@@ -492,9 +497,9 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if not fixup and scale == "row":
         # sa per row of D (its 0.0 beyond M), sb per column, in the
         # accumulator's row and column layouts.
-        if design == "coop":
+        if two_wg:
             w(f"{ind}%srow0 = arith.addi %row0, %myrow : index")
-        w(f"{ind}%srows = tmac.warpgroup.acc.load_rows %sa[{'%srow0' if design == 'coop' else '%row0'}] : {SA} -> !tmac.rows<{ha}xf32>")
+        w(f"{ind}%srows = tmac.warpgroup.acc.load_rows %sa[{'%srow0' if two_wg else '%row0'}] : {SA} -> !tmac.rows<{ha}xf32>")
         w(f"{ind}%scols = tmac.warpgroup.acc.load_cols %sb[%col0] : {SB} -> !tmac.cols<{bn}xf32>")
         w(f"{ind}%scaled = tmac.warpgroup.acc.map %res rows(%srows) cols(%scols) : !acc rows !tmac.rows<{ha}xf32> cols !tmac.cols<{bn}xf32> -> !acc {{")
         w(f"{ind}^bb0(%x: f32, %ra: f32, %cb: f32, %row: index, %col: index):")
@@ -531,7 +536,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         # Each warpgroup's rows into the shared output tile, then one TMA
         # store of the tile; warp-specialize rotates the tile
         # (tmac.store_stages) so the store overlaps the next tile's K loop.
-        r = "%myrow" if design == "coop" else "%c0"
+        r = "%myrow" if two_wg else "%c0"
         w(f"{ind}%dh = memref.subview %ds[{r}, 0] [{ha}, {bn}] [1, 1] : !dtile to !dhalf")
         if O == "f32":
             w(f"{ind}nvgpu.warpgroup.mma.store {res}, %dh : !acc to !dhalf")
@@ -539,8 +544,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             w(f"{ind}tmac.warpgroup.mma.store {res}, %dh : !acc to !dhalf")
         w(f"{ind}tmac.tma.store %ds to %dmap[%col0, %row0] : !dtile -> !ddesc")
     else:
-        r = "%grow" if design == "coop" else "%row0"
-        if design == "coop":
+        r = "%grow" if two_wg else "%row0"
+        if two_wg:
             w(f"{ind}%grow = arith.addi %row0, %myrow : index")
         if edge:
             # The masked form: only the elements inside D.
@@ -725,7 +730,7 @@ def main():
     ap.add_argument("--k", type=int, required=True)
     ap.add_argument("--dtype", default="f16")
     ap.add_argument("--out", default="f32")
-    ap.add_argument("--design", choices=("tiles", "persistent", "coop"), default="tiles")
+    ap.add_argument("--design", choices=("tiles", "tiles2", "persistent", "coop"), default="tiles")
     ap.add_argument("--bm", type=int, default=128)
     ap.add_argument("--bn", type=int, default=128)
     ap.add_argument("--bk", type=int, default=None,
