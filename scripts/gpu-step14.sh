@@ -12,7 +12,12 @@
 #   llm-a    BENCH_SET=llm, M in 16 64 128 (12 shapes)
 #   llm-b    BENCH_SET=llm, M in 256 1024 4096 (12 shapes)
 #   breadth  BENCH_SET=breadth: squares 512..8192, edges, f16 -> f32, memory-bound
+#            (more than one call's tuning: 11 of its 22 cases on 2026-11-27),
+#            or in three calls: breadth-a (bf16), breadth-b (f16 -> f16),
+#            breadth-c (f16 -> f32 and the memory-bound pair)
 #   fp8llm   BENCH_SET=fp8llm: the LLM shapes in e4m3 -> bf16, row-wise scales
+#   skinny   scripts/gpu-skinny.sh run: seed 002's design at several K
+#            against its peers, and its PTX and tensor-map variants
 # Each runs the tmac step then the peers step within RUN_BUDGET (default
 # 560 s; BENCH_ONLY, a regex, picks cases of fp8, breadth and fp8llm) and copies results, tables and logs to $OUT; the table is last.
 # Peers (torch, cuBLAS, Triton) need the machine's Python; everything is
@@ -56,17 +61,32 @@ build)
 		tail -1 "build/gpu/build-$s.log"
 	done
 	bash scripts/gpu-gemm-trial.sh build
-	echo "carry: build/tmac build/gpu/bench-fp8.tgz build/gpu/bench-llm.tgz build/gpu/bench-breadth.tgz build/gpu/bench-fp8llm.tgz build/gpu/trial"
-	du -ch build/tmac build/gpu/bench-*.tgz build/gpu/trial | tail -1
+	bash scripts/gpu-skinny.sh build | tail -1
+	echo "carry: build/tmac build/gpu/bench-fp8.tgz build/gpu/bench-llm.tgz build/gpu/bench-breadth.tgz build/gpu/bench-fp8llm.tgz build/gpu/bench-skinny.tgz build/gpu/trial"
+	du -ch build/tmac build/gpu/bench-{fp8,llm,breadth,fp8llm,skinny}.tgz build/gpu/trial | tail -1
 	;;
 trials)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-	TAIL=0 step trial-asm "$budget" env OUT="${OUT:-build/gpu/trial/asm}" bash scripts/gpu-gemm-trial.sh asm
+	# asm writes a dozen files: one archive of them goes back ($OUT takes 8).
+	TAIL=0 step trial-asm "$budget" env OUT=build/gpu/trial/asm bash scripts/gpu-gemm-trial.sh asm
+	[ -n "${OUT:-}" ] && tar -czf "$OUT/trial-asm.tgz" -C build/gpu/trial asm
 	TAIL=12 step trial-run "$budget" bash scripts/gpu-gemm-trial.sh run
 	;;
 fp8 | breadth | fp8llm)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 	bench "$call" "${BENCH_ONLY:-}"
+	;;
+breadth-a | breadth-b | breadth-c)
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+	case $call in
+	breadth-a) bench breadth '^gemm_bf16_' ;;
+	breadth-b) bench breadth '^gemm_f16_' ;;
+	breadth-c) bench breadth '^gemm_f16f32_|^mem_' ;;
+	esac
+	;;
+skinny)
+	OUT='' bash scripts/gpu-skinny.sh run
+	[ -n "${OUT:-}" ] && tar -czf "$OUT/skinny.tgz" -C build/gpu/bench-skinny results.json logs bench.log 2>/dev/null
 	;;
 llm-a)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
@@ -77,7 +97,7 @@ llm-b)
 	bench llm '^gemm_bf16_(256|1024|4096)x'
 	;;
 *)
-	echo "usage: scripts/gpu-step14.sh build|trials|fp8|llm-a|llm-b|breadth|fp8llm" >&2
+	echo "usage: scripts/gpu-step14.sh build|trials|fp8|llm-a|llm-b|breadth|breadth-a|breadth-b|breadth-c|fp8llm|skinny" >&2
 	exit 2
 	;;
 esac
