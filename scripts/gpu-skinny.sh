@@ -46,43 +46,24 @@ build() {
 		"$tmac" tune build "$dir/src/$s.tma" -o "$dir/tune/$s" --stages 4 --schedules pipelined >"$dir/src/$s.build.log"
 		echo "pick gemm_e4m3tensor_$s scaled:e4m3:$s:tensor $dir/tune/$s/$s-pipelined-s4.tmab" >>"$dir/cases.txt"
 	done
-	local x=$dir/x
 	variant nomma 64x4096x4096 '/^wgmma\.mma_async/d'
 	variant prefetch 64x4096x4096 's/^\(\s*cvta\.param\.u64\s*\)\(%rd[0-9]*\)\(, %rd[0-9]*;\)$/&\n\tprefetch.tensormap [\2];/'
 	# A's box: 64 x 256 bytes (two 128-byte boxes) of the 32768 bytes a
 	# stage expects become R x 256.
 	variant abox16 16x4096x4096 's/^\(\s*mov\.b32\s*%r[0-9]*\), 32768;$/\1, 20480;/' 16
 	variant abox1 1x4096x4096 's/^\(\s*mov\.b32\s*%r[0-9]*\), 32768;$/\1, 16640;/' 1
-	rm -rf "$x"
 	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$dir/COMMIT"
 	tar -czf "$dir.tgz" -C "$(dirname "$dir")" "$(basename "$dir")"
 	du -sh build/tmac "$dir.tgz"
 }
 
-# variant NAME SHAPE SED [ROWS]: SHAPE's bundle with sed script SED
-# applied to its PTX (and, with ROWS, its first tensor map's box cut to
-# ROWS rows), as $dir/NAME.tmab; $dir/NAME.base names the original.
+# variant NAME SHAPE SED [ROWS]: SHAPE's bundle rewritten by
+# scripts/bundle-rewrite.sh (SED on its PTX; with ROWS, its first tensor
+# map's box cut to ROWS rows) as $dir/NAME.tmab; $dir/NAME.base names the
+# original.
 variant() {
 	local base=$dir/tune/$2/$2-pipelined-s4.tmab
-	rm -rf "$x" && mkdir -p "$x" && tar -xf "$base" -C "$x"
-	cp "$x/kernels.ptx" "$x/orig.ptx"
-	sed -i "$3" "$x/kernels.ptx"
-	if cmp -s "$x/orig.ptx" "$x/kernels.ptx"; then
-		echo "variant $1: the sed script changes nothing" >&2
-		exit 1
-	fi
-	if [ -n "${4:-}" ]; then
-		python3 - "$x/manifest.json" "$4" <<'PY'
-import json, sys
-path, rows = sys.argv[1], int(sys.argv[2])
-m = json.load(open(path))
-tm = next(s for s in m["entries"][0]["steps"] if s["op"] == "tensormap")
-assert tm["box_dim"][1] == 64, tm["box_dim"]
-tm["box_dim"][1] = rows
-json.dump(m, open(path, "w"), indent=1)
-PY
-	fi
-	(cd "$x" && tar cf "../$1.tmab" manifest.json kernels.ptx kernels.ll module.tma)
+	bash scripts/bundle-rewrite.sh "$base" "$dir/$1.tmab" "$3" "${4:-}" | sed "s/^/$1: /"
 	echo "$base" >"$dir/$1.base"
 }
 
