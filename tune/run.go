@@ -50,6 +50,10 @@ type Result struct {
 	// The kernels' time: queued behind a GPU spin (launch latency hidden)
 	// when measured, else one launch at a time (SyncMedianS).
 	KernelMedianS float64 `json:"kernel_median_s,omitempty"`
+	// QueuedExposed: the host could not queue the timed runs ahead of the
+	// GPU, so the queued times include launch latency and rank this
+	// variant lower than it is.
+	QueuedExposed bool    `json:"queued_exposed,omitempty"`
 	SyncMedianS   float64 `json:"kernel_sync_median_s,omitempty"`
 	KernelMinS    float64 `json:"kernel_min_s,omitempty"`
 	RunMedianS    float64 `json:"run_median_s,omitempty"`
@@ -268,7 +272,7 @@ func classify(r *Result, o variantOutcome, log string) {
 	if b := o.run.Bench; b != nil {
 		r.KernelMedianS, r.KernelMinS, r.RunMedianS, r.SyncMedianS = b.KernelMedianS, b.KernelMinS, b.RunMedianS, b.KernelMedianS
 		if b.QueuedMedianS > 0 {
-			r.KernelMedianS, r.KernelMinS = b.QueuedMedianS, b.QueuedMinS
+			r.KernelMedianS, r.KernelMinS, r.QueuedExposed = b.QueuedMedianS, b.QueuedMinS, b.QueuedExposed
 		}
 		r.Flops, r.Bytes = b.Flops, b.Bytes
 		if r.KernelMedianS > 0 {
@@ -295,6 +299,7 @@ func classify(r *Result, o variantOutcome, log string) {
 	}
 	if r.Status != resPass {
 		r.KernelMedianS, r.KernelMinS, r.RunMedianS, r.SyncMedianS, r.TFLOPS, r.TBPerS = 0, 0, 0, 0, 0, 0
+		r.QueuedExposed = false
 	}
 }
 
@@ -317,6 +322,9 @@ func (r *Result) summary() string {
 	s := fmt.Sprintf("PASS (check %s), kernel median %s", r.Check, fmtSeconds(r.KernelMedianS))
 	if t := r.throughput(); t != "" {
 		s += ", " + t
+	}
+	if r.QueuedExposed {
+		s += " (includes launch latency: the host fell behind the GPU)"
 	}
 	return s
 }

@@ -446,6 +446,11 @@ func TestClassifyRankAndTable(t *testing.T) {
 	if r := results[3]; r.TFLOPS < 634 || r.TFLOPS > 635 || r.TBPerS != 0 {
 		t.Errorf("fast: %.2f TFLOP/s", r.TFLOPS)
 	}
+	exposed := mk("exposed", variantOutcome{run: &runner.Outcome{Verdict: "PASS", Bench: &runner.BenchResult{KernelMedianS: 30e-6,
+		QueuedMedianS: 20e-6, QueuedMinS: 9e-6, QueuedExposed: true, Flops: 1e9}}}, "")
+	if !exposed.QueuedExposed || exposed.KernelMedianS != 20e-6 || !strings.Contains(exposed.summary(), "includes launch latency") {
+		t.Errorf("exposed queued pass: %+v, %q", exposed, exposed.summary())
+	}
 	if r := results[5]; r.TBPerS != 4.3 || r.TFLOPS != 0 {
 		t.Errorf("bytes only: %g TB/s", r.TBPerS)
 	}
