@@ -154,7 +154,7 @@ func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, ar
 			}
 		}
 		gpu.QueueKernels = false
-		spun, err := spinEnd.Done()
+		spinOver, err := spinEnd.Done()
 		queuing = time.Since(t0)
 		if err != nil {
 			return nil, err
@@ -165,7 +165,7 @@ func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, ar
 		if err := gpu.FreeDeferred(); err != nil {
 			return nil, err
 		}
-		if exposed = spun; !exposed || try == queuedTries || spin >= maxSpin {
+		if exposed = spinOver; !exposed || try == queuedTries || spin >= maxSpin {
 			break
 		}
 		spin = min(4*spin, maxSpin)
@@ -186,12 +186,12 @@ func bench(w io.Writer, runHost hostRun, gpu *plan.CUDA, entry *ir.Operation, ar
 	fmt.Fprintf(w, "bench: kernels alone: median %.3f us, min %.3f us\n", med*1e6, best*1e6)
 	qmed, qbest := queued[len(queued)/2], queued[0]
 	fmt.Fprintf(w, "bench: kernels queued (launch latency hidden): median %.3f us, min %.3f us\n", qmed*1e6, qbest*1e6)
-	spun, err := cuda.ElapsedMs(spinStart, spinEnd)
+	spinMs, err := cuda.ElapsedMs(spinStart, spinEnd)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(w, "bench: queued behind a GPU spin of %v (measured %.3f ms; tries: %d), the host queuing them in %v\n",
-		spin.Round(time.Microsecond), spun, tries, queuing.Round(time.Microsecond))
+		spin.Round(time.Microsecond), spinMs, tries, queuing.Round(time.Microsecond))
 	bytes := float64(total)
 	if a, ok := entry.Attr(plan.BytesAttr).(*ir.IntegerAttr); ok {
 		bytes = float64(a.Int())

@@ -31,8 +31,9 @@ type CUDA struct {
 	// the host must not wait for the device, or the launches it queues
 	// behind the GPU spin would each wait for the one before: Synchronize
 	// returns at once (all work is on one stream, so the device still runs
-	// it in order) and Free is deferred until Queued (cuMemFree waits for
-	// the device).
+	// it in order) and Free is deferred until FreeDeferred (cuMemFree
+	// waits for the device; the memory of every queued run stays
+	// allocated until then).
 	QueueKernels bool
 	queued       []queuedLaunch
 	queueRun     int
