@@ -111,6 +111,7 @@ small_square_designs=(
 	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
 	"t2x256|--design tiles2 --bm 128 --bn 256|3,4|pipelined"
 	"t2x128|--design tiles2 --bm 128 --bn 128|4,6|pipelined"
+	"t128sk|--design tiles --bm 128 --bn 128 --split-reduce streamk --grid 132|4|pipelined"
 )
 # Skinny M: deep rings (bytes in flight per SM bound these kernels); K
 # tiles of 32 halve a slot, so twice the slots fit; split-K puts 2 or 4
@@ -156,6 +157,8 @@ fp8_large_designs=(
 	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|3|ws"
 	"coop256c2tma|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma|3|ws"
 )
+# Stream-K (sk) where tiles fill the 132 SMs badly: 128 x 14336 x 4096 has
+# 112 tiles of 128 columns, 1024 x 6144 x 1536 192 of 128 x 128, 2048^3 256.
 # The LLM shapes (bf16): fewer candidates per shape than the default set
 # (24 shapes), the winners of the earlier runs and split-K (the one-kernel
 # s2l won 16 and 64 x 4096 x 14336 on 2026-11-27; s2l on 64-column tiles
@@ -169,6 +172,8 @@ llm_skinny_designs=(
 	"t64x64s2l|--design tiles --bm 64 --bn 64 --split 2 --split-reduce last|9,12|pipelined"
 	"t64x128s4l|--design tiles --bm 64 --bn 128 --split 4 --split-reduce last|6|pipelined"
 	"t64x64s4l|--design tiles --bm 64 --bn 64 --split 4 --split-reduce last|9|pipelined"
+	"t128x64sk|--design tiles --bm 128 --bn 64 --split-reduce streamk --grid 132|9|pipelined"
+	"t64x128sk|--design tiles --bm 64 --bn 128 --split-reduce streamk --grid 132|6|pipelined"
 )
 # M >= 1024: 128x256 tiles leave the last wave part-empty where the tiles
 # are few (1024 x 6144: 192 tiles on 132 SMs, 0.64x cuBLAS on 2026-11-27):
@@ -179,6 +184,7 @@ llm_large_designs=(
 	"coop128tma|--design coop --bm 128 --bn 128 --epilogue tma|4|ws"
 	"coop256|--design coop --bm 128 --bn 256|4|ws"
 	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|3|ws"
+	"t128sk|--design tiles --bm 128 --bn 128 --split-reduce streamk --grid 132|4|pipelined"
 )
 llm_m="16 64 128 256 1024 4096"
 llm_nk="4096x4096 14336x4096 4096x14336 6144x1536"
