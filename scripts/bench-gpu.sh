@@ -156,6 +156,7 @@ fp8_large_designs=(
 	"coop256|--design coop --bm 128 --bn 256|4|ws"
 	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|3|ws"
 	"coop256c2tma|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma|3|ws"
+	"t128sk|--design tiles --bm 128 --bn 128 --split-reduce streamk --grid 132|4|pipelined"
 )
 # Stream-K (sk) where tiles fill the 132 SMs badly: 128 x 14336 x 4096 has
 # 112 tiles of 128 columns, 1024 x 6144 x 1536 192 of 128 x 128, 2048^3 256.
