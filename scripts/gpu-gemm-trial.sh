@@ -49,20 +49,9 @@ build() {
 }
 
 run() {
-	local rows=() name v r log med
+	local rows=() name
 	while read -r name; do
-		declare -A meds=()
-		for r in 1 2; do
-			for v in a b; do
-				log=$dir/$name.$v.$r.log
-				timeout 120 "$tmac" run "$dir/$name.$v.tmab" --bench --warmup 10 --reps 100 --ref-sample 2 >"$log" 2>&1
-				med=$(grep -oE 'kernels queued \(launch latency hidden\): median [0-9.]+ us' "$log" | grep -oE '[0-9.]+ us$')
-				grep -q '^PASS' "$log" || med="FAIL(${med:-})"
-				meds[$v$r]=${med:--}
-			done
-		done
-		rows+=("| $name | ${meds[a1]} | ${meds[b1]} | ${meds[a2]} | ${meds[b2]} |")
-		unset meds
+		rows+=("| $name | $(TMAC=$tmac bash scripts/ab-bench.sh "$dir/$name.a.tmab" "$dir/$name.b.tmab" "$dir/$name" --ref-sample 2) |")
 	done <"$dir/trials.txt"
 	echo "| trial | original | rewritten | original | rewritten |"
 	echo "|---|---:|---:|---:|---:|"

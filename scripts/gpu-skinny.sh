@@ -67,11 +67,6 @@ variant() {
 	echo "$base" >"$dir/$1.base"
 }
 
-# median LOG: the queued kernel median of a tmac run --bench log.
-median() {
-	grep -oE 'kernels queued \(launch latency hidden\): median [0-9.]+ us' "$1" | grep -oE '[0-9.]+ us$' || echo -
-}
-
 run() {
 	if [ -f "$dir.tgz" ] && { [ ! -f "$dir/cases.txt" ] || [ "$dir.tgz" -nt "$dir/cases.txt" ]; }; then
 		tar -xzf "$dir.tgz" -C "$(dirname "$dir")"
@@ -79,27 +74,18 @@ run() {
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 	BENCH_SET=skinny BENCH_REPS=${BENCH_REPS:-100} bash scripts/bench-gpu.sh run >"$dir/bench.log" 2>&1
 	echo "bench-gpu.sh exit status $?"
-	local base rows=() v r log flags
+	local base rows=() v check
 	for v in nomma prefetch abox16 abox1; do
 		base=$(cat "$dir/$v.base")
-		local meds=()
-		flags=(--bench --warmup 10 --reps 100 --ref-sample 2)
-		[ "$v" = nomma ] && flags=(--bench --warmup 10 --reps 100 --no-check)
-		for r in 1 2; do
-			log=$dir/$v.orig.$r.log
-			timeout 120 "$tmac" run "$base" "${flags[@]}" >"$log" 2>&1
-			meds+=("$(median "$log")")
-			log=$dir/$v.$r.log
-			timeout 120 "$tmac" run "$dir/$v.tmab" "${flags[@]}" >"$log" 2>&1
-			meds+=("$(median "$log")$(grep -q '^FAIL' "$log" && echo ' FAIL')")
-		done
-		rows+=("| $v ($(basename "$base" -pipelined-s4.tmab)) | ${meds[0]} | ${meds[1]} | ${meds[2]} | ${meds[3]} |")
+		check=--ref-sample=2
+		[ "$v" = nomma ] && check=--no-check
+		rows+=("| $v ($(basename "$base" -pipelined-s4.tmab)) | $(TMAC=$tmac bash scripts/ab-bench.sh "$base" "$dir/$v.tmab" "$dir/$v" "$check") |")
 	done
 	asm
 	if [ -n "${OUT:-}" ]; then
 		tar -czf "$OUT/asm-skinny.tgz" -C "$dir" asm 2>/dev/null
 		cp "$dir/results.json" "$OUT/results-skinny.json" 2>/dev/null
-		tar -czf "$OUT/logs-skinny.tgz" -C "$dir" logs bench.log nomma.1.log prefetch.1.log 2>/dev/null
+		tar -czf "$OUT/logs-skinny.tgz" -C "$dir" logs bench.log nomma.b.1.log prefetch.b.1.log 2>/dev/null
 	fi
 	echo
 	echo "| variant (bundle) | original | variant | original | variant |"
