@@ -14,6 +14,7 @@ const (
 	TmaLoad               = "tmac.tma.load"
 	TmaStore              = "tmac.tma.store"
 	TmaWait               = "tmac.tma.wait"
+	WarpgroupAccLoad      = "tmac.warpgroup.acc.load"
 	WarpgroupAccLoadCols  = "tmac.warpgroup.acc.load_cols"
 	WarpgroupAccLoadRows  = "tmac.warpgroup.acc.load_rows"
 	WarpgroupAccMap       = "tmac.warpgroup.acc.map"
@@ -39,6 +40,8 @@ type (
 	TmaStoreOp struct{ Op *ir.Operation }
 	// TmaWaitOp views an op named tmac.tma.wait.
 	TmaWaitOp struct{ Op *ir.Operation }
+	// WarpgroupAccLoadOp views an op named tmac.warpgroup.acc.load.
+	WarpgroupAccLoadOp struct{ Op *ir.Operation }
 	// WarpgroupAccLoadColsOp views an op named tmac.warpgroup.acc.load_cols.
 	WarpgroupAccLoadColsOp struct{ Op *ir.Operation }
 	// WarpgroupAccLoadRowsOp views an op named tmac.warpgroup.acc.load_rows.
@@ -84,6 +87,11 @@ func AsTmaStore(op *ir.Operation) (TmaStoreOp, bool) {
 // AsTmaWait returns op as a TmaWaitOp, and whether it is named tmac.tma.wait.
 func AsTmaWait(op *ir.Operation) (TmaWaitOp, bool) {
 	return ir.As[TmaWaitOp](op, TmaWait)
+}
+
+// AsWarpgroupAccLoad returns op as a WarpgroupAccLoadOp, and whether it is named tmac.warpgroup.acc.load.
+func AsWarpgroupAccLoad(op *ir.Operation) (WarpgroupAccLoadOp, bool) {
+	return ir.As[WarpgroupAccLoadOp](op, WarpgroupAccLoad)
 }
 
 // AsWarpgroupAccLoadCols returns op as a WarpgroupAccLoadColsOp, and whether it is named tmac.warpgroup.acc.load_cols.
@@ -169,6 +177,16 @@ func (o TmaStoreOp) Src() ir.Value {
 // TensorMap returns the `tensorMap` operand (TensorMap descriptor).
 func (o TmaStoreOp) TensorMap() ir.Value {
 	return o.Op.OperandNamed("tensorMap")
+}
+
+// SrcMemref returns the `srcMemref` operand (memref of any type values).
+func (o WarpgroupAccLoadOp) SrcMemref() ir.Value {
+	return o.Op.OperandNamed("srcMemref")
+}
+
+// Result returns the `result` result (warpgroup accumulator type).
+func (o WarpgroupAccLoadOp) Result() ir.Value {
+	return o.Op.ResultNamed("result")
 }
 
 // Src returns the `src` operand (rank-1 memref).
@@ -354,6 +372,11 @@ func (o TmaStoreOp) Coordinates() []ir.Value {
 // Tiles returns the `tiles` operands (memref of any type values).
 func (o TmaWaitOp) Tiles() []ir.Value {
 	return o.Op.OperandGroup("tiles")
+}
+
+// Indices returns the `indices` operands (index).
+func (o WarpgroupAccLoadOp) Indices() []ir.Value {
+	return o.Op.OperandGroup("indices")
 }
 
 // Accs returns the `accs` operands (warpgroup accumulator type).

@@ -74,7 +74,7 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 		// The verifier rules these out.
 		return rw.Errorf(op, "needs an f32 accumulator and a 2-D memref of f32, f16, bf16 or f8E4M3FN, not '%s'", dst.Type())
 	}
-	cs := &convertStore{rw: rw, dst: dst, elem: mt.Elem}
+	cs := &fragmentAccess{rw: rw, mem: dst, elem: mt.Elem}
 	pairBytes := 2 * int64(ir.BitWidth(cs.elem)) / 8
 	plan := convertStorePlan(mt)
 
@@ -95,30 +95,10 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 		return nil
 	}
 
-	// The alignment test: (addr(0,0) [| addr(1,0)]) mod pairBytes == 0.
-	as := int64(0)
-	if nvgpu.IsSharedMemory(mt.MemorySpace) {
-		as = 3
+	aligned, err := cs.pairsAligned(op, mt, plan)
+	if err != nil {
+		return err
 	}
-	addr := func(p ir.Value) ir.Value {
-		return rw.Create(llvm.Ptrtoint, []ir.Value{p}, []ir.Type{ir.I64}).Result(0)
-	}
-	var a ir.Value
-	if cs.masked() {
-		a = cs.originAlignment(mt, addr(rw.Cast(dst, llvm.Ptr(as))), plan == pairsIfAligned)
-	} else {
-		a = addr(rw.Cast(dst, llvm.Ptr(as)))
-		if plan == pairsIfAligned {
-			p1, err := rw.elementPtr(op, dst, []ir.Value{rw.IndexConst(1), rw.IndexConst(0)}, as)
-			if err != nil {
-				return err
-			}
-			a = rw.binary(arith.Ori, a, addr(p1))
-		}
-	}
-	low := rw.binary(arith.Andi, a, rw.IntConst(pairBytes-1, ir.I64))
-	aligned := rw.Create(arith.Cmpi, []ir.Value{low, rw.IntConst(0, ir.I64)}, []ir.Type{ir.I1},
-		ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIEq)}).Result(0)
 
 	pairs := func() {
 		v2f32 := ir.VectorTypeOf([]int64{2}, d.Elem)
@@ -151,13 +131,14 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	return nil
 }
 
-// convertStore holds what lowering one tmac.warpgroup.mma.store needs to
-// address, bound and convert the fragment's elements.
-type convertStore struct {
+// fragmentAccess holds what lowering one tmac.warpgroup.mma.store or
+// tmac.warpgroup.acc.load (acc_load.go) needs to address, bound and
+// convert the fragment's elements in the memref mem.
+type fragmentAccess struct {
 	rw   *NVGPURewriter
 	frag *wgmmaFragment
-	dst  ir.Value
-	elem ir.Type // the destination's element type
+	mem  ir.Value // the destination (store) or source (load)
+	elem ir.Type  // mem's element type
 
 	// The masked form: the origin (m0, n0), nil when unmasked, and, for
 	// every row and column offset of the thread's fragment (dr + 64s, dc of
@@ -169,14 +150,47 @@ type convertStore struct {
 	meta         *ir.Operation
 }
 
-func (cs *convertStore) masked() bool { return cs.m0 != nil }
+func (cs *fragmentAccess) masked() bool { return cs.m0 != nil }
+
+// pairsAligned returns an i1 that is true when every register pair's
+// address in mem is aligned to the pair size (plan is not pairsNever):
+// (addr(0,0) [| addr(1,0)]) mod pairBytes == 0, with the masked form's
+// origin (m0, n0) for (0, 0) (originAlignment). Uniform across the block:
+// tested once per op.
+func (cs *fragmentAccess) pairsAligned(op *ir.Operation, mt *ir.MemRefType, plan convertStorePairs) (ir.Value, error) {
+	rw := cs.rw
+	pairBytes := 2 * int64(ir.BitWidth(cs.elem)) / 8
+	as := int64(0)
+	if nvgpu.IsSharedMemory(mt.MemorySpace) {
+		as = 3
+	}
+	addr := func(p ir.Value) ir.Value {
+		return rw.Create(llvm.Ptrtoint, []ir.Value{p}, []ir.Type{ir.I64}).Result(0)
+	}
+	var a ir.Value
+	if cs.masked() {
+		a = cs.originAlignment(mt, addr(rw.Cast(cs.mem, llvm.Ptr(as))), plan == pairsIfAligned)
+	} else {
+		a = addr(rw.Cast(cs.mem, llvm.Ptr(as)))
+		if plan == pairsIfAligned {
+			p1, err := rw.elementPtr(op, cs.mem, []ir.Value{rw.IndexConst(1), rw.IndexConst(0)}, as)
+			if err != nil {
+				return nil, err
+			}
+			a = rw.binary(arith.Ori, a, addr(p1))
+		}
+	}
+	low := rw.binary(arith.Andi, a, rw.IntConst(pairBytes-1, ir.I64))
+	return rw.Create(arith.Cmpi, []ir.Value{low, rw.IntConst(0, ir.I64)}, []ir.Type{ir.I1},
+		ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIEq)}).Result(0), nil
+}
 
 // metadata returns the destination's memref.extract_strided_metadata
 // (base, offset, 2 sizes, 2 strides), created at the first call: the
 // dynamic sizes and row stride of the masked form.
-func (cs *convertStore) metadata(mt *ir.MemRefType) *ir.Operation {
+func (cs *fragmentAccess) metadata(mt *ir.MemRefType) *ir.Operation {
 	if cs.meta == nil {
-		cs.meta = cs.rw.Create(memref.ExtractStridedMetadata, []ir.Value{cs.dst}, memref.StridedMetadataTypes(mt))
+		cs.meta = cs.rw.Create(memref.ExtractStridedMetadata, []ir.Value{cs.mem}, memref.StridedMetadataTypes(mt))
 	}
 	return cs.meta
 }
@@ -185,7 +199,7 @@ func (cs *convertStore) metadata(mt *ir.MemRefType) *ir.Operation {
 // rows and columns of the thread's elements, with their bounds checks.
 // An index is inside when it is below the dimension, unsigned: an index
 // below zero is outside too.
-func (cs *convertStore) mask(mt *ir.MemRefType, m0, n0 ir.Value) {
+func (cs *fragmentAccess) mask(mt *ir.MemRefType, m0, n0 ir.Value) {
 	rw := cs.rw
 	cs.m0, cs.n0 = rw.Lookup(m0), rw.Lookup(n0)
 	size := func(d int) ir.Value {
@@ -228,7 +242,7 @@ func pairColOffset(p wgmmaPair, k int64) int64 {
 }
 
 // row returns the destination row of pair p.
-func (cs *convertStore) row(p wgmmaPair) ir.Value {
+func (cs *fragmentAccess) row(p wgmmaPair) ir.Value {
 	if !cs.masked() {
 		return p.Row()
 	}
@@ -236,7 +250,7 @@ func (cs *convertStore) row(p wgmmaPair) ir.Value {
 }
 
 // col returns the destination column of element k of pair p.
-func (cs *convertStore) col(p wgmmaPair, k int64) ir.Value {
+func (cs *fragmentAccess) col(p wgmmaPair, k int64) ir.Value {
 	if !cs.masked() {
 		return p.Col(k)
 	}
@@ -245,17 +259,17 @@ func (cs *convertStore) col(p wgmmaPair, k int64) ir.Value {
 
 // inside returns whether element k of pair p is inside the destination
 // (masked form only).
-func (cs *convertStore) inside(p wgmmaPair, k int64) ir.Value {
+func (cs *fragmentAccess) inside(p wgmmaPair, k int64) ir.Value {
 	return cs.rw.binary(arith.Andi, cs.rowIn[pairRowOffset(p)], cs.colIn[pairColOffset(p, k)])
 }
 
 // storeElement converts element k of pair p and stores it alone; in the
 // masked form only where it is inside the destination.
-func (cs *convertStore) storeElement(p wgmmaPair, k int64) {
+func (cs *fragmentAccess) storeElement(p wgmmaPair, k int64) {
 	rw := cs.rw
 	store := func() {
 		x := cs.convert(p.Value(k))
-		rw.Create(memref.Store, []ir.Value{x, cs.dst, cs.row(p), cs.col(p, k)}, nil)
+		rw.Create(memref.Store, []ir.Value{x, cs.mem, cs.row(p), cs.col(p, k)}, nil)
 	}
 	if !cs.masked() {
 		store()
@@ -271,7 +285,7 @@ func (cs *convertStore) storeElement(p wgmmaPair, k int64) {
 // (arith.minimumf and maximumf propagate it). Code generation recognises
 // the clamp and emits the bare cvt.rn.satfinite.e4m3x2.f32 (one per
 // pair), without its overflow fix-up (codegen/arith.go, clampedFinite).
-func (cs *convertStore) convert(x ir.Value) ir.Value {
+func (cs *fragmentAccess) convert(x ir.Value) ir.Value {
 	rw := cs.rw
 	t := x.Type()
 	f := cs.elem.(*ir.FloatType)
@@ -301,7 +315,7 @@ func (cs *convertStore) convert(x ir.Value) ir.Value {
 // address of element (m0, n0), ptr + (m0·stride + n0)·e, or'ed with
 // stride·e when the row stride is dynamic (a static odd stride has no
 // pair stores at all).
-func (cs *convertStore) originAlignment(mt *ir.MemRefType, base ir.Value, dynamicStride bool) ir.Value {
+func (cs *fragmentAccess) originAlignment(mt *ir.MemRefType, base ir.Value, dynamicStride bool) ir.Value {
 	rw := cs.rw
 	st, _, _ := memref.StridesAndOffset(mt)
 	var stride ir.Value

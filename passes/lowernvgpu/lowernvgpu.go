@@ -40,7 +40,7 @@ func init() {
 			"- an `!nvgpu.mbarrier.group` becomes a `memref.alloca` of N `i64` in shared memory (marked `tmac.mbarriers`, 8-byte aligned; a later `smem-plan` places it) and each barrier an `!llvm.ptr<3>` to its `i64`; init, arrive, expect_tx and waits become the `nvvm.mbarrier.*` ops, with the fences an init needs (`nvvm.fence.proxy` when TMA loads complete on the group, `nvvm.fence.mbarrier.init` with clusters);\n" +
 			"- a tensor map is used through an `!llvm.ptr` to its by-value kernel parameter; `nvgpu.tma.async.load` becomes `nvvm.cp.async.bulk.tensor.shared.cluster.global` (coordinates converted to `i32`, multicast mask and predicate passed through), `nvgpu.tma.async.store` becomes `nvvm.cp.async.bulk.tensor.global.shared.cta` plus a commit of its own bulk group; descriptor prefetch and fence are lowered likewise, and `nvgpu.tma.create.descriptor`, a host op, is rejected in a kernel;\n" +
 			"- warpgroup MMA: `nvgpu.warpgroup.generate.descriptor` becomes the 64-bit shared-memory matrix descriptor, `nvgpu.warpgroup.mma.init.accumulator` a zero `!llvm.struct`, `nvgpu.warpgroup.mma` a fence, one `nvvm.wgmma.mma_async` per 64-row slice and K step, a commit and a wait with the op's `waitGroup`, and `nvgpu.warpgroup.mma.store` and `tmac.warpgroup.mma.store` a wait for all groups and stores of each thread's fragment (converted to f16 / bf16 for the latter);\n" +
-			"- register-level math on accumulators (`dialects/tmac/SPEC.md`): `tmac.warpgroup.acc.map` and `tmac.rows.map` clone their region once per value each thread holds (the element's row and column as index constants from the thread id), `tmac.warpgroup.acc.reduce` combines a thread's values of a row and then the quad's with `nvvm.shfl.sync`, `tmac.warpgroup.acc.load_rows` / `load_cols` and `tmac.warpgroup.rows.store` read and write the values each thread holds, bounds-checked; `!tmac.rows` and `!tmac.cols` values become `!llvm.struct`s of f32, as accumulators do;\n" +
+			"- register-level math on accumulators (`dialects/tmac/SPEC.md`): `tmac.warpgroup.acc.map` and `tmac.rows.map` clone their region once per value each thread holds (the element's row and column as index constants from the thread id), `tmac.warpgroup.acc.reduce` combines a thread's values of a row and then the quad's with `nvvm.shfl.sync`, `tmac.warpgroup.acc.load_rows` / `load_cols` and `tmac.warpgroup.rows.store` read and write the values each thread holds, bounds-checked, and `tmac.warpgroup.acc.load` reads a whole accumulator, each thread its fragment's elements (register pairs as one vector load where aligned, bounds-checked in its masked form); `!tmac.rows` and `!tmac.cols` values become `!llvm.struct`s of f32, as accumulators do;\n" +
 			"- `nvgpu.rcp` and the cp.async ops (`device_async_copy` and its groups) map to their nvvm forms; `nvgpu.ldmatrix`, `nvgpu.mma.sync` and `nvgpu.mma.sp.sync` are rejected (tmac does not compile their 2-D vector fragments; warpgroup MMA replaces them on sm_90a).\n" +
 			"\n" +
 			"Memrefs handed to nvvm ops become pointers through `builtin.unrealized_conversion_cast`.",
@@ -96,6 +96,8 @@ var nvgpuLowerings = map[string]func(rw *NVGPURewriter, op *ir.Operation) error{
 	nvgpu.WarpgroupMmaStore:           lowerWarpgroupMmaStore,
 	// convert_store.go
 	tmac.WarpgroupMmaStore: lowerConvertStore,
+	// acc_load.go
+	tmac.WarpgroupAccLoad: lowerAccLoad,
 	// accmap.go
 	tmac.WarpgroupAccMap: lowerAccMap,
 	// rows.go

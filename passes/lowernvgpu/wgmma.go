@@ -306,7 +306,7 @@ func isWarpgroupOp(op *ir.Operation) bool {
 		nvgpu.WarpgroupMmaStore, nvgpu.WarpgroupMmaInitAccumulator,
 		tmac.WarpgroupMmaStore, tmac.WarpgroupAccMap,
 		tmac.WarpgroupAccReduce, tmac.WarpgroupRowsStore, tmac.RowsMap,
-		tmac.WarpgroupAccLoadRows, tmac.WarpgroupAccLoadCols:
+		tmac.WarpgroupAccLoadRows, tmac.WarpgroupAccLoadCols, tmac.WarpgroupAccLoad:
 		return true
 	}
 	return false
