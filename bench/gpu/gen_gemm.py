@@ -529,33 +529,59 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"{ind}  tmac.yield %g : f32")
         w(f"{ind}}}")
         res = "%act"
-    if fixup:
-        fixup_epilogue(w, ind, res, tiles, split, bm, bn, m, n, edge, scale, SA, SB, D, O)
-    elif scale == "tensor":
-        # One factor sa[0] * sb[0] for every element, in registers.
-        w(f"{ind}%sa0 = memref.load %sa[%c0] : {SA}")
-        w(f"{ind}%sb0 = memref.load %sb[%c0] : {SB}")
-        w(f"{ind}%sab = arith.mulf %sa0, %sb0 : f32")
-        w(f"{ind}%scaled = tmac.warpgroup.acc.map {res} : !acc -> !acc {{")
-        w(f"{ind}^bb0(%x: f32, %row: index, %col: index):")
-        w(f"{ind}  %y = arith.mulf %x, %sab : f32")
-        w(f"{ind}  tmac.yield %y : f32")
-        w(f"{ind}}}")
-        res = "%scaled"
-    if not fixup and scale == "row":
-        # sa per row of D (its 0.0 beyond M), sb per column, in the
-        # accumulator's row and column layouts.
+    def scale_acc(ind, res, p=""):
+        """Applies the scales to accumulator res in registers (names
+        prefixed with p); returns the scaled accumulator."""
+        if scale == "tensor":
+            # One factor sa[0] * sb[0] for every element, in registers.
+            w(f"{ind}%{p}sa0 = memref.load %sa[%c0] : {SA}")
+            w(f"{ind}%{p}sb0 = memref.load %sb[%c0] : {SB}")
+            w(f"{ind}%{p}sab = arith.mulf %{p}sa0, %{p}sb0 : f32")
+            w(f"{ind}%{p}scaled = tmac.warpgroup.acc.map {res} : !acc -> !acc {{")
+            w(f"{ind}^bb0(%{p}x: f32, %{p}row: index, %{p}col: index):")
+            w(f"{ind}  %{p}y = arith.mulf %{p}x, %{p}sab : f32")
+            w(f"{ind}  tmac.yield %{p}y : f32")
+            w(f"{ind}}}")
+            return f"%{p}scaled"
+        if scale == "row":
+            # sa per row of D (its 0.0 beyond M), sb per column, in the
+            # accumulator's row and column layouts.
+            if two_wg:
+                w(f"{ind}%{p}srow0 = arith.addi %row0, %myrow : index")
+            w(f"{ind}%{p}srows = tmac.warpgroup.acc.load_rows %sa[{f'%{p}srow0' if two_wg else '%row0'}] : {SA} -> !tmac.rows<{ha}xf32>")
+            w(f"{ind}%{p}scols = tmac.warpgroup.acc.load_cols %sb[%col0] : {SB} -> !tmac.cols<{bn}xf32>")
+            w(f"{ind}%{p}scaled = tmac.warpgroup.acc.map {res} rows(%{p}srows) cols(%{p}scols) : !acc rows !tmac.rows<{ha}xf32> cols !tmac.cols<{bn}xf32> -> !acc {{")
+            w(f"{ind}^bb0(%{p}x: f32, %{p}ra: f32, %{p}cb: f32, %{p}row: index, %{p}col: index):")
+            w(f"{ind}  %{p}xa = arith.mulf %{p}x, %{p}ra : f32")
+            w(f"{ind}  %{p}y = arith.mulf %{p}xa, %{p}cb : f32")
+            w(f"{ind}  tmac.yield %{p}y : f32")
+            w(f"{ind}}}")
+            return f"%{p}scaled"
+        return res
+
+    def store_direct(ind, res, p=""):
+        """The direct epilogue: accumulator res stored into D from
+        registers (masked at D's edges; names prefixed with p)."""
+        r = f"%{p}grow" if two_wg else "%row0"
         if two_wg:
-            w(f"{ind}%srow0 = arith.addi %row0, %myrow : index")
-        w(f"{ind}%srows = tmac.warpgroup.acc.load_rows %sa[{'%srow0' if two_wg else '%row0'}] : {SA} -> !tmac.rows<{ha}xf32>")
-        w(f"{ind}%scols = tmac.warpgroup.acc.load_cols %sb[%col0] : {SB} -> !tmac.cols<{bn}xf32>")
-        w(f"{ind}%scaled = tmac.warpgroup.acc.map {res} rows(%srows) cols(%scols) : !acc rows !tmac.rows<{ha}xf32> cols !tmac.cols<{bn}xf32> -> !acc {{")
-        w(f"{ind}^bb0(%x: f32, %ra: f32, %cb: f32, %row: index, %col: index):")
-        w(f"{ind}  %xa = arith.mulf %x, %ra : f32")
-        w(f"{ind}  %y = arith.mulf %xa, %cb : f32")
-        w(f"{ind}  tmac.yield %y : f32")
-        w(f"{ind}}}")
-        res = "%scaled"
+            w(f"{ind}%{p}grow = arith.addi %row0, %myrow : index")
+        if edge:
+            # The masked form: only the elements inside D.
+            w(f"{ind}tmac.warpgroup.mma.store {res}, %d[{r}, %col0] : !acc to {D}")
+        else:
+            w(f"{ind}%{p}dt = memref.subview %d[{r}, %col0] [{ha}, {bn}] [1, 1] : {D} to !dsub")
+            store = "nvgpu.warpgroup.mma.store" if O == "f32" else "tmac.warpgroup.mma.store"
+            w(f"{ind}{store} {res}, %{p}dt : !acc to !dsub")
+
+    def finish_reduced(ind, acc, p):
+        """The end of a last-block reduction: the summed tile scaled and
+        stored as the direct epilogue does it."""
+        store_direct(ind, scale_acc(ind, acc, p), p)
+
+    if fixup:
+        fixup_epilogue(w, ind, res, tiles, split, bm, bn, finish_reduced)
+    else:
+        res = scale_acc(ind, res)
     if fixup:
         pass
     elif epilogue == "smem":
@@ -592,19 +618,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             w(f"{ind}tmac.warpgroup.mma.store {res}, %dh : !acc to !dhalf")
         w(f"{ind}tmac.tma.store %ds to %dmap[%col0, %row0] : !dtile -> !ddesc")
     else:
-        r = "%grow" if two_wg else "%row0"
-        if two_wg:
-            w(f"{ind}%grow = arith.addi %row0, %myrow : index")
-        if edge:
-            # The masked form: only the elements inside D.
-            w(f"{ind}tmac.warpgroup.mma.store {res}, %d[{r}, %col0] : !acc to {D}")
-        else:
-            w(f"{ind}%dt = memref.subview %d[{r}, %col0] [{ha}, {bn}] [1, 1] : {D} to !dsub")
-            store = "nvgpu.warpgroup.mma.store" if O == "f32" else "tmac.warpgroup.mma.store"
-            w(f"{ind}{store} {res}, %dt : !acc to !dsub")
+        store_direct(ind, res)
     if streamk:
         w("        } else {")
-        streamk_fixup(w, "          ", tiles, skc, bm, bn, edge, scale, SA, SB, D, O)
+        streamk_fixup(w, "          ", tiles, skc, bm, bn, finish_reduced)
         w("        }")
         w("        %skzero = nvgpu.warpgroup.mma.init.accumulator -> !acc")
         w("        scf.yield %skzero : !acc")
@@ -703,47 +720,46 @@ def inside_d(w, ind, row, col, prefix):
     w(f"{ind}scf.if %{prefix}in {{")
 
 
-def store_reduced(w, ind, p, acc, tile, tiles, edge, scale, SA, SB, D, O):
-    """The end of a last-block reduction (fixup_epilogue's and
-    streamk_fixup's, names prefixed with p): inside the loop over the
-    tile's elements, the sum acc at (%{p}row, %{p}col) scaled, rounded and
-    stored into D (inside D only for edge tiles), closing that loop; then
-    thread %{p}is0 zeroes the tile's counter for the next launch."""
-    body_ind = ind + "    "
-    if edge:
-        inside_d(w, f"{ind}    ", f"%{p}row", f"%{p}col", p)
-        body_ind = ind + "      "
-    if scale == "tensor":
-        w(f"{body_ind}%{p}y = arith.mulf {acc}, %{p}sab : f32")
-        acc = f"%{p}y"
-    elif scale == "row":
-        w(f"{body_ind}%{p}ra = memref.load %sa[%{p}row] : {SA}")
-        w(f"{body_ind}%{p}cb = memref.load %sb[%{p}col] : {SB}")
-        w(f"{body_ind}%{p}ya = arith.mulf {acc}, %{p}ra : f32")
-        w(f"{body_ind}%{p}y = arith.mulf %{p}ya, %{p}cb : f32")
-        acc = f"%{p}y"
-    if O != "f32":
-        w(f"{body_ind}%{p}o = arith.truncf {acc} : f32 to {O}")
-        acc = f"%{p}o"
-    w(f"{body_ind}memref.store {acc}, %d[%{p}row, %{p}col] : {D}")
-    if edge:
-        w(f"{ind}    }}")
+def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn):
+    """The last block of a tile adds the other blocks' partial tiles to
+    its own, acc, in registers: partial q (q < count, q != mine) is the
+    bm x bn tile at row (slot0 + q) * bm of the f32 workspace %ws (rows
+    rows), read with tmac.warpgroup.acc.load (each thread its fragment's
+    elements, as pair loads) and added with tmac.warpgroup.acc.map. The
+    sum is %{p}sum."""
+    P = f"memref<{rows}x{bn}xf32>"
+    S = f"memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>"
+    w(f"{ind}%{p}sum = scf.for %{p}q = %c0 to {count} step %c1 iter_args(%{p}a = {acc}) -> (!acc) {{")
+    w(f"{ind}  %{p}mine = arith.cmpi eq, %{p}q, {mine} : index")
+    w(f"{ind}  %{p}next = scf.if %{p}mine -> (!acc) {{")
+    w(f"{ind}    scf.yield %{p}a : !acc")
+    w(f"{ind}  }} else {{")
+    w(f"{ind}    %{p}qslot = arith.addi {slot0}, %{p}q : index")
+    w(f"{ind}    %{p}qrow = arith.muli %{p}qslot, %cbm : index")
+    w(f"{ind}    %{p}qpart = memref.subview %ws[%{p}qrow, 0] [{bm}, {bn}] [1, 1] : {P} to {S}")
+    w(f"{ind}    %{p}pv = tmac.warpgroup.acc.load %{p}qpart : {S} -> !acc")
+    w(f"{ind}    %{p}add = tmac.warpgroup.acc.map %{p}a, %{p}pv : !acc, !acc -> !acc {{")
+    w(f"{ind}    ^bb0(%{p}u: f32, %{p}v: f32, %{p}ur: index, %{p}uc: index):")
+    w(f"{ind}      %{p}uv = arith.addf %{p}u, %{p}v : f32")
+    w(f"{ind}      tmac.yield %{p}uv : f32")
+    w(f"{ind}    }}")
+    w(f"{ind}    scf.yield %{p}add : !acc")
     w(f"{ind}  }}")
-    w(f"{ind}  scf.if %{p}is0 {{")
-    w(f"{ind}    %{p}z = arith.constant 0 : i32")
-    w(f"{ind}    memref.store %{p}z, %cnt[{tile}] : memref<{tiles}xi32>")
-    w(f"{ind}  }}")
+    w(f"{ind}  scf.yield %{p}next : !acc")
+    w(f"{ind}}}")
 
 
-def fixup_epilogue(w, ind, res, tiles, split, bm, bn, m, n, edge, scale, SA, SB, D, O):
+def fixup_epilogue(w, ind, res, tiles, split, bm, bn, finish):
     """Split-K's end without a second kernel: each block stores its partial
-    tile to its slot of the f32 workspace %ws, publishes it (membar.gl,
-    then an atomic increment of its tile's counter) and the last of the
-    tile's blocks (the one that saw split - 1) reads the partials back,
-    adds them, applies the scales, rounds and stores the tile into D, and
-    zeroes the counter for the next launch. No block waits for another, so
-    the blocks of a tile need not run at the same time."""
-    P = f"memref<{tiles * split * bm}x{bn}xf32>"
+    tile to its slot of the f32 workspace %ws (slot = block index), publishes it
+    (membar.gl, then an atomic increment of its tile's counter) and the
+    last of the tile's blocks (the one that saw split - 1) adds the others'
+    partials to its own accumulator in registers (add_partials), finishes
+    the tile with finish(ind, acc, prefix) (scales, rounding, the store
+    into D) and zeroes the counter for the next launch. No block waits for
+    another, so the blocks of a tile need not run at the same time."""
+    rows = tiles * split * bm
+    P = f"memref<{rows}x{bn}xf32>"
     w(f"{ind}%wrow = arith.muli %bid, %cbm : index")
     w(f"{ind}%wpart = memref.subview %ws[%wrow, 0] [{bm}, {bn}] [1, 1] : {P} to memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>")
     w(f"{ind}nvgpu.warpgroup.mma.store {res}, %wpart : !acc to memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>")
@@ -763,31 +779,13 @@ def fixup_epilogue(w, ind, res, tiles, split, bm, bn, m, n, edge, scale, SA, SB,
     w(f"{ind}%flast = arith.cmpi eq, %fdone, %flastn : i32")
     w(f"{ind}scf.if %flast {{")
     w(f"{ind}  nvvm.memory.barrier <gpu>")
-    w(f"{ind}  %f128 = arith.constant 128 : index")
-    w(f"{ind}  %fall = arith.constant {bm * bn} : index")
-    w(f"{ind}  %fbn = arith.constant {bn} : index")
     w(f"{ind}  %fbase = arith.muli %tb, %csplit : index")
-    w(f"{ind}  %fbrow = arith.muli %fbase, %cbm : index")
-    if scale == "tensor":
-        w(f"{ind}  %fsa = memref.load %sa[%c0] : {SA}")
-        w(f"{ind}  %fsb = memref.load %sb[%c0] : {SB}")
-        w(f"{ind}  %fsab = arith.mulf %fsa, %fsb : f32")
-    w(f"{ind}  scf.for %fe = %ftid to %fall step %f128 {{")
-    w(f"{ind}    %fi = arith.divui %fe, %fbn : index")
-    w(f"{ind}    %fj = arith.remui %fe, %fbn : index")
-    w(f"{ind}    %frow = arith.addi %row0, %fi : index")
-    w(f"{ind}    %fcol = arith.addi %col0, %fj : index")
-    acc = None
-    for q in range(split):
-        w(f"{ind}    %fr{q} = arith.addi %fbrow, %fi : index" if q == 0 else
-          f"{ind}    %fr{q} = arith.addi %fr{q - 1}, %cbm : index")
-        w(f"{ind}    %fp{q} = memref.load %ws[%fr{q}, %fj] : {P}")
-        if acc is None:
-            acc = f"%fp{q}"
-        else:
-            w(f"{ind}    %fs{q} = arith.addf {acc}, %fp{q} : f32")
-            acc = f"%fs{q}"
-    store_reduced(w, ind, "f", acc, "%tb", tiles, edge, scale, SA, SB, D, O)
+    add_partials(w, ind + "  ", "f", res, "%fbase", "%csplit", "%part", rows, bm, bn)
+    finish(ind + "  ", "%fsum", "f")
+    w(f"{ind}  scf.if %fis0 {{")
+    w(f"{ind}    %fz = arith.constant 0 : i32")
+    w(f"{ind}    memref.store %fz, %cnt[%tb] : memref<{tiles}xi32>")
+    w(f"{ind}  }}")
     w(f"{ind}}}")
 
 
@@ -824,15 +822,17 @@ def streamk_segment(w, grid, iters, ks):
     w(f"{ind}  scf.if %skwhole {{")
 
 
-def streamk_fixup(w, ind, tiles, skc, bm, bn, edge, scale, SA, SB, D, O):
+def streamk_fixup(w, ind, tiles, skc, bm, bn, finish):
     """Stream-K's part of a tile shared by several blocks (%skfirst to
     %sklastb): the block stores its partial tile to its slot of the f32
     workspace %ws (the tile's slots are skc from tile*skc), publishes it
     (membar.gl, then an atomic increment of the tile's counter), and the
-    last of the tile's blocks adds the partials, applies the scales, rounds
-    and stores the tile into D, and zeroes the counter for the next launch.
-    No block waits for another."""
-    P = f"memref<{tiles * skc * bm}x{bn}xf32>"
+    last of the tile's blocks adds the others' partials to its own
+    accumulator in registers (add_partials), finishes the tile with
+    finish(ind, acc, prefix) (scales, rounding, the store into D) and
+    zeroes the counter for the next launch. No block waits for another."""
+    rows = tiles * skc * bm
+    P = f"memref<{rows}x{bn}xf32>"
     S = f"memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>"
     w(f"{ind}%skcc = arith.constant {skc} : index")
     w(f"{ind}%skj = arith.subi %bid, %skfirst : index")
@@ -858,30 +858,12 @@ def streamk_fixup(w, ind, tiles, skc, bm, bn, edge, scale, SA, SB, D, O):
     w(f"{ind}%sklast = arith.cmpi eq, %skdone, %skn32 : i32")
     w(f"{ind}scf.if %sklast {{")
     w(f"{ind}  nvvm.memory.barrier <gpu>")
-    w(f"{ind}  %sk128 = arith.constant 128 : index")
-    w(f"{ind}  %skall = arith.constant {bm * bn} : index")
-    w(f"{ind}  %skbn = arith.constant {bn} : index")
-    w(f"{ind}  %skbrow = arith.muli %skslot0, %cbm : index")
-    w(f"{ind}  %skf0 = arith.constant 0.000000e+00 : f32")
-    if scale == "tensor":
-        w(f"{ind}  %sksa = memref.load %sa[%c0] : {SA}")
-        w(f"{ind}  %sksb = memref.load %sb[%c0] : {SB}")
-        w(f"{ind}  %sksab = arith.mulf %sksa, %sksb : f32")
-    w(f"{ind}  scf.for %ske = %sktid to %skall step %sk128 {{")
-    w(f"{ind}    %ski = arith.divui %ske, %skbn : index")
-    w(f"{ind}    %skjj = arith.remui %ske, %skbn : index")
-    w(f"{ind}    %skrow = arith.addi %row0, %ski : index")
-    w(f"{ind}    %skcol = arith.addi %col0, %skjj : index")
-    w(f"{ind}    %skr0 = arith.addi %skbrow, %ski : index")
-    w(f"{ind}    %sksum = scf.for %skq = %c0 to %skn step %c1 iter_args(%sks = %skf0) -> (f32) {{")
-    w(f"{ind}      %skqr = arith.muli %skq, %cbm : index")
-    w(f"{ind}      %skr = arith.addi %skr0, %skqr : index")
-    w(f"{ind}      %skv = memref.load %ws[%skr, %skjj] : {P}")
-    w(f"{ind}      %sks2 = arith.addf %sks, %skv : f32")
-    w(f"{ind}      scf.yield %sks2 : f32")
-    w(f"{ind}    }}")
-    acc = "%sksum"
-    store_reduced(w, ind, "sk", acc, "%tile", tiles, edge, scale, SA, SB, D, O)
+    add_partials(w, ind + "  ", "sk", "%nacc", "%skslot0", "%skn", "%skj", rows, bm, bn)
+    finish(ind + "  ", "%sksum", "sk")
+    w(f"{ind}  scf.if %skis0 {{")
+    w(f"{ind}    %skz = arith.constant 0 : i32")
+    w(f"{ind}    memref.store %skz, %cnt[%tile] : memref<{tiles}xi32>")
+    w(f"{ind}  }}")
     w(f"{ind}}}")
 
 
