@@ -176,6 +176,18 @@ llm_skinny_designs=(
 	"t128x64sk|--design tiles --bm 128 --bn 64 --split-reduce streamk --grid 132|9|pipelined"
 	"t64x128sk|--design tiles --bm 64 --bn 128 --split-reduce streamk --grid 132|6|pipelined"
 )
+# M = 256: the skinny tiles won 2026-11-27 (t128x64, 0.62-0.88x cuBLAS,
+# 256 x 14336 x 4096 the worst: 448 tiles of 128 x 64 are 3.4 waves); 128 x
+# 128 and 128 x 256 tiles too (224 and 112 of them there), and the
+# reductions with the partial tiles added in registers.
+llm_mid_designs=(
+	"t128x64|--design tiles --bm 128 --bn 64|9|pipelined"
+	"t64x128|--design tiles --bm 64 --bn 128|9|pipelined"
+	"t128|--design tiles --bm 128 --bn 128|4|pipelined"
+	"coop256|--design coop --bm 128 --bn 256|4|ws"
+	"t64x128s2l|--design tiles --bm 64 --bn 128 --split 2 --split-reduce last|6|pipelined"
+	"t128x64sk|--design tiles --bm 128 --bn 64 --split-reduce streamk --grid 132|9|pipelined"
+)
 # M >= 1024: 128x256 tiles leave the last wave part-empty where the tiles
 # are few (1024 x 6144: 192 tiles on 132 SMs, 0.64x cuBLAS on 2026-11-27):
 # 128x128 persistent ping-pong and cooperative tiles too.
@@ -256,7 +268,8 @@ build() {
 		[ "$m" -lt 1024 ] && [ "$n" -ge 4096 ] && designs=("${skinny_designs[@]}")
 		if [ "$set_name" = llm ]; then
 			designs=("${llm_large_designs[@]}")
-			[ "$m" -le 256 ] && designs=("${llm_skinny_designs[@]}")
+			[ "$m" -le 256 ] && designs=("${llm_mid_designs[@]}")
+			[ "$m" -le 128 ] && designs=("${llm_skinny_designs[@]}")
 		fi
 		if [ "$sc" != - ]; then
 			designs=("${fp8_large_designs[@]}")
@@ -487,7 +500,7 @@ check() {
 	[ -x "$tmac" ] || go build -o "$tmac" ./cmd/tmac || exit 2
 	local work=build/gpu/check failed=0 n=0 list d dn gflags st sch dt extra f
 	rm -rf "$work" && mkdir -p "$work"
-	for list in square_designs small_square_designs skinny_designs llm_skinny_designs llm_large_designs \
+	for list in square_designs small_square_designs skinny_designs llm_skinny_designs llm_mid_designs llm_large_designs \
 		fp8_skinny_designs fp8_mid_designs fp8_large_designs; do
 		local -n designs=$list
 		for d in "${designs[@]}"; do

@@ -19,7 +19,7 @@
 #   skinny   scripts/gpu-skinny.sh run: seed 002's design at several K
 #            against its peers, and its PTX and tensor-map variants
 # Each runs the tmac step then the peers step within RUN_BUDGET (default
-# 560 s; BENCH_ONLY, a regex, picks cases of fp8, breadth and fp8llm) and copies results, tables and logs to $OUT; the table is last.
+# 560 s; BENCH_ONLY, a regex, picks cases of fp8, breadth, fp8llm, llm-a and llm-b) and copies results, tables and logs to $OUT; the table is last.
 # Peers (torch, cuBLAS, Triton) need the machine's Python; everything is
 # checked before it is timed (bench-gpu.sh, peers.py).
 set -u -o pipefail
@@ -90,11 +90,11 @@ skinny)
 	;;
 llm-a)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-	bench llm '^gemm_bf16_(16|64|128)x'
+	bench llm "${BENCH_ONLY:-^gemm_bf16_(16|64|128)x}"
 	;;
 llm-b)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-	bench llm '^gemm_bf16_(256|1024|4096)x'
+	bench llm "${BENCH_ONLY:-^gemm_bf16_(256|1024|4096)x}"
 	;;
 *)
 	echo "usage: scripts/gpu-step14.sh build|trials|fp8|llm-a|llm-b|breadth|breadth-a|breadth-b|breadth-c|fp8llm|skinny" >&2
