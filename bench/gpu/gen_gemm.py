@@ -579,7 +579,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         store_direct(ind, scale_acc(ind, acc, p), p)
 
     if fixup:
-        fixup_epilogue(w, ind, res, tiles, split, bm, bn, finish_reduced)
+        fixup_epilogue(w, ind, res, tiles, split, bm, bn, m % bm != 0, finish_reduced)
     else:
         res = scale_acc(ind, res)
     if fixup:
@@ -621,7 +621,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         store_direct(ind, res)
     if streamk:
         w("        } else {")
-        streamk_fixup(w, "          ", tiles, skc, bm, bn, finish_reduced)
+        streamk_fixup(w, "          ", tiles, skc, bm, bn, m % bm != 0, finish_reduced)
         w("        }")
         w("        %skzero = nvgpu.warpgroup.mma.init.accumulator -> !acc")
         w("        scf.yield %skzero : !acc")
@@ -720,15 +720,32 @@ def inside_d(w, ind, row, col, prefix):
     w(f"{ind}scf.if %{prefix}in {{")
 
 
-def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn):
+def partial_tile(w, ind, p, row, rows, bm, bn, cut):
+    """Emits %{p}view, the bm x bn partial tile at row `row` of the f32
+    workspace %ws (rows rows), and returns its type and the indices of the
+    masked form ("" for the whole tile). With cut (M not a multiple of bm)
+    the view holds only the tile's rows inside D, min(bm, M - %row0), so
+    that the rows past M are neither stored nor read back (an M = 16 tile
+    of 64 rows moves a quarter of the bytes)."""
+    P = f"memref<{rows}x{bn}xf32>"
+    if not cut:
+        S = f"memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>"
+        w(f"{ind}%{p}view = memref.subview %ws[{row}, 0] [{bm}, {bn}] [1, 1] : {P} to {S}")
+        return S, ""
+    S = f"memref<?x{bn}xf32, strided<[{bn}, 1], offset: ?>>"
+    w(f"{ind}%{p}left = arith.subi %cm, %row0 : index")
+    w(f"{ind}%{p}vrows = arith.minui %{p}left, %cbm : index")
+    w(f"{ind}%{p}view = memref.subview %ws[{row}, 0] [%{p}vrows, {bn}] [1, 1] : {P} to {S}")
+    return S, "[%c0, %c0]"
+
+
+def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn, cut):
     """The last block of a tile adds the other blocks' partial tiles to
     its own, acc, in registers: partial q (q < count, q != mine) is the
     bm x bn tile at row (slot0 + q) * bm of the f32 workspace %ws (rows
-    rows), read with tmac.warpgroup.acc.load (each thread its fragment's
-    elements, as pair loads) and added with tmac.warpgroup.acc.map. The
-    sum is %{p}sum."""
-    P = f"memref<{rows}x{bn}xf32>"
-    S = f"memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>"
+    rows; its rows inside D only when cut, partial_tile), read with
+    tmac.warpgroup.acc.load (each thread its fragment's elements, as pair
+    loads) and added with tmac.warpgroup.acc.map. The sum is %{p}sum."""
     w(f"{ind}%{p}sum = scf.for %{p}q = %c0 to {count} step %c1 iter_args(%{p}a = {acc}) -> (!acc) {{")
     w(f"{ind}  %{p}mine = arith.cmpi eq, %{p}q, {mine} : index")
     w(f"{ind}  %{p}next = scf.if %{p}mine -> (!acc) {{")
@@ -736,8 +753,8 @@ def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn):
     w(f"{ind}  }} else {{")
     w(f"{ind}    %{p}qslot = arith.addi {slot0}, %{p}q : index")
     w(f"{ind}    %{p}qrow = arith.muli %{p}qslot, %cbm : index")
-    w(f"{ind}    %{p}qpart = memref.subview %ws[%{p}qrow, 0] [{bm}, {bn}] [1, 1] : {P} to {S}")
-    w(f"{ind}    %{p}pv = tmac.warpgroup.acc.load %{p}qpart : {S} -> !acc")
+    S, idx = partial_tile(w, ind + "    ", p + "q", f"%{p}qrow", rows, bm, bn, cut)
+    w(f"{ind}    %{p}pv = tmac.warpgroup.acc.load %{p}qview{idx} : {S} -> !acc")
     w(f"{ind}    %{p}add = tmac.warpgroup.acc.map %{p}a, %{p}pv : !acc, !acc -> !acc {{")
     w(f"{ind}    ^bb0(%{p}u: f32, %{p}v: f32, %{p}ur: index, %{p}uc: index):")
     w(f"{ind}      %{p}uv = arith.addf %{p}u, %{p}v : f32")
@@ -749,7 +766,7 @@ def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn):
     w(f"{ind}}}")
 
 
-def fixup_epilogue(w, ind, res, tiles, split, bm, bn, finish):
+def fixup_epilogue(w, ind, res, tiles, split, bm, bn, cut, finish):
     """Split-K's end without a second kernel: each block stores its partial
     tile to its slot of the f32 workspace %ws (slot = block index), publishes it
     (membar.gl, then an atomic increment of its tile's counter) and the
@@ -759,10 +776,9 @@ def fixup_epilogue(w, ind, res, tiles, split, bm, bn, finish):
     into D) and zeroes the counter for the next launch. No block waits for
     another, so the blocks of a tile need not run at the same time."""
     rows = tiles * split * bm
-    P = f"memref<{rows}x{bn}xf32>"
     w(f"{ind}%wrow = arith.muli %bid, %cbm : index")
-    w(f"{ind}%wpart = memref.subview %ws[%wrow, 0] [{bm}, {bn}] [1, 1] : {P} to memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>")
-    w(f"{ind}nvgpu.warpgroup.mma.store {res}, %wpart : !acc to memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>")
+    S, idx = partial_tile(w, ind, "w", "%wrow", rows, bm, bn, cut)
+    w(f"{ind}tmac.warpgroup.mma.store {res}, %wview{idx} : !acc to {S}")
     w(f"{ind}nvvm.memory.barrier <gpu>")
     w(f"{ind}gpu.barrier")
     w(f"{ind}%ftid = gpu.thread_id  x")
@@ -780,7 +796,7 @@ def fixup_epilogue(w, ind, res, tiles, split, bm, bn, finish):
     w(f"{ind}scf.if %flast {{")
     w(f"{ind}  nvvm.memory.barrier <gpu>")
     w(f"{ind}  %fbase = arith.muli %tb, %csplit : index")
-    add_partials(w, ind + "  ", "f", res, "%fbase", "%csplit", "%part", rows, bm, bn)
+    add_partials(w, ind + "  ", "f", res, "%fbase", "%csplit", "%part", rows, bm, bn, cut)
     finish(ind + "  ", "%fsum", "f")
     w(f"{ind}  scf.if %fis0 {{")
     w(f"{ind}    %fz = arith.constant 0 : i32")
@@ -822,7 +838,7 @@ def streamk_segment(w, grid, iters, ks):
     w(f"{ind}  scf.if %skwhole {{")
 
 
-def streamk_fixup(w, ind, tiles, skc, bm, bn, finish):
+def streamk_fixup(w, ind, tiles, skc, bm, bn, cut, finish):
     """Stream-K's part of a tile shared by several blocks (%skfirst to
     %sklastb): the block stores its partial tile to its slot of the f32
     workspace %ws (the tile's slots are skc from tile*skc), publishes it
@@ -832,15 +848,13 @@ def streamk_fixup(w, ind, tiles, skc, bm, bn, finish):
     finish(ind, acc, prefix) (scales, rounding, the store into D) and
     zeroes the counter for the next launch. No block waits for another."""
     rows = tiles * skc * bm
-    P = f"memref<{rows}x{bn}xf32>"
-    S = f"memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>"
     w(f"{ind}%skcc = arith.constant {skc} : index")
     w(f"{ind}%skj = arith.subi %bid, %skfirst : index")
     w(f"{ind}%skslot0 = arith.muli %tile, %skcc : index")
     w(f"{ind}%skslot = arith.addi %skslot0, %skj : index")
     w(f"{ind}%skwrow = arith.muli %skslot, %cbm : index")
-    w(f"{ind}%skpart = memref.subview %ws[%skwrow, 0] [{bm}, {bn}] [1, 1] : {P} to {S}")
-    w(f"{ind}nvgpu.warpgroup.mma.store %nacc, %skpart : !acc to {S}")
+    S, idx = partial_tile(w, ind, "skw", "%skwrow", rows, bm, bn, cut)
+    w(f"{ind}tmac.warpgroup.mma.store %nacc, %skwview{idx} : !acc to {S}")
     w(f"{ind}nvvm.memory.barrier <gpu>")
     w(f"{ind}gpu.barrier")
     w(f"{ind}%sktid = gpu.thread_id  x")
@@ -858,7 +872,7 @@ def streamk_fixup(w, ind, tiles, skc, bm, bn, finish):
     w(f"{ind}%sklast = arith.cmpi eq, %skdone, %skn32 : i32")
     w(f"{ind}scf.if %sklast {{")
     w(f"{ind}  nvvm.memory.barrier <gpu>")
-    add_partials(w, ind + "  ", "sk", "%nacc", "%skslot0", "%skn", "%skj", rows, bm, bn)
+    add_partials(w, ind + "  ", "sk", "%nacc", "%skslot0", "%skn", "%skj", rows, bm, bn, cut)
     finish(ind + "  ", "%sksum", "sk")
     w(f"{ind}  scf.if %skis0 {{")
     w(f"{ind}    %skz = arith.constant 0 : i32")
