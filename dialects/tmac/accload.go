@@ -1,7 +1,6 @@
 package tmac
 
 import (
-	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -41,22 +40,5 @@ func verifyAccLoad(op *ir.Operation) error {
 	if f, ok := v.Elem.(*ir.FloatType); !ok || f.Kind != ir.F32 || len(v.Shape()) != 2 {
 		return op.EmitError("result must be a 2-D accumulator of f32, not %s", v)
 	}
-	switch {
-	case nidx != 0 && nidx != 2:
-		return op.EmitError("expected no indices or 2 (the source row and column of the accumulator's element (0, 0)), got %d", nidx)
-	case nidx == 2 && m.Rank() != 2:
-		return op.EmitError("source %s must be 2-D", m)
-	case nidx == 0 && (m.Rank() != 2 || m.Shape()[0] != v.Shape()[0] || m.Shape()[1] != v.Shape()[1]):
-		return op.EmitError("source %s must have the accumulator's shape %dx%d", m, v.Shape()[0], v.Shape()[1])
-	}
-	if !IsRowsMemElem(m.Elem) {
-		return op.EmitError("source element type %s must be f32, f16 or bf16", m.Elem)
-	}
-	if st, _, ok := memref.StridesAndOffset(m); !ok || st[1] != 1 {
-		return op.EmitError("source %s must have a strided layout with innermost stride 1", m)
-	}
-	if !nvgpu.IsSharedMemory(m.MemorySpace) && !nvgpu.IsGlobalMemory(m.MemorySpace) {
-		return op.EmitError("source %s must be in global or shared memory", m)
-	}
-	return nil
+	return verifyAccMemref(op, v, m, nidx, "source", IsRowsMemElem, "f32, f16 or bf16")
 }

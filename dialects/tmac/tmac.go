@@ -153,22 +153,31 @@ func verifyConvertStore(op *ir.Operation) error {
 	if len(v.Shape()) != 2 {
 		return op.EmitError("the accumulator %s must be 2-D", v)
 	}
+	return verifyAccMemref(op, v, m, nidx, "destination", IsConvertStoreElem, "f32, f16, bf16 or f8E4M3FN")
+}
+
+// verifyAccMemref checks the memref m an accumulator of vector type v is
+// stored to or loaded from (role: destination or source) with nidx
+// indices: none (m has the accumulator's shape) or the masked form's 2
+// (any 2-D m); elements elemOK (listed in elems); a strided layout of unit
+// innermost stride; global or shared memory.
+func verifyAccMemref(op *ir.Operation, v *ir.VectorType, m *ir.MemRefType, nidx int, role string, elemOK func(ir.Type) bool, elems string) error {
 	switch {
 	case nidx != 0 && nidx != 2:
-		return op.EmitError("expected no indices or 2 (the destination row and column of the accumulator's element (0, 0)), got %d", nidx)
+		return op.EmitError("expected no indices or 2 (the %s row and column of the accumulator's element (0, 0)), got %d", role, nidx)
 	case nidx == 2 && m.Rank() != 2:
-		return op.EmitError("destination %s must be 2-D", m)
+		return op.EmitError("%s %s must be 2-D", role, m)
 	case nidx == 0 && (m.Rank() != 2 || m.Shape()[0] != v.Shape()[0] || m.Shape()[1] != v.Shape()[1]):
-		return op.EmitError("destination %s must have the accumulator's shape %dx%d", m, v.Shape()[0], v.Shape()[1])
+		return op.EmitError("%s %s must have the accumulator's shape %dx%d", role, m, v.Shape()[0], v.Shape()[1])
 	}
-	if !IsConvertStoreElem(m.Elem) {
-		return op.EmitError("destination element type %s must be f32, f16, bf16 or f8E4M3FN", m.Elem)
+	if !elemOK(m.Elem) {
+		return op.EmitError("%s element type %s must be %s", role, m.Elem, elems)
 	}
 	if st, _, ok := memref.StridesAndOffset(m); !ok || st[1] != 1 {
-		return op.EmitError("destination %s must have a strided layout with innermost stride 1", m)
+		return op.EmitError("%s %s must have a strided layout with innermost stride 1", role, m)
 	}
 	if !nvgpu.IsSharedMemory(m.MemorySpace) && !nvgpu.IsGlobalMemory(m.MemorySpace) {
-		return op.EmitError("destination %s must be in global or shared memory", m)
+		return op.EmitError("%s %s must be in global or shared memory", role, m)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/llvm"
 	"github.com/tmac-dev/tmac/dialects/memref"
-	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/dialects/vector"
 	"github.com/tmac-dev/tmac/ir"
@@ -33,14 +32,9 @@ import (
 func lowerAccLoad(rw *NVGPURewriter, op *ir.Operation) error {
 	l := tmac.WarpgroupAccLoadOp{Op: op}
 	st := wgmmaStateOf(rw)
-	resT := st.nvgpuType(op.Result(0))
-	acc, ok := nvgpu.AsWarpgroupAccumulator(resT)
-	if !ok {
-		return rw.Errorf(op, "has an unexpected result type")
-	}
-	d := acc.Fragmented
-	if msg := checkAccumulatorShape(d); msg != "" {
-		return rw.Errorf(op, "cannot load an accumulator that %s", msg)
+	resT, d, err := resultAccumulator(rw, op, "load")
+	if err != nil {
+		return err
 	}
 	src := l.SrcMemref()
 	mt, ok := src.Type().(*ir.MemRefType)

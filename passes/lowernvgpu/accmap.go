@@ -2,7 +2,6 @@ package lowernvgpu
 
 import (
 	"github.com/tmac-dev/tmac/dialects/llvm"
-	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -26,14 +25,9 @@ import (
 
 func lowerAccMap(rw *NVGPURewriter, op *ir.Operation) error {
 	st := wgmmaStateOf(rw)
-	resT := st.nvgpuType(op.Result(0))
-	acc, ok := nvgpu.AsWarpgroupAccumulator(resT)
-	if !ok {
-		return rw.Errorf(op, "has an unexpected result type")
-	}
-	d := acc.Fragmented
-	if msg := checkAccumulatorShape(d); msg != "" {
-		return rw.Errorf(op, "cannot compute on an accumulator that %s", msg)
+	resT, d, err := resultAccumulator(rw, op, "compute on")
+	if err != nil {
+		return err
 	}
 	m := tmac.WarpgroupAccMapOp{Op: op}
 	accs, rowsOps, colsOps := m.Accs(), m.Rows(), m.Cols()

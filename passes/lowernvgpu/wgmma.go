@@ -760,6 +760,21 @@ func storedAccumulator(rw *NVGPURewriter, op *ir.Operation, acc ir.Value) (*ir.V
 	return a.Fragmented, nil
 }
 
+// resultAccumulator returns the nvgpu type of op's accumulator result and
+// its fragmented vector type, or why wgmma registers cannot hold it
+// (what the op does with it, for the message: "compute on", "load").
+func resultAccumulator(rw *NVGPURewriter, op *ir.Operation, what string) (ir.Type, *ir.VectorType, error) {
+	resT := wgmmaStateOf(rw).nvgpuType(op.Result(0))
+	acc, ok := nvgpu.AsWarpgroupAccumulator(resT)
+	if !ok {
+		return nil, nil, rw.Errorf(op, "has an unexpected result type")
+	}
+	if msg := checkAccumulatorShape(acc.Fragmented); msg != "" {
+		return nil, nil, rw.Errorf(op, "cannot %s an accumulator that %s", what, msg)
+	}
+	return resT, acc.Fragmented, nil
+}
+
 // wgmmaFragment is a thread's part of a lowered f32 accumulator, ready to
 // be read: newWgmmaFragment has waited for every wgmma group and computed
 // the thread's fragment origin. nvgpu.warpgroup.mma.store and
