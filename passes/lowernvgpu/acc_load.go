@@ -42,8 +42,7 @@ func lowerAccLoad(rw *NVGPURewriter, op *ir.Operation) error {
 		// The verifier rules these out.
 		return rw.Errorf(op, "needs an f32 accumulator and a 2-D memref of f32, f16 or bf16, not '%s'", src.Type())
 	}
-	row0, quadLane := fragmentOrigin(rw)
-	frag := &wgmmaFragment{rw: rw, d: d, row0: row0, col0: rw.binary(arith.Muli, quadLane, rw.IndexConst(2))}
+	frag := fragmentAt(rw, d, nil)
 	fa := &fragmentAccess{rw: rw, frag: frag, mem: src, elem: mt.Elem}
 	if idx := l.Indices(); len(idx) == 2 {
 		fa.mask(mt, idx[0], idx[1])
@@ -93,12 +92,11 @@ func lowerAccLoad(rw *NVGPURewriter, op *ir.Operation) error {
 		if err != nil {
 			return err
 		}
-		pairBytes := 2 * int64(ir.BitWidth(mt.Elem)) / 8
 		v2 := ir.VectorTypeOf([]int64{2}, mt.Elem)
 		v2f32 := ir.VectorTypeOf([]int64{2}, ir.F32T)
 		vectorPair := func(p wgmmaPair) []ir.Value {
 			var x ir.Value = rw.Create(vector.Load, []ir.Value{src, fa.row(p), fa.col(p, 0)}, []ir.Type{v2},
-				ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(pairBytes)}).Result(0)
+				ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(fa.pairBytes())}).Result(0)
 			x = extend(x, v2f32)
 			get := func(k int64) ir.Value {
 				return rw.Create(vector.Extract, []ir.Value{x}, []ir.Type{ir.F32T},

@@ -75,7 +75,6 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 		return rw.Errorf(op, "needs an f32 accumulator and a 2-D memref of f32, f16, bf16 or f8E4M3FN, not '%s'", dst.Type())
 	}
 	cs := &fragmentAccess{rw: rw, mem: dst, elem: mt.Elem}
-	pairBytes := 2 * int64(ir.BitWidth(cs.elem)) / 8
 	plan := convertStorePlan(mt)
 
 	cs.frag = newWgmmaFragment(rw, d, rw.Lookup(s.MatrixD()))
@@ -114,7 +113,7 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 				x1 := rw.Create(vector.Broadcast, []ir.Value{p.Value(1)}, []ir.Type{v2f32}).Result(0)
 				v := cs.convert(rw.Create(arith.Select, []ir.Value{first, x0, x1}, []ir.Type{v2f32}).Result(0))
 				rw.Create(vector.Store, []ir.Value{v, dst, cs.row(p), cs.col(p, 0)}, nil,
-					ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(pairBytes)})
+					ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(cs.pairBytes())})
 			}
 			if !cs.masked() {
 				store()
@@ -152,6 +151,10 @@ type fragmentAccess struct {
 
 func (cs *fragmentAccess) masked() bool { return cs.m0 != nil }
 
+// pairBytes is the size of a register pair's two elements in mem, the
+// alignment of its vector load or store.
+func (cs *fragmentAccess) pairBytes() int64 { return 2 * int64(ir.BitWidth(cs.elem)) / 8 }
+
 // pairsAligned returns an i1 that is true when every register pair's
 // address in mem is aligned to the pair size (plan is not pairsNever):
 // (addr(0,0) [| addr(1,0)]) mod pairBytes == 0, with the masked form's
@@ -159,7 +162,6 @@ func (cs *fragmentAccess) masked() bool { return cs.m0 != nil }
 // tested once per op.
 func (cs *fragmentAccess) pairsAligned(op *ir.Operation, mt *ir.MemRefType, plan convertStorePairs) (ir.Value, error) {
 	rw := cs.rw
-	pairBytes := 2 * int64(ir.BitWidth(cs.elem)) / 8
 	as := int64(0)
 	if nvgpu.IsSharedMemory(mt.MemorySpace) {
 		as = 3
@@ -180,7 +182,7 @@ func (cs *fragmentAccess) pairsAligned(op *ir.Operation, mt *ir.MemRefType, plan
 			a = rw.binary(arith.Ori, a, addr(p1))
 		}
 	}
-	low := rw.binary(arith.Andi, a, rw.IntConst(pairBytes-1, ir.I64))
+	low := rw.binary(arith.Andi, a, rw.IntConst(cs.pairBytes()-1, ir.I64))
 	return rw.Create(arith.Cmpi, []ir.Value{low, rw.IntConst(0, ir.I64)}, []ir.Type{ir.I1},
 		ir.NamedAttr{Name: "predicate", Value: ir.I64Attr(arith.CmpIEq)}).Result(0), nil
 }

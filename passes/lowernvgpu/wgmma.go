@@ -792,6 +792,13 @@ type wgmmaFragment struct {
 // its index t in its warpgroup.
 func newWgmmaFragment(rw *NVGPURewriter, d *ir.VectorType, c ir.Value) *wgmmaFragment {
 	rw.Create(nvvm.WgmmaWaitGroupSyncAligned, nil, nil, ir.NamedAttr{Name: "group", Value: ir.I64Attr(0)})
+	return fragmentAt(rw, d, c)
+}
+
+// fragmentAt computes the thread's fragment origin without waiting for
+// wgmma groups: for an accumulator that is written, not read
+// (tmac.warpgroup.acc.load, whose c is nil).
+func fragmentAt(rw *NVGPURewriter, d *ir.VectorType, c ir.Value) *wgmmaFragment {
 	row0, quadLane := fragmentOrigin(rw)
 	col0 := rw.binary(arith.Muli, quadLane, rw.IndexConst(2))
 	return &wgmmaFragment{rw: rw, d: d, c: c, row0: row0, col0: col0}
