@@ -578,12 +578,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         stored as the direct epilogue does it."""
         store_direct(ind, scale_acc(ind, acc, p), p)
 
-    if fixup:
-        fixup_epilogue(w, ind, res, tiles, split, bm, bn, m % bm != 0, finish_reduced)
-    else:
+    if not fixup:
         res = scale_acc(ind, res)
     if fixup:
-        pass
+        fixup_epilogue(w, ind, res, tiles, split, bm, bn, m % bm != 0, finish_reduced)
     elif epilogue == "smem":
         # Accumulator -> shared tile -> D, a row of BN columns at a time.
         w(f"{ind}nvgpu.warpgroup.mma.store {res}, %ds : !acc to !dtile")
@@ -720,30 +718,36 @@ def inside_d(w, ind, row, col, prefix):
     w(f"{ind}scf.if %{prefix}in {{")
 
 
-def partial_tile(w, ind, p, row, rows, bm, bn, cut):
+def valid_rows(w, ind, p):
+    """Emits %{p}vrows, the rows of the tile at %row0 inside D,
+    min(bm, M - %row0)."""
+    w(f"{ind}%{p}left = arith.subi %cm, %row0 : index")
+    w(f"{ind}%{p}vrows = arith.minui %{p}left, %cbm : index")
+    return f"%{p}vrows"
+
+
+def partial_tile(w, ind, p, row, rows, bm, bn, vrows):
     """Emits %{p}view, the bm x bn partial tile at row `row` of the f32
     workspace %ws (rows rows), and returns its type and the indices of the
-    masked form ("" for the whole tile). With cut (M not a multiple of bm)
-    the view holds only the tile's rows inside D, min(bm, M - %row0), so
+    masked form ("" for the whole tile). With vrows (M not a multiple of
+    bm: the tile's rows inside D, valid_rows) the view holds only those, so
     that the rows past M are neither stored nor read back (an M = 16 tile
     of 64 rows moves a quarter of the bytes)."""
     P = f"memref<{rows}x{bn}xf32>"
-    if not cut:
+    if vrows is None:
         S = f"memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>"
         w(f"{ind}%{p}view = memref.subview %ws[{row}, 0] [{bm}, {bn}] [1, 1] : {P} to {S}")
         return S, ""
     S = f"memref<?x{bn}xf32, strided<[{bn}, 1], offset: ?>>"
-    w(f"{ind}%{p}left = arith.subi %cm, %row0 : index")
-    w(f"{ind}%{p}vrows = arith.minui %{p}left, %cbm : index")
-    w(f"{ind}%{p}view = memref.subview %ws[{row}, 0] [%{p}vrows, {bn}] [1, 1] : {P} to {S}")
+    w(f"{ind}%{p}view = memref.subview %ws[{row}, 0] [{vrows}, {bn}] [1, 1] : {P} to {S}")
     return S, "[%c0, %c0]"
 
 
-def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn, cut):
+def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn, vrows):
     """The last block of a tile adds the other blocks' partial tiles to
     its own, acc, in registers: partial q (q < count, q != mine) is the
     bm x bn tile at row (slot0 + q) * bm of the f32 workspace %ws (rows
-    rows; its rows inside D only when cut, partial_tile), read with
+    rows; its vrows rows inside D only, when given, partial_tile), read with
     tmac.warpgroup.acc.load (each thread its fragment's elements, as pair
     loads) and added with tmac.warpgroup.acc.map. The sum is %{p}sum."""
     w(f"{ind}%{p}sum = scf.for %{p}q = %c0 to {count} step %c1 iter_args(%{p}a = {acc}) -> (!acc) {{")
@@ -753,7 +757,7 @@ def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn, cut):
     w(f"{ind}  }} else {{")
     w(f"{ind}    %{p}qslot = arith.addi {slot0}, %{p}q : index")
     w(f"{ind}    %{p}qrow = arith.muli %{p}qslot, %cbm : index")
-    S, idx = partial_tile(w, ind + "    ", p + "q", f"%{p}qrow", rows, bm, bn, cut)
+    S, idx = partial_tile(w, ind + "    ", p + "q", f"%{p}qrow", rows, bm, bn, vrows)
     w(f"{ind}    %{p}pv = tmac.warpgroup.acc.load %{p}qview{idx} : {S} -> !acc")
     w(f"{ind}    %{p}add = tmac.warpgroup.acc.map %{p}a, %{p}pv : !acc, !acc -> !acc {{")
     w(f"{ind}    ^bb0(%{p}u: f32, %{p}v: f32, %{p}ur: index, %{p}uc: index):")
@@ -774,10 +778,13 @@ def fixup_epilogue(w, ind, res, tiles, split, bm, bn, cut, finish):
     partials to its own accumulator in registers (add_partials), finishes
     the tile with finish(ind, acc, prefix) (scales, rounding, the store
     into D) and zeroes the counter for the next launch. No block waits for
-    another, so the blocks of a tile need not run at the same time."""
+    another, so the blocks of a tile need not run at the same time. With
+    cut (M not a multiple of bm) the partial tiles hold only the rows
+    inside D (valid_rows, computed once for the store and the loads)."""
     rows = tiles * split * bm
     w(f"{ind}%wrow = arith.muli %bid, %cbm : index")
-    S, idx = partial_tile(w, ind, "w", "%wrow", rows, bm, bn, cut)
+    vrows = valid_rows(w, ind, "w") if cut else None
+    S, idx = partial_tile(w, ind, "w", "%wrow", rows, bm, bn, vrows)
     w(f"{ind}tmac.warpgroup.mma.store {res}, %wview{idx} : !acc to {S}")
     w(f"{ind}nvvm.memory.barrier <gpu>")
     w(f"{ind}gpu.barrier")
@@ -796,7 +803,7 @@ def fixup_epilogue(w, ind, res, tiles, split, bm, bn, cut, finish):
     w(f"{ind}scf.if %flast {{")
     w(f"{ind}  nvvm.memory.barrier <gpu>")
     w(f"{ind}  %fbase = arith.muli %tb, %csplit : index")
-    add_partials(w, ind + "  ", "f", res, "%fbase", "%csplit", "%part", rows, bm, bn, cut)
+    add_partials(w, ind + "  ", "f", res, "%fbase", "%csplit", "%part", rows, bm, bn, vrows)
     finish(ind + "  ", "%fsum", "f")
     w(f"{ind}  scf.if %fis0 {{")
     w(f"{ind}    %fz = arith.constant 0 : i32")
@@ -846,14 +853,17 @@ def streamk_fixup(w, ind, tiles, skc, bm, bn, cut, finish):
     last of the tile's blocks adds the others' partials to its own
     accumulator in registers (add_partials), finishes the tile with
     finish(ind, acc, prefix) (scales, rounding, the store into D) and
-    zeroes the counter for the next launch. No block waits for another."""
+    zeroes the counter for the next launch. No block waits for another.
+    With cut, the partial tiles hold only the rows inside D, as in
+    fixup_epilogue."""
     rows = tiles * skc * bm
     w(f"{ind}%skcc = arith.constant {skc} : index")
     w(f"{ind}%skj = arith.subi %bid, %skfirst : index")
     w(f"{ind}%skslot0 = arith.muli %tile, %skcc : index")
     w(f"{ind}%skslot = arith.addi %skslot0, %skj : index")
     w(f"{ind}%skwrow = arith.muli %skslot, %cbm : index")
-    S, idx = partial_tile(w, ind, "skw", "%skwrow", rows, bm, bn, cut)
+    vrows = valid_rows(w, ind, "skw") if cut else None
+    S, idx = partial_tile(w, ind, "skw", "%skwrow", rows, bm, bn, vrows)
     w(f"{ind}tmac.warpgroup.mma.store %nacc, %skwview{idx} : !acc to {S}")
     w(f"{ind}nvvm.memory.barrier <gpu>")
     w(f"{ind}gpu.barrier")
@@ -872,7 +882,7 @@ def streamk_fixup(w, ind, tiles, skc, bm, bn, cut, finish):
     w(f"{ind}%sklast = arith.cmpi eq, %skdone, %skn32 : i32")
     w(f"{ind}scf.if %sklast {{")
     w(f"{ind}  nvvm.memory.barrier <gpu>")
-    add_partials(w, ind + "  ", "sk", "%nacc", "%skslot0", "%skn", "%skj", rows, bm, bn, cut)
+    add_partials(w, ind + "  ", "sk", "%nacc", "%skslot0", "%skn", "%skj", rows, bm, bn, vrows)
     finish(ind + "  ", "%sksum", "sk")
     w(f"{ind}  scf.if %skis0 {{")
     w(f"{ind}    %skz = arith.constant 0 : i32")
