@@ -486,7 +486,8 @@ PY
 }
 
 # check: every design of every list, generated at a small shape whose
-# tiles are not whole (M = 256, N = 200, K = 1024; fp8 lists in e4m3 with
+# tiles are not whole (M = 256, and M = 13 for the skinny lists, N = 200,
+# K = 1024; fp8 lists in e4m3 with
 # row-wise scales and bf16 output, the others bf16 -> bf16, f16 -> f32 for
 # the square designs too) and run with its first stage count and schedule
 # on the emulator against the generator's @reference. Needs no GPU; exit
@@ -497,8 +498,12 @@ check() {
 	[ -x "$tmac" ] || go build -o "$tmac" ./cmd/tmac || exit 2
 	local work=build/gpu/check failed=0 n=0 list d dn gflags st sch dt extra f
 	rm -rf "$work" && mkdir -p "$work"
+	# The skinny lists also at M = 13, below their tiles' rows: A's loads
+	# then fill only the valid rows of its tile.
 	for list in square_designs small_square_designs skinny_designs llm_skinny_designs llm_mid_designs llm_large_designs \
-		fp8_skinny_designs fp8_mid_designs fp8_large_designs; do
+		fp8_skinny_designs fp8_mid_designs fp8_large_designs skinny_designs@13 llm_skinny_designs@13 fp8_skinny_designs@13; do
+		local m=256
+		[[ "$list" == *@* ]] && m=${list#*@} && list=${list%@*}
 		local -n designs=$list
 		for d in "${designs[@]}"; do
 			IFS='|' read -r dn gflags st sch <<<"$d"
@@ -506,9 +511,9 @@ check() {
 			[[ "$list" == fp8_* ]] && dt="--dtype e4m3 --out bf16 --scale row"
 			[ "$list" = square_designs ] && [[ "$dn" == *tma* || "$dn" == pp128 ]] && dt="--dtype f16 --out f32"
 			[[ "$gflags" == *"--epilogue smem"* ]] && dt="--dtype bf16 --out f32"
-			f=$work/$list-$dn.tma
+			f=$work/$list-$dn-m$m.tma
 			# shellcheck disable=SC2086 # gflags and dt are lists of flags
-			if ! python3 bench/gpu/gen_gemm.py --m 256 --n 200 --k 1024 $dt --pad $gflags --grid 4 --stages "${st%%,*}" \
+			if ! python3 bench/gpu/gen_gemm.py --m "$m" --n 200 --k 1024 $dt --pad $gflags --grid 4 --stages "${st%%,*}" \
 				-o "$f" 2>"$f.refused"; then
 				echo "refused $list $dn: $(cut -c1-150 "$f.refused")"
 				continue
@@ -521,9 +526,9 @@ check() {
 			[ -n "$extra" ] && sed -i "s/} {tmac.stages = ${st%%,*} : i64}/} {tmac.stages = ${st%%,*} : i64, $extra}/" "$f"
 			n=$((n + 1))
 			if timeout 600 "$tmac" run "$f" --target=emu --ref-sample 0 --emu-seed "$n" >"$f.log" 2>&1 && grep -q '^PASS' "$f.log"; then
-				echo "PASS $list $dn (${st%%,*} stages, ${sch%%,*})"
+				echo "PASS $list $dn M=$m (${st%%,*} stages, ${sch%%,*})"
 			else
-				echo "FAIL $list $dn (${st%%,*} stages, ${sch%%,*}): $(grep -m1 -E '^FAIL|error' "$f.log" | cut -c1-150)"
+				echo "FAIL $list $dn M=$m (${st%%,*} stages, ${sch%%,*}): $(grep -m1 -E '^FAIL|error' "$f.log" | cut -c1-150)"
 				failed=$((failed + 1))
 			fi
 		done

@@ -60,7 +60,9 @@ build sets the schedule). Shapes that do not fit the design are refused
 with exit status 3 and the reason.
 
 M, N and K need not be multiples of the tiles: the edge tiles' TMA loads
-read zeros beyond A and B (a K tail adds nothing), the TMA store clips at
+read zeros beyond A and B (a K tail adds nothing; when M is below the
+tile's rows, A's loads fill only the M valid rows, a tmac.tma.load into a
+subview of the tile's leading rows, unless --full-a), the TMA store clips at
 D's edges, the direct epilogue uses tmac.warpgroup.mma.store's masked
 form and the shared one stores inside D only. TMA needs rows of A and B
 (and of D for the TMA store) whose bytes are a multiple of 16: with --pad,
@@ -147,7 +149,7 @@ REFERENCE_GELU = {"gelu_poly": "gelu"}
 
 
 def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=None,
-        split=1, scale="none", l2promo="none", allow_pad=False, split_reduce="atomic", dtype_b=None):
+        split=1, scale="none", l2promo="none", allow_pad=False, split_reduce="atomic", dtype_b=None, full_a=False):
     if activation != "none" and activation not in GELU and activation not in KERNEL_GELU:
         raise Refuse(f"activation {activation}: none, gelu, gelu_poly or gelu_tanh")
     if dtype not in MLIR_TYPE:
@@ -243,6 +245,11 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if bk > kbox and two_wg:
         raise Refuse(f"K tiles of {bk * ein} bytes are for the one-warpgroup designs (not {design})")
     tiles = tm * tn
+    # With fewer rows than the tile (M < BM), A's loads fill only the M
+    # valid rows of its tile (tmac.tma.load into a subview of its leading
+    # rows) instead of having TMA write zeros to the rest: the rows past M
+    # keep stale data, which reaches only rows of D that are never stored.
+    arows = bm if full_a else min(m, bm)
     group = max(1, min(group, tm))
     threads = 256 if two_wg else 128
     ha = bm // 2 if two_wg else bm  # rows of A per warpgroup
@@ -287,8 +294,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
          "storing their partial tiles to an f32 workspace and the last to finish adding them into D" if streamk else "")
       + ".")
     w(f"!atile = memref<{bm}x{bk}x{T}, {WG}>")
-    if bk > kbox:
-        w(f"!abox = memref<{bm}x{kbox}x{T}, {WG}>")
+    if arows < bm:
+        w(f"!arows = memref<{arows}x{bk}x{T}, strided<[{bk}, 1]>, {WG}>")
+    if bk > kbox or arows < bm:
+        w(f"!abox = memref<{arows}x{kbox}x{T}, {WG}>")
     if two_wg:
         w(f"!ahalf = memref<{ha}x{bk}x{T}, strided<[{bk}, 1], offset: ?>, {WG}>")
         w(f"!ahalfd = memref<{ha}x{bk}x{T}, {WG}>")
@@ -305,7 +314,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     else:
         w(f"!btile = memref<{bk}x64x{TB}, {WG}>")
         w(f"!bfull = memref<{bk}x{bn}x{TB}, {WG}>")
-    w(f"!adesc = !nvgpu.tensormap.descriptor<tensor = !{'abox' if bk > kbox else 'atile'}, swizzle = {aswizzle}, l2promo = {promo}, oob = zero, interleave = none>")
+    w(f"!adesc = !nvgpu.tensormap.descriptor<tensor = !{'abox' if bk > kbox or arows < bm else 'atile'}, swizzle = {aswizzle}, l2promo = {promo}, oob = zero, interleave = none>")
     bsw = aswizzle if fp8 else "swizzle_128b"
     bt = ("bbox" if bk > kbox or cluster > 1 else "bfull") if fp8 else "btile"
     w(f"!bdesc = !nvgpu.tensormap.descriptor<tensor = !{bt}, swizzle = {bsw}, l2promo = {promo}, oob = zero, interleave = none>")
@@ -397,7 +406,11 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if bk > kbox:
         w(f"  %hkbox = arith.constant {kbox} : index")
         hkbox = "%hkbox"
-    w(f"  %amap = nvgpu.tma.create.descriptor %a_any box[%hbm, {hkbox}] : memref<*x{T}> -> !adesc")
+    hrows = "%hbm"
+    if arows < bm:
+        w(f"  %harows = arith.constant {arows} : index")
+        hrows = "%harows"
+    w(f"  %amap = nvgpu.tma.create.descriptor %a_any box[{hrows}, {hkbox}] : memref<*x{T}> -> !adesc")
     w(f"  %b_any = memref.cast {b_src} : {b_type} to memref<*x{TB}>")
     if fp8:
         w(f"  %hbn = arith.constant {bn} : index")
@@ -440,6 +453,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"    %chalf = arith.constant {ha} : index")
         w("    %myrow = arith.muli %wg, %chalf : index")
     w("    %as = memref.alloc() : !atile")
+    adst, adt_load = "%as", "!atile"
+    if arows < bm:
+        w(f"    %asrows = memref.subview %as[0, 0] [{arows}, {bk}] [1, 1] : !atile to !arows")
+        adst, adt_load = "%asrows", "!arows"
     if streamk:
         w(f"    %skseen = memref.alloc() : memref<1xi32, {WG}>")
     w("    %bs = memref.alloc() : !bfull")
@@ -492,7 +509,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     else:
         ind = "    "  # the body below is indented as a tile loop's
     w(f"{ind}  %kk = arith.muli %k, {cbk} : index")
-    w(f"{ind}  tmac.tma.load %amap[%kk, %row0] to %as : !adesc -> !atile")
+    w(f"{ind}  tmac.tma.load %amap[%kk, %row0] to {adst} : !adesc -> {adt_load}")
     mc = " {tmac.multicast}" if cluster > 1 else ""
     bcoord = "%kk, %col0" if fp8 else "%col0, %kk"
     w(f"{ind}  tmac.tma.load %bmap[{bcoord}] to %bs{mc} : !bdesc -> !bfull")
@@ -927,11 +944,14 @@ def main():
     ap.add_argument("--pad", action="store_true",
                     help="copy an operand whose rows are not a multiple of 16 bytes into padded rows first "
                          "(else such shapes are refused)")
+    ap.add_argument("--full-a", action="store_true",
+                    help="load A's whole tile even when M is below its rows (TMA zero-fills the rest; by default "
+                         "only the M valid rows are loaded)")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     try:
         text = gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
-                   a.activation, a.bk, a.split, a.scale, a.l2promo, a.pad, a.split_reduce, a.dtype_b)
+                   a.activation, a.bk, a.split, a.scale, a.l2promo, a.pad, a.split_reduce, a.dtype_b, a.full_a)
     except Refuse as e:
         print(f"gen_gemm: {a.m}x{a.n}x{a.k} {a.dtype}->{a.out} {a.design} {a.bm}x{a.bn}: {e}", file=sys.stderr)
         return 3

@@ -50,7 +50,9 @@ const tileRules = "`tensorMap` follows the rules of `nvgpu.tma.create.descriptor
 	"The tile is a statically shaped shared-memory memref with the identity layout and the box's element type and rank, shaped like the box " +
 	"except in one dimension, the innermost or (when the innermost equals the box's) the outermost, which may be a multiple of the box's: " +
 	"the tile is then copied box after box, each box contiguous, side by side or one below the other " +
-	"(each box must then start aligned: 128 bytes, or 8 rows of the swizzle span with a swizzle). One coordinate per box dimension. "
+	"(each box must then start aligned: 128 bytes, or 8 rows of the swizzle span with a swizzle). One coordinate per box dimension. " +
+	"A load may fill only the leading rows of a tile: its tile is then a `memref.subview` of them (zero offsets, unit strides), " +
+	"copied by the same rules into the top of each of the whole tile's boxes; the other rows keep what they held. "
 
 func init() {
 	ir.RegisterDialect(&ir.Dialect{
@@ -198,7 +200,8 @@ func IsConvertStoreElem(t ir.Type) bool {
 // dimension, the layout wgmma reads for 128B-swizzled operands wider than
 // one swizzle span; one below the other in the outermost, so that a
 // multicast tile of one swizzle span's width can be shared out among a
-// cluster's blocks).
+// cluster's blocks). A load's tile may also be a view of a tile's leading
+// rows (LeadingRows), checked against the box by its own shape.
 func verifyTileCopy(op *ir.Operation) error {
 	tile, desc, ncoords := op.Operand(0), op.Operand(1), op.NumOperands()-2
 	d, _ := nvgpu.AsTensorMapDescriptor(desc.Type())
@@ -206,6 +209,10 @@ func verifyTileCopy(op *ir.Operation) error {
 		return op.EmitError("%s", msg)
 	}
 	m := tile.Type().(*ir.MemRefType)
+	whole, rows := LeadingRows(tile)
+	if rows > 0 && op.Name() == TmaStore {
+		return op.EmitError("a TMA store copies a whole tile, not a subview of its leading rows (the tensor map's bounds already clip the rows outside the matrix)")
+	}
 	box := d.Tensor
 	if box.Rank() < 1 || box.Rank() > nvgpu.MaxTMATensorRank {
 		return op.EmitError("the tensor map box must have rank 1 to %d, got %d", nvgpu.MaxTMATensorRank, box.Rank())
@@ -219,8 +226,8 @@ func verifyTileCopy(op *ir.Operation) error {
 		return op.EmitError("tile %s is not in shared memory (#gpu.address_space<workgroup>)", m)
 	case !ir.HasStaticShape(m.Shape()):
 		return op.EmitError("tile %s must have a static shape", m)
-	case m.Layout != nil:
-		return op.EmitError("tile %s must have the identity layout", m)
+	case m.Layout != nil && rows == 0: // a view's boxes lie in the whole tile (CopyBoxes)
+		return op.EmitError("tile %s must have the identity layout (or be a memref.subview of a tile's leading rows)", m)
 	case m.Elem != box.Elem:
 		return op.EmitError("tile element type %s differs from the tensor map's %s", m.Elem, box.Elem)
 	case m.Rank() != box.Rank():
@@ -244,24 +251,100 @@ func verifyTileCopy(op *ir.Operation) error {
 		}
 		return op.EmitError("tile %s: %s dimension %d is not a positive multiple of the box's %d", m, which, ext, boxExt)
 	}
-	// Box i lands at byte offset i*boxBytes; every box must start at the
-	// alignment TMA (and the swizzle pattern wgmma assumes) needs.
-	if align := BoxAlignment(d.Swizzle); ext/boxExt > 1 && boxBytes%align != 0 {
+	// Box i lands at byte offset i*stride (the box's bytes, or the whole
+	// tile's box for a copy into its leading rows); every box must start at
+	// the alignment TMA (and the swizzle pattern wgmma assumes) needs.
+	stride := boxBytes
+	if rows > 0 {
+		stride = leadingRowsStride(bx, whole.Type().(*ir.MemRefType), box)
+	}
+	if align := BoxAlignment(d.Swizzle); ext/boxExt > 1 && stride%align != 0 {
+		if stride != boxBytes {
+			return op.EmitError("tile %s holds %d boxes %d bytes apart: each box must start %d-byte aligned, so that distance must be a multiple of %d bytes", m, ext/boxExt, stride, align, align)
+		}
 		return op.EmitError("tile %s holds %d boxes of %d bytes: each box must start %d-byte aligned, so the box size must be a multiple of %d bytes", m, ext/boxExt, boxBytes, align, align)
 	}
 	return nil
 }
 
+// LeadingRows reports whether tile is a memref.subview of the leading rows
+// of a statically shaped, identity-layout memref: zero offsets, unit
+// strides, every size but the outermost the source's, rank 2 or more. It
+// returns the source and the number of rows, or (nil, 0).
+//
+// A tmac.tma.load into such a view fills only those rows of each of the
+// whole tile's boxes (box i still starts where the whole tile's box i
+// does: the layout wgmma reads) and leaves the other rows as they were. A
+// GEMM whose M is below its tile's rows loads only the M valid rows of A
+// that way, instead of having TMA write zeros to the rest.
+func LeadingRows(tile ir.Value) (ir.Value, int64) {
+	sv, ok := memref.AsSubview(tile.DefiningOp())
+	if !ok {
+		return nil, 0
+	}
+	src, ok1 := sv.Source().Type().(*ir.MemRefType)
+	offs, ok2 := sv.StaticOffsets().(*ir.DenseArrayAttr)
+	sizes, ok3 := sv.StaticSizes().(*ir.DenseArrayAttr)
+	strides, ok4 := sv.StaticStrides().(*ir.DenseArrayAttr)
+	if !ok1 || !ok2 || !ok3 || !ok4 || src.Layout != nil || !ir.HasStaticShape(src.Shape()) || src.Rank() < 2 ||
+		len(offs.Ints) != src.Rank() || len(sizes.Ints) != src.Rank() || len(strides.Ints) != src.Rank() {
+		return nil, 0
+	}
+	for i := range src.Rank() {
+		if offs.Ints[i] != 0 || strides.Ints[i] != 1 || (i > 0 && sizes.Ints[i] != src.Shape()[i]) {
+			return nil, 0
+		}
+	}
+	if rows := sizes.Ints[0]; rows > 0 && rows <= src.Shape()[0] {
+		return sv.Source(), rows
+	}
+	return nil, 0
+}
+
+// leadingRowsStride is the distance in bytes between the boxes bx of a
+// copy into the leading rows of tile whole: the bytes of a box as tall as
+// the whole tile when the boxes lie side by side (each fills the top of
+// its own column of boxes), the box's own bytes when they lie one below
+// the other (the leading rows are then contiguous).
+func leadingRowsStride(bx TileBoxes, whole, box *ir.MemRefType) int64 {
+	if bx.Dim == 0 {
+		return TileBytes(box)
+	}
+	shape := append([]int64{}, box.Shape()...)
+	shape[0] = whole.Shape()[0]
+	return TileBytes(ir.MemRefTypeOf(shape, box.Elem, nil, box.MemorySpace))
+}
+
+// CopyBoxes returns the boxes of a verified tmac.tma.load or store (op),
+// the whole tile they land in (the subview's source for a load into a
+// tile's leading rows, else the copy's own tile) and the bytes the copy
+// moves (what an mbarrier's expect_tx counts).
+func CopyBoxes(op *ir.Operation) (bx TileBoxes, whole ir.Value, bytes int64) {
+	tile := op.Operand(0)
+	d, _ := nvgpu.AsTensorMapDescriptor(op.Operand(1).Type())
+	m := tile.Type().(*ir.MemRefType)
+	bx, _ = BoxesOfBox(m, d.Tensor)
+	bytes = TileBytes(m)
+	whole = tile
+	if src, rows := LeadingRows(tile); rows > 0 {
+		whole = src
+		bx.Stride = leadingRowsStride(bx, src.Type().(*ir.MemRefType), d.Tensor)
+	}
+	return bx, whole, bytes
+}
+
 // TileBoxes says how a verified tile is made of its tensor map's boxes: N
 // boxes laid along memref dimension Dim (the innermost, or the outermost
-// when only it differs from the box), box i at byte offset i * box bytes
+// when only it differs from the box), box i at byte offset i * Stride
 // and at coordinate Coord (TMA order, innermost first) advanced by i *
-// Extent, the box's extent in Dim.
+// Extent, the box's extent in Dim. Stride is the box's bytes, but for a
+// load into a tile's leading rows (CopyBoxes).
 type TileBoxes struct {
 	N      int64
 	Dim    int
 	Coord  int
 	Extent int64
+	Stride int64
 }
 
 // BoxesOf returns the boxes of tile for the tensor map type desc; ok is
@@ -289,7 +372,7 @@ func BoxesOfBox(tile, box *ir.MemRefType) (TileBoxes, bool) {
 	if ext <= 0 {
 		return TileBoxes{}, false
 	}
-	return TileBoxes{N: tile.Shape()[dim] / ext, Dim: dim, Coord: r - 1 - dim, Extent: ext}, true
+	return TileBoxes{N: tile.Shape()[dim] / ext, Dim: dim, Coord: r - 1 - dim, Extent: ext, Stride: TileBytes(box)}, true
 }
 
 // BoxAlignment is the shared-memory alignment in bytes of a TMA box with

@@ -144,15 +144,15 @@ func TestBoxesOf(t *testing.T) {
 		want      tmac.TileBoxes
 	}{
 		// Side by side: the innermost dimension, coordinate 0 (TMA order).
-		{ir.MemRefTypeOf([]int64{64, 256}, ir.F16T, nil, space), box, tmac.TileBoxes{N: 4, Dim: 1, Coord: 0, Extent: 64}},
+		{ir.MemRefTypeOf([]int64{64, 256}, ir.F16T, nil, space), box, tmac.TileBoxes{N: 4, Dim: 1, Coord: 0, Extent: 64, Stride: 8192}},
 		// One below the other: the outermost dimension, the last coordinate.
-		{ir.MemRefTypeOf([]int64{128, 64}, ir.F16T, nil, space), box, tmac.TileBoxes{N: 2, Dim: 0, Coord: 1, Extent: 64}},
-		{ir.MemRefTypeOf([]int64{6, 64, 64}, ir.F16T, nil, space), box3, tmac.TileBoxes{N: 3, Dim: 0, Coord: 2, Extent: 2}},
+		{ir.MemRefTypeOf([]int64{128, 64}, ir.F16T, nil, space), box, tmac.TileBoxes{N: 2, Dim: 0, Coord: 1, Extent: 64, Stride: 8192}},
+		{ir.MemRefTypeOf([]int64{6, 64, 64}, ir.F16T, nil, space), box3, tmac.TileBoxes{N: 3, Dim: 0, Coord: 2, Extent: 2, Stride: 16384}},
 		// The tile is the box: one box, laid along the innermost dimension.
-		{box, box, tmac.TileBoxes{N: 1, Dim: 1, Coord: 0, Extent: 64}},
+		{box, box, tmac.TileBoxes{N: 1, Dim: 1, Coord: 0, Extent: 64, Stride: 8192}},
 		// Rank 1: the only dimension is the innermost.
 		{ir.MemRefTypeOf([]int64{512}, ir.F32T, nil, space), ir.MemRefTypeOf([]int64{256}, ir.F32T, nil, space),
-			tmac.TileBoxes{N: 2, Dim: 0, Coord: 0, Extent: 256}},
+			tmac.TileBoxes{N: 2, Dim: 0, Coord: 0, Extent: 256, Stride: 1024}},
 	} {
 		got, ok := tmac.BoxesOfBox(c.tile, c.box)
 		if !ok || got != c.want {
@@ -202,6 +202,57 @@ func TestVerifyErrors(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
+
+// TestLeadingRowsCopyBoxes: a load into a tile's leading rows places its
+// boxes where the whole tile's boxes start (64 rows apart, side by side)
+// or contiguously (one below the other), and moves only the rows' bytes;
+// other views are not leading rows.
+func TestLeadingRowsCopyBoxes(t *testing.T) {
+	const src = `!r = !nvgpu.tensormap.descriptor<tensor = memref<16x64xf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!o = !nvgpu.tensormap.descriptor<tensor = memref<8x64xf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+func.func @k(%r: !r, %o: !o, %x: index) {
+  %w = memref.alloc() : memref<64x256xf16, 3>
+  %t = memref.alloc() : memref<64x64xf16, 3>
+  %wr = memref.subview %w[0, 0] [16, 256] [1, 1] : memref<64x256xf16, 3> to memref<16x256xf16, strided<[256, 1]>, 3>
+  %tr = memref.subview %t[0, 0] [16, 64] [1, 1] : memref<64x64xf16, 3> to memref<16x64xf16, strided<[64, 1]>, 3>
+  %mid = memref.subview %t[8, 0] [16, 64] [1, 1] : memref<64x64xf16, 3> to memref<16x64xf16, strided<[64, 1], offset: 512>, 3>
+  %cols = memref.subview %w[0, 0] [64, 64] [1, 1] : memref<64x256xf16, 3> to memref<64x64xf16, strided<[256, 1]>, 3>
+  tmac.tma.load %r[%x, %x] to %wr : !r -> memref<16x256xf16, strided<[256, 1]>, 3>
+  tmac.tma.load %o[%x, %x] to %tr : !o -> memref<16x64xf16, strided<[64, 1]>, 3>
+  tmac.tma.load %o[%x, %x] to %t : !o -> memref<64x64xf16, 3>
+  return
+}`
+	m := parse(t, src)
+	allocs := ir.Nested(m, "memref.alloc")
+	views := ir.Nested(m, "memref.subview")
+	for i, want := range []int64{16, 16, 0, 0} {
+		whole, rows := tmac.LeadingRows(views[i].Result(0))
+		if rows != want || (rows > 0) != (whole != nil) {
+			t.Errorf("LeadingRows(view %d) = %v, %d; want %d rows", i, whole, rows, want)
+		}
+	}
+	if _, rows := tmac.LeadingRows(allocs[0].Result(0)); rows != 0 {
+		t.Errorf("LeadingRows(alloc) = %d rows", rows)
+	}
+	loads := ir.Nested(m, "tmac.tma.load")
+	for i, c := range []struct {
+		boxes tmac.TileBoxes
+		whole ir.Value
+		bytes int64
+	}{
+		// Four 16x64 boxes, each at the top of a 64x64 box of the whole tile.
+		{tmac.TileBoxes{N: 4, Dim: 1, Coord: 0, Extent: 64, Stride: 64 * 128}, allocs[0].Result(0), 16 * 256 * 2},
+		// Two 8x64 boxes one below the other: the 16 leading rows.
+		{tmac.TileBoxes{N: 2, Dim: 0, Coord: 1, Extent: 8, Stride: 8 * 128}, allocs[1].Result(0), 16 * 64 * 2},
+		// The whole tile: eight boxes of 8 rows.
+		{tmac.TileBoxes{N: 8, Dim: 0, Coord: 1, Extent: 8, Stride: 8 * 128}, allocs[1].Result(0), 64 * 64 * 2},
+	} {
+		bx, whole, bytes := tmac.CopyBoxes(loads[i])
+		if bx != c.boxes || whole != c.whole || bytes != c.bytes {
+			t.Errorf("CopyBoxes(load %d) = %+v, %v, %d; want %+v, %v, %d", i, bx, whole, bytes, c.boxes, c.whole, c.bytes)
 		}
 	}
 }

@@ -30,7 +30,7 @@ func (p *pipelinedLoop) newRecord(kind string, requested int64, from string) *sc
 	st, oks := arith.ConstantInt(p.forOp().Step())
 	r.LB, r.Step, r.IVKnown = lb, st, okl && oks
 	for _, l := range p.loads {
-		r.StageBoxes += tmac.BoxesPerTile(p.tiles[l.Dst()].tile, l.TensorMap().Type())
+		r.StageBoxes += p.ringOf(l.Dst()).boxes.N
 	}
 	return r
 }
@@ -42,8 +42,7 @@ func (p *pipelinedLoop) finishRecord() {
 		ts := &schedule.TileSchedule{Loc: r.alloc.Loc, Tile: r.tile, SlotBytes: r.slot, Align: r.align, Role: "load", Slots: p.n}
 		if r.desc != nil {
 			ts.Box = r.desc.Tensor
-			bx, _ := tmac.BoxesOfBox(r.tile, r.desc.Tensor)
-			ts.Boxes = bx.N
+			ts.Boxes = r.boxes.N
 			ts.Swizzle = schedule.SwizzleName(r.desc.Swizzle)
 		}
 		var readers []string

@@ -105,7 +105,8 @@ import (
 // read before the wait, coordinates that depend on loop-carried values or
 // on non-pure ops, a tile loaded twice per iteration, a tile stored
 // before it is loaded, pass-through tiles written by the threads, stored
-// with other boxes or before the wait, or mixed with output tiles.
+// with other boxes, loaded into their leading rows or before the wait, or
+// mixed with output tiles.
 func init() {
 	passes.Register(&passes.Info{
 		Name:    "tma-pipeline",
@@ -117,7 +118,7 @@ func init() {
 			"Output:\n" +
 			"\n" +
 			"- each loaded tile becomes a ring of N slots (one allocation, aligned for its swizzle) and each output tile a ring of S slots; a group of N mbarriers is initialised by one elected thread, followed by a block barrier;\n" +
-			"- a prologue in which the elected thread issues the first iterations' loads: `nvgpu.mbarrier.arrive.expect_tx` with the bytes of the iteration's boxes, then the TMA loads, box by box (a tile wider than its descriptor's box takes several);\n" +
+			"- a prologue in which the elected thread issues the first iterations' loads: `nvgpu.mbarrier.arrive.expect_tx` with the bytes of the iteration's boxes, then the TMA loads, box by box (a tile wider than its descriptor's box takes several; a load into a `memref.subview` of a tile's leading rows fills only those rows of each box, and the stage expects only their bytes);\n" +
 			"- the loop, normalised to run from 0 to the trip count T, waits with `tmac.mbarrier.wait` on barrier j mod N where the `tmac.tma.wait` was (`mbarrier-phase` computes the parity), reads slot j mod N, and the elected thread refills a slot with a later iteration's loads once every reader is done with it: after a block barrier for tiles read by the threads, after the wgmma of the previous iteration has completed (its `waitGroup` lowered as needed) for wgmma operands;\n" +
 			"- stores: before the output tile is written, the elected thread waits until at most S-1 bulk store groups are still reading (`nvvm.cp.async.bulk.wait_group` with `read`) and the block synchronises; each `tmac.tma.store` becomes a shared-memory proxy fence, a block barrier and the TMA store from the elected thread; after the loop, a final wait;\n" +
 			"- a tile loaded and stored unchanged (a TMA copy) keeps its load ring and is stored from it;\n" +
@@ -273,6 +274,13 @@ type tileRing struct {
 	alloc    *ir.Operation // the tile's memref.alloc
 	tile     *ir.MemRefType
 	desc     *nvgpu.TensorMapDescriptor
+	// boxes and bytes: how the copy through desc places its boxes in a
+	// slot and the bytes it moves (less than the tile's for a load into
+	// its leading rows, tmac.LeadingRows); views are such loads'
+	// memref.subview ops, erased with the allocation.
+	boxes    tmac.TileBoxes
+	bytes    int64
+	views    []*ir.Operation
 	slot     int64 // bytes per slot
 	align    int64
 	ring     ir.Value // the ring buffer (memref<N*slot x i8>)
@@ -407,7 +415,8 @@ func (p *pipelinedLoop) analyse() error {
 		switch op.Name() {
 		case tmac.TmaLoad, tmac.TmaStore:
 			t, tensorMap, _ := tileCopy(op)
-			r, err := p.tileOf(op, t, tensorMap)
+			bx, whole, bytes := tmac.CopyBoxes(op)
+			r, err := p.tileOf(op, whole, tensorMap)
 			if err != nil {
 				return err
 			}
@@ -420,6 +429,10 @@ func (p *pipelinedLoop) analyse() error {
 			switch {
 			case len(r.copies) == 0:
 				r.isStore = store
+				r.boxes, r.bytes = bx, bytes
+				if whole != t {
+					r.views = append(r.views, t.DefiningOp())
+				}
 			case r.isStore:
 				return op.EmitError("tile is stored by TMA before it is loaded in this loop: load it first (a tile loaded and then stored is copied through shared memory)")
 			default:
@@ -427,6 +440,9 @@ func (p *pipelinedLoop) analyse() error {
 				// load's slots box by box, so the boxes must match.
 				if d, _ := nvgpu.AsTensorMapDescriptor(tensorMap.Type()); d == nil || d.Tensor != r.desc.Tensor {
 					return op.EmitError("a tile stored straight from its TMA load needs the same box for both (%s loaded, %s stored)", r.desc.Tensor, tensorMap.Type())
+				}
+				if len(r.views) > 0 {
+					return op.EmitError("a tile stored straight from its TMA load must be loaded whole, not into its leading rows (the store would copy the rows the load left as they were)")
 				}
 				r.passThrough = true
 			}
@@ -439,7 +455,7 @@ func (p *pipelinedLoop) analyse() error {
 		case tmac.TmaWait:
 			p.waits = append(p.waits, op)
 			for _, t := range (tmac.TmaWaitOp{Op: op}).Tiles() {
-				r, err := p.tileOf(op, t, nil)
+				r, err := p.tileOf(op, wholeTile(t), nil)
 				if err != nil {
 					return err
 				}
@@ -451,7 +467,7 @@ func (p *pipelinedLoop) analyse() error {
 	}
 	for _, w := range p.waits {
 		for _, t := range (tmac.TmaWaitOp{Op: w}).Tiles() {
-			r := p.tiles[t]
+			r := p.tiles[wholeTile(t)]
 			if len(r.copies) == 0 {
 				return w.EmitError("tmac.tma.wait names a tile that is not loaded in this loop")
 			}
@@ -478,7 +494,7 @@ func (p *pipelinedLoop) analyse() error {
 	}
 	var pass, out *ir.Operation // a pass-through store, an output tile's store
 	for _, st := range p.stores {
-		if p.tiles[st.Src()].passThrough {
+		if p.ringOf(st.Src()).passThrough {
 			pass = st.Op
 			if len(p.waits) > 0 && !before(p.waits[0], st.Op) {
 				return st.Op.EmitError("tile stored before the tmac.tma.wait of its loads")
@@ -491,7 +507,7 @@ func (p *pipelinedLoop) analyse() error {
 		return out.EmitError("a loop either stores its loaded tiles by TMA or separate output tiles, not both, for now (copy the loaded tile into an output tile too)")
 	}
 	for _, st := range p.stores {
-		p.bulkGroups += tmac.BoxesPerTile(p.tiles[st.Src()].tile, st.TensorMap().Type())
+		p.bulkGroups += p.ringOf(st.Src()).boxes.N
 	}
 	p.fullDepth = p.freeingBarrier() != nil && pass == nil
 	for _, t := range p.order {
@@ -542,6 +558,18 @@ func tileCopy(op *ir.Operation) (tile, tensorMap ir.Value, coords []ir.Value) {
 	st := tmac.TmaStoreOp{Op: op}
 	return st.Src(), st.TensorMap(), st.Coordinates()
 }
+
+// wholeTile is the tile t names: the subview's source for a view of a
+// tile's leading rows (tmac.LeadingRows), else t.
+func wholeTile(t ir.Value) ir.Value {
+	if src, rows := tmac.LeadingRows(t); rows > 0 {
+		return src
+	}
+	return t
+}
+
+// ringOf returns the ring record of the tile that copy operand t names.
+func (p *pipelinedLoop) ringOf(t ir.Value) *tileRing { return p.tiles[wholeTile(t)] }
 
 // tileOf returns (creating) the ring record of tile t used by op, a copy
 // through tensorMap or (tensorMap nil) a wait.
@@ -640,7 +668,7 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 	walk = func(v ir.Value) error {
 		for _, u := range ir.Uses(v) {
 			user := u.Owner()
-			if user.Name() == memref.Dealloc {
+			if user.Name() == memref.Dealloc || p.onlyTileOps(user) {
 				continue
 			}
 			top := p.topLevel(user)
@@ -678,6 +706,24 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 		return nil
 	}
 	return walk(r.allocOp().Memref())
+}
+
+// onlyTileOps reports whether op is a view of a tile's leading rows used
+// only by the loop's tile ops (the load it is the destination of, a
+// wait): it is part of the copy, not a reader, wherever it is defined.
+func (p *pipelinedLoop) onlyTileOps(op *ir.Operation) bool {
+	if op.Name() != memref.Subview {
+		return false
+	}
+	if _, rows := tmac.LeadingRows(op.Result(0)); rows == 0 {
+		return false
+	}
+	for _, u := range ir.Uses(op.Result(0)) {
+		if !isTileOp(u.Owner()) || p.topLevel(u.Owner()) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // addToSlice adds the body ops computing coordinate c of op to the slice
@@ -983,10 +1029,16 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 	return newLoop, j, slot, sslot
 }
 
-// dropTileAllocs erases the logical tiles' allocations (and deallocs).
+// dropTileAllocs erases the logical tiles' allocations (and deallocs, and
+// the leading-rows views of their loads).
 func (p *pipelinedLoop) dropTileAllocs() {
 	for _, t := range p.order {
 		r := p.tiles[t]
+		for _, v := range r.views {
+			if v.Block() != nil && !ir.HasUses(v.Result(0)) {
+				v.Erase()
+			}
+		}
 		mem := r.allocOp().Memref()
 		for _, u := range ir.Uses(mem) {
 			if u.Owner().Name() == memref.Dealloc {
@@ -1017,7 +1069,7 @@ func (p *pipelinedLoop) issueLoadsWith(b tb, bars, slot, iv ir.Value, m *ir.IRMa
 	}
 	b.op(nvgpu.MbarrierArriveExpectTx, []ir.Value{bars, b.idx(p.stageBytes()), slot}, nil)
 	for _, l := range p.loads {
-		r := p.tiles[l.Dst()]
+		r := p.ringOf(l.Dst())
 		var coords []ir.Value
 		for _, c := range l.Coordinates() {
 			coords = append(coords, m.Lookup(c))
@@ -1033,12 +1085,13 @@ func (p *pipelinedLoop) issueLoadsWith(b tb, bars, slot, iv ir.Value, m *ir.IRMa
 	}
 }
 
-// stageBytes is the expect_tx of a stage: the bytes of every tile loaded
-// in an iteration (full boxes).
+// stageBytes is the expect_tx of a stage: the bytes every load of an
+// iteration copies (full boxes; only the leading rows of a tile loaded
+// into them).
 func (p *pipelinedLoop) stageBytes() int64 {
 	var bytes int64
 	for _, l := range p.loads {
-		bytes += tmac.TileBytes(p.tiles[l.Dst()].tile)
+		bytes += p.ringOf(l.Dst()).bytes
 	}
 	return bytes
 }
@@ -1049,7 +1102,7 @@ func (p *pipelinedLoop) stageBytes() int64 {
 // the same slot of every CTA (multicast mask of all of them) and signalling
 // each one's barrier at the same offset.
 func (p *pipelinedLoop) multicastBoxes(b tb, l tmac.TmaLoadOp, r *tileRing, bars, slot ir.Value, coords []ir.Value) {
-	per := tmac.BoxesPerTile(r.tile, l.TensorMap().Type()) / p.clusterSize
+	per := r.boxes.N / p.clusterSize
 	mask := b.op(arith.Constant, nil, []ir.Type{ir.I16}, ir.NamedAttr{Name: "value", Value: ir.IntAttr(1<<p.clusterSize-1, ir.I16)}).Result(0)
 	i := int64(0)
 	p.boxes(b, r, slot, coords, func(b tb, dst ir.Value, cs []ir.Value) {
@@ -1064,19 +1117,19 @@ func (p *pipelinedLoop) multicastBoxes(b tb, l tmac.TmaLoadOp, r *tileRing, bars
 
 // boxes calls emit for each box of tile r in slot: its destination view and
 // coordinates (the coordinate of the dimension the boxes are laid along
-// advanced by the box's extent; tmac.BoxesOf).
+// advanced by the box's extent, its bytes i * the boxes' stride;
+// tmac.CopyBoxes).
 func (p *pipelinedLoop) boxes(b tb, r *tileRing, slot ir.Value, coords []ir.Value, emit func(b tb, dst ir.Value, cs []ir.Value)) {
 	// The box's view is in the ring's (the tile's) memory space, which may
 	// be the descriptor's other spelling of shared memory (3 or
 	// #gpu.address_space<workgroup>): a view keeps its source's space.
 	box := ir.MemRefTypeOf(r.desc.Tensor.Shape(), r.desc.Tensor.Elem, nil, r.tile.MemorySpace)
-	bx, _ := tmac.BoxesOfBox(r.tile, r.desc.Tensor)
-	boxBytes := tmac.TileBytes(box)
+	bx := r.boxes
 	base := b.bin(arith.Muli, slot, b.idx(r.slot))
 	for i := int64(0); i < bx.N; i++ {
 		cs := append([]ir.Value{}, coords...)
 		cs[bx.Coord] = b.bin(arith.Addi, coords[bx.Coord], b.idx(i*bx.Extent))
-		dst := b.op(memref.View, []ir.Value{r.ring, b.bin(arith.Addi, base, b.idx(i*boxBytes))}, []ir.Type{box}).Result(0)
+		dst := b.op(memref.View, []ir.Value{r.ring, b.bin(arith.Addi, base, b.idx(i*bx.Stride))}, []ir.Type{box}).Result(0)
 		emit(b, dst, cs)
 	}
 }
@@ -1364,7 +1417,7 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 // stores the tile from the given slot of its ring, one
 // nvgpu.tma.async.store per box.
 func (p *pipelinedLoop) storeTile(b tb, st tmac.TmaStoreOp, slot, is0 ir.Value) {
-	r := p.tiles[st.Src()]
+	r := p.ringOf(st.Src())
 	b.ifThen(is0, func(b tb) {
 		p.boxes(b, r, slot, st.Coordinates(), func(b tb, src ir.Value, cs []ir.Value) {
 			b.op(nvgpu.TmaAsyncStore, append([]ir.Value{src, st.TensorMap()}, cs...), nil,

@@ -668,8 +668,8 @@ func (p *pipelinedLoop) clusterLoads(k *tmaKernel) error {
 			}
 			p.clusterSize = c.Ints[0]
 		}
-		r := p.tiles[l.Dst()]
-		if n := tmac.BoxesPerTile(r.tile, l.TensorMap().Type()); n%p.clusterSize != 0 {
+		r := p.ringOf(l.Dst())
+		if n := r.boxes.N; n%p.clusterSize != 0 {
 			return l.Op.EmitError("a multicast tile is shared out box by box among the cluster's %d blocks, but it has %d boxes", p.clusterSize, n)
 		}
 		p.multicast[l.Op] = true
