@@ -165,7 +165,8 @@ fp8_large_designs=(
 # (24 shapes), the winners of the earlier runs and split-K (the one-kernel
 # s2l won 16 and 64 x 4096 x 14336 on 2026-11-27; s2l on 64-column tiles
 # and s4l on 128-column ones give N = 4096 128 blocks, one wave of the
-# 132 SMs).
+# 132 SMs; t128x64s2l the same with 128-row tiles, which read B once
+# where M = 128: the best split so far, t64x64s2l, reads it twice).
 llm_skinny_designs=(
 	"t64x64|--design tiles --bm 64 --bn 64|9,12|pipelined"
 	"t64x128|--design tiles --bm 64 --bn 128|6,9|pipelined"
@@ -174,17 +175,21 @@ llm_skinny_designs=(
 	"t64x64s2l|--design tiles --bm 64 --bn 64 --split 2 --split-reduce last|9,12|pipelined"
 	"t64x128s4l|--design tiles --bm 64 --bn 128 --split 4 --split-reduce last|6|pipelined"
 	"t64x64s4l|--design tiles --bm 64 --bn 64 --split 4 --split-reduce last|9|pipelined"
+	"t128x64s2l|--design tiles --bm 128 --bn 64 --split 2 --split-reduce last|9|pipelined"
 )
 # M = 256: the skinny tiles won 2026-11-27 (t128x64, 0.62-0.88x cuBLAS,
 # 256 x 14336 x 4096 the worst: 448 tiles of 128 x 64 are 3.4 waves); 128 x
 # 128 and 128 x 256 tiles too (224 and 112 of them there), and split-K
-# (its partial tiles added in registers).
+# (its partial tiles added in registers; on 128-row tiles, 256 x 4096 has
+# only 64 of 128 x 128 and 128 of 128 x 64).
 llm_mid_designs=(
 	"t128x64|--design tiles --bm 128 --bn 64|9|pipelined"
 	"t64x128|--design tiles --bm 64 --bn 128|9|pipelined"
 	"t128|--design tiles --bm 128 --bn 128|4|pipelined"
 	"coop256|--design coop --bm 128 --bn 256|4|ws"
 	"t64x128s2l|--design tiles --bm 64 --bn 128 --split 2 --split-reduce last|6|pipelined"
+	"t128x64s2l|--design tiles --bm 128 --bn 64 --split 2 --split-reduce last|9|pipelined"
+	"t128s2l|--design tiles --bm 128 --bn 128 --split 2 --split-reduce last|4|pipelined"
 )
 # M >= 1024: 128x256 tiles leave the last wave part-empty where the tiles
 # are few (1024 x 6144: 192 tiles on 132 SMs, 0.64x cuBLAS on 2026-11-27):
