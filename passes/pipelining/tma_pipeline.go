@@ -271,9 +271,9 @@ func (k *tmaKernel) run(stages, storeStages int64) error {
 
 // tileRing is one logical tile and the ring that replaces it.
 type tileRing struct {
-	alloc    *ir.Operation // the tile's memref.alloc
-	tile     *ir.MemRefType
-	desc     *nvgpu.TensorMapDescriptor
+	alloc *ir.Operation // the tile's memref.alloc
+	tile  *ir.MemRefType
+	desc  *nvgpu.TensorMapDescriptor
 	// boxes and bytes: how the copy through desc places its boxes in a
 	// slot and the bytes it moves (less than the tile's for a load into
 	// its leading rows, tmac.LeadingRows); views are such loads'
