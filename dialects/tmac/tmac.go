@@ -210,7 +210,7 @@ func verifyTileCopy(op *ir.Operation) error {
 	}
 	m := tile.Type().(*ir.MemRefType)
 	whole, rows := LeadingRows(tile)
-	if rows > 0 && op.Name() == TmaStore {
+	if rows > 0 && op.Name() == "tmac.tma.store" {
 		return op.EmitError("a TMA store copies a whole tile, not a subview of its leading rows (the tensor map's bounds already clip the rows outside the matrix)")
 	}
 	box := d.Tensor
@@ -278,14 +278,16 @@ func verifyTileCopy(op *ir.Operation) error {
 // GEMM whose M is below its tile's rows loads only the M valid rows of A
 // that way, instead of having TMA write zeros to the rest.
 func LeadingRows(tile ir.Value) (ir.Value, int64) {
-	sv, ok := memref.AsSubview(tile.DefiningOp())
-	if !ok {
+	// By name and attribute names: the generated memref accessors are not
+	// there when the generator itself builds this package (internal/opgen).
+	sv := tile.DefiningOp()
+	if sv == nil || sv.Name() != "memref.subview" || sv.NumOperands() == 0 {
 		return nil, 0
 	}
-	src, ok1 := sv.Source().Type().(*ir.MemRefType)
-	offs, ok2 := sv.StaticOffsets().(*ir.DenseArrayAttr)
-	sizes, ok3 := sv.StaticSizes().(*ir.DenseArrayAttr)
-	strides, ok4 := sv.StaticStrides().(*ir.DenseArrayAttr)
+	src, ok1 := sv.Operand(0).Type().(*ir.MemRefType)
+	offs, ok2 := sv.Attr("static_offsets").(*ir.DenseArrayAttr)
+	sizes, ok3 := sv.Attr("static_sizes").(*ir.DenseArrayAttr)
+	strides, ok4 := sv.Attr("static_strides").(*ir.DenseArrayAttr)
 	if !ok1 || !ok2 || !ok3 || !ok4 || src.Layout != nil || !ir.HasStaticShape(src.Shape()) || src.Rank() < 2 ||
 		len(offs.Ints) != src.Rank() || len(sizes.Ints) != src.Rank() || len(strides.Ints) != src.Rank() {
 		return nil, 0
@@ -296,7 +298,7 @@ func LeadingRows(tile ir.Value) (ir.Value, int64) {
 		}
 	}
 	if rows := sizes.Ints[0]; rows > 0 && rows <= src.Shape()[0] {
-		return sv.Source(), rows
+		return sv.Operand(0), rows
 	}
 	return nil, 0
 }
