@@ -982,11 +982,24 @@ func wgmmaAccumulatorOperands(fe *FuncEmitter, acc value.Value, nacc int, reg ty
 
 func lowerNVVMWgmma(fe *FuncEmitter, op *ir.Operation) {
 	w := nvvm.WgmmaMmaAsyncOp{Op: op}
+	_, _, sd := nvvm.WGMMAScales(op)
+	scaleD := int64(1)
+	if sd == "zero" {
+		scaleD = 0
+	}
+	emitWgmmaSS(fe, op, w.Inouts(), w.DescriptorA(), w.DescriptorB(), w.Results(), I32(scaleD), "n")
+}
+
+// emitWgmmaSS emits a wgmma.mma_async with both operands through
+// descriptors (op's shape, type, layout and scale attributes): scaleD is
+// the i32 that sets its scale-d predicate, an immediate (constraint "n")
+// or a register ("r", tmac.wgmma.mma_async.scale_d).
+func emitWgmmaSS(fe *FuncEmitter, op *ir.Operation, inouts, descA, descB, result ir.Value, scaleD value.Value, scaleCons string) {
 	m, n, k := nvvm.WGMMAShape(op)
 	ta, tb, td := nvvm.WGMMATypes(op)
-	sa, sb, sd := nvvm.WGMMAScales(op)
+	sa, sb, _ := nvvm.WGMMAScales(op)
 	la, lb := nvvm.WGMMALayouts(op)
-	st, ok := fe.Type(op, w.Results().Type()).(*types.StructType)
+	st, ok := fe.Type(op, result.Type()).(*types.StructType)
 	if !ok {
 		Fail(op, "the accumulator of wgmma.mma_async must be an LLVM struct")
 	}
@@ -1016,14 +1029,10 @@ func lowerNVVMWgmma(fe *FuncEmitter, op *ir.Operation) {
 			Fail(op, "the accumulator elements must be '%s', not '%s'", reg, f)
 		}
 	}
-	args, constraints := wgmmaAccumulatorOperands(fe, fe.Val(w.Inouts()), nacc, reg, cons)
-	scaleD := int64(1)
-	if sd == "zero" {
-		scaleD = 0
-	}
-	args = append(args, fe.Val(w.DescriptorA()), fe.Val(w.DescriptorB()), I32(scaleD))
-	constraints = append(constraints, "l", "l", "n")
-	satfinite := nvvm.EnumValue(w.Satfinite()) == "satfinite"
+	args, constraints := wgmmaAccumulatorOperands(fe, fe.Val(inouts), nacc, reg, cons)
+	args = append(args, fe.Val(descA), fe.Val(descB), scaleD)
+	constraints = append(constraints, "l", "l", scaleCons)
+	satfinite := nvvm.EnumValue(op.Attr("satfinite")) == "satfinite"
 	asm := nvvmWgmmaAsm(m, n, k, ta, tb, td, satfinite, sa, sb, la, lb, nacc)
 	regFields := make([]types.Type, nacc)
 	for i := range regFields {
@@ -1043,7 +1052,7 @@ func lowerNVVMWgmma(fe *FuncEmitter, op *ir.Operation) {
 		}
 		res = out
 	}
-	fe.Set(w.Results(), res)
+	fe.Set(result, res)
 }
 
 // lowerNVVMMapa maps a shared memory address (space 3, to the cluster's

@@ -16,6 +16,15 @@ import (
 
 func init() {
 	Register(lowerTmacWgmmaRS, tmac.WgmmaMmaAsync)
+	Register(lowerTmacWgmmaScaleD, tmac.WgmmaMmaAsyncScaleD)
+}
+
+// lowerTmacWgmmaScaleD emits tmac.wgmma.mma_async.scale_d as
+// nvvm.wgmma.mma_async is emitted, its scale-d predicate set from the i1
+// operand (zero-extended to the b32 that setp tests).
+func lowerTmacWgmmaScaleD(fe *FuncEmitter, op *ir.Operation) {
+	w := tmac.WgmmaMmaAsyncScaleDOp{Op: op}
+	emitWgmmaSS(fe, op, w.Inouts(), w.DescriptorA(), w.DescriptorB(), w.Results(), fe.B().NewZExt(fe.Val(w.ScaleD()), types.I32), "r")
 }
 
 // wgmmaRSAsm returns the PTX of an m64nNk16 wgmma.mma_async with A in

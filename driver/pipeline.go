@@ -23,6 +23,7 @@ var DefaultSteps = []PipelineStep{
 	{"mbarrier-phase", "computes the parities of the waits tma-pipeline wrote and checks the explicit ones"},
 	{"smem-plan", "places the data buffers while their TMA and wgmma readers are still nvgpu ops, which tell it each buffer's alignment and when its last read ends (so buffers share bytes)"},
 	{"lower-nvgpu", "nvgpu becomes nvvm; each barrier group becomes shared memory marked tmac.mbarriers"},
+	{"wgmma-acc-init", "a loop that resets its wgmma accumulator to zero starts the next accumulation with the wgmma's scale-d = 0 instead (zeros in the registers make ptxas serialise every wgmma)"},
 	{"smem-plan", "places that barrier memory after the data buffers, live for the whole kernel"},
 	{"canonicalize", "folds the constants and index arithmetic the passes left"},
 	{"cse", "merges the duplicate constants and pure ops"},

@@ -543,6 +543,11 @@ func WGMMANValid(typeA string, n int64) bool {
 	return n >= 8 && n <= 256 && n%8 == 0
 }
 
+// VerifyWgmma checks an nvvm.wgmma.mma_async, or an op with its
+// accumulator operand first, its result and its shape, type, layout and
+// scale attributes (tmac.wgmma.mma_async.scale_d).
+func VerifyWgmma(op *ir.Operation) error { return verifyWgmma(op) }
+
 func verifyWgmma(op *ir.Operation) error {
 	it, rt := op.Operand(0).Type(), op.Result(0).Type()
 	if it != rt {

@@ -24,6 +24,7 @@ const (
 	WarpgroupMmaStore     = "tmac.warpgroup.mma.store"
 	WarpgroupRowsStore    = "tmac.warpgroup.rows.store"
 	WgmmaMmaAsync         = "tmac.wgmma.mma_async"
+	WgmmaMmaAsyncScaleD   = "tmac.wgmma.mma_async.scale_d"
 	Yield                 = "tmac.yield"
 )
 
@@ -60,6 +61,8 @@ type (
 	WarpgroupRowsStoreOp struct{ Op *ir.Operation }
 	// WgmmaMmaAsyncOp views an op named tmac.wgmma.mma_async.
 	WgmmaMmaAsyncOp struct{ Op *ir.Operation }
+	// WgmmaMmaAsyncScaleDOp views an op named tmac.wgmma.mma_async.scale_d.
+	WgmmaMmaAsyncScaleDOp struct{ Op *ir.Operation }
 	// YieldOp views an op named tmac.yield.
 	YieldOp struct{ Op *ir.Operation }
 )
@@ -137,6 +140,11 @@ func AsWarpgroupRowsStore(op *ir.Operation) (WarpgroupRowsStoreOp, bool) {
 // AsWgmmaMmaAsync returns op as a WgmmaMmaAsyncOp, and whether it is named tmac.wgmma.mma_async.
 func AsWgmmaMmaAsync(op *ir.Operation) (WgmmaMmaAsyncOp, bool) {
 	return ir.As[WgmmaMmaAsyncOp](op, WgmmaMmaAsync)
+}
+
+// AsWgmmaMmaAsyncScaleD returns op as a WgmmaMmaAsyncScaleDOp, and whether it is named tmac.wgmma.mma_async.scale_d.
+func AsWgmmaMmaAsyncScaleD(op *ir.Operation) (WgmmaMmaAsyncScaleDOp, bool) {
+	return ir.As[WgmmaMmaAsyncScaleDOp](op, WgmmaMmaAsyncScaleD)
 }
 
 // AsYield returns op as a YieldOp, and whether it is named tmac.yield.
@@ -309,6 +317,31 @@ func (o WgmmaMmaAsyncOp) Results() ir.Value {
 	return o.Op.ResultNamed("results")
 }
 
+// Inouts returns the `inouts` operand (LLVM structure type).
+func (o WgmmaMmaAsyncScaleDOp) Inouts() ir.Value {
+	return o.Op.OperandNamed("inouts")
+}
+
+// DescriptorA returns the `descriptorA` operand (64-bit signless integer).
+func (o WgmmaMmaAsyncScaleDOp) DescriptorA() ir.Value {
+	return o.Op.OperandNamed("descriptorA")
+}
+
+// DescriptorB returns the `descriptorB` operand (64-bit signless integer).
+func (o WgmmaMmaAsyncScaleDOp) DescriptorB() ir.Value {
+	return o.Op.OperandNamed("descriptorB")
+}
+
+// ScaleD returns the `scaleD` operand (1-bit signless integer).
+func (o WgmmaMmaAsyncScaleDOp) ScaleD() ir.Value {
+	return o.Op.OperandNamed("scaleD")
+}
+
+// Results returns the `results` result (LLVM structure type).
+func (o WgmmaMmaAsyncScaleDOp) Results() ir.Value {
+	return o.Op.ResultNamed("results")
+}
+
 // Value returns the `value` operand (32-bit float).
 func (o YieldOp) Value() ir.Value {
 	return o.Op.OperandNamed("value")
@@ -351,6 +384,46 @@ func (o WgmmaMmaAsyncOp) TypeB() ir.Attribute {
 
 // TypeD returns the `typeD` attribute (NVVM WGMMA types), or nil if absent.
 func (o WgmmaMmaAsyncOp) TypeD() ir.Attribute {
+	return o.Op.Attr("typeD")
+}
+
+// LayoutA returns the `layoutA` attribute (NVVM MMA layout), or nil if absent.
+func (o WgmmaMmaAsyncScaleDOp) LayoutA() ir.Attribute {
+	return o.Op.Attr("layoutA")
+}
+
+// LayoutB returns the `layoutB` attribute (NVVM MMA layout), or nil if absent.
+func (o WgmmaMmaAsyncScaleDOp) LayoutB() ir.Attribute {
+	return o.Op.Attr("layoutB")
+}
+
+// ScaleA returns the `scaleA` attribute (WGMMA input predicate), or nil if absent.
+func (o WgmmaMmaAsyncScaleDOp) ScaleA() ir.Attribute {
+	return o.Op.Attr("scaleA")
+}
+
+// ScaleB returns the `scaleB` attribute (WGMMA input predicate), or nil if absent.
+func (o WgmmaMmaAsyncScaleDOp) ScaleB() ir.Attribute {
+	return o.Op.Attr("scaleB")
+}
+
+// Shape returns the `shape` attribute (Attribute for MMA operation shape.), or nil if absent.
+func (o WgmmaMmaAsyncScaleDOp) Shape() ir.Attribute {
+	return o.Op.Attr("shape")
+}
+
+// TypeA returns the `typeA` attribute (NVVM WGMMA types), or nil if absent.
+func (o WgmmaMmaAsyncScaleDOp) TypeA() ir.Attribute {
+	return o.Op.Attr("typeA")
+}
+
+// TypeB returns the `typeB` attribute (NVVM WGMMA types), or nil if absent.
+func (o WgmmaMmaAsyncScaleDOp) TypeB() ir.Attribute {
+	return o.Op.Attr("typeB")
+}
+
+// TypeD returns the `typeD` attribute (NVVM WGMMA types), or nil if absent.
+func (o WgmmaMmaAsyncScaleDOp) TypeD() ir.Attribute {
 	return o.Op.Attr("typeD")
 }
 

@@ -37,6 +37,10 @@ type warpgroup struct {
 	descA   int64
 	descB   int64
 	op      *ir.Operation
+	// scaleD is the runtime scale-d of the mma the warpgroup is gathering
+	// for (tmac.wgmma.mma_async.scale_d): 1 adds the accumulator, 0 starts
+	// from zero; -1 when the op's attribute says.
+	scaleD int
 	// aRegs holds each thread's A fragment of a wgmma with A in registers
 	// (tmac.wgmma.mma_async, wgmma_rs.go): 8 elements in register order.
 	aRegs [128][]float64
@@ -71,6 +75,7 @@ func init() {
 		return func(t *thread, in *instr) { t.wgmmaWait(in.op, n) }
 	}, nvvm.WgmmaWaitGroupSyncAligned)
 	register(prepareWgmma, nvvm.WgmmaMmaAsync)
+	register(prepareWgmmaScaleD, tmac.WgmmaMmaAsyncScaleD)
 }
 
 // wgmmaWait retires all but the n most recent of t's wgmma commit groups
@@ -113,19 +118,34 @@ func prepareWgmma(k *kernel, op *ir.Operation) runFunc {
 		acc := accValues(t.vals[inouts])
 		da, _ := t.vals[descA].(int64)
 		db, _ := t.vals[descB].(int64)
-		t.wgmma(in, acc, da, db)
+		t.wgmma(in, acc, da, db, -1)
+	}
+}
+
+// prepareWgmmaScaleD: tmac.wgmma.mma_async.scale_d, scale-d from its i1
+// operand.
+func prepareWgmmaScaleD(k *kernel, op *ir.Operation) runFunc {
+	w := tmac.WgmmaMmaAsyncScaleDOp{Op: op}
+	inouts, descA, descB, scaleD := k.slot(w.Inouts()), k.slot(w.DescriptorA()), k.slot(w.DescriptorB()), k.slot(w.ScaleD())
+	return func(t *thread, in *instr) {
+		da, _ := t.vals[descA].(int64)
+		db, _ := t.vals[descB].(int64)
+		t.wgmma(in, accValues(t.vals[inouts]), da, db, int(t.int(in, scaleD)&1))
 	}
 }
 
 // wgmma: the thread arrives at its warpgroup's mma with its accumulator
-// fragment acc and the descriptors da and db.
-func (t *thread) wgmma(in *instr, acc []any, da, db int64) {
+// fragment acc, the descriptors da and db and the runtime scale-d (-1: the
+// op's attribute).
+func (t *thread) wgmma(in *instr, acc []any, da, db int64, scaleD int) {
 	op := in.op
 	wg, lane := t.warpgroupOf()
 	if wg.arrived == 0 {
-		wg.descA, wg.descB, wg.op = da, db, op
+		wg.descA, wg.descB, wg.op, wg.scaleD = da, db, op, scaleD
 	} else if wg.op != op || wg.descA != da || wg.descB != db {
 		t.failf(op, "the threads of a warpgroup issue different wgmma instructions or descriptors (thread %d: A %#x, B %#x; others: A %#x, B %#x at %s)", t.linear, da, db, wg.descA, wg.descB, wg.op.Loc)
+	} else if wg.scaleD != scaleD {
+		t.failf(op, "the threads of a warpgroup issue a wgmma with different scale-d (thread %d: %d; others: %d)", t.linear, scaleD, wg.scaleD)
 	}
 	wg.in[lane] = acc
 	wg.arrived++
@@ -349,7 +369,7 @@ func (b *blockRun) mma(c *cta, wg *warpgroup, op *ir.Operation, group int) *Erro
 
 	// D (64xN): each thread's registers in the fragment order.
 	d := make([]float64, m*n)
-	accumulate := scaleD != "zero"
+	accumulate := scaleD != "zero" && wg.scaleD != 0
 	for lane := 0; lane < 128; lane++ {
 		regs := wg.in[lane]
 		if len(regs) != n/2 {

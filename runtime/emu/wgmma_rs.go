@@ -29,7 +29,7 @@ func prepareWgmmaRS(k *kernel, op *ir.Operation) runFunc {
 		wg, lane := t.warpgroupOf()
 		wg.aRegs[lane] = frag
 		db, _ := t.vals[descB].(int64)
-		t.wgmma(in, accValues(t.vals[inouts]), 0, db)
+		t.wgmma(in, accValues(t.vals[inouts]), 0, db, -1)
 	}
 }
 
