@@ -160,7 +160,9 @@ fp8_large_designs=(
 # candidates (132 blocks) lost every shape they were tuned on, 1.5-3.3x the
 # unsplit kernel's time even at 4096^3 fp8 (327 against 101 us, 2026-11-27):
 # the time is mostly not the reduction (there, one tile in eight is shared):
-# the cross-tile loop needs a profile first (docs/bench.md).
+# ptxas serialised its wgmma (C7514) because the loop reset the
+# accumulator registers to zero; the wgmma-acc-init pass now starts a
+# tile with scale-d = 0 instead, not yet measured (docs/bench.md).
 # The LLM shapes (bf16): fewer candidates per shape than the default set
 # (24 shapes), the winners of the earlier runs and split-K (the one-kernel
 # s2l won 16 and 64 x 4096 x 14336 on 2026-11-27; s2l on 64-column tiles
