@@ -189,7 +189,11 @@ func (r *accReset) rewrite() *ir.Operation {
 	// value was; the zeros become the value.
 	flags := map[*ir.Operation]ir.Value{}
 	for _, z := range r.zeros {
+		zero := z.yield.Operand(z.index).DefiningOp()
 		z.yield.SetOperand(z.index, r.value)
+		if !zero.IsUsed() {
+			zero.Erase()
+		}
 		flags[z.yield] = flagAt(z.yield, false)
 	}
 	for _, v := range r.values {
