@@ -198,3 +198,22 @@ func TestGenericNumberingIsModuleWide(t *testing.T) {
 		t.Errorf("generic numbering:\n%s", out)
 	}
 }
+
+func TestIsBeforeInBlock(t *testing.T) {
+	m := mustParse(t, `"test.a"() ({
+  "test.b"() : () -> ()
+}) : () -> ()
+"test.c"() : () -> ()
+"test.d"() : () -> ()`)
+	ops := m.Region(0).Entry().Ops()
+	a, c, d := ops[0], ops[1], ops[2]
+	b := a.Region(0).Entry().Ops()[0]
+	for _, x := range []struct {
+		p, q *ir.Operation
+		want bool
+	}{{a, c, true}, {a, d, true}, {c, d, true}, {d, a, false}, {c, c, false}, {b, c, false}, {a, b, false}} {
+		if got := x.p.IsBeforeInBlock(x.q); got != x.want {
+			t.Errorf("%s.IsBeforeInBlock(%s) = %v, want %v", x.p.Name(), x.q.Name(), got, x.want)
+		}
+	}
+}

@@ -392,6 +392,20 @@ func (op *Operation) MoveAfter(other *Operation) {
 	other.block.insertBefore(op, other.next)
 }
 
+// IsBeforeInBlock reports whether op comes before other in their block
+// (false when they are in different blocks, or the same op).
+func (op *Operation) IsBeforeInBlock(other *Operation) bool {
+	if op.block == nil || op.block != other.block {
+		return false
+	}
+	for o := op.next; o != nil; o = o.next {
+		if o == other {
+			return true
+		}
+	}
+	return false
+}
+
 // ReplaceAllUsesWith replaces each result of op with the matching value.
 func (op *Operation) ReplaceAllUsesWith(vals []Value) {
 	for i := range op.results {

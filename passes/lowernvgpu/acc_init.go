@@ -136,7 +136,7 @@ func matchAccReset(loop *ir.Operation, idx int) *accReset {
 		for top != nil && top.Block() != body {
 			top = top.ParentOp()
 		}
-		if top == nil || !before(d, top) {
+		if top == nil || !d.IsBeforeInBlock(top) {
 			return nil
 		}
 	}
@@ -260,14 +260,4 @@ func (r *accReset) rewrite() *ir.Operation {
 		w.Erase()
 	}
 	return nl
-}
-
-// before reports whether op a comes before op b of the same block.
-func before(a, b *ir.Operation) bool {
-	for o := a.Next(); o != nil; o = o.Next() {
-		if o == b {
-			return true
-		}
-	}
-	return false
 }

@@ -496,7 +496,7 @@ func (p *pipelinedLoop) analyse() error {
 	for _, st := range p.stores {
 		if p.ringOf(st.Src()).passThrough {
 			pass = st.Op
-			if len(p.waits) > 0 && !before(p.waits[0], st.Op) {
+			if len(p.waits) > 0 && !p.waits[0].IsBeforeInBlock(st.Op) {
 				return st.Op.EmitError("tile stored before the tmac.tma.wait of its loads")
 			}
 		} else {
@@ -644,16 +644,6 @@ func (p *pipelinedLoop) boundPendingMMAs() (limit, pending int64, after *ir.Oper
 	return limit, limit, wait
 }
 
-// before reports whether top-level op a comes before top-level op b.
-func before(a, b *ir.Operation) bool {
-	for o := a.Next(); o != nil; o = o.Next() {
-		if o == b {
-			return true
-		}
-	}
-	return false
-}
-
 // checkTileUses checks that the tile is used only in the loop, read only
 // after the wait (loaded tiles), and classifies its readers.
 func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
@@ -678,10 +668,10 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 			if isTileOp(user) {
 				continue
 			}
-			if !r.isStore && top != firstWait && !before(firstWait, top) {
+			if !r.isStore && top != firstWait && !firstWait.IsBeforeInBlock(top) {
 				return user.EmitError("tile read before the tmac.tma.wait of its loads")
 			}
-			if !r.isStore && (p.lastRead == nil || before(p.lastRead, top)) {
+			if !r.isStore && (p.lastRead == nil || p.lastRead.IsBeforeInBlock(top)) {
 				p.lastRead = top
 			}
 			// An ordinary store (generic proxy): not the tile's own TMA
@@ -1181,7 +1171,7 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 	for _, op := range body.Ops() {
 		if op.Name() == gpu.Barrier {
 			anyBar = true
-			barAfterMMA = barAfterMMA || (lastMMA != nil && before(lastMMA, op))
+			barAfterMMA = barAfterMMA || (lastMMA != nil && lastMMA.IsBeforeInBlock(op))
 		}
 	}
 
