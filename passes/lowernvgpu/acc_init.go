@@ -180,8 +180,8 @@ func (r *accReset) visit(v ir.Value, holder *ir.Operation, index int) bool {
 // rewrite carries the flag and returns the new loop.
 func (r *accReset) rewrite() *ir.Operation {
 	b := ir.NewBuilder(r.loop.Loc)
-	flagAt := func(y *ir.Operation, v bool) ir.Value {
-		b.SetInsertionPoint(y)
+	flagAt := func(at *ir.Operation, v bool) ir.Value {
+		b.SetInsertionPoint(at)
 		return b.Create(&ir.OperationState{Name: arith.Constant, ResultTypes: []ir.Type{ir.I1},
 			Attrs: []ir.NamedAttr{{Name: "value", Value: ir.Bool(v)}}}).Result(0)
 	}
@@ -202,49 +202,26 @@ func (r *accReset) rewrite() *ir.Operation {
 	// Each scf.if on the way gains an i1 result, inner ones first; its
 	// yields pass on their flag.
 	for i := len(r.ifs) - 1; i >= 0; i-- {
-		old, res := r.ifs[i].op, r.ifs[i].res
-		b.SetInsertionPoint(old)
-		regions := make([]*ir.Region, old.NumRegions())
-		for j := range regions {
-			regions[j] = ir.NewRegion()
-		}
-		nw := b.Create(&ir.OperationState{Name: scf.If, Loc: old.Loc, Operands: old.Operands(),
-			ResultTypes: append(old.ResultTypes(), ir.I1), Attrs: old.AllAttrs(), Regions: regions})
-		for j, reg := range old.Regions() {
-			regions[j].TakeBody(reg)
-			y := regions[j].Entry().Terminator()
+		nw := withFlagResult(b, r.ifs[i].op)
+		for _, reg := range nw.Regions() {
+			y := reg.Entry().Terminator()
 			y.SetOperands(append(y.Operands(), flags[y]))
 		}
-		for j := 0; j < old.NumResults(); j++ {
-			ir.ReplaceAllUsesWith(old.Result(j), nw.Result(j))
-		}
-		old.Erase()
 		// The yield holding this if's result (its only use) passes the
 		// if's flag on.
-		flags[ir.Uses(nw.Result(res))[0].Owner()] = nw.Result(nw.NumResults() - 1)
+		flags[ir.Uses(nw.Result(r.ifs[i].res))[0].Owner()] = nw.Result(nw.NumResults() - 1)
 	}
 	// The loop: one more iter_arg, false when it starts from zero.
-	f := scf.ForOp{Op: r.loop}
-	init := f.InitArgs()[r.idx]
+	init := scf.ForOp{Op: r.loop}.InitArgs()[r.idx]
 	start := true
 	if d := init.DefiningOp(); d != nil && d.Name() == llvm.MlirZero {
 		start = false
 	}
-	b.SetInsertionPoint(r.loop)
-	startV := b.Create(&ir.OperationState{Name: arith.Constant, ResultTypes: []ir.Type{ir.I1},
-		Attrs: []ir.NamedAttr{{Name: "value", Value: ir.Bool(start)}}}).Result(0)
-	region := ir.NewRegion()
-	nl := b.Create(&ir.OperationState{Name: scf.For, Loc: r.loop.Loc, Operands: append(r.loop.Operands(), startV),
-		ResultTypes: append(r.loop.ResultTypes(), ir.I1), Attrs: r.loop.AllAttrs(), Regions: []*ir.Region{region}})
-	region.TakeBody(f.Region())
-	body := region.Entry()
-	flag := body.AddArgument(ir.I1, r.loop.Loc)
+	nl := withFlagResult(b, r.loop, flagAt(r.loop, start))
+	body := scf.ForOp{Op: nl}.Region().Entry()
+	flag := body.AddArgument(ir.I1, nl.Loc)
 	y := body.Terminator()
 	y.SetOperands(append(y.Operands(), flags[y]))
-	for j := 0; j < r.loop.NumResults(); j++ {
-		ir.ReplaceAllUsesWith(r.loop.Result(j), nl.Result(j))
-	}
-	r.loop.Erase()
 	// The wgmma ops reading the accumulator take the flag as scale-d.
 	for _, w := range r.wgmmas {
 		b.SetInsertionPoint(w)
@@ -260,4 +237,26 @@ func (r *accReset) rewrite() *ir.Operation {
 		w.Erase()
 	}
 	return nl
+}
+
+// withFlagResult replaces op (an scf.if or scf.for) by the same op with
+// one more result, an i1, and the extra operands, its regions moved into
+// it; the uses of op's results move to the new op's. The caller adds the
+// flag to the regions' yields (and the scf.for's block argument).
+func withFlagResult(b *ir.Builder, op *ir.Operation, extra ...ir.Value) *ir.Operation {
+	b.SetInsertionPoint(op)
+	regions := make([]*ir.Region, op.NumRegions())
+	for i := range regions {
+		regions[i] = ir.NewRegion()
+	}
+	nw := b.Create(&ir.OperationState{Name: op.Name(), Loc: op.Loc, Operands: append(op.Operands(), extra...),
+		ResultTypes: append(op.ResultTypes(), ir.I1), Attrs: op.AllAttrs(), Regions: regions})
+	for i, reg := range op.Regions() {
+		regions[i].TakeBody(reg)
+	}
+	for i := 0; i < op.NumResults(); i++ {
+		ir.ReplaceAllUsesWith(op.Result(i), nw.Result(i))
+	}
+	op.Erase()
+	return nw
 }
