@@ -236,8 +236,8 @@ func verifyTileCopy(op *ir.Operation) error {
 		return op.EmitError("expected %d coordinates (the box rank), got %d", box.Rank(), ncoords)
 	}
 	r := m.Rank()
-	bx, _ := BoxesOfBox(m, box) // the box's sizes are positive (VerifyTensorMapDescriptor)
-	split := bx.Dim             // the dimension the boxes are laid along
+	bx := boxesInto(m, box, whole) // the box's sizes are positive (VerifyTensorMapDescriptor)
+	split := bx.Dim                // the dimension the boxes are laid along
 	for i := 0; i < r; i++ {
 		if i != split && m.Shape()[i] != box.Shape()[i] {
 			return op.EmitError("tile %s does not match the box %s in dimension %d", m, box, i)
@@ -254,10 +254,7 @@ func verifyTileCopy(op *ir.Operation) error {
 	// Box i lands at byte offset i*stride (the box's bytes, or the whole
 	// tile's box for a copy into its leading rows); every box must start at
 	// the alignment TMA (and the swizzle pattern wgmma assumes) needs.
-	stride := boxBytes
-	if rows > 0 {
-		stride = leadingRowsStride(bx, whole.Type().(*ir.MemRefType), box)
-	}
+	stride := bx.Stride
 	if align := BoxAlignment(d.Swizzle); ext/boxExt > 1 && stride%align != 0 {
 		if stride != boxBytes {
 			return op.EmitError("tile %s holds %d boxes %d bytes apart: each box must start %d-byte aligned, so that distance must be a multiple of %d bytes", m, ext/boxExt, stride, align, align)
@@ -303,18 +300,20 @@ func LeadingRows(tile ir.Value) (ir.Value, int64) {
 	return nil, 0
 }
 
-// leadingRowsStride is the distance in bytes between the boxes bx of a
-// copy into the leading rows of tile whole: the bytes of a box as tall as
-// the whole tile when the boxes lie side by side (each fills the top of
-// its own column of boxes), the box's own bytes when they lie one below
-// the other (the leading rows are then contiguous).
-func leadingRowsStride(bx TileBoxes, whole, box *ir.MemRefType) int64 {
-	if bx.Dim == 0 {
-		return TileBytes(box)
+// boxesInto is BoxesOfBox for a copy of tile m, which is a view of the
+// leading rows of whole (or whole is nil). The boxes of such a view are
+// placed in the whole tile: side by side, box i starts where the whole
+// tile's box i does (a box as tall as the whole tile after the previous
+// one: each fills the top of its own column of boxes); one below the
+// other, the leading rows are contiguous and the stride stays the box's.
+func boxesInto(m, box *ir.MemRefType, whole ir.Value) TileBoxes {
+	bx, _ := BoxesOfBox(m, box)
+	if whole != nil && bx.Dim != 0 {
+		shape := append([]int64{}, box.Shape()...)
+		shape[0] = whole.Type().(*ir.MemRefType).Shape()[0]
+		bx.Stride = TileBytes(ir.MemRefTypeOf(shape, box.Elem, nil, box.MemorySpace))
 	}
-	shape := append([]int64{}, box.Shape()...)
-	shape[0] = whole.Shape()[0]
-	return TileBytes(ir.MemRefTypeOf(shape, box.Elem, nil, box.MemorySpace))
+	return bx
 }
 
 // CopyBoxes returns the boxes of a verified tmac.tma.load or store (op),
@@ -325,14 +324,12 @@ func CopyBoxes(op *ir.Operation) (bx TileBoxes, whole ir.Value, bytes int64) {
 	tile := op.Operand(0)
 	d, _ := nvgpu.AsTensorMapDescriptor(op.Operand(1).Type())
 	m := tile.Type().(*ir.MemRefType)
-	bx, _ = BoxesOfBox(m, d.Tensor)
-	bytes = TileBytes(m)
-	whole = tile
-	if src, rows := LeadingRows(tile); rows > 0 {
-		whole = src
-		bx.Stride = leadingRowsStride(bx, src.Type().(*ir.MemRefType), d.Tensor)
+	whole, _ = LeadingRows(tile)
+	bx = boxesInto(m, d.Tensor, whole)
+	if whole == nil {
+		whole = tile
 	}
-	return bx, whole, bytes
+	return bx, whole, TileBytes(m)
 }
 
 // TileBoxes says how a verified tile is made of its tensor map's boxes: N
