@@ -14,10 +14,10 @@
 # design and the variants with spills or C7514.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
+. scripts/gpu-steps.sh # add_triton_bin
 out=build/gpu/ptxas-survey
 rm -rf "$out" && mkdir -p "$out/x"
-bin=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin"))' 2>/dev/null)
-[ -n "$bin" ] && PATH=$PATH:$bin
+add_triton_bin
 command -v ptxas >/dev/null || { echo "no ptxas on the PATH (nor in Triton's wheel)" >&2; exit 2; }
 ptxas --version | tail -1
 sets=("$@")

@@ -29,6 +29,7 @@
 #             and only reach output rows past M, which are not stored.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
+. scripts/gpu-steps.sh # add_triton_bin
 dir=build/gpu/bench-skinny
 tmac=${TMAC:-build/tmac}
 design="--design tiles --bm 64 --bn 64 --bk 256 --dtype e4m3 --scale tensor --out bf16"
@@ -99,10 +100,9 @@ run() {
 # ptxas's register and spill report and SASS (with the ptxas and nvdisasm
 # Triton ships when they are not on the PATH), and Triton's TTGIR.
 asm() {
-	local a=$dir/asm bin
+	local a=$dir/asm
 	mkdir -p "$a/x"
-	bin=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin"))' 2>/dev/null)
-	[ -n "$bin" ] && PATH=$PATH:$bin
+	add_triton_bin
 	tar -xf "$dir/tune/64x4096x4096/64x4096x4096-pipelined-s4.tmab" -C "$a/x" kernels.ptx
 	cp "$a/x/kernels.ptx" "$a/tmac.ptx"
 	if command -v ptxas >/dev/null; then

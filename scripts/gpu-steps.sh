@@ -1,4 +1,4 @@
-# Shared by the GPU run scripts (gpu-step10/11/12.sh, gpu-norms.sh, gpu-attention.sh), sourced
+# Shared by the GPU run scripts (gpu-step10/11/12/14.sh, gpu-norms.sh, gpu-attention.sh), sourced
 # after they set out (the log directory), budget (seconds for the whole
 # run) and start ($SECONDS when it began).
 #
@@ -60,4 +60,14 @@ run_setup() {
 	local gpu
 	gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)
 	echo "GPU: ${gpu:-none found}; commit $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
+}
+
+# add_triton_bin: appends the bin directory of Triton's wheel (its ptxas
+# and nvdisasm, CUDA's own) to PATH, for the scripts that compile tmac's
+# PTX on the GPU machine, which has no CUDA toolkit on the PATH.
+add_triton_bin() {
+	local bin
+	bin=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin"))' 2>/dev/null)
+	[ -n "$bin" ] && PATH=$PATH:$bin
+	return 0
 }

@@ -18,6 +18,7 @@
 #   scripts/gpu-streamk-c7514.sh run     # there: ptxas -v of each, the table last
 set -u -o pipefail
 cd "$(dirname "$0")/.."
+. scripts/gpu-steps.sh # add_triton_bin
 dir=build/gpu/streamk-c7514
 tmac=${TMAC:-build/tmac}
 case ${1:-} in
@@ -51,8 +52,7 @@ PY
 	ls "$dir"
 	;;
 run)
-	bin=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin"))' 2>/dev/null)
-	[ -n "$bin" ] && PATH=$PATH:$bin
+	add_triton_bin
 	echo "| variant | registers | spill st/ld | C7514 |"
 	echo "|---|---:|---:|---|"
 	for v in v1 v2 v3 v4 v5; do

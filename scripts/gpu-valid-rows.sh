@@ -12,6 +12,7 @@
 #   scripts/gpu-valid-rows.sh run     # on the GPU machine; the table last
 set -u -o pipefail
 cd "$(dirname "$0")/.."
+. scripts/gpu-steps.sh # add_triton_bin
 dir=build/gpu/valid-rows
 tmac=${TMAC:-build/tmac}
 
@@ -71,9 +72,8 @@ run() {
 		rows+=("| $name ($shape, $st stages) | $(TMAC=$tmac bash scripts/ab-bench.sh "$dir/$name-full.tmab" "$dir/$name.tmab" "$dir/logs/$name" --ref-sample=2) |")
 	done
 	# ptxas from Triton's wheel when the PATH has none.
-	local bin a=$dir/asm
-	bin=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin"))' 2>/dev/null)
-	[ -n "$bin" ] && PATH=$PATH:$bin
+	local a=$dir/asm
+	add_triton_bin
 	mkdir -p "$a"
 	for c in "${asm_cases[@]}"; do
 		IFS='|' read -r name shape flags st <<<"$c"
