@@ -99,7 +99,9 @@ square_designs=(
 	"coop256c2tma|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma|2,3|ws"
 	"t2x256|--design tiles2 --bm 128 --bn 256|3,4|pipelined"
 )
-# Up to 2048: smaller tiles too (1024^2 has 64 tiles of 128x128 for 132 SMs).
+# Up to 2048: smaller tiles too (1024^2 has 64 tiles of 128x128 for 132 SMs,
+# 512^2 16: 64 x 64 tiles and split-K give 512^3 64-256 blocks; cuBLAS took
+# 6.3 us there against tmac's 8.4 on 2026-11-27).
 # tiles2 (two warpgroups on one 128-row tile, no producer warp) is the design
 # of Triton's fastest 2048^3 kernel (27.3 us against tmac's 31.7, 2026-11-27).
 small_square_designs=(
@@ -111,6 +113,9 @@ small_square_designs=(
 	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
 	"t2x256|--design tiles2 --bm 128 --bn 256|3,4|pipelined"
 	"t2x128|--design tiles2 --bm 128 --bn 128|4,6|pipelined"
+	"t64x64|--design tiles --bm 64 --bn 64|4,6|pipelined"
+	"t64x64s2l|--design tiles --bm 64 --bn 64 --split 2 --split-reduce last|4|pipelined"
+	"t128x64s2l|--design tiles --bm 128 --bn 64 --split 2 --split-reduce last|4|pipelined"
 )
 # Skinny M: deep rings (bytes in flight per SM bound these kernels); K
 # tiles of 32 halve a slot, so twice the slots fit; split-K puts 2 or 4
@@ -142,27 +147,46 @@ fp8_skinny_designs=(
 	"t64x64k256s2l|--design tiles --bm 64 --bn 64 --bk 256 --split 2 --split-reduce last|4|pipelined"
 	"t64x64s4l|--design tiles --bm 64 --bn 64 --split 4 --split-reduce last|6|pipelined"
 )
+# "w" designs take the BN (--bn wave:LO-HI, gen_gemm.py's wave_bn) whose
+# tiles fill the last wave of the 132 SMs best: fp8 128 and 256 x 14336 x
+# 4096 have 112 and 224 tiles of 128 x 128 (the 1.7-wave pp128 won at
+# 0.74-0.83x _scaled_mm, 2026-11-27), 128 x 112 tiles give 128 and 256;
+# 256 x 6144 x 1536, 96 tiles of 128 x 128, gets 128 of 128 x 96. Where
+# the wave choice is an earlier design's tile the build tunes it once.
 fp8_mid_designs=(
 	"t64x128|--design tiles --bm 64 --bn 128|6|pipelined"
 	"t64x128k256|--design tiles --bm 64 --bn 128 --bk 256|3|pipelined"
 	"t64x64k256|--design tiles --bm 64 --bn 64 --bk 256|4|pipelined"
 	"t128x64k256|--design tiles --bm 128 --bn 64 --bk 256|3,4|pipelined"
 	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
+	"pp128w|--design persistent --bm 128 --bn wave:64-128|4,5|pingpong"
+	"t128w|--design tiles --bm 128 --bn wave:64-128|4|pipelined"
+	"coop256w|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws"
 )
 fp8_large_designs=(
-	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
+	"pp128|--design persistent --bm 128 --bn 128|4,5|pingpong"
 	"pp128c2|--design persistent --bm 128 --bn 128 --cluster 2|4|pingpong"
 	"coop256|--design coop --bm 128 --bn 256|4|ws"
 	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|3|ws"
 	"coop256c2tma|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma|3|ws"
+	"pp128w|--design persistent --bm 128 --bn wave:64-128|4,5|pingpong"
+	"coop256w|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws"
 )
-# Stream-K (gen_gemm.py --split-reduce streamk) is in no list: its
-# candidates (132 blocks) lost every shape they were tuned on, 1.5-3.3x the
-# unsplit kernel's time even at 4096^3 fp8 (327 against 101 us, 2026-11-27):
-# the time is mostly not the reduction (there, one tile in eight is shared):
-# ptxas serialised its wgmma (C7514) because the loop reset the
-# accumulator registers to zero; the wgmma-acc-init pass now starts a
-# tile with scale-d = 0 instead, not yet measured (docs/bench.md).
+# Stream-K (gen_gemm.py --split-reduce streamk, 132 blocks, one per SM of
+# the H100 and H200). Its candidates lost every shape on 2026-11-27
+# (1.5-3.3x the unsplit kernel's time) while ptxas serialised their wgmma
+# (C7514: the loop reset the accumulator registers to zero at a tile's
+# end). With the wgmma-acc-init pass (scale-d = 0 at a tile's first wgmma
+# instead) C7514 is gone (213 registers, no spills), but on the fp8
+# row-wise LLM shapes they still lost to the ping-pong kernel (H200,
+# 2026-11-27, tune medians: 256 x 14336 x 4096 t128sk 60.2 us, t128x64sk
+# 56.7, pp128 37.5; 1024 x 14336 x 4096 164 / 184 against 100.5; 256 x 6144
+# x 1536 31.9 / 19.6 against 14.1): their one-warpgroup tiles kernel has
+# no epilogue overlap. They stay in the bf16 LLM lists below.
+streamk_designs=(
+	"t128sk|--design tiles --bm 128 --bn 128 --split-reduce streamk --grid 132|4|pipelined"
+	"t128x64sk|--design tiles --bm 128 --bn 64 --split-reduce streamk --grid 132|6|pipelined"
+)
 # The LLM shapes (bf16): fewer candidates per shape than the default set
 # (24 shapes), the winners of the earlier runs and split-K (the one-kernel
 # s2l won 16 and 64 x 4096 x 14336 on 2026-11-27; s2l on 64-column tiles
@@ -203,6 +227,15 @@ llm_large_designs=(
 	"coop256|--design coop --bm 128 --bn 256|4|ws"
 	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|3|ws"
 )
+# The wave-fitted tiles (see the fp8 lists): 16-bit BN is 64, 128, 192 or
+# 256 (B's tile is N-major, 64-column boxes), so 256 x 6144 x 1536 gets
+# 128 tiles of 64 x 192 and 1024 x 6144 x 1536 256 of 128 x 192.
+llm_mid_designs+=("${streamk_designs[@]}"
+	"t64w|--design tiles --bm 64 --bn wave:64-256|6|pipelined"
+	"coop256w|--design coop --bm 128 --bn wave:128-256|4|ws")
+llm_large_designs+=("${streamk_designs[@]}"
+	"coop256w|--design coop --bm 128 --bn wave:128-256|4|ws"
+	"coop256wtma|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws")
 llm_m="16 64 128 256 1024 4096"
 llm_nk="4096x4096 14336x4096 4096x14336 6144x1536"
 
@@ -247,6 +280,20 @@ cases_of_set() {
 	esac
 }
 
+# same_program TMA DIR...: the name of the first DIR whose source
+# ($cdir/src/NAME.tma) is TMA's program, comment lines aside; status 1 if none.
+same_program() {
+	local f=$1 d
+	shift
+	for d in "$@"; do
+		if cmp -s <(grep -v '^ *//' "$f") <(grep -v '^ *//' "$(dirname "$d")/src/$(basename "$d").tma"); then
+			basename "$d"
+			return 0
+		fi
+	done
+	return 1
+}
+
 build() {
 	set -e
 	export CGO_ENABLED=0
@@ -286,6 +333,12 @@ build() {
 			# shellcheck disable=SC2086 # gflags is a list of flags
 			python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" --dtype "$dt" --out "$out" --pad $gflags $scflags \
 				-o "$cdir/src/$dn.tma" 2>>"$cdir/src/refused.txt" || continue
+			# A --bn wave:LO-HI design may pick an earlier design's tile:
+			# the same program (comments aside) is tuned once.
+			if same=$(same_program "$cdir/src/$dn.tma" "${dirs[@]}"); then
+				echo "$dn: the program of $same" >>"$cdir/src/refused.txt"
+				continue
+			fi
 			if build/tmac tune build "$cdir/src/$dn.tma" -o "$cdir/$dn" --stages "$st" --schedules "$sch" >"$cdir/src/$dn.build.log" 2>&1; then
 				dirs+=("$cdir/$dn")
 			fi

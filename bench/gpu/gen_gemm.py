@@ -148,6 +148,39 @@ KERNEL_GELU = {"gelu_poly": gelu_poly()}
 REFERENCE_GELU = {"gelu_poly": "gelu"}
 
 
+def bn_step(fp8):
+    """The granule of BN: fp8's B tile is K-major (BN rows of BK bytes, any
+    multiple of wgmma's N granule); 16-bit B is N-major, loaded as boxes of
+    64 columns (one 128-byte swizzle span)."""
+    return 16 if fp8 else 64
+
+
+def wave_bn(spec, m, n, bm, fp8, sms, split=1):
+    """Picks BN for --bn wave:LO-HI: the BN in LO..HI (multiples of
+    bn_step) whose tile count fills the last of the waves of `sms` blocks
+    best (fill = tiles / (waves * sms), tiles = ceil(M/BM) * ceil(N/BN) *
+    split), taking the largest BN within 0.03 of the best fill, since
+    wider tiles read fewer bytes per flop. 128 x 14336 at BM 128 on 132
+    SMs: BN 128 gives 112 tiles (fill 0.85), BN 112 gives 128 (0.97).
+    Returns BN and its fill."""
+    try:
+        lo, hi = (int(x) for x in spec[len("wave:"):].split("-"))
+    except ValueError:
+        raise ValueError("expected wave:LO-HI, e.g. wave:64-128") from None
+    step = bn_step(fp8)
+    cands = [b for b in range(step, 257, step) if lo <= b <= hi]
+    if not cands:
+        raise ValueError(f"no BN in {lo}..{hi} is a multiple of {step}")
+
+    def fill(b):
+        tiles = -(-m // bm) * -(-n // b) * split
+        return tiles / (-(-tiles // sms) * sms)
+
+    best = max(fill(b) for b in cands)
+    bn = max(b for b in cands if fill(b) >= best - 0.03)
+    return bn, fill(bn)
+
+
 def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=None,
         split=1, scale="none", l2promo="none", allow_pad=False, split_reduce="atomic", dtype_b=None, full_a=False):
     if activation != "none" and activation not in GELU and activation not in KERNEL_GELU:
@@ -172,14 +205,13 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if two_wg:
         if bm != 128:
             raise Refuse(f"{design} tiles are 128 rows (two warpgroups of 64)")
-        if bn not in (64, 128, 256):
-            raise Refuse(f"{design}: BN must be 64, 128 or 256")
-    else:
-        if bm not in (64, 128):
-            raise Refuse("BM must be 64 or 128")
-        if bn not in ((32, 64, 128, 256) if fp8 else (64, 128, 256)) or bm * bn > 128 * 128:
-            raise Refuse(f"{bm}x{bn}: BN 64, 128 or 256 (also 32 for fp8), and one warpgroup holds at most a "
-                         "128x128 f32 accumulator")
+    elif bm not in (64, 128):
+        raise Refuse("BM must be 64 or 128")
+    if bn % bn_step(fp8) or not bn_step(fp8) <= bn <= 256:
+        raise Refuse(f"BN {bn}: " + ("a multiple of 16 up to 256 (fp8: B's tile is K-major, BN rows of it)" if fp8 else
+                                     "64, 128, 192 or 256 (16-bit: B's tile is BN/64 boxes of 64 columns)"))
+    if not two_wg and bm * bn > 128 * 128:
+        raise Refuse(f"{bm}x{bn}: one warpgroup holds at most a 128x128 f32 accumulator")
     if bk not in ((64, 128, 256) if fp8 else (32, 64, 128)):
         raise Refuse(f"BK {bk}: " + ("64, 128 or 256 (fp8)" if fp8 else "32, 64 or 128"))
     if split < 1:
@@ -917,7 +949,10 @@ def main():
     ap.add_argument("--out", default="f32")
     ap.add_argument("--design", choices=("tiles", "tiles2", "persistent", "coop"), default="tiles")
     ap.add_argument("--bm", type=int, default=128)
-    ap.add_argument("--bn", type=int, default=128)
+    ap.add_argument("--bn", default="128",
+                    help="N tile: fp8 a multiple of 16 up to 256, 16-bit 64, 128, 192 or 256; or wave:LO-HI, the BN "
+                         "in LO..HI whose tiles fill the last wave of --sms best (wave_bn)")
+    ap.add_argument("--sms", type=int, default=132, help="SMs that --bn wave:LO-HI fills (132: H100 SXM and H200)")
     ap.add_argument("--bk", type=int, default=None,
                     help="K tile: 16-bit inputs 64 (default, 128-byte swizzle) or 32 (A's tile 64-byte swizzled); "
                          "fp8 128 (default) or 64")
@@ -950,10 +985,22 @@ def main():
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     try:
-        text = gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
+        note = ""
+        if a.bn.startswith("wave:"):
+            spec = a.bn
+            a.bn, fill = wave_bn(spec, a.m, a.n, a.bm, a.dtype.startswith("e"), a.sms, a.split)
+            note = f"// BN {a.bn} from --bn {spec} on {a.sms} SMs (last wave {fill:.0%} full)\n"
+        elif a.bn.isdigit():
+            a.bn = int(a.bn)
+        else:
+            raise ValueError("expected a number or wave:LO-HI")
+        text = note + gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
                    a.activation, a.bk, a.split, a.scale, a.l2promo, a.pad, a.split_reduce, a.dtype_b, a.full_a)
     except Refuse as e:
         print(f"gen_gemm: {a.m}x{a.n}x{a.k} {a.dtype}->{a.out} {a.design} {a.bm}x{a.bn}: {e}", file=sys.stderr)
+        return 3
+    except ValueError as e:
+        print(f"gen_gemm: --bn {a.bn}: {e}", file=sys.stderr)
         return 3
     with open(a.output, "w") as f:
         f.write(text)
