@@ -153,6 +153,9 @@ fp8_skinny_designs=(
 # 0.74-0.83x _scaled_mm, 2026-11-27), 128 x 112 tiles give 128 and 256;
 # 256 x 6144 x 1536, 96 tiles of 128 x 128, gets 128 of 128 x 96. Where
 # the wave choice is an earlier design's tile the build tunes it once.
+# pp128tma: ping-pong storing D through a shared tile and one TMA store,
+# for the short-K shapes (K = 1536: 12 K steps a tile), where the
+# epilogue is a large part of a tile's time.
 fp8_mid_designs=(
 	"t64x128|--design tiles --bm 64 --bn 128|6|pipelined"
 	"t64x128k256|--design tiles --bm 64 --bn 128 --bk 256|3|pipelined"
@@ -171,6 +174,7 @@ fp8_large_designs=(
 	"coop256c2tma|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma|3|ws"
 	"pp128w|--design persistent --bm 128 --bn wave:64-128|4,5|pingpong"
 	"coop256w|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws"
+	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|4|pingpong"
 )
 # Stream-K (gen_gemm.py --split-reduce streamk, 132 blocks, one per SM of
 # the H100 and H200). Its candidates lost every shape on 2026-11-27
@@ -235,7 +239,8 @@ llm_mid_designs+=("${streamk_designs[@]}"
 	"coop256w|--design coop --bm 128 --bn wave:128-256|4|ws")
 llm_large_designs+=("${streamk_designs[@]}"
 	"coop256w|--design coop --bm 128 --bn wave:128-256|4|ws"
-	"coop256wtma|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws")
+	"coop256wtma|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws"
+	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|4|pingpong")
 llm_m="16 64 128 256 1024 4096"
 llm_nk="4096x4096 14336x4096 4096x14336 6144x1536"
 

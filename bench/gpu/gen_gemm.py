@@ -182,7 +182,8 @@ def wave_bn(spec, m, n, bm, fp8, sms, split=1):
 
 
 def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=None,
-        split=1, scale="none", l2promo="none", allow_pad=False, split_reduce="atomic", dtype_b=None, full_a=False):
+        split=1, scale="none", l2promo="none", allow_pad=False, split_reduce="atomic", dtype_b=None, full_a=False,
+        prefetch_maps=False):
     if activation != "none" and activation not in GELU and activation not in KERNEL_GELU:
         raise Refuse(f"activation {activation}: none, gelu, gelu_poly or gelu_tanh")
     if dtype not in MLIR_TYPE:
@@ -494,6 +495,15 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w("    %bs = memref.alloc() : !bfull")
     if epilogue in ("smem", "tma"):
         w("    %ds = memref.alloc() : !dtile")
+    if prefetch_maps:
+        # Thread 0 brings the tensor maps (kernel parameters) into the TMA
+        # unit's descriptor cache before the first load needs them.
+        w("    %pftid = gpu.thread_id  x")
+        w("    %pf0 = arith.cmpi eq, %pftid, %c0 : index")
+        w("    nvgpu.tma.prefetch.descriptor %amap, predicate = %pf0 : !adesc")
+        w("    nvgpu.tma.prefetch.descriptor %bmap, predicate = %pf0 : !bdesc")
+        if epilogue == "tma":
+            w("    nvgpu.tma.prefetch.descriptor %dmap, predicate = %pf0 : !ddesc")
     w("    %acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc")
     ind = "    "
     tile = "%bid"
@@ -982,6 +992,10 @@ def main():
     ap.add_argument("--full-a", action="store_true",
                     help="load A's whole tile even when M is below its rows (TMA zero-fills the rest; by default "
                          "only the M valid rows are loaded)")
+    ap.add_argument("--prefetch-maps", action="store_true",
+                    help="thread 0 prefetches the tensor maps (nvgpu.tma.prefetch.descriptor) at the kernel's start "
+                         "(not for the ping-pong schedule, which allows no side effects before its loop); measured "
+                         "by scripts/gpu-prefetch-maps.sh")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     try:
@@ -995,7 +1009,8 @@ def main():
         else:
             raise ValueError("expected a number or wave:LO-HI")
         text = note + gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
-                   a.activation, a.bk, a.split, a.scale, a.l2promo, a.pad, a.split_reduce, a.dtype_b, a.full_a)
+                   a.activation, a.bk, a.split, a.scale, a.l2promo, a.pad, a.split_reduce, a.dtype_b, a.full_a,
+                          a.prefetch_maps)
     except Refuse as e:
         print(f"gen_gemm: {a.m}x{a.n}x{a.k} {a.dtype}->{a.out} {a.design} {a.bm}x{a.bn}: {e}", file=sys.stderr)
         return 3
