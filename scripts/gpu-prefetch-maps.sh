@@ -12,6 +12,7 @@
 #   scripts/gpu-prefetch-maps.sh run     # on the GPU machine; the table last
 set -u -o pipefail
 cd "$(dirname "$0")/.."
+. scripts/gpu-steps.sh # pack_bundles, unpack_bundles, ab_table
 dir=build/gpu/prefetch-maps
 tmac=${TMAC:-build/tmac}
 
@@ -49,15 +50,11 @@ build() {
 		tar -xf "$dir/$name-pf.tmab" -O kernels.ptx >"$dir/src/$name-pf.ptx"
 		grep -q 'prefetch.*tensormap' "$dir/src/$name-pf.ptx"
 	done
-	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$dir/COMMIT"
-	tar -czf "$dir.tgz" -C "$(dirname "$dir")" "$(basename "$dir")"
-	du -sh build/tmac "$dir.tgz"
+	pack_bundles "$dir"
 }
 
 run() {
-	[ -f "$dir.tgz" ] && tar -xzf "$dir.tgz" -C "$(dirname "$dir")"
-	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-	echo "bundles of $(cat "$dir/COMMIT")"
+	unpack_bundles "$dir"
 	mkdir -p "$dir/logs"
 	local c name shape flags st attr rows=()
 	for c in "${cases[@]}"; do
@@ -65,11 +62,7 @@ run() {
 		rows+=("| $name ($shape, $st stages) | $(TMAC=$tmac bash scripts/ab-bench.sh "$dir/$name.tmab" "$dir/$name-pf.tmab" "$dir/logs/$name" --ref-sample=2) |")
 	done
 	[ -n "${OUT:-}" ] && tar -czf "$OUT/prefetch-maps-logs.tgz" -C "$dir" logs 2>/dev/null
-	echo
-	echo "Queued kernel medians (us): A = as generated, B = --prefetch-maps"
-	echo "| case | A | B | A | B |"
-	echo "|---|---:|---:|---:|---:|"
-	printf '%s\n' "${rows[@]}"
+	ab_table "A = as generated, B = --prefetch-maps" "${rows[@]}"
 }
 
 case ${1:-} in

@@ -1,4 +1,5 @@
-# Shared by the GPU run scripts (gpu-step10/11/12/14.sh, gpu-norms.sh, gpu-attention.sh), sourced
+# Shared by the GPU run scripts (gpu-step10/11/12/14.sh, gpu-norms.sh, gpu-attention.sh, and
+# the A/B scripts for pack_bundles and unpack_bundles), sourced
 # after they set out (the log directory), budget (seconds for the whole
 # run) and start ($SECONDS when it began).
 #
@@ -70,4 +71,33 @@ add_triton_bin() {
 	bin=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin"))' 2>/dev/null)
 	[ -n "$bin" ] && PATH=$PATH:$bin
 	return 0
+}
+
+# pack_bundles DIR: records the commit the bundles in DIR were built from
+# (DIR/COMMIT, "+ uncommitted changes" when the tree differs) and packs
+# DIR into DIR.tgz for the device call's carry (scripts/gpu-valid-rows.sh,
+# scripts/gpu-prefetch-maps.sh).
+pack_bundles() {
+	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$1/COMMIT"
+	tar -czf "$1.tgz" -C "$(dirname "$1")" "$(basename "$1")"
+	du -sh build/tmac "$1.tgz"
+}
+
+# unpack_bundles DIR: on the GPU machine, unpacks DIR.tgz and prints the
+# card, driver and clocks and the commit of the bundles.
+unpack_bundles() {
+	[ -f "$1.tgz" ] && tar -xzf "$1.tgz" -C "$(dirname "$1")"
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+	echo "bundles of $(cat "$1/COMMIT")"
+}
+
+# ab_table WHAT ROW...: the table of scripts/ab-bench.sh rows ("| case |
+# a1 | b1 | a2 | b2 |"), WHAT saying what A and B are.
+ab_table() {
+	echo
+	echo "Queued kernel medians (us): $1"
+	shift
+	echo "| case | A | B | A | B |"
+	echo "|---|---:|---:|---:|---:|"
+	printf '%s\n' "$@"
 }

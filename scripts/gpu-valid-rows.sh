@@ -12,7 +12,7 @@
 #   scripts/gpu-valid-rows.sh run     # on the GPU machine; the table last
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-. scripts/gpu-steps.sh # add_triton_bin
+. scripts/gpu-steps.sh # add_triton_bin, pack_bundles, unpack_bundles, ab_table
 dir=build/gpu/valid-rows
 tmac=${TMAC:-build/tmac}
 
@@ -56,15 +56,11 @@ build() {
 		IFS='|' read -r name shape flags st <<<"$c"
 		gen "asm-$name" "$shape" "$flags" "$st"
 	done
-	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' + uncommitted changes')" >"$dir/COMMIT"
-	tar -czf "$dir.tgz" -C "$(dirname "$dir")" "$(basename "$dir")"
-	du -sh build/tmac "$dir.tgz"
+	pack_bundles "$dir"
 }
 
 run() {
-	[ -f "$dir.tgz" ] && tar -xzf "$dir.tgz" -C "$(dirname "$dir")"
-	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-	echo "bundles of $(cat "$dir/COMMIT")"
+	unpack_bundles "$dir"
 	mkdir -p "$dir/logs"
 	local c name shape flags st rows=()
 	for c in "${cases[@]}"; do
@@ -95,11 +91,7 @@ run() {
 		echo "ptxas $name ($shape $flags, $st stages):"
 		grep -E 'Compiling entry|registers|spill' "$a/$name.ptxas.txt" | sed 's/^ptxas info *: //' | cut -c1-150
 	done
-	echo
-	echo "Queued kernel medians (us): A = --full-a (TMA zero-fills the tile's rows past M), B = only the M valid rows loaded"
-	echo "| case | A | B | A | B |"
-	echo "|---|---:|---:|---:|---:|"
-	printf '%s\n' "${rows[@]}"
+	ab_table "A = --full-a (TMA zero-fills the tile's rows past M), B = only the M valid rows loaded" "${rows[@]}"
 }
 
 case ${1:-} in
