@@ -13,7 +13,10 @@ D(out) = A(dtype) * B(dtype), A MxK and B KxN row-major, f32 accumulate,
 K tiles of --bk elements: 64 (one 128-byte swizzle span of 16-bit
 elements) or 32 (A's tile then takes a 64-byte swizzle; B's rows of N
 keep the 128-byte one), B's tile loaded as BN/64 boxes of BKx64 side by
-side. Designs:
+side (so BN is 64, 128, 192 or 256). fp8 B is given N x K (K-major, as
+wgmma needs it), its tile BN rows of BK bytes: BN is any multiple of 16
+up to 256. --bn wave:LO-HI picks the BN in LO..HI whose tile count fills
+the last wave of --sms blocks best (wave_bn). Designs:
 
 * tiles: one block of one warpgroup per BMxBN tile of D (BM 64 or 128,
   BM*BN <= 128*128), grid of every tile; the K loop is pipelined by
