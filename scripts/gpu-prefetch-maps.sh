@@ -12,7 +12,7 @@
 #   scripts/gpu-prefetch-maps.sh run     # on the GPU machine; the table last
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-. scripts/gpu-steps.sh # pack_bundles, unpack_bundles, ab_table
+. scripts/gpu-steps.sh # gen_bundle, pack_bundles, unpack_bundles, ab_table
 dir=build/gpu/prefetch-maps
 tmac=${TMAC:-build/tmac}
 
@@ -28,15 +28,6 @@ cases=(
 	"fp8r-256x14336-coop|256x14336x4096|--dtype e4m3 --out bf16 --scale row --design coop --bm 128 --bn 224 --epilogue tma|3|tmac.warp_specialize"
 )
 
-gen() { # gen NAME SHAPE FLAGS STAGES ATTR [EXTRA]: $dir/NAME.tmab
-	local m n k f=$dir/src/$1.tma
-	IFS=x read -r m n k <<<"$2"
-	# shellcheck disable=SC2086 # FLAGS and EXTRA are lists of flags
-	python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" $3 --stages "$4" ${6:-} -o "$f"
-	[ "$5" = - ] || sed -i "s/} {tmac.stages = $4 : i64}/} {tmac.stages = $4 : i64, $5}/" "$f"
-	"$tmac" compile "$f" --emit bundle -o "$dir/$1.tmab"
-}
-
 build() {
 	set -e
 	CGO_ENABLED=0 make -s build
@@ -44,8 +35,8 @@ build() {
 	local c name shape flags st attr
 	for c in "${cases[@]}"; do
 		IFS='|' read -r name shape flags st attr <<<"$c"
-		gen "$name" "$shape" "$flags" "$st" "$attr"
-		gen "$name-pf" "$shape" "$flags" "$st" "$attr" --prefetch-maps
+		TMAC=$tmac gen_bundle "$dir" "$name" "$shape" "$flags" "$st" "$attr"
+		TMAC=$tmac gen_bundle "$dir" "$name-pf" "$shape" "$flags" "$st" "$attr" --prefetch-maps
 		grep -q 'nvgpu.tma.prefetch.descriptor' "$dir/src/$name-pf.tma"
 		tar -xf "$dir/$name-pf.tmab" -O kernels.ptx >"$dir/src/$name-pf.ptx"
 		grep -q 'prefetch.*tensormap' "$dir/src/$name-pf.ptx"

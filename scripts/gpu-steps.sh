@@ -101,3 +101,16 @@ ab_table() {
 	echo "|---|---:|---:|---:|---:|"
 	printf '%s\n' "$@"
 }
+
+# gen_bundle DIR NAME SHAPE FLAGS STAGES ATTR [EXTRA]: writes gen_gemm.py's
+# program for SHAPE (MxNxK) with FLAGS and EXTRA to DIR/src/NAME.tma, adds
+# the loop attribute ATTR (e.g. tmac.warp_specialize; - for none) beside
+# tmac.stages and compiles DIR/NAME.tmab with $TMAC (default build/tmac).
+gen_bundle() {
+	local m n k f=$1/src/$2.tma
+	IFS=x read -r m n k <<<"$3"
+	# shellcheck disable=SC2086 # FLAGS and EXTRA are lists of flags
+	python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" $4 --stages "$5" ${7:-} -o "$f" || return
+	if [ "$6" != - ]; then sed -i "s/} {tmac.stages = $5 : i64}/} {tmac.stages = $5 : i64, $6}/" "$f" || return; fi
+	"${TMAC:-build/tmac}" compile "$f" --emit bundle -o "$1/$2.tmab"
+}

@@ -12,7 +12,7 @@
 #   scripts/gpu-valid-rows.sh run     # on the GPU machine; the table last
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-. scripts/gpu-steps.sh # add_triton_bin, pack_bundles, unpack_bundles, ab_table
+. scripts/gpu-steps.sh # add_triton_bin, gen_bundle, pack_bundles, unpack_bundles, ab_table
 dir=build/gpu/valid-rows
 tmac=${TMAC:-build/tmac}
 
@@ -32,14 +32,6 @@ asm_cases=(
 	"streamk|256x4096x4096|--dtype bf16 --out bf16 --design tiles --bm 128 --bn 64 --split-reduce streamk --grid 132|6"
 )
 
-gen() { # gen NAME SHAPE FLAGS STAGES [EXTRA]: $dir/NAME.tmab
-	local m n k
-	IFS=x read -r m n k <<<"$2"
-	# shellcheck disable=SC2086 # FLAGS and EXTRA are lists of flags
-	python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" $3 --stages "$4" ${5:-} -o "$dir/src/$1.tma" &&
-		"$tmac" compile "$dir/src/$1.tma" --emit bundle -o "$dir/$1.tmab"
-}
-
 build() {
 	set -e
 	make -s build
@@ -47,14 +39,14 @@ build() {
 	local c name shape flags st
 	for c in "${cases[@]}"; do
 		IFS='|' read -r name shape flags st <<<"$c"
-		gen "$name" "$shape" "$flags" "$st"
-		gen "$name-full" "$shape" "$flags" "$st" --full-a
+		TMAC=$tmac gen_bundle "$dir" "$name" "$shape" "$flags" "$st" -
+		TMAC=$tmac gen_bundle "$dir" "$name-full" "$shape" "$flags" "$st" - --full-a
 		grep -q 'memref.subview %as\[0, 0\]' "$dir/src/$name.tma"
 		! grep -q 'memref.subview %as\[0, 0\]' "$dir/src/$name-full.tma"
 	done
 	for c in "${asm_cases[@]}"; do
 		IFS='|' read -r name shape flags st <<<"$c"
-		gen "asm-$name" "$shape" "$flags" "$st"
+		TMAC=$tmac gen_bundle "$dir" "asm-$name" "$shape" "$flags" "$st" -
 	done
 	pack_bundles "$dir"
 }
