@@ -151,6 +151,11 @@ KERNEL_GELU = {"gelu_poly": gelu_poly()}
 REFERENCE_GELU = {"gelu_poly": "gelu"}
 
 
+# The fp8 input types (B given N x K) and the widest N tile (wgmma's N).
+FP8 = ("e4m3", "e5m2")
+MAX_BN = 256
+
+
 def bn_step(fp8):
     """The granule of BN: fp8's B tile is K-major (BN rows of BK bytes, any
     multiple of wgmma's N granule); 16-bit B is N-major, loaded as boxes of
@@ -171,7 +176,7 @@ def wave_bn(spec, m, n, bm, fp8, sms, split=1):
     except ValueError:
         raise ValueError("expected wave:LO-HI, e.g. wave:64-128") from None
     step = bn_step(fp8)
-    cands = [b for b in range(step, 257, step) if lo <= b <= hi]
+    cands = [b for b in range(step, MAX_BN + 1, step) if lo <= b <= hi]
     if not cands:
         raise ValueError(f"no BN in {lo}..{hi} is a multiple of {step}")
 
@@ -191,9 +196,9 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         raise Refuse(f"activation {activation}: none, gelu, gelu_poly or gelu_tanh")
     if dtype not in MLIR_TYPE:
         raise Refuse(f"input dtype {dtype}: f16, bf16, e4m3 or e5m2")
-    fp8 = dtype in ("e4m3", "e5m2")
+    fp8 = dtype in FP8
     two_wg = design in ("coop", "tiles2")  # two consumer warpgroups, each on a 64-row half
-    if dtype_b is not None and (not fp8 or dtype_b not in ("e4m3", "e5m2")):
+    if dtype_b is not None and (not fp8 or dtype_b not in FP8):
         raise Refuse(f"--dtype-b {dtype_b}: e4m3 or e5m2, with an fp8 --dtype (fp8 wgmma mixes the two)")
     if bk is None:
         bk = 128 if fp8 else 64
@@ -211,7 +216,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             raise Refuse(f"{design} tiles are 128 rows (two warpgroups of 64)")
     elif bm not in (64, 128):
         raise Refuse("BM must be 64 or 128")
-    if bn % bn_step(fp8) or not bn_step(fp8) <= bn <= 256:
+    if bn % bn_step(fp8) or not bn_step(fp8) <= bn <= MAX_BN:
         raise Refuse(f"BN {bn}: " + ("a multiple of 16 up to 256 (fp8: B's tile is K-major, BN rows of it)" if fp8 else
                                      "64, 128, 192 or 256 (16-bit: B's tile is BN/64 boxes of 64 columns)"))
     if not two_wg and bm * bn > 128 * 128:
@@ -1005,7 +1010,7 @@ def main():
         note = ""
         if a.bn.startswith("wave:"):
             spec = a.bn
-            a.bn, fill = wave_bn(spec, a.m, a.n, a.bm, a.dtype.startswith("e"), a.sms, a.split)
+            a.bn, fill = wave_bn(spec, a.m, a.n, a.bm, a.dtype in FP8, a.sms, a.split)
             note = f"// BN {a.bn} from --bn {spec} on {a.sms} SMs (last wave {fill:.0%} full)\n"
         elif a.bn.isdigit():
             a.bn = int(a.bn)
