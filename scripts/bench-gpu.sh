@@ -152,7 +152,8 @@ fp8_skinny_designs=(
 # 4096 have 112 and 224 tiles of 128 x 128 (the 1.7-wave pp128 won at
 # 0.74-0.83x _scaled_mm, 2026-11-27), 128 x 112 tiles give 128 and 256;
 # 256 x 6144 x 1536, 96 tiles of 128 x 128, gets 128 of 128 x 96. Where
-# the wave choice is an earlier design's tile the build tunes it once.
+# the wave choice is an earlier design's tile the build tunes it once, with
+# the earlier design's stage counts.
 # pp128tma: ping-pong storing D through a shared tile and one TMA store
 # (won 9 of the 12 M >= 1024 shapes it was tuned on, 2026-11-27: 4096 x
 # 6144 x 1536 fp8 77.2 -> 67.0 us); pp128wtma the same with the
