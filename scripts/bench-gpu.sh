@@ -89,6 +89,14 @@ mem_cases=(
 # The kernel designs tuned per GEMM shape (name|gen_gemm.py flags|stages|
 # tune schedules); a design that does not fit a shape is refused by the
 # generator or skipped by tune build with the reason.
+# The TMA-store epilogue writes its shared tile in swizzled boxes (gen_gemm
+# --store-layout swizzled, tmac.warpgroup.mma.store's tmaLayout); the
+# "rows" twins keep the row-major tile whose pair stores conflict 8-way on
+# banks, for the A/B of the two layouts in one tuning run.
+tma_rows_designs=(
+	"pp128tmarows|--design persistent --bm 128 --bn 128 --epilogue tma --store-layout rows|4|pingpong"
+	"coop256tmarows|--design coop --bm 128 --bn 256 --epilogue tma --store-layout rows|3|ws"
+)
 square_designs=(
 	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"
 	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
@@ -98,6 +106,7 @@ square_designs=(
 	"coop256tma|--design coop --bm 128 --bn 256 --epilogue tma|2,3|ws"
 	"coop256c2tma|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma|2,3|ws"
 	"t2x256|--design tiles2 --bm 128 --bn 256|3,4|pipelined"
+	"${tma_rows_designs[@]}"
 )
 # Up to 2048: smaller tiles too (1024^2 has 64 tiles of 128x128 for 132 SMs,
 # 512^2 16: 64 x 64 tiles and split-K give 512^3 64-256 blocks; cuBLAS took
@@ -179,6 +188,7 @@ fp8_large_designs=(
 	"coop256w|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws"
 	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|4|pingpong"
 	"pp128wtma|--design persistent --bm 128 --bn wave:64-128 --epilogue tma|4|pingpong"
+	"${tma_rows_designs[@]}"
 )
 # Stream-K (gen_gemm.py --split-reduce streamk, 132 blocks, one per SM of
 # the H100 and H200). Its candidates lost every shape on 2026-11-27
@@ -244,7 +254,8 @@ llm_mid_designs+=("${streamk_designs[@]}"
 llm_large_designs+=("${streamk_designs[@]}"
 	"coop256w|--design coop --bm 128 --bn wave:128-256|4|ws"
 	"coop256wtma|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws"
-	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|4|pingpong")
+	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|4|pingpong"
+	"${tma_rows_designs[@]}")
 llm_m="16 64 128 256 1024 4096"
 llm_nk="4096x4096 14336x4096 4096x14336 6144x1536"
 

@@ -191,7 +191,7 @@ def wave_bn(spec, m, n, bm, fp8, sms, split=1):
 
 def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=None,
         split=1, scale="none", l2promo="none", allow_pad=False, split_reduce="atomic", dtype_b=None, full_a=False,
-        prefetch_maps=False):
+        prefetch_maps=False, store_layout="swizzled"):
     if activation != "none" and activation not in GELU and activation not in KERNEL_GELU:
         raise Refuse(f"activation {activation}: none, gelu, gelu_poly or gelu_tanh")
     if dtype not in MLIR_TYPE:
@@ -365,7 +365,14 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if epilogue == "tma":
         w(f"!dtile = memref<{bm}x{bn}x{O}, {WG}>")
         w(f"!dhalf = memref<{ha}x{bn}x{O}, strided<[{bn}, 1], offset: ?>, {WG}>")
-        w(f"!ddesc = !nvgpu.tensormap.descriptor<tensor = !dtile, swizzle = none, l2promo = none, oob = zero, interleave = none>")
+        if store_layout == "swizzled":
+            # Boxes of the widest swizzle span whose columns divide BN:
+            # the accumulator's pair stores then spread over all banks.
+            span = next(s for s in (128, 64, 32) if bn % (s // esize[out]) == 0)
+            w(f"!dbox = memref<{bm}x{span // esize[out]}x{O}, {WG}>")
+            w(f"!ddesc = !nvgpu.tensormap.descriptor<tensor = !dbox, swizzle = swizzle_{span}b, l2promo = none, oob = zero, interleave = none>")
+        else:
+            w(f"!ddesc = !nvgpu.tensormap.descriptor<tensor = !dtile, swizzle = none, l2promo = none, oob = zero, interleave = none>")
     w(f"!dsub = memref<{ha}x{bn}x{O}, strided<[{n}, 1], offset: ?>>")
     w("")
     V = f"memref<{n}x{T}>"
@@ -463,7 +470,11 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         if not fp8:
             w(f"  %hbn = arith.constant {bn} : index")
         w(f"  %d_any = memref.cast %d : {D} to memref<*x{O}>")
-        w(f"  %dmap = nvgpu.tma.create.descriptor %d_any box[%hbm, %hbn] : memref<*x{O}> -> !ddesc")
+        dbox = "%hbn"
+        if store_layout == "swizzled":
+            dbox = "%hdw"
+            w(f"  %hdw = arith.constant {span // esize[out]} : index")
+        w(f"  %dmap = nvgpu.tma.create.descriptor %d_any box[%hbm, {dbox}] : memref<*x{O}> -> !ddesc")
     if cluster > 1:
         w(f"  %hcluster = arith.constant {cluster} : index")
         w("  gpu.launch clusters(%lcx, %lcy, %lcz) in (%lscx = %hcluster, %lscy = %h1, %lscz = %h1)")
@@ -677,7 +688,9 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         # (tmac.store_stages) so the store overlaps the next tile's K loop.
         r = "%myrow" if two_wg else "%c0"
         w(f"{ind}%dh = memref.subview %ds[{r}, 0] [{ha}, {bn}] [1, 1] : !dtile to !dhalf")
-        if O == "f32":
+        if store_layout == "swizzled":
+            w(f"{ind}tmac.warpgroup.mma.store {res}, %dh {{tmaLayout = !ddesc}} : !acc to !dhalf")
+        elif O == "f32":
             w(f"{ind}nvgpu.warpgroup.mma.store {res}, %dh : !acc to !dhalf")
         else:
             w(f"{ind}tmac.warpgroup.mma.store {res}, %dh : !acc to !dhalf")
@@ -1004,6 +1017,10 @@ def main():
                     help="thread 0 prefetches the tensor maps (nvgpu.tma.prefetch.descriptor) at the kernel's start "
                          "(not for the ping-pong schedule, which allows no side effects before its loop); measured "
                          "by scripts/gpu-prefetch-maps.sh")
+    ap.add_argument("--store-layout", choices=("swizzled", "rows"), default="swizzled",
+                    help="the TMA-store epilogue's shared tile: swizzled (boxes of one swizzle span, written with "
+                         "tmac.warpgroup.mma.store's tmaLayout: no bank conflicts) or rows (one row-major box; the "
+                         "warps' stores conflict 8-way when a row is a multiple of 128 bytes)")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     try:
@@ -1018,7 +1035,7 @@ def main():
             raise ValueError("expected a number or wave:LO-HI")
         text = note + gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
                    a.activation, a.bk, a.split, a.scale, a.l2promo, a.pad, a.split_reduce, a.dtype_b, a.full_a,
-                          a.prefetch_maps)
+                          a.prefetch_maps, a.store_layout)
     except Refuse as e:
         print(f"gen_gemm: {a.m}x{a.n}x{a.k} {a.dtype}->{a.out} {a.design} {a.bm}x{a.bn}: {e}", file=sys.stderr)
         return 3

@@ -116,6 +116,8 @@ func init() {
 			Summary: "stores an f32 wgmma accumulator into a memref of f32, f16, bf16 or f8E4M3FN, rounding to nearest even",
 			Operands: []ir.ArgSpec{{Name: "matrixD", Type: wgAccC}, {Name: "dstMemref", Type: ir.AnyMemRef},
 				{Name: "indices", Kind: ir.Variadic, Type: ir.IndexOnly}},
+			Attrs: []ir.AttrSpec{{Name: "tmaLayout", Optional: true, Constraint: ir.AttrConstraint{Desc: "TensorMap descriptor type attribute",
+				OK: func(a ir.Attribute) bool { t, ok := a.(*ir.TypeAttr); return ok && tensorMapC.OK(t.Value) }}}},
 			Format:  "$matrixD `,` $dstMemref (`[` $indices^ `]`)? attr-dict `:` type($matrixD) `to` type($dstMemref)",
 			Verify:  verifyConvertStore,
 			Effects: []ir.Effect{{Kind: ir.Write, Operand: "dstMemref"}},
@@ -123,7 +125,10 @@ func init() {
 				"values beyond ±448 store ±448, NaN stays NaN), in global or shared memory, with a strided layout whose innermost stride is 1. " +
 				"Without indices the destination has the accumulator's shape. With two indices `[%m0, %n0]` (the masked form, for edge " +
 				"tiles) element (r, c) goes to `%dst[%m0 + r, %n0 + c]` when both are inside the destination's dimensions and nowhere else; " +
-				"the destination may then have any 2-D shape.",
+				"the destination may then have any 2-D shape. With `tmaLayout = T` (a tensor map type) the shared-memory destination " +
+				"(rows of a tile of the box's rows, of the destination's row-stride columns) is written in the layout a `tmac.tma.store` " +
+				"through a map of type T reads: box after box, each box swizzled as T says, so that the warps' stores do not conflict " +
+				"on banks.",
 		},
 	)
 }
@@ -155,7 +160,47 @@ func verifyConvertStore(op *ir.Operation) error {
 	if len(v.Shape()) != 2 {
 		return op.EmitError("the accumulator %s must be 2-D", v)
 	}
-	return verifyAccMemref(op, v, m, nidx, "destination", IsConvertStoreElem, "f32, f16, bf16 or f8E4M3FN")
+	if err := verifyAccMemref(op, v, m, nidx, "destination", IsConvertStoreElem, "f32, f16, bf16 or f8E4M3FN"); err != nil {
+		return err
+	}
+	if a := op.Attr("tmaLayout"); a != nil {
+		return verifyTMALayout(op, m, nidx, a.(*ir.TypeAttr).Value)
+	}
+	return nil
+}
+
+// verifyTMALayout checks a tmac.warpgroup.mma.store's tmaLayout (the
+// tensor map type t of the TMA store that will read the destination m):
+// the unmasked form into shared memory; a valid 2-D, non-interleaved
+// tensor map of m's element type; m's row stride static and a multiple of
+// the box's columns; a swizzled box a multiple of 8 rows (the swizzle
+// pattern's repeat), so that the pattern of each element follows from its
+// row and column.
+func verifyTMALayout(op *ir.Operation, m *ir.MemRefType, nidx int, t ir.Type) error {
+	d, _ := nvgpu.AsTensorMapDescriptor(t)
+	if msg := nvgpu.VerifyTensorMapDescriptor(d); msg != "" {
+		return op.EmitError("tmaLayout: %s", msg)
+	}
+	box := d.Tensor
+	st, _, _ := memref.StridesAndOffset(m)
+	switch {
+	case nidx != 0:
+		return op.EmitError("tmaLayout is for the unmasked form (no indices): a TMA store clips the tile at the matrix's bounds itself")
+	case !nvgpu.IsSharedMemory(m.MemorySpace):
+		return op.EmitError("tmaLayout needs a destination in shared memory, not %s", m)
+	case box.Rank() != 2:
+		return op.EmitError("tmaLayout needs a 2-D tensor map box, not %s", box)
+	case box.Elem != m.Elem:
+		return op.EmitError("tmaLayout's box element type %s differs from the destination's %s", box.Elem, m.Elem)
+	case d.Interleave != nvgpu.InterleaveNone:
+		return op.EmitError("tmaLayout needs a tensor map without interleave, not %s", d.Interleave)
+	case st[0] == ir.Dynamic || st[0]%box.Shape()[1] != 0:
+		return op.EmitError("tmaLayout needs the destination's row stride static and a multiple of the box's %d columns (the tile's width), not %s",
+			box.Shape()[1], m)
+	case d.Swizzle != nvgpu.SwizzleNone && box.Shape()[0]%8 != 0:
+		return op.EmitError("tmaLayout needs a swizzled box of a multiple of 8 rows (the swizzle pattern's repeat), not %d", box.Shape()[0])
+	}
+	return nil
 }
 
 // verifyAccMemref checks the memref m an accumulator of vector type v is

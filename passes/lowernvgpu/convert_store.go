@@ -78,6 +78,9 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	plan := convertStorePlan(mt)
 
 	cs.frag = newWgmmaFragment(rw, d, rw.Lookup(s.MatrixD()))
+	if a, ok := op.Attr("tmaLayout").(*ir.TypeAttr); ok {
+		return lowerTMALayoutStore(rw, op, cs, mt, a.Value)
+	}
 	if idx := s.Indices(); len(idx) == 2 {
 		cs.mask(mt, idx[0], idx[1])
 	}

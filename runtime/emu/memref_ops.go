@@ -16,6 +16,7 @@ func init() {
 	register(prepareExpandShape, memrefdialect.ExpandShape)
 	register(prepareTranspose, memrefdialect.Transpose)
 	register(prepareReshape, memrefdialect.Reshape)
+	register(prepareReinterpretCast, memrefdialect.ReinterpretCast)
 	register(prepareMemorySpaceCast, memrefdialect.MemorySpaceCast)
 	register(prepareExtractStridedMetadata, memrefdialect.ExtractStridedMetadata)
 	register(prepareExtractAlignedPointer, memrefdialect.ExtractAlignedPointerAsIndex)
@@ -38,6 +39,30 @@ func init() {
 // view copies m's descriptor with new sizes and strides (and offset).
 func view(m *memref, offset int64, sizes, strides []int64) *memref {
 	return &memref{space: m.space, base: m.base, offset: offset, sizes: sizes, strides: strides, elem: m.elem, esize: m.esize}
+}
+
+// prepareReinterpretCast: the source's base with the op's offset, sizes
+// and strides (the source's own offset is replaced, not added to, as in
+// code generation). Accesses are checked against the view's sizes and the
+// memory's bounds as for any view.
+func prepareReinterpretCast(k *kernel, op *ir.Operation) runFunc {
+	r := memrefdialect.ReinterpretCastOp{Op: op}
+	src := k.slot(r.Source())
+	offs, sizes, strides := k.slots(r.Offsets()), k.slots(r.Sizes()), k.slots(r.Strides())
+	staticOffs := r.StaticOffsets().(*ir.DenseArrayAttr).Ints
+	staticSizes := r.StaticSizes().(*ir.DenseArrayAttr).Ints
+	staticStrides := r.StaticStrides().(*ir.DenseArrayAttr).Ints
+	return func(t *thread, in *instr) {
+		m := t.mem(in, src)
+		off := t.mixedInts(in, staticOffs, offs)
+		sz := t.mixedInts(in, staticSizes, sizes)
+		for d, n := range sz {
+			if n < 0 {
+				t.failf(in.op, "negative size %d in dimension %d", n, d)
+			}
+		}
+		t.set(in, 0, view(m, off[0], sz, t.mixedInts(in, staticStrides, strides)))
+	}
 }
 
 func prepareCollapseShape(k *kernel, op *ir.Operation) runFunc {
