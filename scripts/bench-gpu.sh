@@ -45,7 +45,7 @@
 # runs against @reference again; default 0: tune run checked the same
 # bundle on the same inputs), BENCH_TMAC_FLAGS (extra `tmac run` flags),
 # BENCH_PEERS_FLAGS (extra peers.py flags, e.g. --no-triton), BENCH_ONLY (an
-# extended regex: only the cases whose name matches), BENCH_CASES (a case
+# extended regex: only the cases whose name matches; at build time too), BENCH_CASES (a case
 # list to run instead of cases.txt: its lines, or "pick NAME SPEC BUNDLE"
 # to time one variant chosen beforehand without tuning), BENCH_STEPS ("tmac
 # peers": either step alone to split the work over two commands), EXAMPLE_TIMEOUT (300 s per tmac run),
@@ -94,8 +94,8 @@ mem_cases=(
 # "rows" twins keep the row-major tile whose pair stores conflict 8-way on
 # banks, for the A/B of the two layouts in one tuning run.
 tma_rows_designs=(
-	"pp128tmarows|--design persistent --bm 128 --bn 128 --epilogue tma --store-layout rows|4|pingpong"
-	"coop256tmarows|--design coop --bm 128 --bn 256 --epilogue tma --store-layout rows|3|ws"
+	"pp128tmarows|--design persistent --bm 128 --bn 128 --epilogue tma --store-layout rows|3,4|pingpong"
+	"coop256tmarows|--design coop --bm 128 --bn 256 --epilogue tma --store-layout rows|2,3|ws"
 )
 square_designs=(
 	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"
@@ -113,6 +113,9 @@ square_designs=(
 # 6.3 us there against tmac's 8.4 on 2026-11-27).
 # tiles2 (two warpgroups on one 128-row tile, no producer warp) is the design
 # of Triton's fastest 2048^3 kernel (27.3 us against tmac's 31.7, 2026-11-27).
+# pp128tma (ping-pong, swizzled TMA-store epilogue): the f32 output of
+# f16 -> f32 squares doubles the epilogue's bytes (1024^3 0.73x, 2048^3 0.83x
+# cuBLAS on 2026-11-27 without it).
 small_square_designs=(
 	"t128|--design tiles --bm 128 --bn 128|3,4|pipelined"
 	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"
@@ -125,6 +128,7 @@ small_square_designs=(
 	"t64x64|--design tiles --bm 64 --bn 64|4,6|pipelined"
 	"t64x64s2l|--design tiles --bm 64 --bn 64 --split 2 --split-reduce last|4|pipelined"
 	"t128x64s2l|--design tiles --bm 128 --bn 64 --split 2 --split-reduce last|4|pipelined"
+	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|3,4|pingpong"
 )
 # Skinny M: deep rings (bytes in flight per SM bound these kernels); K
 # tiles of 32 halve a slot, so twice the slots fit; split-K puts 2 or 4
@@ -326,6 +330,8 @@ build() {
 		name=gemm_${dt}_${m}x${n}x${k}
 		if [ "$sc" != - ]; then name=gemm_${dt}${dtb}${sc}_${m}x${n}x${k}; fi
 		if [ "$out" != "$dt" ] && [ "$sc" = - ]; then name=gemm_${dt}${out}_${m}x${n}x${k}; fi
+		# BENCH_ONLY at build time builds only its cases (a smaller bundle).
+		[[ -n "${BENCH_ONLY:-}" && ! "$name" =~ ${BENCH_ONLY} ]] && continue
 		spec=gemm:$dt:${m}x${n}x${k}
 		scflags=
 		if [ "$sc" != - ]; then
@@ -372,6 +378,7 @@ build() {
 	done <<<"$cases"
 	# The memory-bound pair in the default and breadth sets.
 	[ "$set_name" = default ] || [ "$set_name" = breadth ] || { finish_build; return; }
+	[ -z "${BENCH_ONLY:-}" ] || [[ "mem_" =~ ${BENCH_ONLY} ]] || { finish_build; return; }
 	for c in "${mem_cases[@]}"; do
 		IFS='|' read -r name src st sst <<<"$c"
 		sflags=()
