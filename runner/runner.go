@@ -53,6 +53,9 @@ type Options struct {
 	Device       int           // CUDA device ordinal
 	Target       string        // gpu ("" too) or emu
 	EmuSeed      int64         // the emulator's scheduling seed
+	// BankConflicts reports the shared-memory bank conflicts of the
+	// emulated run's ordinary loads and stores, per op (emulator only).
+	BankConflicts bool
 	Dump         bool          // write a dump into DumpDir
 	DumpDir      string
 	Pipeline     string // pass pipeline, for .tma input
@@ -129,6 +132,9 @@ func (opts *Options) check() error {
 	}
 	switch opts.Target {
 	case "gpu", "":
+		if opts.BankConflicts {
+			return usage("--bank-conflicts counts the emulator's shared-memory accesses: it needs --target=emu")
+		}
 	case "emu":
 		if opts.Bench {
 			return usage("--bench times the GPU; the emulator does not model time (use --target=gpu)")
@@ -207,9 +213,14 @@ func run(prog *Program, source string, opts *Options, shapes, sets map[int]strin
 		gpu   *plan.CUDA
 		watch func(l *plan.Launch) error
 	)
+	var banks *emu.BankCounter
 	if opts.Target == "emu" {
 		edev := emu.NewDevice(mod, opts.EmuSeed)
 		edev.Timeout = opts.Timeout
+		if opts.BankConflicts {
+			banks = emu.NewBankCounter()
+			edev.Observe = banks.Observe
+		}
 		if opts.Progress > 0 && opts.Diag != nil {
 			edev.Progress, edev.ProgressEvery = func(p emu.LaunchProgress) {
 				fmt.Fprintf(opts.Diag, "tmac run: emulating @%s: %d/%d blocks, %.1f s\n", p.Kernel, p.Done, p.Total, p.Elapsed.Seconds())
@@ -255,6 +266,9 @@ func run(prog *Program, source string, opts *Options, shapes, sets map[int]strin
 	if opts.Target == "emu" {
 		// The emulator's own time, apart from the reference's below.
 		fmt.Fprintf(out, "emulated @%s in %.2f s\n", entry.SymbolName(), time.Since(runStart).Seconds())
+	}
+	if banks != nil {
+		reportBankConflicts(out, banks.Stats())
 	}
 	results := make([]*buffer.Buffer, len(args))
 	for i, a := range args {

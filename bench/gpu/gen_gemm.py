@@ -361,7 +361,12 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"!bdesc = !nvgpu.tensormap.descriptor<tensor = !{bt}, swizzle = {bsw}, l2promo = {promo}, oob = zero, interleave = none>")
     w(f"!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<{ha}x{bn}xf32>>")
     if epilogue == "smem":
-        w(f"!dtile = memref<{bm}x{bn}xf32, {WG}>")
+        # Rows padded by 4 f32 (a row of BN + 4 words starts 4 banks
+        # further): a warp's pair stores of 8 rows x 8 words then cover
+        # every bank twice, the ideal, where rows of a multiple of 32
+        # words put them all in 8 banks (8-way conflicts).
+        w(f"!dpad = memref<{bm}x{bn + 4}xf32, {WG}>")
+        w(f"!dtile = memref<{bm}x{bn}xf32, strided<[{bn + 4}, 1]>, {WG}>")
     if epilogue == "tma":
         w(f"!dtile = memref<{bm}x{bn}x{O}, {WG}>")
         w(f"!dhalf = memref<{ha}x{bn}x{O}, strided<[{bn}, 1], offset: ?>, {WG}>")
@@ -512,7 +517,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if streamk:
         w(f"    %skseen = memref.alloc() : memref<1xi32, {WG}>")
     w("    %bs = memref.alloc() : !bfull")
-    if epilogue in ("smem", "tma"):
+    if epilogue == "smem":
+        w("    %dpad = memref.alloc() : !dpad")
+        w(f"    %ds = memref.subview %dpad[0, 0] [{bm}, {bn}] [1, 1] : !dpad to !dtile")
+    if epilogue == "tma":
         w("    %ds = memref.alloc() : !dtile")
     if prefetch_maps:
         # Thread 0 brings the tensor maps (kernel parameters) into the TMA
@@ -662,7 +670,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         fixup_epilogue(w, ind, res, tiles, split, bm, bn, m % bm != 0, finish_reduced)
     elif epilogue == "smem":
         # Accumulator -> shared tile -> D, a row of BN columns at a time.
-        w(f"{ind}nvgpu.warpgroup.mma.store {res}, %ds : !acc to !dtile")
+        # tmac's store writes register pairs (8-byte stores; upstream's
+        # nvgpu.warpgroup.mma.store writes single elements, 2-way
+        # conflicted on the padded rows).
+        w(f"{ind}tmac.warpgroup.mma.store {res}, %ds : !acc to !dtile")
         w(f"{ind}gpu.barrier")
         w(f"{ind}%tid = gpu.thread_id  x")
         w(f"{ind}%c128 = arith.constant 128 : index")
