@@ -56,13 +56,13 @@ type Options struct {
 	// BankConflicts reports the shared-memory bank conflicts of the
 	// emulated run's ordinary loads and stores, per op (emulator only).
 	BankConflicts bool
-	Dump         bool          // write a dump into DumpDir
-	DumpDir      string
-	Pipeline     string // pass pipeline, for .tma input
-	LLC          toolchain.LLCOptions
-	RefCache     *RefCache // reuses @reference's results across runs (tmac tune run); nil: none
-	Out          io.Writer // the report
-	Diag         io.Writer // the compilation's warnings and the warnings of the run
+	Dump          bool // write a dump into DumpDir
+	DumpDir       string
+	Pipeline      string // pass pipeline, for .tma input
+	LLC           toolchain.LLCOptions
+	RefCache      *RefCache // reuses @reference's results across runs (tmac tune run); nil: none
+	Out           io.Writer // the report
+	Diag          io.Writer // the compilation's warnings and the warnings of the run
 
 	// Progress, when positive, is how often an emulated launch reports
 	// its progress on Diag.
