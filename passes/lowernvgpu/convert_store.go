@@ -103,19 +103,14 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	}
 
 	pairs := func() {
-		v2f32 := ir.VectorTypeOf([]int64{2}, d.Elem)
-		v2i1 := ir.VectorTypeOf([]int64{2}, ir.I1)
 		var first ir.Value
 		cs.frag.pairs(func(p wgmmaPair) {
 			if first == nil {
 				// One mask per branch, before the first pair.
-				first = rw.Create(arith.Constant, nil, []ir.Type{v2i1}, ir.NamedAttr{Name: "value", Value: ir.DenseInts([]int64{1, 0}, v2i1)}).Result(0)
+				first = cs.pairMask()
 			}
 			store := func() {
-				x0 := rw.Create(vector.Broadcast, []ir.Value{p.Value(0)}, []ir.Type{v2f32}).Result(0)
-				x1 := rw.Create(vector.Broadcast, []ir.Value{p.Value(1)}, []ir.Type{v2f32}).Result(0)
-				v := cs.convert(rw.Create(arith.Select, []ir.Value{first, x0, x1}, []ir.Type{v2f32}).Result(0))
-				rw.Create(vector.Store, []ir.Value{v, dst, cs.row(p), cs.col(p, 0)}, nil,
+				rw.Create(vector.Store, []ir.Value{cs.convertPair(p, first), dst, cs.row(p), cs.col(p, 0)}, nil,
 					ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(cs.pairBytes())})
 			}
 			if !cs.masked() {
@@ -131,6 +126,23 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	rw.B.SetInsertionPoint(op)
 	op.Erase()
 	return nil
+}
+
+// pairMask returns the vector<2xi1> [true, false] that convertPair
+// selects with.
+func (cs *fragmentAccess) pairMask() ir.Value {
+	v2i1 := ir.VectorTypeOf([]int64{2}, ir.I1)
+	return cs.rw.Create(arith.Constant, nil, []ir.Type{v2i1}, ir.NamedAttr{Name: "value", Value: ir.DenseInts([]int64{1, 0}, v2i1)}).Result(0)
+}
+
+// convertPair returns pair p as a vector of 2 in the destination's
+// element type: select(first, splat x0, splat x1), converted.
+func (cs *fragmentAccess) convertPair(p wgmmaPair, first ir.Value) ir.Value {
+	rw := cs.rw
+	v2f32 := ir.VectorTypeOf([]int64{2}, cs.frag.d.Elem)
+	x0 := rw.Create(vector.Broadcast, []ir.Value{p.Value(0)}, []ir.Type{v2f32}).Result(0)
+	x1 := rw.Create(vector.Broadcast, []ir.Value{p.Value(1)}, []ir.Type{v2f32}).Result(0)
+	return cs.convert(rw.Create(arith.Select, []ir.Value{first, x0, x1}, []ir.Type{v2f32}).Result(0))
 }
 
 // fragmentAccess holds what lowering one tmac.warpgroup.mma.store or

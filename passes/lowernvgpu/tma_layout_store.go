@@ -117,14 +117,9 @@ func lowerTMALayoutStore(rw *NVGPURewriter, op *ir.Operation, cs *fragmentAccess
 		return err
 	}
 	pairs := func() {
-		v2f32 := ir.VectorTypeOf([]int64{2}, cs.frag.d.Elem)
-		v2i1 := ir.VectorTypeOf([]int64{2}, ir.I1)
-		first := rw.Create(arith.Constant, nil, []ir.Type{v2i1}, ir.NamedAttr{Name: "value", Value: ir.DenseInts([]int64{1, 0}, v2i1)}).Result(0)
+		first := cs.pairMask()
 		cs.frag.pairs(func(p wgmmaPair) {
-			x0 := rw.Create(vector.Broadcast, []ir.Value{p.Value(0)}, []ir.Type{v2f32}).Result(0)
-			x1 := rw.Create(vector.Broadcast, []ir.Value{p.Value(1)}, []ir.Type{v2f32}).Result(0)
-			v := cs.convert(rw.Create(arith.Select, []ir.Value{first, x0, x1}, []ir.Type{v2f32}).Result(0))
-			rw.Create(vector.Store, []ir.Value{v, flat, index(p, 0)}, nil,
+			rw.Create(vector.Store, []ir.Value{cs.convertPair(p, first), flat, index(p, 0)}, nil,
 				ir.NamedAttr{Name: "alignment", Value: ir.I64Attr(cs.pairBytes())})
 		})
 	}

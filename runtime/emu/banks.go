@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"sync"
 
@@ -132,24 +134,9 @@ func (bc *BankCounter) Stats() []BankOpStats {
 	for k := range bc.open {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.kernel != b.kernel {
-			return a.kernel < b.kernel
-		}
-		if a.cluster != b.cluster {
-			return a.cluster < b.cluster
-		}
-		if a.rank != b.rank {
-			return a.rank < b.rank
-		}
-		if a.warp != b.warp {
-			return a.warp < b.warp
-		}
-		if a.n != b.n {
-			return a.n < b.n
-		}
-		return a.op.Loc.String() < b.op.Loc.String()
+	slices.SortFunc(keys, func(a, b warpRequest) int {
+		return cmp.Or(cmp.Compare(a.kernel, b.kernel), cmp.Compare(a.cluster, b.cluster), cmp.Compare(a.rank, b.rank),
+			cmp.Compare(a.warp, b.warp), cmp.Compare(a.n, b.n), cmp.Compare(a.op.Loc.String(), b.op.Loc.String()))
 	})
 	for _, k := range keys {
 		bc.close(k.op, bc.open[k])
