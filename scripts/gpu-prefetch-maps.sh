@@ -12,7 +12,7 @@
 #   scripts/gpu-prefetch-maps.sh run     # on the GPU machine; the table last
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-. scripts/gpu-steps.sh # gen_bundle, pack_bundles, unpack_bundles, ab_table
+. scripts/gpu-steps.sh # gen_ab_build, gen_ab_rows, pack_bundles, unpack_bundles, ab_table
 dir=build/gpu/prefetch-maps
 tmac=${TMAC:-build/tmac}
 
@@ -32,26 +32,21 @@ build() {
 	set -e
 	CGO_ENABLED=0 make -s build
 	rm -rf "$dir" && mkdir -p "$dir/src"
-	local c name shape flags st attr
+	TMAC=$tmac gen_ab_build "$dir" "" --prefetch-maps "${cases[@]}"
+	local c name
 	for c in "${cases[@]}"; do
-		IFS='|' read -r name shape flags st attr <<<"$c"
-		TMAC=$tmac gen_bundle "$dir" "$name" "$shape" "$flags" "$st" "$attr"
-		TMAC=$tmac gen_bundle "$dir" "$name-pf" "$shape" "$flags" "$st" "$attr" --prefetch-maps
-		grep -q 'nvgpu.tma.prefetch.descriptor' "$dir/src/$name-pf.tma"
-		tar -xf "$dir/$name-pf.tmab" -O kernels.ptx >"$dir/src/$name-pf.ptx"
-		grep -q 'prefetch.*tensormap' "$dir/src/$name-pf.ptx"
+		name=${c%%|*}
+		grep -q 'nvgpu.tma.prefetch.descriptor' "$dir/src/$name-b.tma"
+		tar -xf "$dir/$name-b.tmab" -O kernels.ptx >"$dir/src/$name-b.ptx"
+		grep -q 'prefetch.*tensormap' "$dir/src/$name-b.ptx"
 	done
 	pack_bundles "$dir"
 }
 
 run() {
 	unpack_bundles "$dir"
-	mkdir -p "$dir/logs"
-	local c name shape flags st attr rows=()
-	for c in "${cases[@]}"; do
-		IFS='|' read -r name shape flags st attr <<<"$c"
-		rows+=("| $name ($shape, $st stages) | $(TMAC=$tmac bash scripts/ab-bench.sh "$dir/$name.tmab" "$dir/$name-pf.tmab" "$dir/logs/$name" --ref-sample=2) |")
-	done
+	local rows
+	mapfile -t rows < <(TMAC=$tmac gen_ab_rows "$dir" "${cases[@]}")
 	[ -n "${OUT:-}" ] && tar -czf "$OUT/prefetch-maps-logs.tgz" -C "$dir" logs 2>/dev/null
 	ab_table "A = as generated, B = --prefetch-maps" "${rows[@]}"
 }

@@ -114,3 +114,30 @@ gen_bundle() {
 	if [ "$6" != - ]; then sed -i "s/} {tmac.stages = $5 : i64}/} {tmac.stages = $5 : i64, $6}/" "$f" || return; fi
 	"${TMAC:-build/tmac}" compile "$f" --emit bundle -o "$1/$2.tmab"
 }
+
+# gen_ab_build DIR A_EXTRA B_EXTRA CASE...: for each CASE
+# ("name|MxNxK|gen_gemm flags|stages|loop attribute or -"), the bundles
+# DIR/NAME.tmab (gen_gemm with A_EXTRA) and DIR/NAME-b.tmab (B_EXTRA).
+gen_ab_build() {
+	local dir=$1 ea=$2 eb=$3 c name shape flags st attr
+	shift 3
+	for c in "$@"; do
+		IFS='|' read -r name shape flags st attr <<<"$c"
+		gen_bundle "$dir" "$name" "$shape" "$flags" "$st" "$attr" "$ea" || return
+		gen_bundle "$dir" "$name-b" "$shape" "$flags" "$st" "$attr" "$eb" || return
+	done
+}
+
+# gen_ab_rows DIR CASE...: the ab_table rows of scripts/ab-bench.sh on
+# each case's DIR/NAME.tmab and DIR/NAME-b.tmab (checked on sampled rows),
+# logs in DIR/logs.
+gen_ab_rows() {
+	local dir=$1 c name shape flags st attr
+	shift
+	mkdir -p "$dir/logs"
+	for c in "$@"; do
+		IFS='|' read -r name shape flags st attr <<<"$c"
+		echo "| $name ($shape, $st stages) | $(bash scripts/ab-bench.sh "$dir/$name.tmab" "$dir/$name-b.tmab" "$dir/logs/$name" --ref-sample=2) |"
+	done
+}
+
