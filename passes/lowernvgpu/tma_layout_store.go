@@ -104,14 +104,10 @@ func lowerTMALayoutStore(rw *NVGPURewriter, op *ir.Operation, cs *fragmentAccess
 			}
 		})
 	}
-	if l.w%2 != 0 || l.c%2 != 0 {
-		// A pair may straddle two boxes or an odd boundary.
-		elementWise()
-		op.Erase()
-		return nil
-	}
-	// The pairs are aligned when the destination's element (0, 0) is (its
-	// column K0 even; the buffer's start is aligned): tested once.
+	// W is even (a box row is a multiple of 16 bytes, the tensor map's
+	// rule) and so is C, a multiple of W: a pair never straddles boxes,
+	// and the pairs are aligned when the destination's element (0, 0) is
+	// (its column K0 even; the buffer's start is aligned): tested once.
 	aligned, err := cs.pairsAligned(op, mt, pairsIfBaseAligned)
 	if err != nil {
 		return err
