@@ -362,6 +362,11 @@ func (o WarpgroupMmaOp) TransposeB() ir.Attribute {
 	return o.Op.Attr("transposeB")
 }
 
+// TmaLayout returns the `tmaLayout` attribute (TensorMap descriptor type attribute), or nil if absent.
+func (o WarpgroupMmaStoreOp) TmaLayout() ir.Attribute {
+	return o.Op.Attr("tmaLayout")
+}
+
 // LayoutB returns the `layoutB` attribute (NVVM MMA layout), or nil if absent.
 func (o WgmmaMmaAsyncOp) LayoutB() ir.Attribute {
 	return o.Op.Attr("layoutB")
