@@ -12,7 +12,7 @@
 #   scripts/gpu-prefetch-maps.sh run     # on the GPU machine; the table last
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-. scripts/gpu-steps.sh # gen_ab_build, gen_ab_rows, pack_bundles, unpack_bundles, ab_table
+. scripts/gpu-steps.sh # gen_ab_build, gen_ab_run, pack_bundles
 dir=build/gpu/prefetch-maps
 tmac=${TMAC:-build/tmac}
 
@@ -30,8 +30,6 @@ cases=(
 
 build() {
 	set -e
-	CGO_ENABLED=0 make -s build
-	rm -rf "$dir" && mkdir -p "$dir/src"
 	TMAC=$tmac gen_ab_build "$dir" "" --prefetch-maps "${cases[@]}"
 	local c name
 	for c in "${cases[@]}"; do
@@ -44,11 +42,7 @@ build() {
 }
 
 run() {
-	unpack_bundles "$dir"
-	local rows
-	mapfile -t rows < <(TMAC=$tmac gen_ab_rows "$dir" "${cases[@]}")
-	[ -n "${OUT:-}" ] && tar -czf "$OUT/prefetch-maps-logs.tgz" -C "$dir" logs 2>/dev/null
-	ab_table "A = as generated, B = --prefetch-maps" "${rows[@]}"
+	TMAC=$tmac gen_ab_run "$dir" "A = as generated, B = --prefetch-maps" "${cases[@]}"
 }
 
 case ${1:-} in

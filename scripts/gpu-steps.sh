@@ -115,12 +115,15 @@ gen_bundle() {
 	"${TMAC:-build/tmac}" compile "$f" --emit bundle -o "$1/$2.tmab"
 }
 
-# gen_ab_build DIR A_EXTRA B_EXTRA CASE...: for each CASE
-# ("name|MxNxK|gen_gemm flags|stages|loop attribute or -"), the bundles
-# DIR/NAME.tmab (gen_gemm with A_EXTRA) and DIR/NAME-b.tmab (B_EXTRA).
+# gen_ab_build DIR A_EXTRA B_EXTRA CASE...: builds tmac, empties DIR, and
+# for each CASE ("name|MxNxK|gen_gemm flags|stages|loop attribute or -")
+# writes the bundles DIR/NAME.tmab (gen_gemm with A_EXTRA) and
+# DIR/NAME-b.tmab (B_EXTRA).
 gen_ab_build() {
 	local dir=$1 ea=$2 eb=$3 c name shape flags st attr
 	shift 3
+	CGO_ENABLED=0 make -s build || return
+	rm -rf "$dir" && mkdir -p "$dir/src" || return
 	for c in "$@"; do
 		IFS='|' read -r name shape flags st attr <<<"$c"
 		gen_bundle "$dir" "$name" "$shape" "$flags" "$st" "$attr" "$ea" || return
@@ -139,5 +142,18 @@ gen_ab_rows() {
 		IFS='|' read -r name shape flags st attr <<<"$c"
 		echo "| $name ($shape, $st stages) | $(bash scripts/ab-bench.sh "$dir/$name.tmab" "$dir/$name-b.tmab" "$dir/logs/$name" --ref-sample=2) |"
 	done
+}
+
+# gen_ab_run DIR WHAT CASE...: on the GPU machine, unpacks DIR.tgz, times
+# every case's A and B bundles (gen_ab_rows), copies the logs to
+# $OUT/NAME-logs.tgz (NAME: DIR's base name) and prints the table last,
+# WHAT saying what A and B are.
+gen_ab_run() {
+	local dir=$1 what=$2 rows
+	shift 2
+	unpack_bundles "$dir"
+	mapfile -t rows < <(gen_ab_rows "$dir" "$@")
+	[ -n "${OUT:-}" ] && tar -czf "$OUT/$(basename "$dir")-logs.tgz" -C "$dir" logs 2>/dev/null
+	ab_table "$what" "${rows[@]}"
 }
 

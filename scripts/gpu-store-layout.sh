@@ -13,7 +13,7 @@
 #   scripts/gpu-store-layout.sh run     # on the GPU machine; the table last
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-. scripts/gpu-steps.sh # gen_ab_build, gen_ab_rows, pack_bundles, unpack_bundles, ab_table
+. scripts/gpu-steps.sh # gen_ab_build, gen_ab_run, pack_bundles
 dir=build/gpu/store-layout
 tmac=${TMAC:-build/tmac}
 ws=tmac.warp_specialize
@@ -33,8 +33,6 @@ cases=(
 
 build() {
 	set -e
-	CGO_ENABLED=0 make -s build
-	rm -rf "$dir" && mkdir -p "$dir/src"
 	TMAC=$tmac gen_ab_build "$dir" "--store-layout rows" "" "${cases[@]}"
 	local c name
 	for c in "${cases[@]}"; do
@@ -51,11 +49,7 @@ build() {
 }
 
 run() {
-	unpack_bundles "$dir"
-	local rows
-	mapfile -t rows < <(TMAC=$tmac gen_ab_rows "$dir" "${cases[@]}" "attention|examples/attention_fwd.tma|-|4|-")
-	[ -n "${OUT:-}" ] && tar -czf "$OUT/store-layout-logs.tgz" -C "$dir" logs 2>/dev/null
-	ab_table "A = row-major epilogue tile, B = swizzled boxes (tmaLayout)" "${rows[@]}"
+	TMAC=$tmac gen_ab_run "$dir" "A = row-major epilogue tile, B = swizzled boxes (tmaLayout)" "${cases[@]}" "attention|examples/attention_fwd.tma|-|4|-"
 }
 
 case ${1:-} in
