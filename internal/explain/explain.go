@@ -490,6 +490,12 @@ func (e *explainer) tiles(l *schedule.LoopSchedule) {
 			fmt.Sprint(ts.Slots), fmt.Sprint(ts.SlotBytes), fmt.Sprint(ts.Align), ts.ReadBy)
 	}
 	e.table(t)
+	for _, ts := range l.Tiles {
+		if ts.Note != "" {
+			e.field("note", e.nameAt(ts.Loc)+" "+ts.Note)
+		}
+	}
+	e.endFields()
 }
 
 // stageWaits finds the parity rules of the loop's waits: the consumers'

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tmac-dev/tmac/dialects/arith"
+	"github.com/tmac-dev/tmac/dialects/nvgpu"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 	"github.com/tmac-dev/tmac/passes/schedule"
@@ -50,6 +51,7 @@ func (p *pipelinedLoop) finishRecord() {
 		case r.isStore:
 			ts.Role, ts.Slots = "store", p.s
 			readers = append(readers, "TMA store (written by the threads)")
+			ts.Note = storeTileNote(r)
 		case r.passThrough:
 			ts.Role = "load+store"
 		}
@@ -175,4 +177,24 @@ func (p *pipelinedLoop) recordWSWait(g ir.Value, r *schedule.ParityRing) {
 		}
 	}
 	grp.Waits = append(grp.Waits, &schedule.BarrierWait{Loc: p.loop.Loc, By: "warp-specialize", Ring: r})
+}
+
+// storeTileNote says how the warpgroup accumulator stores write an output
+// tile: in the TMA store's layout (tmaLayout), or row-major with rows of a
+// multiple of 128 bytes, where each warp's pair stores fall in 4 of the 32
+// banks; "" otherwise.
+func storeTileNote(r *tileRing) string {
+	switch {
+	case r.accStores == 0:
+		return ""
+	case r.laidOut == r.accStores:
+		return "written by tmac.warpgroup.mma.store in the TMA store's layout (tmaLayout): its warps' stores spread over all 32 banks"
+	}
+	rowBytes := r.tile.Shape()[r.tile.Rank()-1] * int64(ir.BitWidth(r.tile.Elem)) / 8
+	if r.desc == nil || r.desc.Swizzle != nvgpu.SwizzleNone || rowBytes%128 != 0 {
+		return ""
+	}
+	return fmt.Sprintf("written row-major by warpgroup accumulator stores: rows of %d bytes put each warp's stores in 4 of the 32 banks "+
+		"(8-way conflicts; tmac run --target=emu --bank-conflicts counts them); tmac.warpgroup.mma.store {tmaLayout = T}, T a tensor map "+
+		"of swizzled boxes, avoids them", rowBytes)
 }

@@ -278,16 +278,20 @@ type tileRing struct {
 	// slot and the bytes it moves (less than the tile's for a load into
 	// its leading rows, tmac.LeadingRows); views are such loads'
 	// memref.subview ops, erased with the allocation.
-	boxes    tmac.TileBoxes
-	bytes    int64
-	views    []*ir.Operation
-	slot     int64 // bytes per slot
-	align    int64
-	ring     ir.Value // the ring buffer (memref<N*slot x i8>)
-	copies   []*ir.Operation
-	isStore  bool
-	asyncUse bool // read by wgmma (through a descriptor)
-	syncUse  bool // read or written by the block's threads
+	boxes   tmac.TileBoxes
+	bytes   int64
+	views   []*ir.Operation
+	slot    int64 // bytes per slot
+	align   int64
+	ring    ir.Value // the ring buffer (memref<N*slot x i8>)
+	copies  []*ir.Operation
+	isStore bool
+	// accStores counts the warpgroup accumulator stores writing the tile
+	// (tmac. and nvgpu.warpgroup.mma.store), laidOut those of them in the
+	// TMA store's layout (tmaLayout): what explain says of an output tile.
+	accStores, laidOut int
+	asyncUse           bool // read by wgmma (through a descriptor)
+	syncUse            bool // read or written by the block's threads
 	// passThrough: the loaded tile is also stored by TMA in the same
 	// iteration (a TMA copy with nothing in between). Its slot is released
 	// when that store has finished reading it (bulk wait_group.read), not
@@ -687,6 +691,14 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 				for _, res := range user.Results() {
 					if err := walk(res); err != nil {
 						return err
+					}
+				}
+			case tmac.WarpgroupMmaStore, nvgpu.WarpgroupMmaStore:
+				r.syncUse = true
+				if user.Operand(1) == v {
+					r.accStores++
+					if user.Attr("tmaLayout") != nil {
+						r.laidOut++
 					}
 				}
 			default:

@@ -124,6 +124,9 @@ type TileSchedule struct {
 	Slots, SlotBytes, Align int64
 	ReadBy                  string
 	Multicast               bool
+	// Note: how the threads write an output tile, when worth saying
+	// (its accumulator stores' layout).
+	Note string
 	// Ring is the ring buffer's memref.alloc (joined with its placement).
 	Ring *ir.Operation
 }
