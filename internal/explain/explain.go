@@ -490,12 +490,16 @@ func (e *explainer) tiles(l *schedule.LoopSchedule) {
 			fmt.Sprint(ts.Slots), fmt.Sprint(ts.SlotBytes), fmt.Sprint(ts.Align), ts.ReadBy)
 	}
 	e.table(t)
+	noted := false
 	for _, ts := range l.Tiles {
 		if ts.Note != "" {
 			e.field("note", e.nameAt(ts.Loc)+" "+ts.Note)
+			noted = true
 		}
 	}
-	e.endFields()
+	if noted {
+		e.endFields()
+	}
 }
 
 // stageWaits finds the parity rules of the loop's waits: the consumers'
