@@ -172,10 +172,10 @@ func verifyConvertStore(op *ir.Operation) error {
 // verifyTMALayout checks a tmac.warpgroup.mma.store's tmaLayout (the
 // tensor map type t of the TMA store that will read the destination m):
 // the unmasked form into shared memory; a valid 2-D, non-interleaved
-// tensor map of m's element type; m's row stride static and a multiple of
-// the box's columns; a swizzled box a multiple of 8 rows (the swizzle
-// pattern's repeat), so that the pattern of each element follows from its
-// row and column.
+// tensor map of m's element type; m's row stride static, at least its
+// columns (rows do not overlap) and a multiple of the box's columns; a
+// swizzled box a multiple of 8 rows (the swizzle pattern's repeat), so
+// that the pattern of each element follows from its row and column.
 func verifyTMALayout(op *ir.Operation, m *ir.MemRefType, nidx int, t ir.Type) error {
 	d, _ := nvgpu.AsTensorMapDescriptor(t)
 	if msg := nvgpu.VerifyTensorMapDescriptor(d); msg != "" {
@@ -194,9 +194,9 @@ func verifyTMALayout(op *ir.Operation, m *ir.MemRefType, nidx int, t ir.Type) er
 		return op.EmitError("tmaLayout's box element type %s differs from the destination's %s", box.Elem, m.Elem)
 	case d.Interleave != nvgpu.InterleaveNone:
 		return op.EmitError("tmaLayout needs a tensor map without interleave, not %s", d.Interleave)
-	case st[0] == ir.Dynamic || st[0]%box.Shape()[1] != 0:
-		return op.EmitError("tmaLayout needs the destination's row stride static and a multiple of the box's %d columns (the tile's width), not %s",
-			box.Shape()[1], m)
+	case st[0] == ir.Dynamic || st[0] < m.Shape()[1] || st[0]%box.Shape()[1] != 0:
+		return op.EmitError("tmaLayout needs the destination's row stride static, at least its %d columns and a multiple of the box's %d columns (the tile's width), not %s",
+			m.Shape()[1], box.Shape()[1], m)
 	case d.Swizzle != nvgpu.SwizzleNone && box.Shape()[0]%8 != 0:
 		return op.EmitError("tmaLayout needs a swizzled box of a multiple of 8 rows (the swizzle pattern's repeat), not %d", box.Shape()[0])
 	}
