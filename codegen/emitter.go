@@ -213,7 +213,7 @@ func (me *ModuleEmitter) RequirePTX(v int, op *ir.Operation) {
 		me.minPTX = v
 		me.minPTXReason = op.Name()
 		if p, ok := ir.FileLineCol(op.Loc); ok {
-			me.minPTXReason += fmt.Sprintf(" at %s:%d:%d", p.File, p.Line, p.Col)
+			me.minPTXReason += " at " + p.Pos()
 		}
 	}
 }

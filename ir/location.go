@@ -38,6 +38,10 @@ func (l FileLineColLoc) String() string {
 }
 func (FileLineColLoc) isLoc() {}
 
+// Pos is the start of l as file:line:col, the file unquoted (for messages
+// and reports; String is the IR's quoted form).
+func (l FileLineColLoc) Pos() string { return fmt.Sprintf("%s:%d:%d", l.File, l.Line, l.Col) }
+
 // NameLoc is "name" or "name"(child).
 type NameLoc struct {
 	Name  string

@@ -37,7 +37,7 @@ func reportBankConflicts(out io.Writer, stats []emu.BankOpStats) {
 	for _, s := range stats {
 		loc := "unknown location"
 		if p, ok := ir.FileLineCol(s.Op.Loc); ok {
-			loc = fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+			loc = p.Pos()
 		}
 		key := [3]string{loc, s.Op.Name(), fmt.Sprint(s.Write)}
 		l := index[key]

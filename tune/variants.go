@@ -146,7 +146,7 @@ func inductionName(loop *ir.Operation, lines []string) string {
 // locString prints a file location as file:line:col, unquoted.
 func locString(loc ir.Location) string {
 	if l, ok := loc.(ir.FileLineColLoc); ok {
-		return fmt.Sprintf("%s:%d:%d", l.File, l.Line, l.Col)
+		return l.Pos()
 	}
 	return loc.String()
 }

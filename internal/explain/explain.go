@@ -165,7 +165,7 @@ func fileLoc(loc ir.Location) (ir.FileLineColLoc, bool) {
 // where writes a location as file:line:col.
 func where(loc ir.Location) string {
 	if l, ok := fileLoc(loc); ok {
-		return fmt.Sprintf("%s:%d:%d", l.File, l.Line, l.Col)
+		return l.Pos()
 	}
 	if loc == nil {
 		return "?"
