@@ -48,13 +48,14 @@ func lowerTMALayoutStore(rw *NVGPURewriter, op *ir.Operation, cs *fragmentAccess
 	meta := cs.metadata(mt)
 	origin := meta.Result(1)
 	cr := rw.IndexConst(l.c)
-	r0 := rw.binary(arith.Addi, rw.binary(arith.Divui, origin, cr), cs.frag.row0)
+	originRow := rw.binary(arith.Divui, origin, cr)
+	r0 := rw.binary(arith.Addi, originRow, cs.frag.row0)
 	k0 := rw.binary(arith.Addi, rw.binary(arith.Remui, origin, cr), cs.frag.col0)
 
 	// The buffer as one dimension, from its start: through the last tile
 	// the destination's rows reach.
 	m := mt.Shape()[0]
-	lastTile := rw.binary(arith.Divui, rw.binary(arith.Addi, rw.binary(arith.Divui, origin, cr), rw.IndexConst(m-1)), rw.IndexConst(l.rb))
+	lastTile := rw.binary(arith.Divui, rw.binary(arith.Addi, originRow, rw.IndexConst(m-1)), rw.IndexConst(l.rb))
 	size := rw.binary(arith.Muli, rw.binary(arith.Addi, lastTile, rw.IndexConst(1)), rw.IndexConst(l.rb*l.c))
 	flatT := ir.MemRefTypeOf([]int64{ir.Dynamic}, mt.Elem, nil, mt.MemorySpace)
 	flat := rw.Create(memref.ReinterpretCast, []ir.Value{cs.mem, size}, []ir.Type{flatT},

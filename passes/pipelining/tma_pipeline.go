@@ -693,16 +693,14 @@ func (p *pipelinedLoop) checkTileUses(r *tileRing) error {
 						return err
 					}
 				}
-			case tmac.WarpgroupMmaStore, nvgpu.WarpgroupMmaStore:
+			default:
 				r.syncUse = true
-				if user.Operand(1) == v {
+				if n := user.Name(); (n == tmac.WarpgroupMmaStore || n == nvgpu.WarpgroupMmaStore) && user.Operand(1) == v {
 					r.accStores++
 					if user.Attr("tmaLayout") != nil {
 						r.laidOut++
 					}
 				}
-			default:
-				r.syncUse = true
 			}
 		}
 		return nil
