@@ -12,18 +12,18 @@
 #   scripts/gpu-valid-rows.sh run     # on the GPU machine; the table last
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-. scripts/gpu-steps.sh # add_triton_bin, gen_bundle, pack_bundles, unpack_bundles, ab_table
+. scripts/gpu-steps.sh # add_triton_bin, gen_ab_build, gen_ab_rows, gen_bundle, pack_bundles, unpack_bundles, ab_table
 dir=build/gpu/valid-rows
 tmac=${TMAC:-build/tmac}
 
-# name|shape MxNxK|gen_gemm flags|stages
+# name|shape MxNxK|gen_gemm flags|stages|loop attribute
 cases=(
-	"fp8t-m1|1x4096x4096|--dtype e4m3 --out bf16 --scale tensor --design tiles --bm 64 --bn 64 --bk 256|4"
-	"fp8t-m16|16x4096x4096|--dtype e4m3 --out bf16 --scale tensor --design tiles --bm 64 --bn 64 --bk 256|4"
-	"fp8r-m16|16x4096x4096|--dtype e4m3 --out bf16 --scale row --design tiles --bm 64 --bn 32 --bk 256|6"
-	"bf16-m16|16x4096x4096|--dtype bf16 --out bf16 --design tiles --bm 64 --bn 64|9"
-	"bf16-m16-k14336|16x4096x14336|--dtype bf16 --out bf16 --design tiles --bm 64 --bn 64 --split 2 --split-reduce last|9"
-	"bf16-m64-bm128|64x4096x4096|--dtype bf16 --out bf16 --design tiles --bm 128 --bn 64|9"
+	"fp8t-m1|1x4096x4096|--dtype e4m3 --out bf16 --scale tensor --design tiles --bm 64 --bn 64 --bk 256|4|-"
+	"fp8t-m16|16x4096x4096|--dtype e4m3 --out bf16 --scale tensor --design tiles --bm 64 --bn 64 --bk 256|4|-"
+	"fp8r-m16|16x4096x4096|--dtype e4m3 --out bf16 --scale row --design tiles --bm 64 --bn 32 --bk 256|6|-"
+	"bf16-m16|16x4096x4096|--dtype bf16 --out bf16 --design tiles --bm 64 --bn 64|9|-"
+	"bf16-m16-k14336|16x4096x14336|--dtype bf16 --out bf16 --design tiles --bm 64 --bn 64 --split 2 --split-reduce last|9|-"
+	"bf16-m64-bm128|64x4096x4096|--dtype bf16 --out bf16 --design tiles --bm 128 --bn 64|9|-"
 )
 # name|shape|flags|stages: the kernels whose registers and spills ptxas reports.
 asm_cases=(
@@ -34,15 +34,12 @@ asm_cases=(
 
 build() {
 	set -e
-	make -s build
-	rm -rf "$dir" && mkdir -p "$dir/src"
+	TMAC=$tmac gen_ab_build "$dir" --full-a "" "${cases[@]}"
 	local c name shape flags st
 	for c in "${cases[@]}"; do
-		IFS='|' read -r name shape flags st <<<"$c"
-		TMAC=$tmac gen_bundle "$dir" "$name" "$shape" "$flags" "$st" -
-		TMAC=$tmac gen_bundle "$dir" "$name-full" "$shape" "$flags" "$st" - --full-a
-		grep -q 'memref.subview %as\[0, 0\]' "$dir/src/$name.tma"
-		! grep -q 'memref.subview %as\[0, 0\]' "$dir/src/$name-full.tma"
+		name=${c%%|*}
+		grep -q 'memref.subview %as\[0, 0\]' "$dir/src/$name-b.tma"
+		! grep -q 'memref.subview %as\[0, 0\]' "$dir/src/$name.tma"
 	done
 	for c in "${asm_cases[@]}"; do
 		IFS='|' read -r name shape flags st <<<"$c"
@@ -53,12 +50,8 @@ build() {
 
 run() {
 	unpack_bundles "$dir"
-	mkdir -p "$dir/logs"
-	local c name shape flags st rows=()
-	for c in "${cases[@]}"; do
-		IFS='|' read -r name shape flags st <<<"$c"
-		rows+=("| $name ($shape, $st stages) | $(TMAC=$tmac bash scripts/ab-bench.sh "$dir/$name-full.tmab" "$dir/$name.tmab" "$dir/logs/$name" --ref-sample=2) |")
-	done
+	local c name shape flags st rows
+	mapfile -t rows < <(TMAC=$tmac gen_ab_rows "$dir" "${cases[@]}")
 	# ptxas from Triton's wheel when the PATH has none.
 	local a=$dir/asm
 	add_triton_bin
