@@ -117,7 +117,8 @@ func init() {
 			Operands: []ir.ArgSpec{{Name: "matrixD", Type: wgAccC}, {Name: "dstMemref", Type: ir.AnyMemRef},
 				{Name: "indices", Kind: ir.Variadic, Type: ir.IndexOnly}},
 			Attrs: []ir.AttrSpec{{Name: "tmaLayout", Optional: true, Constraint: ir.AttrConstraint{Desc: "TensorMap descriptor type attribute",
-				OK: func(a ir.Attribute) bool { t, ok := a.(*ir.TypeAttr); return ok && tensorMapC.OK(t.Value) }}}},
+				OK: func(a ir.Attribute) bool { t, ok := a.(*ir.TypeAttr); return ok && tensorMapC.OK(t.Value) }}},
+				{Name: "columns", Optional: true, Constraint: ir.DenseI64ArrayC}},
 			Format:  "$matrixD `,` $dstMemref (`[` $indices^ `]`)? attr-dict `:` type($matrixD) `to` type($dstMemref)",
 			Verify:  verifyConvertStore,
 			Effects: []ir.Effect{{Kind: ir.Write, Operand: "dstMemref"}},
@@ -128,7 +129,9 @@ func init() {
 				"the destination may then have any 2-D shape. With `tmaLayout = T` (a tensor map type) the shared-memory destination " +
 				"(rows of a tile of the box's rows, of the destination's row-stride columns) is written in the layout a `tmac.tma.store` " +
 				"through a map of type T reads: box after box, each box swizzled as T says, so that the warps' stores do not conflict " +
-				"on banks.",
+				"on banks. With `columns = array<i64: first, count>` only the accumulator's columns [first, first + count) are stored, " +
+				"as if the accumulator were those columns alone (first and count multiples of 8): an epilogue can write a tile a few " +
+				"columns at a time through a smaller shared buffer.",
 		},
 	)
 }
@@ -160,6 +163,16 @@ func verifyConvertStore(op *ir.Operation) error {
 	if len(v.Shape()) != 2 {
 		return op.EmitError("the accumulator %s must be 2-D", v)
 	}
+	if a, ok := op.Attr("columns").(*ir.DenseArrayAttr); ok && len(a.Ints) != 2 {
+		return op.EmitError("columns must be array<i64: first, count>, not %d values", len(a.Ints))
+	}
+	if first, count, ok := StoreColumns(op); ok {
+		n := v.Shape()[1]
+		if first < 0 || count < 8 || first%8 != 0 || count%8 != 0 || first+count > n {
+			return op.EmitError("columns [%d, %d + %d) must be a non-empty range of the accumulator's %d columns, starting and ending at multiples of 8 (a thread's registers cover columns in groups of 8)", first, first, count, n)
+		}
+		v = ir.VectorTypeOf([]int64{v.Shape()[0], count}, v.Elem)
+	}
 	if err := verifyAccMemref(op, v, m, nidx, "destination", IsConvertStoreElem, "f32, f16, bf16 or f8E4M3FN"); err != nil {
 		return err
 	}
@@ -167,6 +180,18 @@ func verifyConvertStore(op *ir.Operation) error {
 		return verifyTMALayout(op, m, nidx, a.(*ir.TypeAttr).Value)
 	}
 	return nil
+}
+
+// StoreColumns returns the accumulator column range [first, first+count)
+// a tmac.warpgroup.mma.store's columns attribute selects; ok is false
+// without the attribute (every column) or with a malformed one, which
+// the verifier rejects.
+func StoreColumns(op *ir.Operation) (first, count int64, ok bool) {
+	a, ok := op.Attr("columns").(*ir.DenseArrayAttr)
+	if !ok || len(a.Ints) != 2 {
+		return 0, 0, false
+	}
+	return a.Ints[0], a.Ints[1], true
 }
 
 // verifyTMALayout checks a tmac.warpgroup.mma.store's tmaLayout (the

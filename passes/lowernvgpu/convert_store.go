@@ -78,6 +78,7 @@ func lowerConvertStore(rw *NVGPURewriter, op *ir.Operation) error {
 	plan := convertStorePlan(mt)
 
 	cs.frag = newWgmmaFragment(rw, d, rw.Lookup(s.MatrixD()))
+	cs.frag.colFirst, cs.frag.colCount, _ = tmac.StoreColumns(op)
 	if a, ok := op.Attr("tmaLayout").(*ir.TypeAttr); ok {
 		return lowerTMALayoutStore(rw, op, cs, mt, a.Value)
 	}
@@ -240,14 +241,18 @@ func (cs *fragmentAccess) mask(mt *ir.MemRefType, m0, n0 ir.Value) {
 	for sl := int64(0); sl < d.Shape()[0]/64; sl++ {
 		for r := int64(0); r < d.Shape()[1]/2; r++ {
 			_, _, dr, dc := wgmmaAccumulatorCoord(0, r)
+			if !cs.frag.inWindow(dc) {
+				continue
+			}
 			add(cs.rows, cs.rowIn, 64*sl+dr, cs.m0, cs.frag.row0, m)
-			add(cs.cols, cs.colIn, dc, cs.n0, cs.frag.col0, n)
+			add(cs.cols, cs.colIn, dc-cs.frag.colFirst, cs.n0, cs.frag.col0, n)
 		}
 	}
 }
 
 // pairRowOffset and pairColOffset are the accumulator row and column of element
-// k of pair p relative to the thread's fragment origin.
+// k of pair p relative to the thread's fragment origin (the column in the
+// fragment's column window).
 func pairRowOffset(p wgmmaPair) int64 {
 	_, _, dr, _ := wgmmaAccumulatorCoord(0, p.Reg)
 	return 64*p.Slice + dr
@@ -255,7 +260,7 @@ func pairRowOffset(p wgmmaPair) int64 {
 
 func pairColOffset(p wgmmaPair, k int64) int64 {
 	_, _, _, dc := wgmmaAccumulatorCoord(0, p.Reg+k)
-	return dc
+	return dc - p.f.colFirst
 }
 
 // row returns the destination row of pair p.

@@ -784,6 +784,17 @@ type wgmmaFragment struct {
 	d          *ir.VectorType // the accumulator's fragmented vector type (MxNxf32)
 	c          ir.Value       // the lowered accumulator struct
 	row0, col0 ir.Value       // the thread's (row, col) origin in a 64-row slice
+	// A column window [colFirst, colFirst+colCount) of the accumulator
+	// (tmac.warpgroup.mma.store's columns; colCount 0: every column):
+	// pairs visits only its registers, and columns count from colFirst.
+	colFirst, colCount int64
+}
+
+// inWindow reports whether accumulator column offset dc (of
+// wgmmaAccumulatorCoord) is in the fragment's column window.
+func (f *wgmmaFragment) inWindow(dc int64) bool {
+	c := dc &^ 7 // the column group
+	return f.colCount == 0 || (c >= f.colFirst && c < f.colFirst+f.colCount)
 }
 
 // newWgmmaFragment waits for all wgmma groups (wait_group 0: reading
@@ -826,10 +837,11 @@ func (p wgmmaPair) Row() ir.Value {
 	return p.f.offset(p.f.row0, 64*p.Slice+dr)
 }
 
-// Col returns the column index of element k of the pair.
+// Col returns the column index of element k of the pair (in the
+// fragment's column window).
 func (p wgmmaPair) Col(k int64) ir.Value {
 	_, _, _, dc := wgmmaAccumulatorCoord(0, p.Reg+k)
-	return p.f.offset(p.f.col0, dc)
+	return p.f.offset(p.f.col0, dc-p.f.colFirst)
 }
 
 func (f *wgmmaFragment) offset(base ir.Value, by int64) ir.Value {
@@ -840,7 +852,7 @@ func (f *wgmmaFragment) offset(base ir.Value, by int64) ir.Value {
 }
 
 // pairs extracts each 64-row slice of the accumulator and calls visit for
-// its register pairs, in register order. It may be called more than once
+// its register pairs in the column window, in register order. It may be called more than once
 // (at different insertion points) for one fragment.
 func (f *wgmmaFragment) pairs(visit func(p wgmmaPair)) {
 	m, n := f.d.Shape()[0], f.d.Shape()[1]
@@ -848,7 +860,9 @@ func (f *wgmmaFragment) pairs(visit func(p wgmmaPair)) {
 	for s := int64(0); s < m/64; s++ {
 		slice := f.rw.Create(llvm.Extractvalue, []ir.Value{f.c}, []ir.Type{sliceT}, ir.NamedAttr{Name: "position", Value: ir.DenseI64Array(s)}).Result(0)
 		for r := int64(0); r < n/2; r += 2 {
-			visit(wgmmaPair{f: f, slice: slice, Slice: s, Reg: r})
+			if _, _, _, dc := wgmmaAccumulatorCoord(0, r); f.inWindow(dc) {
+				visit(wgmmaPair{f: f, slice: slice, Slice: s, Reg: r})
+			}
 		}
 	}
 }
