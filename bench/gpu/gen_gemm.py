@@ -368,12 +368,13 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"!dpad = memref<{bm}x{bn + 4}xf32, {WG}>")
         w(f"!dtile = memref<{bm}x{bn}xf32, strided<[{bn + 4}, 1]>, {WG}>")
     if epilogue == "tma":
-        w(f"!dtile = memref<{bm}x{bn}x{O}, {WG}>")
-        w(f"!dhalf = memref<{ha}x{bn}x{O}, strided<[{bn}, 1], offset: ?>, {WG}>")
-        if store_layout == "swizzled":
-            # Boxes of the widest swizzle span whose columns divide BN:
-            # the accumulator's pair stores then spread over all banks.
-            span = next(s for s in (128, 64, 32) if bn % (s // esize[out]) == 0)
+        # Boxes of the widest swizzle span whose columns divide BN: the
+        # accumulator's pair stores then spread over all banks.
+        span = next(s for s in (128, 64, 32) if bn % (s // esize[out]) == 0)
+        dw = bn if store_layout != "parts" else span // esize[out]  # the shared tile's columns
+        w(f"!dtile = memref<{bm}x{dw}x{O}, {WG}>")
+        w(f"!dhalf = memref<{ha}x{dw}x{O}, strided<[{dw}, 1], offset: ?>, {WG}>")
+        if store_layout in ("swizzled", "parts"):
             w(f"!dbox = memref<{bm}x{span // esize[out]}x{O}, {WG}>")
             w(f"!ddesc = !nvgpu.tensormap.descriptor<tensor = !dbox, swizzle = swizzle_{span}b, l2promo = none, oob = zero, interleave = none>")
         else:
@@ -476,7 +477,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             w(f"  %hbn = arith.constant {bn} : index")
         w(f"  %d_any = memref.cast %d : {D} to memref<*x{O}>")
         dbox = "%hbn"
-        if store_layout == "swizzled":
+        if store_layout in ("swizzled", "parts"):
             dbox = "%hdw"
             w(f"  %hdw = arith.constant {span // esize[out]} : index")
         w(f"  %dmap = nvgpu.tma.create.descriptor %d_any box[%hbm, {dbox}] : memref<*x{O}> -> !ddesc")
@@ -698,14 +699,33 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         # store of the tile; warp-specialize rotates the tile
         # (tmac.store_stages) so the store overlaps the next tile's K loop.
         r = "%myrow" if two_wg else "%c0"
-        w(f"{ind}%dh = memref.subview %ds[{r}, 0] [{ha}, {bn}] [1, 1] : !dtile to !dhalf")
-        if store_layout == "swizzled":
+        if store_layout == "parts":
+            # A box of columns at a time through a tile of one box
+            # (tmac.warpgroup.mma.store's columns): tma-pipeline rotates
+            # the parts over the tile loop's store slots, each part's
+            # writes overlapping the previous part's TMA store, in a
+            # fraction of the shared memory of a whole tile.
+            for i in range(bn // dw):
+                col = "%col0"
+                if i:
+                    w(f"{ind}%dpc{i} = arith.constant {i * dw} : index")
+                    w(f"{ind}%dcol{i} = arith.addi %col0, %dpc{i} : index")
+                    col = f"%dcol{i}"
+                w(f"{ind}%dh{i} = memref.subview %ds[{r}, 0] [{ha}, {dw}] [1, 1] : !dtile to !dhalf")
+                w(f"{ind}tmac.warpgroup.mma.store {res}, %dh{i} {{columns = array<i64: {i * dw}, {dw}>, tmaLayout = !ddesc}} : !acc to !dhalf")
+                w(f"{ind}tmac.tma.store %ds to %dmap[{col}, %row0] : !dtile -> !ddesc")
+        else:
+            w(f"{ind}%dh = memref.subview %ds[{r}, 0] [{ha}, {bn}] [1, 1] : !dtile to !dhalf")
+        if store_layout == "parts":
+            pass
+        elif store_layout == "swizzled":
             w(f"{ind}tmac.warpgroup.mma.store {res}, %dh {{tmaLayout = !ddesc}} : !acc to !dhalf")
         elif O == "f32":
             w(f"{ind}nvgpu.warpgroup.mma.store {res}, %dh : !acc to !dhalf")
         else:
             w(f"{ind}tmac.warpgroup.mma.store {res}, %dh : !acc to !dhalf")
-        w(f"{ind}tmac.tma.store %ds to %dmap[%col0, %row0] : !dtile -> !ddesc")
+        if store_layout != "parts":
+            w(f"{ind}tmac.tma.store %ds to %dmap[%col0, %row0] : !dtile -> !ddesc")
     else:
         store_direct(ind, res)
     if streamk:
@@ -720,7 +740,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w("      scf.yield %skout : !acc")
         w(f"    }} {{tmac.stages = {stages} : i64}}")
     if persistent:
-        w("    }" + (" {tmac.store_stages = 1 : i64}" if epilogue == "tma" else ""))
+        # A whole tile: one slot (its store overlaps the next tile's K
+        # loop); parts: two slots of one part each.
+        sst = 2 if store_layout == "parts" else 1
+        w("    }" + (f" {{tmac.store_stages = {sst} : i64}}" if epilogue == "tma" else ""))
     w("    gpu.terminator")
     w("  }")
     if fixup or streamk:
@@ -1028,10 +1051,12 @@ def main():
                     help="thread 0 prefetches the tensor maps (nvgpu.tma.prefetch.descriptor) at the kernel's start "
                          "(not for the ping-pong schedule, which allows no side effects before its loop); measured "
                          "by scripts/gpu-prefetch-maps.sh")
-    ap.add_argument("--store-layout", choices=("swizzled", "rows"), default="swizzled",
+    ap.add_argument("--store-layout", choices=("swizzled", "rows", "parts"), default="swizzled",
                     help="the TMA-store epilogue's shared tile: swizzled (boxes of one swizzle span, written with "
-                         "tmac.warpgroup.mma.store's tmaLayout: no bank conflicts) or rows (one row-major box; the "
-                         "warps' stores conflict 8-way when a row is a multiple of 128 bytes)")
+                         "tmac.warpgroup.mma.store's tmaLayout: no bank conflicts), rows (one row-major box; the "
+                         "warps' stores conflict 8-way when a row is a multiple of 128 bytes) or parts (a tile of "
+                         "one swizzled box, written and stored box by box through two slots: the whole tile's "
+                         "shared memory goes to load stages)")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     try:

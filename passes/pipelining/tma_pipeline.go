@@ -347,6 +347,9 @@ type pipelinedLoop struct {
 	fullDepth bool
 	// bulkGroups: the bulk store groups an iteration commits (storeGroups).
 	bulkGroups int64
+	// storeSlots: the slot of each episode of an output tile stored more
+	// than once an iteration (tma_store_episodes.go), set by normalise.
+	storeSlots []ir.Value
 	// rec is the loop's record for tmac explain (nil when not recording).
 	rec *schedule.LoopSchedule
 }
@@ -424,18 +427,26 @@ func (p *pipelinedLoop) analyse() error {
 			if err != nil {
 				return err
 			}
+			store := op.Name() == tmac.TmaStore
 			for _, c := range r.copies {
-				if c.Name() == op.Name() {
+				// An output tile may be stored several times
+				// (tma_store_episodes.go); nothing else is copied twice.
+				if c.Name() == op.Name() && !(store && r.isStore) {
 					return op.EmitError("tile is copied twice in one iteration (first copy at %s)", c.Loc)
 				}
 			}
-			store := op.Name() == tmac.TmaStore
 			switch {
 			case len(r.copies) == 0:
 				r.isStore = store
 				r.boxes, r.bytes = bx, bytes
 				if whole != t {
 					r.views = append(r.views, t.DefiningOp())
+				}
+			case r.isStore && store:
+				// Stored again: another episode (tma_store_episodes.go),
+				// through the same box.
+				if d, _ := nvgpu.AsTensorMapDescriptor(tensorMap.Type()); d == nil || d.Tensor != r.desc.Tensor || (whole != t) != (len(r.views) > 0) {
+					return op.EmitError("an output tile stored more than once an iteration needs the same box and the same rows each time (first store at %s)", r.copies[0].Loc)
 				}
 			case r.isStore:
 				return op.EmitError("tile is stored by TMA before it is loaded in this loop: load it first (a tile loaded and then stored is copied through shared memory)")
@@ -489,7 +500,14 @@ func (p *pipelinedLoop) analyse() error {
 	if p.tripC >= 0 {
 		// A static trip count below the stage count needs no more slots.
 		p.n = max(1, min(p.n, p.tripC))
-		p.s = max(1, min(p.s, p.tripC))
+		p.s = max(1, min(p.s, p.tripC*p.storeEpisodes()))
+	}
+	for _, t := range p.order {
+		if r := p.tiles[t]; r.isStore && len(r.copies) > 1 {
+			if err := p.checkEpisodes(r); err != nil {
+				return err
+			}
+		}
 	}
 	for _, t := range p.order {
 		if err := p.checkTileUses(p.tiles[t]); err != nil {
@@ -1012,6 +1030,9 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 	}
 	if p.hasOutputTiles() {
 		sslot = bb.bin(arith.Remui, j, bb.idx(p.s))
+		if e := p.storeEpisodes(); e > 1 {
+			p.storeSlots = p.episodeSlots(bb, sslot, e)
+		}
 		if p.storeSlotBase != nil {
 			sslot = bb.bin(arith.Addi, p.storeSlotBase, sslot)
 		}
@@ -1022,6 +1043,10 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 		s := slot
 		if r.isStore {
 			s = sslot
+			if p.storeSlots != nil {
+				p.viewEpisodes(bb, t, r)
+				continue
+			}
 		}
 		v := bb.op(memref.View, []ir.Value{r.ring, bb.bin(arith.Muli, s, bb.idx(r.slot))}, []ir.Type{r.tile}).Result(0)
 		ir.ReplaceUsesIf(t, v, func(u *ir.OpOperand) bool { return newBody.Parent().IsAncestorOf(u.Owner()) && !isTileOp(u.Owner()) })
@@ -1347,6 +1372,10 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 			p.storeTile(b, st, slot, is0)
 		}
 		p.drainStores(loop, is0)
+		return
+	}
+	if p.storeSlots != nil {
+		p.rewriteEpisodes(loop, is0)
 		return
 	}
 	body := p.body
