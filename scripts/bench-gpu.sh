@@ -97,6 +97,16 @@ tma_rows_designs=(
 	"pp128tmarows|--design persistent --bm 128 --bn 128 --epilogue tma --store-layout rows|3,4|pingpong"
 	"coop256tmarows|--design coop --bm 128 --bn 256 --epilogue tma --store-layout rows|2,3|ws"
 )
+# The epilogue in parts (--store-layout parts: a box of columns at a time
+# through two one-box slots) leaves the whole tile's shared memory to load
+# stages: 4 stages of the cooperative 128x256 kernel fit where the whole
+# tile left 2 (f16 -> f32) or 3. On the H100 (2026-11-28,
+# scripts/gpu-store-parts.sh) 4096^3 f16 -> f32 took 193 us against 297,
+# e4m3 row-wise 99 against 112, bf16 178 against 180; ping-pong lost
+# (bf16 219 against 202 us, e4m3 4096 x 14336 x 4096 398 against 362).
+tma_parts_designs=(
+	"coop256parts|--design coop --bm 128 --bn 256 --epilogue tma --store-layout parts|3,4|ws"
+)
 square_designs=(
 	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"
 	"pp128|--design persistent --bm 128 --bn 128|4|pingpong"
@@ -107,6 +117,7 @@ square_designs=(
 	"coop256c2tma|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma|2,3|ws"
 	"t2x256|--design tiles2 --bm 128 --bn 256|3,4|pipelined"
 	"${tma_rows_designs[@]}"
+	"${tma_parts_designs[@]}"
 )
 # Up to 2048: smaller tiles too (1024^2 has 64 tiles of 128x128 for 132 SMs,
 # 512^2 16: 64 x 64 tiles and split-K give 512^3 64-256 blocks; cuBLAS took
@@ -129,6 +140,7 @@ small_square_designs=(
 	"t64x64s2l|--design tiles --bm 64 --bn 64 --split 2 --split-reduce last|4|pipelined"
 	"t128x64s2l|--design tiles --bm 128 --bn 64 --split 2 --split-reduce last|4|pipelined"
 	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|3,4|pingpong"
+	"${tma_parts_designs[@]}"
 )
 # Skinny M: deep rings (bytes in flight per SM bound these kernels); K
 # tiles of 32 halve a slot, so twice the slots fit; split-K puts 2 or 4
@@ -193,6 +205,7 @@ fp8_large_designs=(
 	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|4|pingpong"
 	"pp128wtma|--design persistent --bm 128 --bn wave:64-128 --epilogue tma|4|pingpong"
 	"${tma_rows_designs[@]}"
+	"${tma_parts_designs[@]}"
 )
 # Stream-K (gen_gemm.py --split-reduce streamk, 132 blocks, one per SM of
 # the H100 and H200). Its candidates lost every shape on 2026-11-27
@@ -259,7 +272,8 @@ llm_large_designs+=("${streamk_designs[@]}"
 	"coop256w|--design coop --bm 128 --bn wave:128-256|4|ws"
 	"coop256wtma|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws"
 	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|4|pingpong"
-	"${tma_rows_designs[@]}")
+	"${tma_rows_designs[@]}"
+	"${tma_parts_designs[@]}")
 llm_m="16 64 128 256 1024 4096"
 llm_nk="4096x4096 14336x4096 4096x14336 6144x1536"
 
