@@ -367,6 +367,11 @@ func (o WarpgroupMmaStoreOp) TmaLayout() ir.Attribute {
 	return o.Op.Attr("tmaLayout")
 }
 
+// Columns returns the `columns` attribute (i64 dense array attribute), or nil if absent.
+func (o WarpgroupMmaStoreOp) Columns() ir.Attribute {
+	return o.Op.Attr("columns")
+}
+
 // LayoutB returns the `layoutB` attribute (NVVM MMA layout), or nil if absent.
 func (o WgmmaMmaAsyncOp) LayoutB() ir.Attribute {
 	return o.Op.Attr("layoutB")
