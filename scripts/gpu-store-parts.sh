@@ -10,6 +10,9 @@
 #
 #   scripts/gpu-store-parts.sh build   # here (carry build/tmac build/gpu/store-parts.tgz)
 #   scripts/gpu-store-parts.sh run     # on the GPU machine; the table last
+#
+# STORE_PARTS_SET=2 (both steps) picks the second set: the shapes where the
+# tuning lists' winners of 2026-11-28 could lose to coop256parts.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-steps.sh # gen_bundle, gen_ab_rows, pack_bundles, unpack_bundles, ab_table
@@ -27,6 +30,19 @@ cases=(
 	"fp8r-coop256|4096x4096x4096|--dtype e4m3 --out bf16 --scale row --design coop --bm 128 --bn 256 --epilogue tma|3|4|$ws"
 	"fp8r-pp128|4096x14336x4096|--dtype e4m3 --out bf16 --scale row --design persistent --bm 128 --bn 128 --epilogue tma|4|5|$pp"
 )
+
+# The second set: the cooperative kernel at the shapes of the fp8, bf16
+# and f16 -> f32 lists where it might win with a 4th stage.
+cases2=(
+	"fp8r-coop256-1024|1024x4096x4096|--dtype e4m3 --out bf16 --scale row --design coop --bm 128 --bn 256 --epilogue tma|3|4|$ws"
+	"fp8r-coop256-1024x14336|1024x14336x4096|--dtype e4m3 --out bf16 --scale row --design coop --bm 128 --bn 256 --epilogue tma|3|4|$ws"
+	"fp8r-coop256-4096x14336|4096x14336x4096|--dtype e4m3 --out bf16 --scale row --design coop --bm 128 --bn 256 --epilogue tma|3|4|$ws"
+	"bf16-coop256-8192|8192x8192x8192|--dtype bf16 --out bf16 --design coop --bm 128 --bn 256 --epilogue tma|3|4|$ws"
+	"f16-coop256|4096x4096x4096|--dtype f16 --out f16 --design coop --bm 128 --bn 256 --epilogue tma|3|4|$ws"
+	"f16f32-coop256-2048|2048x2048x2048|--dtype f16 --out f32 --design coop --bm 128 --bn 256 --epilogue tma|2|4|$ws"
+	"f16f32-coop256-8192|8192x8192x8192|--dtype f16 --out f32 --design coop --bm 128 --bn 256 --epilogue tma|2|4|$ws"
+)
+[ "${STORE_PARTS_SET:-1}" = 2 ] && cases=("${cases2[@]}")
 
 # The rows' "stages" column: A's and B's.
 rows() {
