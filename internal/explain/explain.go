@@ -429,8 +429,12 @@ func (e *explainer) loop(ks *schedule.KernelSchedule, l *schedule.LoopSchedule, 
 		e.field("stage", fmt.Sprintf("%d B in %d TMA box%s (the expect_tx of each phase)", l.StageBytes, l.StageBoxes, pluralEs(l.StageBoxes)))
 	}
 	if l.StoreStages > 0 && l.Consumers == 0 {
-		e.field("stores", fmt.Sprintf("%d output slot%s; %d bulk store group%s per iteration; before writing a slot again one thread waits until at most %d group%s still read (cp.async.bulk.wait_group.read), then a proxy fence, a block barrier and the TMA store",
-			l.StoreStages, plural(l.StoreStages), l.StoreGroups, plural(l.StoreGroups), l.StoreWait, plural(l.StoreWait)))
+		parts := ""
+		if l.StoreParts > 1 {
+			parts = fmt.Sprintf(" (the output tile stored in %d parts, each taking the next slot)", l.StoreParts)
+		}
+		e.field("stores", fmt.Sprintf("%d output slot%s; %d bulk store group%s per iteration%s; before writing a slot again one thread waits until at most %d group%s still read (cp.async.bulk.wait_group.read), then a proxy fence, a block barrier and the TMA store",
+			l.StoreStages, plural(l.StoreStages), l.StoreGroups, plural(l.StoreGroups), parts, l.StoreWait, plural(l.StoreWait)))
 	}
 	if l.PassThrough {
 		e.field("stores", "each loaded tile is stored by TMA straight from its load slot (a TMA copy: no fence, no barrier)")

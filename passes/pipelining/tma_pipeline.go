@@ -351,6 +351,9 @@ type pipelinedLoop struct {
 	// storeSlots: the slot of each episode of an output tile stored more
 	// than once an iteration (tma_store_episodes.go), set by normalise.
 	storeSlots []ir.Value
+	// episodes: the stores of the output tile an iteration (analyse; 0 or
+	// 1: whole tiles).
+	episodes int64
 	// rec is the loop's record for tmac explain (nil when not recording).
 	rec *schedule.LoopSchedule
 }
@@ -498,6 +501,7 @@ func (p *pipelinedLoop) analyse() error {
 	if len(p.loads) == 0 && len(p.waits) > 0 {
 		return p.waits[0].EmitError("tmac.tma.wait without a tmac.tma.load in the loop")
 	}
+	p.episodes = p.countEpisodes()
 	if p.tripC >= 0 {
 		// A static trip count below the stage count needs no more slots.
 		p.n = max(1, min(p.n, p.tripC))

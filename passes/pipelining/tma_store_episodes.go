@@ -31,8 +31,12 @@ import (
 // it must be used within one episode (take the view again after a store).
 
 // storeEpisodes returns the number of times an iteration stores the
-// loop's output tile (1 when it has none, or several output tiles).
-func (p *pipelinedLoop) storeEpisodes() int64 {
+// loop's output tile (1 when it has none, or several output tiles), as
+// analyse found it (the stores are gone once rewritten).
+func (p *pipelinedLoop) storeEpisodes() int64 { return max(1, p.episodes) }
+
+// countEpisodes counts the stores of the loop's output tile (analyse).
+func (p *pipelinedLoop) countEpisodes() int64 {
 	if len(p.stores) < 2 || p.passThrough() {
 		return 1
 	}
@@ -43,6 +47,13 @@ func (p *pipelinedLoop) storeEpisodes() int64 {
 		}
 	}
 	return int64(len(p.stores))
+}
+
+// storeWait is the wait_group.read depth before an output slot is written
+// again: the groups committed since the slot's last store, (S-1) stores'
+// worth (an iteration's for whole tiles, a part's for a tile in parts).
+func (p *pipelinedLoop) storeWait() int64 {
+	return (p.s - 1) * p.storeGroups() / p.storeEpisodes()
 }
 
 // checkEpisodes checks an output tile stored more than once an iteration
@@ -132,7 +143,6 @@ func (p *pipelinedLoop) viewEpisodes(b tb, t ir.Value, r *tileRing) {
 // first write, then the fence, barrier and store.
 func (p *pipelinedLoop) rewriteEpisodes(loop *ir.Operation, is0 ir.Value) {
 	r := p.ringOf(p.stores[0].Src())
-	g := r.boxes.N
 	views := map[ir.Value]bool{}
 	for _, op := range p.body.Ops() {
 		if op.Name() == memref.View && op.Operand(0) == r.ring {
@@ -169,11 +179,11 @@ func (p *pipelinedLoop) rewriteEpisodes(loop *ir.Operation, is0 ir.Value) {
 	for _, first := range firsts {
 		wb := newTB(loop.Loc)
 		wb.SetInsertionPoint(first)
-		wb.ifThen(is0, func(b tb) { bulkWaitRead(b, (p.s-1)*g) })
+		wb.ifThen(is0, func(b tb) { bulkWaitRead(b, p.storeWait()) })
 		wb.barrier()
 	}
 	if p.rec != nil {
-		p.rec.StoreStages, p.rec.StoreGroups, p.rec.StoreWait = p.s, p.storeGroups(), (p.s-1)*g
+		p.rec.StoreStages, p.rec.StoreGroups, p.rec.StoreWait, p.rec.StoreParts = p.s, p.storeGroups(), p.storeWait(), p.storeEpisodes()
 	}
 	for i, st := range p.stores {
 		b := newTB(st.Op.Loc)

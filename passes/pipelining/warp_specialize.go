@@ -639,12 +639,16 @@ func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value, rec *schedu
 		q.rec = &schedule.LoopSchedule{}
 		q.finishRecord()
 		rec.Tiles = append(rec.Tiles, q.rec.Tiles...)
-		rec.StoreStages, rec.StoreGroups, rec.StoreWait = q.s, q.storeGroups(), (q.s-1)*q.storeGroups()
+		rec.StoreStages, rec.StoreGroups, rec.StoreWait, rec.StoreParts = q.s, q.storeGroups(), q.storeWait(), q.storeEpisodes()
 		slots, who := fmt.Sprintf("%d output slot(s)", q.s), "the first consumer thread"
 		if wg != nil {
 			slots, who = fmt.Sprintf("%d output slot(s) per warpgroup", q.s), "each warpgroup's first thread"
 		}
-		rec.AfterLoop = append(rec.AfterLoop, fmt.Sprintf("TMA-store epilogue in the tile loop: %s rotated across tiles; %s waits until at most %d bulk store group(s) still read before a slot is rewritten, and for all of them after the tile loop", slots, who, (q.s-1)*q.storeGroups()))
+		across := "rotated across tiles"
+		if e := q.storeEpisodes(); e > 1 {
+			across = fmt.Sprintf("rotated by part (the tile is stored in %d parts)", e)
+		}
+		rec.AfterLoop = append(rec.AfterLoop, fmt.Sprintf("TMA-store epilogue in the tile loop: %s %s; %s waits until at most %d bulk store group(s) still read before a slot is rewritten, and for all of them after the tile loop", slots, across, who, q.storeWait()))
 	}
 	return newOuter, nil
 }

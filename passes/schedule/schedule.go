@@ -75,8 +75,9 @@ type LoopSchedule struct {
 	// StoreStages is the number of output-tile slots (0 without output
 	// tiles), StoreGroups the bulk store groups an iteration commits and
 	// StoreWait the wait_group.read depth before an output slot is
-	// written again.
-	StoreStages, StoreGroups, StoreWait int64
+	// written again; StoreParts > 1 when an iteration stores its output
+	// tile in that many parts, each taking the next slot.
+	StoreStages, StoreGroups, StoreWait, StoreParts int64
 	// Trip is the static trip count, -1 if dynamic. The induction value of
 	// iteration j is LB + j*Step when IVKnown.
 	Trip, LB, Step int64
