@@ -36,13 +36,16 @@ func refCacheKey(mod, entry *ir.Operation, sample int64, seed int64, dist string
 
 // RefCache keeps @reference's results for runs that can share them
 // (refCacheKey): tmac tune run's variants of one program get the same
-// inputs, so the same results.
+// inputs, so the same results. It keeps the inputs too (makeArgs).
 type RefCache struct {
 	results map[string]*refResult
+	args    map[string][]*runArg
 }
 
 // NewRefCache returns an empty cache.
-func NewRefCache() *RefCache { return &RefCache{results: map[string]*refResult{}} }
+func NewRefCache() *RefCache {
+	return &RefCache{results: map[string]*refResult{}, args: map[string][]*runArg{}}
+}
 
 // refResult is @reference's output on a variant's inputs.
 type refResult struct {
