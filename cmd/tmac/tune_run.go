@@ -18,7 +18,8 @@ func newTuneRunCmd() *cobra.Command {
 		Short: "Run and time every variant of a tune build on the GPU and rank them",
 		Long: `run reads DIR/tune.json (from tmac tune build) and runs every compiled
 variant in this process the way tmac run --bench does: random inputs from
---seed (the same for every variant), the check against @reference (run
+--seed (the same for every variant: drawn once per distinct argument
+list and copied for the others), the check against @reference (run
 on the CPU once per distinct @reference and argument types, and reused,
 since the inputs are then the same),
 then CUDA-event timings of the kernels (--warmup runs, then --reps timed
