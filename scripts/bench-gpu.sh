@@ -104,8 +104,12 @@ tma_rows_designs=(
 # scripts/gpu-store-parts.sh) 4096^3 f16 -> f32 took 193 us against 297,
 # e4m3 row-wise 99 against 112, bf16 178 against 180; ping-pong lost
 # (bf16 219 against 202 us, e4m3 4096 x 14336 x 4096 398 against 362).
+# The pairs with 4 stages against 5 confound stages with parts: ping-pong
+# was slower at 5 stages with the whole tile too (e4m3 1024 x 4096 x 4096,
+# 35.8 us at 4, 38.0 at 5), so it has no parts twin yet.
 tma_parts_designs=(
 	"coop256parts|--design coop --bm 128 --bn 256 --epilogue tma --store-layout parts|3,4|ws"
+	"coop256c2parts|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma --store-layout parts|3,4|ws"
 )
 square_designs=(
 	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"
@@ -140,7 +144,7 @@ small_square_designs=(
 	"t64x64s2l|--design tiles --bm 64 --bn 64 --split 2 --split-reduce last|4|pipelined"
 	"t128x64s2l|--design tiles --bm 128 --bn 64 --split 2 --split-reduce last|4|pipelined"
 	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|3,4|pingpong"
-	"${tma_parts_designs[@]}"
+	"coop256parts|--design coop --bm 128 --bn 256 --epilogue tma --store-layout parts|3,4|ws"
 )
 # Skinny M: deep rings (bytes in flight per SM bound these kernels); K
 # tiles of 32 halve a slot, so twice the slots fit; split-K puts 2 or 4
@@ -204,6 +208,7 @@ fp8_large_designs=(
 	"coop256w|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws"
 	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|4|pingpong"
 	"pp128wtma|--design persistent --bm 128 --bn wave:64-128 --epilogue tma|4|pingpong"
+	"coop256wparts|--design coop --bm 128 --bn wave:128-256 --epilogue tma --store-layout parts|4|ws"
 	"${tma_rows_designs[@]}"
 	"${tma_parts_designs[@]}"
 )
@@ -272,6 +277,7 @@ llm_large_designs+=("${streamk_designs[@]}"
 	"coop256w|--design coop --bm 128 --bn wave:128-256|4|ws"
 	"coop256wtma|--design coop --bm 128 --bn wave:128-256 --epilogue tma|3|ws"
 	"pp128tma|--design persistent --bm 128 --bn 128 --epilogue tma|4|pingpong"
+	"coop256wparts|--design coop --bm 128 --bn wave:128-256 --epilogue tma --store-layout parts|4|ws"
 	"${tma_rows_designs[@]}"
 	"${tma_parts_designs[@]}")
 llm_m="16 64 128 256 1024 4096"
