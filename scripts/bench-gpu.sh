@@ -104,12 +104,13 @@ tma_rows_designs=(
 # scripts/gpu-store-parts.sh) 4096^3 f16 -> f32 took 193 us against 297,
 # e4m3 row-wise 99 against 112, bf16 178 against 180; ping-pong lost
 # (bf16 219 against 202 us, e4m3 4096 x 14336 x 4096 398 against 362).
-# The pairs with 4 stages against 5 confound stages with parts: ping-pong
-# was slower at 5 stages with the whole tile too (e4m3 1024 x 4096 x 4096,
-# 35.8 us at 4, 38.0 at 5), so it has no parts twin yet.
+# The ping-pong pairs with 4 stages against 5 confound stages with parts:
+# ping-pong was slower at 5 stages with the whole tile too (e4m3 1024 x
+# 4096 x 4096, 35.8 us at 4, 38.0 at 5); pp128parts tunes it at 4.
 tma_parts_designs=(
 	"coop256parts|--design coop --bm 128 --bn 256 --epilogue tma --store-layout parts|3,4|ws"
 	"coop256c2parts|--design coop --bm 128 --bn 256 --cluster 2 --epilogue tma --store-layout parts|3,4|ws"
+	"pp128parts|--design persistent --bm 128 --bn 128 --epilogue tma --store-layout parts|4|pingpong"
 )
 square_designs=(
 	"t128smem|--design tiles --bm 128 --bn 128 --epilogue smem|4|pipelined"

@@ -183,6 +183,7 @@ const (
 // unsigned, {0,1} for i1) so products and sums stay exact.
 func (b *Buffer) FillRandom(r *rand.Rand, d Dist) {
 	n := b.Len()
+	enc := normalEncoder(b.Elem)
 	for i := 0; i < n; i++ {
 		if b.IsFloat() && d != Ints {
 			var v float64
@@ -190,6 +191,12 @@ func (b *Buffer) FillRandom(r *rand.Rand, d Dist) {
 				v = 2*r.Float64() - 1
 			} else {
 				v = r.NormFloat64()
+			}
+			if enc != nil {
+				if bits, ok := enc.encode(v); ok {
+					enc.put(b.Bytes, i, bits)
+					continue
+				}
 			}
 			b.SetFloat(i, v)
 			continue
@@ -221,14 +228,84 @@ const Sentinel = -0x5A5A5A5A5A5A5A5B
 // Poison fills b with NaN (floats; for fp8 e4m3, its NaN pattern) or a
 // sentinel (integers), so elements a kernel never writes are caught.
 func (b *Buffer) Poison() {
-	n := b.Len()
-	for i := 0; i < n; i++ {
-		if b.IsFloat() {
-			b.SetFloat(i, math.NaN())
-		} else {
-			b.SetInt(i, Sentinel)
-		}
+	if b.Len() == 0 {
+		return
 	}
+	// Element 0, then its bytes copied over the rest, doubling.
+	if b.IsFloat() {
+		b.SetFloat(0, math.NaN())
+	} else {
+		b.SetInt(0, Sentinel)
+	}
+	size, _ := ElemSize(b.Elem)
+	for done := size; done < len(b.Bytes); done *= 2 {
+		copy(b.Bytes[done:], b.Bytes[:done])
+	}
+}
+
+// floatEncoder rounds a float64 to a 16- or 32-bit float format, to
+// nearest even, by bit arithmetic: the random inputs of a large GEMM are
+// hundreds of millions of values, which SetFloat's general rounding
+// (ir.RoundToFloatKind, ir.FloatToBits) takes seconds to convert.
+type floatEncoder struct {
+	f32            bool
+	bias, mantBits int // the format's exponent bias and stored mantissa bits
+	size           int // bytes
+}
+
+// normalEncoder returns the encoder of t's format, or nil for formats
+// without one (SetFloat then rounds every value).
+func normalEncoder(t ir.Type) *floatEncoder {
+	f, ok := t.(*ir.FloatType)
+	if !ok {
+		return nil
+	}
+	switch f.Kind {
+	case ir.F32:
+		return &floatEncoder{f32: true, size: 4}
+	case ir.BF16:
+		return &floatEncoder{bias: 127, mantBits: 7, size: 2}
+	case ir.F16:
+		return &floatEncoder{bias: 15, mantBits: 10, size: 2}
+	}
+	return nil
+}
+
+// encode returns v rounded to the format, as bits, with ok false where it
+// leaves v to SetFloat: NaN, infinities, and (16-bit formats) values whose
+// result may be zero, subnormal, in the top binade or infinite. The bits
+// are those SetFloat stores (TestFloatEncoder).
+func (e *floatEncoder) encode(v float64) (uint64, bool) {
+	if e.f32 {
+		if math.IsNaN(v) {
+			return 0, false
+		}
+		return uint64(math.Float32bits(float32(v))), true // Go converts to nearest even
+	}
+	b := math.Float64bits(v)
+	exp := int(b>>52&0x7ff) - 1023
+	// Normal results strictly inside the format's range: exp from the
+	// smallest normal's to one below the largest binade's.
+	if exp < 1-e.bias || exp >= e.bias {
+		return 0, false
+	}
+	drop := uint(52 - e.mantBits)
+	mant := b & (1<<52 - 1)
+	r := uint64(exp+e.bias)<<uint(e.mantBits) | mant>>drop
+	rest, half := mant&(1<<drop-1), uint64(1)<<(drop-1)
+	if rest > half || rest == half && r&1 == 1 {
+		r++ // a carry out of the mantissa moves to the next binade, as it should
+	}
+	return b>>63<<15 | r, true
+}
+
+// put stores bits as element i of a little-endian buffer.
+func (e *floatEncoder) put(p []byte, i int, bits uint64) {
+	if e.size == 4 {
+		binary.LittleEndian.PutUint32(p[4*i:], uint32(bits))
+		return
+	}
+	binary.LittleEndian.PutUint16(p[2*i:], uint16(bits))
 }
 
 // Clone returns a deep copy.
