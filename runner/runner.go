@@ -56,6 +56,9 @@ type Options struct {
 	// BankConflicts reports the shared-memory bank conflicts of the
 	// emulated run's ordinary loads and stores, per op (emulator only).
 	BankConflicts bool
+	// EmuLazyStores keeps the emulator's TMA stores reading their shared
+	// memory as long as possible (emu.Device.LazyStores).
+	EmuLazyStores bool
 	Dump          bool // write a dump into DumpDir
 	DumpDir       string
 	Pipeline      string // pass pipeline, for .tma input
@@ -134,6 +137,9 @@ func (opts *Options) check() error {
 	case "gpu", "":
 		if opts.BankConflicts {
 			return usage("--bank-conflicts counts the emulator's shared-memory accesses: it needs --target=emu")
+		}
+		if opts.EmuLazyStores {
+			return usage("--emu-lazy-stores is a schedule of the emulator: it needs --target=emu")
 		}
 	case "emu":
 		if opts.Bench {
@@ -217,6 +223,7 @@ func run(prog *Program, source string, opts *Options, shapes, sets map[int]strin
 	if opts.Target == "emu" {
 		edev := emu.NewDevice(mod, opts.EmuSeed)
 		edev.Timeout = opts.Timeout
+		edev.LazyStores = opts.EmuLazyStores
 		if opts.BankConflicts {
 			banks = emu.NewBankCounter()
 			edev.Observe = banks.Observe

@@ -118,6 +118,7 @@ Exit status: 0 success, 1 mismatch or failure, 2 usage error, 3 no GPU.`,
 	fl.StringVar(&f.DumpDir, "dump-dir", "", "write the inputs and GPU outputs as .npy files and a manifest.json into `DIR` after the run")
 	fl.StringVar(&f.Target, "target", "gpu", "where the kernels run: gpu (the CUDA driver) or emu (the CPU emulator: no GPU or llc needed)")
 	fl.Int64Var(&f.EmuSeed, "emu-seed", 0, "seed of the emulator's scheduling (which thread runs, when copies complete)")
+	fl.BoolVar(&f.EmuLazyStores, "emu-lazy-stores", false, "with --target=emu, keep every TMA store reading its shared memory until no thread of the block can run (a write a store may still be reading, for want of a cp.async.bulk.wait_group.read, is then reported wherever it can happen)")
 	fl.BoolVar(&f.BankConflicts, "bank-conflicts", false, "with --target=emu, report each op's shared-memory bank conflicts: the wavefronts its warps' loads and stores take on the 32 banks against the conflict-free ideal")
 	return cmd
 }

@@ -35,6 +35,12 @@ type Device struct {
 	// Timeout, when positive, bounds each launch: a launch still running
 	// then is stopped and returns a *TimeoutError.
 	Timeout time.Duration
+	// LazyStores keeps every TMA store in flight (reading its shared
+	// memory) until no thread of its block can run, instead of completing
+	// it at a random step: a write to a buffer a store may still be
+	// reading (a missing or too shallow cp.async.bulk.wait_group.read) is
+	// then reported as a race wherever one is possible.
+	LazyStores bool
 	// Progress, when set, is called every ProgressEvery while a launch
 	// runs.
 	Progress      func(LaunchProgress)

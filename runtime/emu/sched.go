@@ -249,8 +249,7 @@ func (b *blockRun) run() *Error {
 				}
 			}
 		}
-		if len(b.inflight) > 0 && (len(runnable) == 0 || b.rng.Intn(3) == 0) {
-			i := b.rng.Intn(len(b.inflight))
+		if i := b.completable(len(runnable) == 0); i >= 0 {
 			op := b.inflight[i]
 			b.inflight = append(b.inflight[:i], b.inflight[i+1:]...)
 			if err := b.complete(op); err != nil {
@@ -361,4 +360,24 @@ func threadList(ids []int) string {
 		i = j + 1
 	}
 	return "threads " + strings.Join(parts, ", ")
+}
+
+// completable picks the in-flight copy to complete at this step, or -1:
+// at random one step in three, or whenever no thread can run (stuck); with
+// the device's LazyStores only loads at random, stores only when stuck.
+func (b *blockRun) completable(stuck bool) int {
+	n := len(b.inflight)
+	if n == 0 || (!stuck && b.rng.Intn(3) != 0) {
+		return -1
+	}
+	i := b.rng.Intn(n)
+	if stuck || !b.dev.LazyStores {
+		return i
+	}
+	for k := 0; k < n; k++ { // the first load from a random start
+		if j := (i + k) % n; b.inflight[j].load {
+			return j
+		}
+	}
+	return -1
 }
