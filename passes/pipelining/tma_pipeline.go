@@ -1364,6 +1364,32 @@ func bulkWaitRead(b tb, n int64) {
 		ir.NamedAttr{Name: "group", Value: ir.IntAttr(n, ir.I32)}, ir.NamedAttr{Name: "read", Value: ir.Unit})
 }
 
+// waitStoresRead has the elected thread (is0) wait until at most n bulk
+// store groups still read shared memory, then meets the block at a
+// barrier: the bytes those stores read are free for every thread.
+func waitStoresRead(b tb, is0 ir.Value, n int64) {
+	b.ifThen(is0, func(b tb) { bulkWaitRead(b, n) })
+	b.barrier()
+}
+
+// publishToTMA makes the threads' shared-memory writes visible to a TMA
+// store (the async proxy) and meets the block at a barrier, before the
+// elected thread issues the store.
+func publishToTMA(b tb) {
+	b.op(nvvm.FenceProxy, nil, nil,
+		ir.NamedAttr{Name: "kind", Value: nvvm.ProxyKind.Attr("async.shared")},
+		ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
+	b.barrier()
+}
+
+// recordStores puts the output tiles' rotation into rec (nil: not
+// recording).
+func (p *pipelinedLoop) recordStores(rec *schedule.LoopSchedule) {
+	if rec != nil {
+		rec.StoreStages, rec.StoreGroups, rec.StoreWait, rec.StoreParts = p.s, p.storeGroups(), p.storeWait(), p.storeEpisodes()
+	}
+}
+
 func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Value) {
 	if p.passThrough() {
 		// The elected thread stores each pass-through tile from the slot
@@ -1418,14 +1444,10 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 	// An iteration commits G bulk groups (storeGroups); slot j mod S was
 	// last read by the stores of iteration j-S, complete once at most
 	// (S-1)*G groups are still reading.
-	g := p.storeGroups()
 	wb := newTB(loop.Loc)
 	wb.SetInsertionPoint(first)
-	wb.ifThen(is0, func(b tb) { bulkWaitRead(b, (p.s-1)*g) })
-	wb.barrier()
-	if p.rec != nil {
-		p.rec.StoreStages, p.rec.StoreGroups, p.rec.StoreWait = p.s, g, (p.s-1)*g
-	}
+	waitStoresRead(wb, is0, p.storeWait())
+	p.recordStores(p.rec)
 
 	// Consecutive stores share one fence and barrier (decided before any
 	// store is replaced).
@@ -1437,10 +1459,7 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 		b := newTB(st.Op.Loc)
 		b.SetInsertionPoint(st.Op)
 		if !follows[i] {
-			b.op(nvvm.FenceProxy, nil, nil,
-				ir.NamedAttr{Name: "kind", Value: nvvm.ProxyKind.Attr("async.shared")},
-				ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
-			b.barrier()
+			publishToTMA(b)
 		}
 		p.storeTile(b, st, sslot, is0)
 	}
@@ -1466,7 +1485,6 @@ func (p *pipelinedLoop) storeTile(b tb, st tmac.TmaStoreOp, slot, is0 ir.Value) 
 func (p *pipelinedLoop) drainStores(loop *ir.Operation, is0 ir.Value) {
 	ab := newTB(loop.Loc)
 	ab.SetInsertionPointAfter(loop)
-	ab.ifThen(is0, func(b tb) { bulkWaitRead(b, 0) })
-	ab.barrier()
+	waitStoresRead(ab, is0, 0)
 	p.recordAfter("thread 0: cp.async.bulk.wait_group.read 0 (every TMA store has read its tile), block barrier")
 }

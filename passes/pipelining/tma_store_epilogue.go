@@ -5,7 +5,6 @@ import (
 	"github.com/tmac-dev/tmac/dialects/gpu"
 	"github.com/tmac-dev/tmac/dialects/memref"
 	"github.com/tmac-dev/tmac/dialects/nvgpu"
-	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -54,10 +53,7 @@ func (k *tmaKernel) storesOutsideLoops(stores []*ir.Operation, elected func(tb) 
 
 		b := newTB(run[0].Loc)
 		b.SetInsertionPoint(run[0])
-		b.op(nvvm.FenceProxy, nil, nil,
-			ir.NamedAttr{Name: "kind", Value: nvvm.ProxyKind.Attr("async.shared")},
-			ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
-		b.barrier()
+		publishToTMA(b)
 		b.ifThen(elected(b), func(b tb) {
 			for _, op := range run {
 				st := tmac.TmaStoreOp{Op: op}

@@ -3,7 +3,6 @@ package pipelining
 import (
 	"github.com/tmac-dev/tmac/dialects/arith"
 	"github.com/tmac-dev/tmac/dialects/memref"
-	"github.com/tmac-dev/tmac/dialects/nvvm"
 	"github.com/tmac-dev/tmac/dialects/tmac"
 	"github.com/tmac-dev/tmac/ir"
 )
@@ -179,19 +178,13 @@ func (p *pipelinedLoop) rewriteEpisodes(loop *ir.Operation, is0 ir.Value) {
 	for _, first := range firsts {
 		wb := newTB(loop.Loc)
 		wb.SetInsertionPoint(first)
-		wb.ifThen(is0, func(b tb) { bulkWaitRead(b, p.storeWait()) })
-		wb.barrier()
+		waitStoresRead(wb, is0, p.storeWait())
 	}
-	if p.rec != nil {
-		p.rec.StoreStages, p.rec.StoreGroups, p.rec.StoreWait, p.rec.StoreParts = p.s, p.storeGroups(), p.storeWait(), p.storeEpisodes()
-	}
+	p.recordStores(p.rec)
 	for i, st := range p.stores {
 		b := newTB(st.Op.Loc)
 		b.SetInsertionPoint(st.Op)
-		b.op(nvvm.FenceProxy, nil, nil,
-			ir.NamedAttr{Name: "kind", Value: nvvm.ProxyKind.Attr("async.shared")},
-			ir.NamedAttr{Name: "space", Value: nvvm.SharedSpace.Attr("cta")})
-		b.barrier()
+		publishToTMA(b)
 		p.storeTile(b, st, p.storeSlots[i], is0)
 	}
 	p.drainStores(loop, is0)

@@ -639,7 +639,7 @@ func (k *tmaKernel) consumerStores(outer *ir.Operation, tc ir.Value, rec *schedu
 		q.rec = &schedule.LoopSchedule{}
 		q.finishRecord()
 		rec.Tiles = append(rec.Tiles, q.rec.Tiles...)
-		rec.StoreStages, rec.StoreGroups, rec.StoreWait, rec.StoreParts = q.s, q.storeGroups(), q.storeWait(), q.storeEpisodes()
+		q.recordStores(rec)
 		slots, who := fmt.Sprintf("%d output slot(s)", q.s), "the first consumer thread"
 		if wg != nil {
 			slots, who = fmt.Sprintf("%d output slot(s) per warpgroup", q.s), "each warpgroup's first thread"
