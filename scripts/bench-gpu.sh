@@ -281,6 +281,25 @@ llm_large_designs+=("${streamk_designs[@]}"
 	"coop256wparts|--design coop --bm 128 --bn wave:128-256 --epilogue tma --store-layout parts|4|ws"
 	"${tma_rows_designs[@]}"
 	"${tma_parts_designs[@]}")
+# Split-K in the persistent cooperative kernel (gen_gemm.py --design coop
+# --split S --split-reduce last) lost every M = 128 and 256 shape it was
+# tuned on (H200, 2026-11-28: bf16 256 x 4096 x 4096 coop128s2l 23.4 us,
+# coop256s2l 36.7, against t128x64's 22.0; fp8 row-wise 256 x 6144 x 1536
+# 25.5 against ping-pong's 11.8): it is not in the lists.
+# Clusters sharing A (--cluster 2 --multicast a): two blocks on tiles side
+# by side in a row of tiles load A's tile once, multicast to both. The
+# M = 128 and 256 shapes read A's tile once per column of tiles (256 x
+# 4096 x 4096 in 128 x 64 tiles: 64 reads of A's 2 MB, 128 MB from L2
+# against B's 64 MB), which the one-warpgroup tiles kernels that won
+# there (0.83-0.89x cuBLAS) cannot share.
+mca_designs=(
+	"p128x64mca|--design persistent --bm 128 --bn 64 --cluster 2 --multicast a|6,8|pingpong,ws"
+	"pp128mca|--design persistent --bm 128 --bn 128 --cluster 2 --multicast a|4|pingpong"
+	"coop128mca|--design coop --bm 128 --bn 128 --cluster 2 --multicast a|4,6|ws"
+)
+llm_skinny_designs+=("${mca_designs[@]}")
+llm_mid_designs+=("${mca_designs[@]}")
+fp8_mid_designs+=("${mca_designs[@]}")
 llm_m="16 64 128 256 1024 4096"
 llm_nk="4096x4096 14336x4096 4096x14336 6144x1536"
 

@@ -84,7 +84,16 @@ accumulator's row and column layouts), as torch._scaled_mm does.
 --split S (split-K, tiles design, smem epilogue) gives each tile S blocks
 over K/S each, adding their partial tiles with atomics into D (f32 output,
 zeroed by the host first) or into an f32 workspace that a second kernel
-rounds into D (f16, bf16).
+rounds into D (f16, bf16). With --split-reduce last (tiles and coop
+designs, direct epilogue) each block stores its partial tile to an f32
+workspace and the last of a tile's blocks adds them in registers; in the
+coop design the S parts of a tile are work units of the persistent tile
+loop (M a multiple of BM).
+
+--cluster 2 --multicast a (persistent designs) pairs tiles side by side in
+a row of tiles (group height 1) so that the two blocks share A's tile
+instead of B's (the default, --multicast b, pairs vertically adjacent
+tiles); the grid becomes the most whole clusters that divide the tiles.
 """
 
 import argparse
@@ -191,7 +200,7 @@ def wave_bn(spec, m, n, bm, fp8, sms, split=1):
 
 def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, cluster=1, activation="none", bk=None,
         split=1, scale="none", l2promo="none", allow_pad=False, split_reduce="atomic", dtype_b=None, full_a=False,
-        prefetch_maps=False, store_layout="swizzled"):
+        prefetch_maps=False, store_layout="swizzled", multicast="b"):
     if activation != "none" and activation not in GELU and activation not in KERNEL_GELU:
         raise Refuse(f"activation {activation}: none, gelu, gelu_poly or gelu_tanh")
     if dtype not in MLIR_TYPE:
@@ -235,20 +244,37 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if split > 1 and not fixup and (design != "tiles" or epilogue != "smem" or activation != "none"):
         raise Refuse("split-K is for the tiles design, the smem epilogue and no activation "
                      "(the partial tiles are added into D with atomics)")
-    if fixup and (design != "tiles" or epilogue != "direct" or activation != "none"):
-        raise Refuse("split-K reduced by the last block (--split-reduce last) is for the tiles design, the direct "
-                     "epilogue and no activation")
+    if fixup and (design not in ("tiles", "coop") or epilogue != "direct" or activation != "none"):
+        raise Refuse("split-K reduced by the last block (--split-reduce last) is for the tiles and coop designs, "
+                     "the direct epilogue and no activation")
+    if fixup and design == "coop" and (m % bm or cluster > 1):
+        # The coop kernel's partial tiles are two 64-row halves, one per
+        # warpgroup; the rows-inside-D views and multicast pairs of units
+        # are not generated.
+        raise Refuse("coop split-K needs M a multiple of BM and no cluster")
     if split > 1 and -(-k // bk) % split:
         raise Refuse(f"{-(-k // bk)} K steps do not split into {split} equal parts")
     if cluster not in (1, 2):
         raise Refuse("clusters of 1 or 2 blocks")
+    if multicast not in ("a", "b"):
+        raise Refuse(f"multicast {multicast}: a or b")
     if cluster == 2:
         # The two blocks of a cluster take consecutive tiles t, t+1, which
         # the grouped order puts one above the other (same column of B)
         # when the group height is even: B's tile is multicast to both.
+        # With --multicast a the group height is 1, so t and t+1 are side
+        # by side in a row of tiles and share A's tile instead (for few
+        # rows of tiles, where A's tile is read once per column of tiles).
         if design not in ("persistent", "coop"):
             raise Refuse("clusters are for the persistent designs")
-        if -(-m // bm) % 2 or group % 2 or grid % 2:
+        if multicast == "a":
+            group = 1
+            if -(-n // bn) % 2 or grid % 2:
+                raise Refuse("a 2-block cluster sharing A needs an even number of tile columns and grid")
+            if m < bm or (bm // cluster) % (64 if two_wg else 8):
+                raise Refuse(f"A's tile is multicast as {cluster} boxes of rows: M >= BM and BM/{cluster} rows "
+                             "each warpgroup's half can take")
+        elif -(-m // bm) % 2 or group % 2 or grid % 2:
             raise Refuse("a 2-block cluster needs an even number of tile rows, group height and grid")
     # Edge tiles: TMA loads fill what lies outside A and B with zeros (a
     # K tail adds nothing), the TMA store clips the tile at D's edges, the
@@ -301,7 +327,16 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     A, D = f"memref<{m}x{k}x{T}>", f"memref<{m}x{n}x{O}>"
     B = f"memref<{n}x{k}x{TB}>" if fp8 else f"memref<{k}x{n}x{TB}>"
     persistent = design in ("persistent", "coop")
-    nblocks = min(grid, tiles) if persistent else tiles * split
+    # The persistent coop design's work units with split-K: part p of tile
+    # t is unit p*tiles + t (a block's units are a grid apart, the parts of
+    # a tile too, so they run at the same time on different SMs).
+    units = tiles * split
+    nblocks = min(grid, units) if persistent else units
+    if persistent and cluster > 1 and units % nblocks:
+        # Multicast needs every block of a cluster to run the tile loop
+        # the same number of times: the most blocks, whole clusters, that
+        # divide the tiles.
+        nblocks = max((g for g in range(cluster, nblocks + 1, cluster) if units % g == 0), default=nblocks)
     if streamk:
         # Stream-K: the tiles x K steps iterations split evenly over the
         # blocks; block b takes [b*I/G, (b+1)*I/G), a tile's K steps may be
@@ -325,7 +360,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"// Generated by bench/gpu/gen_gemm.py: D({O}) = {what}, M={m} N={n} K={k},")
     w(f"// design {design}, {bm}x{bn}x{bk} tiles{' (edge tiles: TMA zero fill, stores inside D only)' if edge else ''}, {'persistent over ' + str(nblocks) + ' blocks' if persistent else ('stream-K over ' + str(nblocks) + ' blocks' if streamk else str(tiles) + ' blocks')},")
     w(f"// grouped tile order ({group} rows of tiles at a time), {stages} stages, {epilogue} epilogue"
-      + (f", clusters of {cluster} sharing B's tile (multicast)" if cluster > 1 else "")
+      + (f", clusters of {cluster} sharing {multicast.upper()}'s tile (multicast)" if cluster > 1 else "")
       + (f"; D = {activation}(A * B + bias), in registers" if activation != "none" else "")
       + (f"; split-K: {split} blocks per tile, each over K/{split}, added with atomics into "
          + ("D (zeroed first)" if out == "f32" else "an f32 workspace (zeroed first) that a second kernel rounds into D") if split > 1 and not fixup else "")
@@ -337,8 +372,16 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"!atile = memref<{bm}x{bk}x{T}, {WG}>")
     if arows < bm:
         w(f"!arows = memref<{arows}x{bk}x{T}, strided<[{bk}, 1]>, {WG}>")
-    if bk > kbox or arows < bm:
-        w(f"!abox = memref<{arows}x{kbox}x{T}, {WG}>")
+    mca, mcb = cluster > 1 and multicast == "a", cluster > 1 and multicast == "b"
+    if mca:
+        # A's tile multicast as cluster boxes of BM/cluster rows, one issued
+        # by each block of the pair.
+        arows_box = bm // cluster
+    else:
+        arows_box = arows
+    abox = bk > kbox or arows < bm or mca
+    if abox:
+        w(f"!abox = memref<{arows_box}x{kbox}x{T}, {WG}>")
     if two_wg:
         w(f"!ahalf = memref<{ha}x{bk}x{T}, strided<[{bk}, 1], offset: ?>, {WG}>")
         w(f"!ahalfd = memref<{ha}x{bk}x{T}, {WG}>")
@@ -349,15 +392,15 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"!bop = memref<{bk}x{bn}x{TB}, {WG}>")
         # With clusters, B's tile is multicast box by box: two boxes of
         # BN/2 rows, one issued by each block of the pair.
-        brows = bn // cluster
-        if bk > kbox or cluster > 1:
+        brows = bn // cluster if mcb else bn
+        if bk > kbox or mcb:
             w(f"!bbox = memref<{brows}x{kbox}x{TB}, {WG}>")
     else:
         w(f"!btile = memref<{bk}x64x{TB}, {WG}>")
         w(f"!bfull = memref<{bk}x{bn}x{TB}, {WG}>")
-    w(f"!adesc = !nvgpu.tensormap.descriptor<tensor = !{'abox' if bk > kbox or arows < bm else 'atile'}, swizzle = {aswizzle}, l2promo = {promo}, oob = zero, interleave = none>")
+    w(f"!adesc = !nvgpu.tensormap.descriptor<tensor = !{'abox' if abox else 'atile'}, swizzle = {aswizzle}, l2promo = {promo}, oob = zero, interleave = none>")
     bsw = aswizzle if fp8 else "swizzle_128b"
-    bt = ("bbox" if bk > kbox or cluster > 1 else "bfull") if fp8 else "btile"
+    bt = ("bbox" if bk > kbox or mcb else "bfull") if fp8 else "btile"
     w(f"!bdesc = !nvgpu.tensormap.descriptor<tensor = !{bt}, swizzle = {bsw}, l2promo = {promo}, oob = zero, interleave = none>")
     w(f"!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<{ha}x{bn}xf32>>")
     if epilogue == "smem":
@@ -461,16 +504,16 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"  %hkbox = arith.constant {kbox} : index")
         hkbox = "%hkbox"
     hrows = "%hbm"
-    if arows < bm:
-        w(f"  %harows = arith.constant {arows} : index")
+    if arows_box < bm:
+        w(f"  %harows = arith.constant {arows_box} : index")
         hrows = "%harows"
     w(f"  %amap = nvgpu.tma.create.descriptor %a_any box[{hrows}, {hkbox}] : memref<*x{T}> -> !adesc")
     w(f"  %b_any = memref.cast {b_src} : {b_type} to memref<*x{TB}>")
     if fp8:
         w(f"  %hbn = arith.constant {bn} : index")
-    if fp8 and cluster > 1:
+    if fp8 and mcb:
         w(f"  %hbrows = arith.constant {bn // cluster} : index")
-    bbox = (f"%hbrows, {hkbox}" if cluster > 1 else f"%hbn, {hkbox}") if fp8 else f"{hbk}, %h64"
+    bbox = (f"%hbrows, {hkbox}" if mcb else f"%hbn, {hkbox}") if fp8 else f"{hbk}, %h64"
     w(f"  %bmap = nvgpu.tma.create.descriptor %b_any box[{bbox}] : memref<*x{TB}> -> !bdesc")
     if epilogue == "tma":
         if not fp8:
@@ -536,7 +579,7 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     ind = "    "
     tile = "%bid"
     klo, khi = "%c0", "%ksteps"
-    if split > 1:
+    if split > 1 and not persistent:
         # Block b: part b mod S of tile b / S, K steps [part*ks/S, (part+1)*ks/S).
         w(f"    %csplit = arith.constant {split} : index")
         w(f"    %kper = arith.constant {ks // split} : index")
@@ -545,6 +588,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w("    %klo = arith.muli %part, %kper : index")
         w("    %khi = arith.addi %klo, %kper : index")
         tile, klo, khi = "%tb", "%klo", "%khi"
+    if fixup and persistent:
+        w(f"    %fseen = memref.alloc() : memref<1xi32, {WG}>")
     if streamk:
         w(f"    %citers = arith.constant {iters} : index")
         w(f"    %cgrid = arith.constant {grid} : index")
@@ -560,8 +605,19 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if persistent:
         w(f"    %ctiles = arith.constant {tiles} : index")
         w(f"    %cgrid = arith.constant {nblocks} : index")
-        w("    scf.for %t = %bid to %ctiles step %cgrid {")
-        ind, tile = "      ", "%t"
+        if split > 1:
+            # Unit u: part u / tiles of tile u mod tiles.
+            w(f"    %cunits = arith.constant {units} : index")
+            w(f"    %csplit = arith.constant {split} : index")
+            w(f"    %kper = arith.constant {ks // split} : index")
+            w("    scf.for %u = %bid to %cunits step %cgrid {")
+            w("      %tb = arith.remui %u, %ctiles : index")
+            w("      %part = arith.divui %u, %ctiles : index")
+            w("      %klo = arith.muli %part, %kper : index")
+            ind, tile, klo = "      ", "%tb", "%klo"
+        else:
+            w("    scf.for %t = %bid to %ctiles step %cgrid {")
+            ind, tile = "      ", "%t"
     # Grouped order: group g holds rows [g*G, g*G + rows) of tiles, visited
     # column by column.
     w(f"{ind}%grp = arith.divui {tile}, %cwidth : index")
@@ -574,15 +630,20 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     w(f"{ind}%tc = arith.divui %inw, %rows : index")
     w(f"{ind}%row0 = arith.muli %tr, %cbm : index")
     w(f"{ind}%col0 = arith.muli %tc, %cbn : index")
-    if not streamk:
+    if persistent and split > 1:
+        # warp-specialize counts ring positions as tile index x trip count
+        # + j: the K loop runs over [0, K/S), shifted to the part's steps.
+        w(f"{ind}%res = scf.for %kj = %c0 to %kper step %c1 iter_args(%acc = %acc0) -> (!acc) {{")
+        w(f"{ind}  %k = arith.addi %kj, {klo} : index")
+    elif not streamk:
         w(f"{ind}%res = scf.for %k = {klo} to {khi} step %c1 iter_args(%acc = %acc0) -> (!acc) {{")
     else:
         ind = "    "  # the body below is indented as a tile loop's
     w(f"{ind}  %kk = arith.muli %k, {cbk} : index")
-    w(f"{ind}  tmac.tma.load %amap[%kk, %row0] to {adst} : !adesc -> {adt_load}")
-    mc = " {tmac.multicast}" if cluster > 1 else ""
+    mc = " {tmac.multicast}"
+    w(f"{ind}  tmac.tma.load %amap[%kk, %row0] to {adst}{mc if mca else ''} : !adesc -> {adt_load}")
     bcoord = "%kk, %col0" if fp8 else "%col0, %kk"
-    w(f"{ind}  tmac.tma.load %bmap[{bcoord}] to %bs{mc} : !bdesc -> !bfull")
+    w(f"{ind}  tmac.tma.load %bmap[{bcoord}] to %bs{mc if mcb else ''} : !bdesc -> !bfull")
     w(f"{ind}  tmac.tma.wait %as, %bs : !atile, !bfull")
     if two_wg:
         w(f"{ind}  %ah = memref.subview %as[%myrow, 0] [{ha}, {bk}] [1, 1] : !atile to !ahalf")
@@ -668,7 +729,8 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
     if not fixup:
         res = scale_acc(ind, res)
     if fixup:
-        fixup_epilogue(w, ind, res, tiles, split, bm, bn, m % bm != 0, finish_reduced)
+        fixup_epilogue(w, ind, res, tiles, split, bm, bn, m % bm != 0, finish_reduced,
+                       half=(ha, "%myrow") if two_wg else None, seen_alloc=not persistent)
     elif epilogue == "smem":
         # Accumulator -> shared tile -> D, a row of BN columns at a time.
         # tmac's store writes register pairs (8-byte stores; upstream's
@@ -840,14 +902,20 @@ def valid_rows(w, ind, p):
     return f"%{p}vrows"
 
 
-def partial_tile(w, ind, p, row, rows, bm, bn, vrows):
+def partial_tile(w, ind, p, row, rows, bm, bn, vrows, half=None):
     """Emits %{p}view, the bm x bn partial tile at row `row` of the f32
     workspace %ws (rows rows), and returns its type and the indices of the
     masked form ("" for the whole tile). With vrows (M not a multiple of
     bm: the tile's rows inside D, valid_rows) the view holds only those, so
     that the rows past M are neither stored nor read back (an M = 16 tile
-    of 64 rows moves a quarter of the bytes)."""
+    of 64 rows moves a quarter of the bytes). With half = (rows, offset)
+    (two warpgroups on a tile) the view is the warpgroup's rows of it."""
     P = f"memref<{rows}x{bn}xf32>"
+    if half is not None:
+        assert vrows is None, "two-warpgroup partial tiles are whole"
+        bm, off = half
+        w(f"{ind}%{p}hrow = arith.addi {row}, {off} : index")
+        row = f"%{p}hrow"
     if vrows is None:
         S = f"memref<{bm}x{bn}xf32, strided<[{bn}, 1], offset: ?>>"
         w(f"{ind}%{p}view = memref.subview %ws[{row}, 0] [{bm}, {bn}] [1, 1] : {P} to {S}")
@@ -857,7 +925,7 @@ def partial_tile(w, ind, p, row, rows, bm, bn, vrows):
     return S, "[%c0, %c0]"
 
 
-def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn, vrows):
+def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn, vrows, half=None):
     """The last block of a tile adds the other blocks' partial tiles to
     its own, acc, in registers: partial q (q < count, q != mine) is the
     bm x bn tile at row (slot0 + q) * bm of the f32 workspace %ws (rows
@@ -871,7 +939,7 @@ def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn, vrows):
     w(f"{ind}  }} else {{")
     w(f"{ind}    %{p}qslot = arith.addi {slot0}, %{p}q : index")
     w(f"{ind}    %{p}qrow = arith.muli %{p}qslot, %cbm : index")
-    S, idx = partial_tile(w, ind + "    ", p + "q", f"%{p}qrow", rows, bm, bn, vrows)
+    S, idx = partial_tile(w, ind + "    ", p + "q", f"%{p}qrow", rows, bm, bn, vrows, half)
     w(f"{ind}    %{p}pv = tmac.warpgroup.acc.load %{p}qview{idx} : {S} -> !acc")
     w(f"{ind}    %{p}add = tmac.warpgroup.acc.map %{p}a, %{p}pv : !acc, !acc -> !acc {{")
     w(f"{ind}    ^bb0(%{p}u: f32, %{p}v: f32, %{p}ur: index, %{p}uc: index):")
@@ -884,9 +952,10 @@ def add_partials(w, ind, p, acc, slot0, count, mine, rows, bm, bn, vrows):
     w(f"{ind}}}")
 
 
-def fixup_epilogue(w, ind, res, tiles, split, bm, bn, cut, finish):
+def fixup_epilogue(w, ind, res, tiles, split, bm, bn, cut, finish, half=None, seen_alloc=True):
     """Split-K's end without a second kernel: each block stores its partial
-    tile to its slot of the f32 workspace %ws (slot = block index), publishes it
+    tile to its slot of the f32 workspace %ws (slot = tile * split + part,
+    %tb and %part), publishes it
     (membar.gl, then an atomic increment of its tile's counter) and the
     last of the tile's blocks (the one that saw split - 1) adds the others'
     partials to its own accumulator in registers (add_partials), finishes
@@ -894,18 +963,25 @@ def fixup_epilogue(w, ind, res, tiles, split, bm, bn, cut, finish):
     into D) and zeroes the counter for the next launch. No block waits for
     another, so the blocks of a tile need not run at the same time. With
     cut (M not a multiple of bm) the partial tiles hold only the rows
-    inside D (valid_rows, computed once for the store and the loads)."""
+    inside D (valid_rows, computed once for the store and the loads).
+    With half = (rows, offset), each of two warpgroups stores and adds its
+    rows of the partial tiles (partial_tile); seen_alloc False: %fseen,
+    the shared word for the counter's old value, is allocated by the
+    caller (before a persistent kernel's tile loop)."""
     rows = tiles * split * bm
-    w(f"{ind}%wrow = arith.muli %bid, %cbm : index")
+    w(f"{ind}%wts = arith.muli %tb, %csplit : index")
+    w(f"{ind}%wslot = arith.addi %wts, %part : index")
+    w(f"{ind}%wrow = arith.muli %wslot, %cbm : index")
     vrows = valid_rows(w, ind, "w") if cut else None
-    S, idx = partial_tile(w, ind, "w", "%wrow", rows, bm, bn, vrows)
+    S, idx = partial_tile(w, ind, "w", "%wrow", rows, bm, bn, vrows, half)
     w(f"{ind}tmac.warpgroup.mma.store {res}, %wview{idx} : !acc to {S}")
     w(f"{ind}nvvm.memory.barrier <gpu>")
     w(f"{ind}gpu.barrier")
     w(f"{ind}%ftid = gpu.thread_id  x")
     w(f"{ind}%fis0 = arith.cmpi eq, %ftid, %c0 : index")
     w(f"{ind}%fone = arith.constant 1 : i32")
-    w(f"{ind}%fseen = memref.alloc() : memref<1xi32, {WG}>")
+    if seen_alloc:
+        w(f"{ind}%fseen = memref.alloc() : memref<1xi32, {WG}>")
     w(f"{ind}scf.if %fis0 {{")
     w(f"{ind}  %fold = memref.atomic_rmw addi %fone, %cnt[%tb] : (i32, memref<{tiles}xi32>) -> i32")
     w(f"{ind}  memref.store %fold, %fseen[%c0] : memref<1xi32, {WG}>")
@@ -917,7 +993,7 @@ def fixup_epilogue(w, ind, res, tiles, split, bm, bn, cut, finish):
     w(f"{ind}scf.if %flast {{")
     w(f"{ind}  nvvm.memory.barrier <gpu>")
     w(f"{ind}  %fbase = arith.muli %tb, %csplit : index")
-    add_partials(w, ind + "  ", "f", res, "%fbase", "%csplit", "%part", rows, bm, bn, vrows)
+    add_partials(w, ind + "  ", "f", res, "%fbase", "%csplit", "%part", rows, bm, bn, vrows, half)
     finish(ind + "  ", "%fsum", "f")
     w(f"{ind}  scf.if %fis0 {{")
     w(f"{ind}    %fz = arith.constant 0 : i32")
@@ -1021,13 +1097,18 @@ def main():
     ap.add_argument("--bk", type=int, default=None,
                     help="K tile: 16-bit inputs 64 (default, 128-byte swizzle) or 32 (A's tile 64-byte swizzled); "
                          "fp8 128 (default) or 64")
-    ap.add_argument("--split", type=int, default=1, help="split-K: blocks per tile (tiles design, smem epilogue)")
+    ap.add_argument("--split", type=int, default=1,
+                    help="split-K: blocks (coop: work units) per tile (tiles design, smem epilogue; or "
+                         "--split-reduce last, tiles and coop designs, direct epilogue)")
     ap.add_argument("--stages", type=int, default=4)
     ap.add_argument("--group", type=int, default=8)
     ap.add_argument("--epilogue", choices=("direct", "smem", "tma"), default="direct")
     ap.add_argument("--grid", type=int, default=132,
                     help="blocks of a persistent design (at most one per tile), or of stream-K")
     ap.add_argument("--cluster", type=int, default=1, help="blocks per cluster (2: B's tile multicast to a pair of tiles)")
+    ap.add_argument("--multicast", choices=("a", "b"), default="b",
+                    help="the operand a cluster shares: b (vertically adjacent tiles, grouped order) or a (tiles side "
+                         "by side in a row; the group height becomes 1)")
     ap.add_argument("--activation", choices=("none", "gelu", "gelu_poly", "gelu_tanh"), default="none",
                     help="fuse a bias (third argument) and GELU into the epilogue")
     ap.add_argument("--scale", choices=("none", "tensor", "row"), default="none",
@@ -1071,7 +1152,7 @@ def main():
             raise ValueError("expected a number or wave:LO-HI")
         text = note + gen(a.m, a.n, a.k, a.dtype, a.out, a.design, a.bm, a.bn, a.stages, a.group, a.epilogue, a.grid, a.cluster,
                    a.activation, a.bk, a.split, a.scale, a.l2promo, a.pad, a.split_reduce, a.dtype_b, a.full_a,
-                          a.prefetch_maps, a.store_layout)
+                          a.prefetch_maps, a.store_layout, a.multicast)
     except Refuse as e:
         print(f"gen_gemm: {a.m}x{a.n}x{a.k} {a.dtype}->{a.out} {a.design} {a.bm}x{a.bn}: {e}", file=sys.stderr)
         return 3
