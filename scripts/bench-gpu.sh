@@ -296,6 +296,11 @@ mca_designs=(
 	"p128x64mca|--design persistent --bm 128 --bn 64 --cluster 2 --multicast a|8|pingpong,ws"
 	"pp128mca|--design persistent --bm 128 --bn 128 --cluster 2 --multicast a|4|pingpong"
 	"coop128mca|--design coop --bm 128 --bn 128 --cluster 2 --multicast a|6|ws"
+	# The control: p128x64mca's kernel without the cluster (p128x64mca
+	# lost to the non-persistent t128x64 at bf16 256 x 4096 x 4096, 24.3
+	# against 22.2 us, though it reads a third less from L2: multicast or
+	# the persistent warp-specialised kernel?).
+	"p128x64|--design persistent --bm 128 --bn 64|8|pingpong,ws"
 )
 # Their stage counts (H200, 2026-11-28): 8 stages of 128 x 64 beat 6 by
 # 10-25% in every case, and 9 (216 KB, the most that fit) lost to 8 by
