@@ -1409,38 +1409,9 @@ func (p *pipelinedLoop) rewriteStores(loop *ir.Operation, is0, slot, sslot ir.Va
 		p.rewriteEpisodes(loop, is0)
 		return
 	}
-	body := p.body
-	isOut := map[ir.Value]bool{}
-	for _, t := range p.order {
-		if p.tiles[t].isStore {
-			isOut[t] = true
-		}
-	}
-	// The first top-level op using an output tile's slot view.
-	var first *ir.Operation
-	for _, op := range body.Ops() {
-		uses := false
-		ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
-			for _, v := range o.Operands() {
-				if d, ok := memref.AsView(v.DefiningOp()); ok && d.Op.Block() == body {
-					for _, t := range p.order {
-						if p.tiles[t].isStore && d.Source() == p.tiles[t].ring {
-							uses = true
-						}
-					}
-				}
-			}
-			return ir.Advance
-		})
-		if uses && op.Name() != tmac.TmaStore {
-			first = op
-			break
-		}
-		if op.Name() == tmac.TmaStore {
-			first = op
-			break
-		}
-	}
+	// The first top-level op using an output tile's slot view, or the
+	// first store.
+	first := p.episodeFirsts()[0]
 	// An iteration commits G bulk groups (storeGroups); slot j mod S was
 	// last read by the stores of iteration j-S, complete once at most
 	// (S-1)*G groups are still reading.

@@ -137,29 +137,30 @@ func (p *pipelinedLoop) viewEpisodes(b tb, t ir.Value, r *tileRing) {
 	}
 }
 
-// rewriteEpisodes is rewriteStores for a tile stored E > 1 times an
-// iteration: per episode a wait for its slot and a barrier before its
-// first write, then the fence, barrier and store.
-func (p *pipelinedLoop) rewriteEpisodes(loop *ir.Operation, is0 ir.Value) {
-	r := p.ringOf(p.stores[0].Src())
-	views := map[ir.Value]bool{}
-	for _, op := range p.body.Ops() {
-		if op.Name() == memref.View && op.Operand(0) == r.ring {
-			views[op.Result(0)] = true
+// episodeFirsts returns the first top-level op of the body of each store
+// episode: after the previous tmac.tma.store (or from the top of the
+// body), the first op using a view of an output tile's ring, or the store
+// itself where no op before it does. A tile stored once an iteration has
+// one episode; its first op is where the wait for its slot goes.
+func (p *pipelinedLoop) episodeFirsts() []*ir.Operation {
+	outRing := map[ir.Value]bool{}
+	for _, t := range p.order {
+		if p.tiles[t].isStore {
+			outRing[p.tiles[t].ring] = true
 		}
 	}
 	usesSlot := func(op *ir.Operation) bool {
 		uses := false
 		ir.Walk(op, func(o *ir.Operation) ir.WalkResult {
 			for _, v := range o.Operands() {
-				uses = uses || views[v]
+				if d, ok := memref.AsView(v.DefiningOp()); ok && d.Op.Block() == p.body && outRing[d.Source()] {
+					uses = true
+				}
 			}
 			return ir.Advance
 		})
 		return uses
 	}
-	// The first op of each episode: the first top-level op using a slot
-	// view after the previous store, or the store itself.
 	var firsts []*ir.Operation
 	need := true
 	for _, op := range p.body.Ops() {
@@ -175,7 +176,14 @@ func (p *pipelinedLoop) rewriteEpisodes(loop *ir.Operation, is0 ir.Value) {
 			need = false
 		}
 	}
-	for _, first := range firsts {
+	return firsts
+}
+
+// rewriteEpisodes is rewriteStores for a tile stored E > 1 times an
+// iteration: per episode a wait for its slot and a barrier before its
+// first write, then the fence, barrier and store.
+func (p *pipelinedLoop) rewriteEpisodes(loop *ir.Operation, is0 ir.Value) {
+	for _, first := range p.episodeFirsts() {
 		wb := newTB(loop.Loc)
 		wb.SetInsertionPoint(first)
 		waitStoresRead(wb, is0, p.storeWait())
