@@ -300,6 +300,11 @@ type tileRing struct {
 	passThrough bool
 }
 
+// slotView is the tile's view of slot s of its ring, created at b.
+func (r *tileRing) slotView(b tb, s ir.Value) ir.Value {
+	return b.op(memref.View, []ir.Value{r.ring, b.bin(arith.Muli, s, b.idx(r.slot))}, []ir.Type{r.tile}).Result(0)
+}
+
 // allocOp is the view of the tile's allocation.
 func (r *tileRing) allocOp() memref.AllocOp { return memref.AllocOp{Op: r.alloc} }
 
@@ -1053,7 +1058,7 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 				continue
 			}
 		}
-		v := bb.op(memref.View, []ir.Value{r.ring, bb.bin(arith.Muli, s, bb.idx(r.slot))}, []ir.Type{r.tile}).Result(0)
+		v := r.slotView(bb, s)
 		ir.ReplaceUsesIf(t, v, func(u *ir.OpOperand) bool { return newBody.Parent().IsAncestorOf(u.Owner()) && !isTileOp(u.Owner()) })
 	}
 	return newLoop, j, slot, sslot

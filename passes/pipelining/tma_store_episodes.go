@@ -125,7 +125,7 @@ func (p *pipelinedLoop) episodeSlots(b tb, jmod ir.Value, e int64) []ir.Value {
 func (p *pipelinedLoop) viewEpisodes(b tb, t ir.Value, r *tileRing) {
 	views := make([]ir.Value, len(p.storeSlots))
 	for i, s := range p.storeSlots {
-		views[i] = b.op(memref.View, []ir.Value{r.ring, b.bin(arith.Muli, s, b.idx(r.slot))}, []ir.Type{r.tile}).Result(0)
+		views[i] = r.slotView(b, s)
 	}
 	body := p.body
 	for _, u := range ir.Uses(t) {
