@@ -118,7 +118,7 @@ gen_bundle() {
 # gen_ab_build DIR A_EXTRA B_EXTRA CASE...: builds tmac, empties DIR, and
 # for each CASE ("name|MxNxK|gen_gemm flags|stages|loop attribute or -")
 # writes the bundles DIR/NAME.tmab (gen_gemm with A_EXTRA) and
-# DIR/NAME-b.tmab (B_EXTRA).
+# DIR/NAME-b.tmab (B_EXTRA). Stages "SA/SB" give A and B their own.
 gen_ab_build() {
 	local dir=$1 ea=$2 eb=$3 c name shape flags st attr
 	shift 3
@@ -126,8 +126,8 @@ gen_ab_build() {
 	rm -rf "$dir" && mkdir -p "$dir/src" || return
 	for c in "$@"; do
 		IFS='|' read -r name shape flags st attr <<<"$c"
-		gen_bundle "$dir" "$name" "$shape" "$flags" "$st" "$attr" "$ea" || return
-		gen_bundle "$dir" "$name-b" "$shape" "$flags" "$st" "$attr" "$eb" || return
+		gen_bundle "$dir" "$name" "$shape" "$flags" "${st%/*}" "$attr" "$ea" || return
+		gen_bundle "$dir" "$name-b" "$shape" "$flags" "${st#*/}" "$attr" "$eb" || return
 	done
 }
 

@@ -15,7 +15,7 @@
 # tuning lists' winners of 2026-11-28 could lose to coop256parts.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-. scripts/gpu-steps.sh # gen_bundle, gen_ab_rows, pack_bundles, unpack_bundles, ab_table
+. scripts/gpu-steps.sh # gen_ab_build, gen_ab_rows, pack_bundles, unpack_bundles, ab_table
 dir=build/gpu/store-parts
 ws=tmac.warp_specialize
 pp='tmac.warp_specialize = "pingpong"'
@@ -55,13 +55,11 @@ rows() {
 
 build() {
 	set -e
-	CGO_ENABLED=0 make -s build
-	rm -rf "$dir" && mkdir -p "$dir/src"
-	local c name shape flags sa sb attr
-	for c in "${cases[@]}"; do
-		IFS='|' read -r name shape flags sa sb attr <<<"$c"
-		gen_bundle "$dir" "$name" "$shape" "$flags" "$sa" "$attr" ""
-		gen_bundle "$dir" "$name-b" "$shape" "$flags" "$sb" "$attr" "--store-layout parts"
+	local r c name
+	mapfile -t r < <(rows)
+	gen_ab_build "$dir" "" "--store-layout parts" "${r[@]}"
+	for c in "${r[@]}"; do
+		name=${c%%|*}
 		grep -q 'columns = array' "$dir/src/$name-b.tma"
 	done
 	pack_bundles "$dir"
