@@ -10,7 +10,8 @@ accumulation for scaled fp8 ones. Files are taken in the order given
 (oldest first), so a later run of a case replaces an earlier one; files
 recorded on another device than --device are skipped. Prints the
 geometric mean (and without the cases --exclude matches), each group's
-range and the cases below 0.9 (the issue's floor), as Markdown.
+range, the cases below 0.9 (the issue's floor) and the issue's targets
+met and missed, as Markdown.
 """
 
 import argparse
@@ -21,6 +22,18 @@ import sys
 
 FLOOR = 0.9
 VENDOR = ("cuBLAS", "scaled_mm")
+SEED002 = "Triton FP8 TMA (seed 002)"
+
+# Issue 20's per-shape targets: (what, which cases, the ratio it needs,
+# against the vendor peer or seed 002's Triton kernel).
+TARGETS = [
+    ("squares >= 4096 at >= 1.05x the vendor peer",
+     lambda r: r["m"] == r["n"] == r["k"] >= 4096, 1.05, "ratio"),
+    ("M <= 256 at >= 1.2x the vendor peer", lambda r: r["m"] <= 256, 1.2, "ratio"),
+    ("fp8 at >= 1.0x torch._scaled_mm", lambda r: r["kind"] == "scaled", 1.0, "ratio"),
+    ("fp8 at >= 1.2x seed 002's Triton kernel",
+     lambda r: r["kind"] == "scaled" and r["seed002"] is not None, 1.2, "seed002"),
+]
 
 
 def group_of(c, tm):
@@ -60,7 +73,12 @@ def collect(paths, device):
             if r is None:
                 continue
             ratio, peer, tm = r
+            seed = next((i for i in c["impls"] if i["name"] == SEED002 and i["status"] == "PASS"
+                         and i.get("throughput")), None)
+            info = c["info"]
             latest[c["name"]] = {
+                "m": info["M"], "n": info["N"], "k": info["K"], "kind": c["kind"],
+                "seed002": tm["throughput"] / seed["throughput"] if seed else None,
                 "name": c["name"], "ratio": ratio, "peer": peer, "file": path,
                 "group": group_of(c, tm), "shape": f"{c['info']['M']} x {c['info']['N']} x {c['info']['K']}",
                 "commit": meta.get("commit", "?"),
@@ -108,6 +126,17 @@ def main():
         print("|---|---|---:|---|---|")
         for r in sorted(below, key=lambda r: r["ratio"]):
             print(f"| {r['shape']} | {r['group']} | {r['ratio']:.2f} | {r['peer']} | {r['file'].split('/')[-1]} |")
+    print()
+    print("| target | shapes | met | range |")
+    print("|---|---:|---:|---|")
+    print(f"| geometric mean >= 1.0x, none below {FLOOR}x | {len(rows)} | {len(rows) - len(below)} above {FLOOR}"
+          f" | geometric mean {geomean(ratios):.3f} |")
+    for what, pick, need, key in TARGETS:
+        xs = [r[key] for r in rows if pick(r)]
+        if xs:
+            print(f"| {what} | {len(xs)} | {sum(x >= need for x in xs)} | {min(xs):.2f}-{max(xs):.2f} |")
+        else:
+            print(f"| {what} | 0 | - | - |")
 
 
 if __name__ == "__main__":
