@@ -12,8 +12,10 @@ cd "$(dirname "$0")/.."
 device=${1:-NVIDIA H200}
 files=()
 while read -r _ f; do files+=("$f"); done < <(
-	for f in docs/bench/results-2026-11-2[7-9]-*.json docs/bench/results-2026-1[2-9]-*.json docs/bench/results-202[7-9]-*.json; do
-		[ -f "$f" ] || continue
+	for f in docs/bench/results-*.json; do
+		# results-YYYY-MM-DD-COMMIT[-what].json, dated from the timing fix on
+		d=$(basename "$f" | cut -d- -f2-4)
+		[[ "$d" < 2026-11-27 ]] && continue
 		c=$(basename "$f" .json | cut -d- -f5)
 		case $c in 766ee25 | 883970d | 9a5397d) continue ;; esac
 		grep -q "\"device\": \"$device\"" "$f" || continue

@@ -4,7 +4,8 @@
     python3 bench/gpu/whole_set.py RESULTS.json... [--device NAME] [--exclude REGEX]
 
 For each GEMM case (by name) the latest file that has a passing tmac result
-gives the ratio tmac / fastest vendor peer of that same run: cuBLAS with
+and a passing vendor peer gives the ratio tmac / fastest vendor peer of
+that same run (a run whose peers failed keeps the earlier one): cuBLAS with
 either output type for plain GEMMs, torch._scaled_mm with either
 accumulation for scaled fp8 ones. Files are taken in the order given
 (oldest first), so a later run of a case replaces an earlier one; files
