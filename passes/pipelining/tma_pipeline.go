@@ -326,7 +326,9 @@ type pipelinedLoop struct {
 	// the ring holds both warpgroups' s slots, a warpgroup's from
 	// storeSlotBase (nil: one set of s slots).
 	storeSlotBase ir.Value
-	tripC         int64 // static trip count, or -1
+	tripC         int64                   // static trip count, or -1
+	baseRing      map[ringKey][2]ir.Value // each tile base's division by a ring size (narrowRing)
+	round         ir.Value                // position g's round g / N on i32 (narrowRing), or nil
 	mmas          []*ir.Operation
 	slice         map[*ir.Operation]bool
 	sliceOps      []*ir.Operation // coordinate computations in the body, in order
@@ -1036,10 +1038,16 @@ func (p *pipelinedLoop) normalise(b tb, trip ir.Value, ivAt func(tb, ir.Value) i
 		if p.base != nil {
 			p.g = bb.bin(arith.Addi, p.base, j)
 		}
-		slot = bb.bin(arith.Remui, p.g, bb.idx(p.n))
+		var ok bool
+		if slot, p.round, ok = p.narrowRing(bb, p.base, j, 0, p.n); !ok {
+			slot = bb.bin(arith.Remui, p.g, bb.idx(p.n))
+		}
 	}
 	if p.hasOutputTiles() {
-		sslot = bb.bin(arith.Remui, j, bb.idx(p.s))
+		var ok bool
+		if sslot, _, ok = p.narrowRing(bb, nil, j, 0, p.s); !ok {
+			sslot = bb.bin(arith.Remui, j, bb.idx(p.s))
+		}
 		if e := p.storeEpisodes(); e > 1 {
 			p.storeSlots = p.episodeSlots(bb, sslot, e)
 		}
@@ -1191,12 +1199,19 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 	if !sync && !async {
 		// (The parity is written explicitly: mbarrier-phase leaves waits
 		// under control flow alone. Ring position j waits for phase j / N.)
-		round := wb.op(arith.Andi, []ir.Value{wb.bin(arith.Divui, j, wb.idx(p.n)), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
+		round := wb.op(arith.Andi, []ir.Value{p.roundOf(wb, j), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
 		parity := wb.cmp(arith.CmpINe, round, wb.idx(0))
 		wb.ifThen(is0, func(b tb) {
 			b.op(nvgpu.MbarrierTryWaitParity, []ir.Value{bars, parity, b.idx(10000000), slot}, nil)
 		})
 		p.recordWait(bars, "thread 0", &schedule.BarrierWait{Loc: w.Loc, By: "tma-pipeline", Ring: &schedule.ParityRing{N: p.n}})
+	} else if p.round != nil {
+		// The slot is computed on i32 (narrowRing), a form mbarrier-phase
+		// does not read: the parity is written here, from the same round.
+		round := wb.op(arith.Andi, []ir.Value{p.round, wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
+		parity := wb.cmp(arith.CmpINe, round, wb.idx(0))
+		wb.op(nvgpu.MbarrierTryWaitParity, []ir.Value{bars, parity, wb.idx(10000000), slot}, nil)
+		p.recordWait(bars, "every thread", &schedule.BarrierWait{Loc: w.Loc, By: "tma-pipeline", Ring: &schedule.ParityRing{N: p.n}})
 	} else {
 		wb.op(tmac.MbarrierWait, []ir.Value{bars, slot}, nil)
 		p.recordWait(bars, "every thread", nil) // mbarrier-phase records the parity
@@ -1295,7 +1310,10 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 				// from it; this iteration's stores may still be reading.
 				bulkWaitRead(b, p.storeGroups())
 			}
-			nslot := b.bin(arith.Remui, next, b.idx(p.n))
+			nslot, _, ok := p.narrowRing(b, p.base, next, 0, p.n) // next < trip here
+			if !ok {
+				nslot = b.bin(arith.Remui, next, b.idx(p.n))
+			}
 			p.issueLoads(b, bars, nslot, ivAt(b, next))
 		})
 	}

@@ -111,7 +111,12 @@ func (p *pipelinedLoop) episodeSlots(b tb, jmod ir.Value, e int64) []ir.Value {
 	slots := make([]ir.Value, e)
 	first := b.bin(arith.Muli, jmod, b.idx(e))
 	for i := range slots {
-		s := b.bin(arith.Remui, b.bin(arith.Addi, first, b.idx(int64(i))), b.idx(p.s))
+		var s ir.Value
+		if x := b.bin(arith.Addi, first, b.idx(int64(i))); isPow2(p.s) {
+			s = b.bin(arith.Remui, x, b.idx(p.s))
+		} else {
+			_, s = b.divModSmall(x, p.s) // below S*E + E
+		}
 		if p.storeSlotBase != nil {
 			s = b.bin(arith.Addi, p.storeSlotBase, s)
 		}

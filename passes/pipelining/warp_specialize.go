@@ -397,12 +397,15 @@ func (k *tmaKernel) warpSpecialize(top, loop *ir.Operation, o wsOptions) error {
 		ir.NamedAttr{Name: "regCount", Value: ir.IntAttr(int64(o.prodRegs), ir.I32)})
 	produce := func(b tb, base ir.Value, m *ir.IRMapping) {
 		b.forLoop(b.idx(0), trip, b.idx(1), func(b tb, j ir.Value) {
-			g := j
-			if base != nil {
-				g = b.bin(arith.Addi, base, j)
+			slot, q, ok := p.narrowRing(b, base, j, 0, p.n)
+			if !ok {
+				g := j
+				if base != nil {
+					g = b.bin(arith.Addi, base, j)
+				}
+				slot, q = b.bin(arith.Remui, g, b.idx(p.n)), b.bin(arith.Divui, g, b.idx(p.n))
 			}
-			slot := b.bin(arith.Remui, g, b.idx(p.n))
-			round := b.op(arith.Andi, []ir.Value{b.bin(arith.Divui, g, b.idx(p.n)), b.idx(1)}, []ir.Type{ir.Index}).Result(0)
+			round := b.op(arith.Andi, []ir.Value{q, b.idx(1)}, []ir.Type{ir.Index}).Result(0)
 			parity := b.cmp(arith.CmpIEq, round, b.idx(0)) // one phase behind the round
 			b.op(nvgpu.MbarrierTryWaitParity, []ir.Value{empty, parity, ticks, slot}, nil)
 			p.recordWSWait(empty, &schedule.ParityRing{N: p.n, B: 1})
@@ -771,7 +774,7 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 	w := p.waits[0]
 	wb := newTB(w.Loc)
 	wb.SetInsertionPoint(w)
-	round := wb.op(arith.Andi, []ir.Value{wb.bin(arith.Divui, j, wb.idx(p.n)), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
+	round := wb.op(arith.Andi, []ir.Value{p.roundOf(wb, j), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
 	wb.op(nvgpu.MbarrierTryWaitParity, []ir.Value{full, wb.cmp(arith.CmpINe, round, wb.idx(0)), ticks, slot}, nil)
 	p.recordWSWait(full, &schedule.ParityRing{N: p.n})
 	for _, w := range p.waits {
@@ -859,7 +862,7 @@ func (p *pipelinedLoop) consume(loop *ir.Operation, full, empty, j, slot, tc, ti
 			// Every consumer thread has finished iteration j-1's reads.
 			rb.barrier()
 		}
-		prev := rb.bin(arith.Remui, rb.bin(arith.Addi, j, rb.idx(p.n-1)), rb.idx(p.n))
+		prev := rb.prevSlot(slot, j, p.n)
 		first := j // the first ring position has no previous slot
 		if p.pingpongLocal != nil {
 			// Ping-pong: the previous position may be the other

@@ -412,7 +412,9 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 			}
 		}
 	}
-	gemm := tileCase{kind: "gemm", n: 3, c: 2, trip: 4, outer: 1, tiles: 7, grid: 3, ebar: true}
+	// Rings of 4 and 2 slots: the ring arithmetic stays on index (rings of
+	// other sizes divide on i32: TestWarpSpecializeNarrowRingCatches).
+	gemm := tileCase{kind: "gemm", n: 4, c: 2, trip: 5, outer: 1, tiles: 7, grid: 3, ebar: true}
 	ew := tileCase{kind: "ew", n: 2, c: 1, trip: 3, inner: 1, outer: 2, tl: 2, tu: 12, ts: 3, ebar: true, kbar: true}
 	catches(t, []mutation[tileCase]{
 		{"consumers do not add the tile base (restart the ring at each tile)", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
@@ -462,6 +464,78 @@ func TestWarpSpecializePersistentCatches(t *testing.T) {
 			}
 			prev.SetOperand(0, j)
 		}, "releases slot|before every reader released it|more arrivals than the mbarrier's count|deadlock"},
+	}, func(c tileCase, _ string, mutate func(k *ir.Operation)) error {
+		return runTiles(c, mutate, 1, 2, 3)
+	})
+}
+
+// TestWarpSpecializeNarrowRingCatches breaks the i32 ring arithmetic of a
+// ring of 3 slots (narrowRing: the tile base divided once per tile, j plus
+// its remainder divided on i32, the release's wrap by a select) and checks
+// that some run reports each.
+func TestWarpSpecializeNarrowRingCatches(t *testing.T) {
+	t.Parallel()
+	// The i32 position x = base mod N + j of a try_wait's slot,
+	// index_castui(remui(index_castui(x), N)), and its round
+	// q = base / N + x / N from the parity (q & 1) != 0.
+	position := func(w *ir.Operation) (x, q *ir.Operation) {
+		def := func(v ir.Value, name string) *ir.Operation {
+			d := v.DefiningOp()
+			if d == nil || d.Name() != name {
+				expect(false, "narrowed ring: expected %s", name)
+			}
+			return d
+		}
+		rem := def(def(w.OperandNamed("mbarId"), "arith.index_castui").Operand(0), "arith.remui")
+		x = def(def(rem.Operand(0), "arith.index_castui").Operand(0), "arith.addi")
+		and := def(def(w.Operand(1), "arith.cmpi").Operand(0), "arith.andi")
+		q = def(and.Operand(0), "arith.addi")
+		return x, q
+	}
+	roles := func(k *ir.Operation) (prod, cons *ir.Operation) {
+		ws := find(k, "nvgpu.mbarrier.try_wait.parity", nil)
+		return ws[0], ws[1]
+	}
+	// dropBase replaces the op's result by its second operand: the sum
+	// without the tile base's part.
+	dropBase := func(op *ir.Operation) { ir.ReplaceAllUsesWith(op.Result(0), op.Operand(1)) }
+	gemm := tileCase{kind: "gemm", n: 3, c: 2, trip: 4, outer: 1, tiles: 7, grid: 3, ebar: true}
+	ew := tileCase{kind: "ew", n: 3, c: 1, trip: 5, inner: 2, outer: 2, tl: 2, tu: 12, ts: 3, ebar: true, kbar: true}
+	catches(t, []mutation[tileCase]{
+		{"consumers' slot without the tile base's remainder", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
+			_, c := roles(k)
+			x, _ := position(c)
+			dropBase(x)
+		}, "waits for ring position|returned after phase|deadlock|before their fill"},
+		{"consumers' round without the tile base's quotient", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
+			_, c := roles(k)
+			_, q := position(c)
+			dropBase(q)
+		}, "waits for ring position|returned after phase|deadlock|before their fill"},
+		{"producer's slot without the tile base's remainder", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
+			p, _ := roles(k)
+			x, _ := position(p)
+			dropBase(x)
+		}, "returned after phase|before every reader released it|deadlock|got loads"},
+		{"producer's round without the tile base's quotient", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
+			p, _ := roles(k)
+			_, q := position(p)
+			dropBase(q)
+		}, "returned after phase|before every reader released it|deadlock|got loads"},
+		{"consumers release slot - 1 without the wrap to N-1", []tileCase{gemm}, "", func(k *ir.Operation) {
+			sel := find(k, "arith.select", nil)
+			for _, s := range sel {
+				if ir.Uses(s.Result(0)) != nil {
+					for _, u := range ir.Uses(s.Result(0)) {
+						if u.Owner().Name() == "nvgpu.mbarrier.arrive" {
+							ir.ReplaceAllUsesWith(s.Result(0), s.Operand(2))
+							return
+						}
+					}
+				}
+			}
+			expect(false, "no select giving a released slot")
+		}, "releases slot|out of range|out of bounds|before every reader released it|deadlock"},
 	}, func(c tileCase, _ string, mutate func(k *ir.Operation)) error {
 		return runTiles(c, mutate, 1, 2, 3)
 	})
