@@ -45,7 +45,9 @@
 # runs against @reference again; default 0: tune run checked the same
 # bundle on the same inputs), BENCH_TMAC_FLAGS (extra `tmac run` flags),
 # BENCH_PEERS_FLAGS (extra peers.py flags, e.g. --no-triton), BENCH_ONLY (an
-# extended regex: only the cases whose name matches; at build time too), BENCH_CASES (a case
+# extended regex: only the cases whose name matches; at build time too),
+# BENCH_DESIGNS (an extended regex: build and check only the designs whose
+# name matches, for a trial of a few), BENCH_CASES (a case
 # list to run instead of cases.txt: its lines, or "pick NAME SPEC BUNDLE"
 # to time one variant chosen beforehand without tuning), BENCH_STEPS ("tmac
 # peers": either step alone to split the work over two commands), EXAMPLE_TIMEOUT (300 s per tmac run),
@@ -235,9 +237,9 @@ streamk_designs=(
 # 132 SMs; t128x64s2l the same with 128-row tiles, which read B once
 # where M = 128: the best split so far, t64x64s2l, reads it twice).
 llm_skinny_designs=(
-	"t64x64|--design tiles --bm 64 --bn 64|9,12|pipelined"
+	"t64x64|--design tiles --bm 64 --bn 64|8,12|pipelined"
 	"t64x128|--design tiles --bm 64 --bn 128|6,9|pipelined"
-	"t128x64|--design tiles --bm 128 --bn 64|9|pipelined"
+	"t128x64|--design tiles --bm 128 --bn 64|8,9|pipelined"
 	"t64x128s2l|--design tiles --bm 64 --bn 128 --split 2 --split-reduce last|6|pipelined"
 	"t64x64s2l|--design tiles --bm 64 --bn 64 --split 2 --split-reduce last|9,12|pipelined"
 	"t64x128s4l|--design tiles --bm 64 --bn 128 --split 4 --split-reduce last|6|pipelined"
@@ -307,6 +309,25 @@ mca_designs=(
 # 7-30%; 7 stages of 128 x 128 lost to 6. At the 1024^3 squares (A read
 # 16 times, B 8 times in 128 x 64 tiles) they lost to the tiles kernels
 # (bf16 11.5 against 10.0 us): they are not in the small-square list.
+# Two consumer warpgroups on a 128 x 64 tile (each its 64 x 64 half, one
+# producer warp: 384 threads), 8 stages: the kernel cuBLAS runs at 1024^3
+# and bf16 256 x 4096 x 4096 (nvjet_sm90_tst_128x64_64x8_1x2, 384 threads,
+# 128 blocks; bench/gpu/vendor_kernels.py, H200, 2026-11-28), where tmac's
+# one-warpgroup 128 x 64 kernels (t128x64, p128x64) were the best at
+# 0.83-0.87x. It won bf16 256 x 4096 x 4096 by a hair (21.7 against t128x64's
+# 22.0 us) and tied at 1024^3. Left out after trials on those shapes (H200,
+# 2026-11-28, docs/bench/tune-2026-11-28-s9-h200/c3-*): 6, 7 and 9 stages
+# (29.4, 31.9 and 29.0 us at 256 x 4096 x 4096; 24.6 and 24.9 at 7 and 9 once
+# the ring arithmetic went to i32), K tiles of 32 at 12 and 16 stages (41.4,
+# 31.8), clusters sharing A (23.6) and, equal to it within noise, the
+# cluster launch without multicast (21.3; gen_gemm.py --multicast none).
+# Sharing B (--cluster 2) is refused: B's 64 columns are one box.
+coop64_designs=(
+	"coop128x64|--design coop --bm 128 --bn 64|8|ws"
+)
+small_square_designs+=("${coop64_designs[@]}")
+llm_mid_designs+=("${coop64_designs[@]}")
+fp8_mid_designs+=("${coop64_designs[@]}")
 llm_skinny_designs+=("${mca_designs[@]}")
 llm_mid_designs+=("${mca_designs[@]}")
 fp8_mid_designs+=("${mca_designs[@]}")
@@ -406,6 +427,8 @@ build() {
 		dirs=()
 		for d in "${designs[@]}"; do
 			IFS='|' read -r dn gflags st sch <<<"$d"
+			# BENCH_DESIGNS (a regex) builds only the designs it matches.
+			[[ -n "${BENCH_DESIGNS:-}" && ! "$dn" =~ ${BENCH_DESIGNS} ]] && continue
 			# shellcheck disable=SC2086 # gflags is a list of flags
 			python3 bench/gpu/gen_gemm.py --m "$m" --n "$n" --k "$k" --dtype "$dt" --out "$out" --pad $gflags $scflags \
 				-o "$cdir/src/$dn.tma" 2>>"$cdir/src/refused.txt" || continue
@@ -644,6 +667,8 @@ check() {
 		local -n designs=$list
 		for d in "${designs[@]}"; do
 			IFS='|' read -r dn gflags st sch <<<"$d"
+			# BENCH_DESIGNS (a regex) checks only the designs it matches.
+			[[ -n "${BENCH_DESIGNS:-}" && ! "$dn" =~ ${BENCH_DESIGNS} ]] && continue
 			dt="--dtype bf16 --out bf16"
 			[[ "$list" == fp8_* ]] && dt="--dtype e4m3 --out bf16 --scale row"
 			[ "$list" = square_designs ] && [[ "$dn" == *tma* || "$dn" == pp128 ]] && dt="--dtype f16 --out f32"

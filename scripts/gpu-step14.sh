@@ -18,6 +18,9 @@
 #   fp8llm   BENCH_SET=fp8llm: the LLM shapes in e4m3 -> bf16, row-wise scales
 #   skinny   scripts/gpu-skinny.sh run: seed 002's design at several K
 #            against its peers, and its PTX and tensor-map variants
+#   vendor   bench/gpu/vendor_kernels.py: the kernels cuBLAS and
+#            torch._scaled_mm launch (tile, cluster, grid) for the shapes
+#            in VENDOR_SPECS (default: the squares and the skinny shapes)
 # Each runs the tmac step then the peers step within RUN_BUDGET (default
 # 560 s; BENCH_ONLY, a regex, picks cases of fp8, breadth, fp8llm, llm-a and llm-b) and copies results, tables and logs to $OUT; the table is last.
 # Peers (torch, cuBLAS, Triton) need the machine's Python; everything is
@@ -96,8 +99,26 @@ llm-b)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 	bench llm "${BENCH_ONLY:-^gemm_bf16_(256|1024|4096)x}"
 	;;
+vendor)
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+	specs=${VENDOR_SPECS:-}
+	if [ -z "$specs" ]; then
+		for s in 1024 2048 4096 8192; do specs+=" gemm:bf16:${s}x${s}x$s gemm:f16:${s}x${s}x$s gemm:f16f32:${s}x${s}x$s"; done
+		for m in 16 64 128 256 1024; do
+			for nk in 4096x4096 14336x4096 4096x14336 6144x1536; do
+				specs+=" gemm:bf16:${m}x$nk scaled:e4m3:${m}x$nk:row"
+			done
+			specs+=" scaled:e4m3:${m}x4096x4096:tensor"
+		done
+		specs+=" scaled:e4m3:4096x4096x4096:tensor scaled:e4m3:4096x4096x4096:row gemm:bf16:1000x1000x1024"
+	fi
+	# shellcheck disable=SC2086 # the specs are words
+	TAIL=0 step vendor "$budget" python3 bench/gpu/vendor_kernels.py $specs --json "$out/vendor-kernels.json"
+	[ -n "${OUT:-}" ] && cp "$out/vendor-kernels.json" "$out/vendor.log" "$OUT/" 2>/dev/null
+	grep '^| ' "$out/vendor.log" | cut -c1-260
+	;;
 *)
-	echo "usage: scripts/gpu-step14.sh build|trials|fp8|llm-a|llm-b|breadth|breadth-a|breadth-b|breadth-c|fp8llm|skinny" >&2
+	echo "usage: scripts/gpu-step14.sh build|trials|fp8|llm-a|llm-b|breadth|breadth-a|breadth-b|breadth-c|fp8llm|skinny|vendor" >&2
 	exit 2
 	;;
 esac
