@@ -496,32 +496,35 @@ func TestWarpSpecializeNarrowRingCatches(t *testing.T) {
 		ws := find(k, "nvgpu.mbarrier.try_wait.parity", nil)
 		return ws[0], ws[1]
 	}
-	// dropBase replaces the op's result by its second operand: the sum
-	// without the tile base's part.
-	dropBase := func(op *ir.Operation) { ir.ReplaceAllUsesWith(op.Result(0), op.Operand(1)) }
+	// dropBase makes a role's slot (part 0: x = base mod N + j) or round
+	// (part 1: q = base / N + x / N) its sum without the tile base's part.
+	dropBase := func(consumers bool, part int) func(k *ir.Operation) {
+		return func(k *ir.Operation) {
+			w, c := roles(k)
+			if consumers {
+				w = c
+			}
+			x, q := position(w)
+			op := []*ir.Operation{x, q}[part]
+			ir.ReplaceAllUsesWith(op.Result(0), op.Operand(1))
+		}
+	}
 	gemm := tileCase{kind: "gemm", n: 3, c: 2, trip: 4, outer: 1, tiles: 7, grid: 3, ebar: true}
 	ew := tileCase{kind: "ew", n: 3, c: 1, trip: 5, inner: 2, outer: 2, tl: 2, tu: 12, ts: 3, ebar: true, kbar: true}
-	catches(t, []mutation[tileCase]{
-		{"consumers' slot without the tile base's remainder", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
-			_, c := roles(k)
-			x, _ := position(c)
-			dropBase(x)
-		}, "waits for ring position|returned after phase|deadlock|before their fill"},
-		{"consumers' round without the tile base's quotient", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
-			_, c := roles(k)
-			_, q := position(c)
-			dropBase(q)
-		}, "waits for ring position|returned after phase|deadlock|before their fill"},
-		{"producer's slot without the tile base's remainder", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
-			p, _ := roles(k)
-			x, _ := position(p)
-			dropBase(x)
-		}, "returned after phase|before every reader released it|deadlock|got loads"},
-		{"producer's round without the tile base's quotient", []tileCase{gemm, ew}, "", func(k *ir.Operation) {
-			p, _ := roles(k)
-			_, q := position(p)
-			dropBase(q)
-		}, "returned after phase|before every reader released it|deadlock|got loads"},
+	var muts []mutation[tileCase]
+	for _, role := range []struct {
+		name      string
+		consumers bool
+		want      string
+	}{
+		{"consumers'", true, "waits for ring position|returned after phase|deadlock|before their fill"},
+		{"producer's", false, "returned after phase|before every reader released it|deadlock|got loads"},
+	} {
+		for part, what := range []string{"slot without the tile base's remainder", "round without the tile base's quotient"} {
+			muts = append(muts, mutation[tileCase]{role.name + " " + what, []tileCase{gemm, ew}, "", dropBase(role.consumers, part), role.want})
+		}
+	}
+	catches(t, append(muts, []mutation[tileCase]{
 		{"consumers release slot - 1 without the wrap to N-1", []tileCase{gemm}, "", func(k *ir.Operation) {
 			sel := find(k, "arith.select", nil)
 			for _, s := range sel {
@@ -536,7 +539,7 @@ func TestWarpSpecializeNarrowRingCatches(t *testing.T) {
 			}
 			expect(false, "no select giving a released slot")
 		}, "releases slot|out of range|out of bounds|before every reader released it|deadlock"},
-	}, func(c tileCase, _ string, mutate func(k *ir.Operation)) error {
+	}...), func(c tileCase, _ string, mutate func(k *ir.Operation)) error {
 		return runTiles(c, mutate, 1, 2, 3)
 	})
 }
