@@ -236,6 +236,10 @@ streamk_designs=(
 # and s4l on 128-column ones give N = 4096 128 blocks, one wave of the
 # 132 SMs; t128x64s2l the same with 128-row tiles, which read B once
 # where M = 128: the best split so far, t64x64s2l, reads it twice).
+# 32-column tiles (gen_gemm.py --bn 32: B in a 64-byte swizzle), cuBLAS's
+# 64 x 32 16-stage tile at bf16 64 x 4096 x 4096, lost there (H200,
+# 2026-11-28: t64x32 s16 17.6 us, t128x32 s8 19.3 at M = 128, against
+# t64x64 split 2's 16.0 and t128x64 split 2's 18.0): not in the lists.
 llm_skinny_designs=(
 	"t64x64|--design tiles --bm 64 --bn 64|8,12|pipelined"
 	"t64x128|--design tiles --bm 64 --bn 128|6,9|pipelined"

@@ -13,7 +13,8 @@ D(out) = A(dtype) * B(dtype), A MxK and B KxN row-major, f32 accumulate,
 K tiles of --bk elements: 64 (one 128-byte swizzle span of 16-bit
 elements) or 32 (A's tile then takes a 64-byte swizzle; B's rows of N
 keep the 128-byte one), B's tile loaded as BN/64 boxes of BKx64 side by
-side (so BN is 64, 128, 192 or 256). fp8 B is given N x K (K-major, as
+side (so BN is 64, 128, 192 or 256), or one box of BKx32 in a 64-byte
+swizzle (BN 32, the skinny shapes' narrow tiles). fp8 B is given N x K (K-major, as
 wgmma needs it), its tile BN rows of BK bytes: BN is any multiple of 16
 up to 256. --bn wave:LO-HI picks the BN in LO..HI whose tile count fills
 the last wave of --sms blocks best (wave_bn). Designs:
@@ -227,9 +228,14 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
             raise Refuse(f"{design} tiles are 128 rows (two warpgroups of 64)")
     elif bm not in (64, 128):
         raise Refuse("BM must be 64 or 128")
-    if bn % bn_step(fp8) or not bn_step(fp8) <= bn <= MAX_BN:
+    # 16-bit B of 32 columns: one box of a 64-byte swizzle span.
+    narrow_b = not fp8 and bn == 32
+    if not narrow_b and (bn % bn_step(fp8) or not bn_step(fp8) <= bn <= MAX_BN):
         raise Refuse(f"BN {bn}: " + ("a multiple of 16 up to 256 (fp8: B's tile is K-major, BN rows of it)" if fp8 else
-                                     "64, 128, 192 or 256 (16-bit: B's tile is BN/64 boxes of 64 columns)"))
+                                     "32, 64, 128, 192 or 256 (16-bit: B's tile is BN/64 boxes of 64 columns, "
+                                     "or one of 32 in a 64-byte swizzle)"))
+    if narrow_b and (cluster > 1 or epilogue == "smem" or split > 1 and split_reduce != "last"):
+        raise Refuse("BN 32 (16-bit) is for the direct and TMA epilogues without clusters or atomic split-K")
     if not two_wg and bm * bn > 128 * 128:
         raise Refuse(f"{bm}x{bn}: one warpgroup holds at most a 128x128 f32 accumulator")
     if bk not in ((64, 128, 256) if fp8 else (32, 64, 128)):
@@ -404,10 +410,10 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         if bk > kbox or mcb:
             w(f"!bbox = memref<{brows}x{kbox}x{TB}, {WG}>")
     else:
-        w(f"!btile = memref<{bk}x64x{TB}, {WG}>")
+        w(f"!btile = memref<{bk}x{min(bn, 64)}x{TB}, {WG}>")
         w(f"!bfull = memref<{bk}x{bn}x{TB}, {WG}>")
     w(f"!adesc = !nvgpu.tensormap.descriptor<tensor = !{'abox' if abox else 'atile'}, swizzle = {aswizzle}, l2promo = {promo}, oob = zero, interleave = none>")
-    bsw = aswizzle if fp8 else "swizzle_128b"
+    bsw = aswizzle if fp8 else ("swizzle_64b" if narrow_b else "swizzle_128b")
     bt = ("bbox" if bk > kbox or mcb else "bfull") if fp8 else "btile"
     w(f"!bdesc = !nvgpu.tensormap.descriptor<tensor = !{bt}, swizzle = {bsw}, l2promo = {promo}, oob = zero, interleave = none>")
     w(f"!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<{ha}x{bn}xf32>>")
@@ -521,7 +527,9 @@ def gen(m, n, k, dtype, out, design, bm, bn, stages, group, epilogue, grid, clus
         w(f"  %hbn = arith.constant {bn} : index")
     if fp8 and mcb:
         w(f"  %hbrows = arith.constant {bn // cluster} : index")
-    bbox = (f"%hbrows, {hkbox}" if mcb else f"%hbn, {hkbox}") if fp8 else f"{hbk}, %h64"
+    if narrow_b:
+        w("  %hbcols = arith.constant 32 : index")
+    bbox = (f"%hbrows, {hkbox}" if mcb else f"%hbn, {hkbox}") if fp8 else f"{hbk}, {'%hbcols' if narrow_b else '%h64'}"
     w(f"  %bmap = nvgpu.tma.create.descriptor %b_any box[{bbox}] : memref<*x{TB}> -> !bdesc")
     if epilogue == "tma":
         if not fp8:
