@@ -11,12 +11,12 @@ import (
 // division by a constant N that is not a power of two becomes mul.hi.u64,
 // which the GPU computes in several dependent instructions, and the
 // pipelines compute slots and rounds every K step, on the path from one
-// wgmma group to the next and from a slot's release to its refill. Timed
-// on the H200 (2026-11-28, scripts/gpu-div32.sh: the same kernels with
-// those divisions narrowed to i32 by hand) that cost 14-23% at 7 and 9
-// stages of the cooperative 128 x 64 kernel, 7% at 3 stages of the
-// 128 x 256 one at 4096^3 and 3.5% at 12 stages of the one-warpgroup 64 x 64
-// tiles kernel. So where the pass knows the position fits, it divides on
+// wgmma group to the next and from a slot's release to its refill. On the
+// H200 (2026-11-28, scripts/gpu-div32.sh, docs/bench/ab-2026-11-28-h200-
+// ring-div32.md) dividing on i32 took 16-22% off the cooperative 128 x 64
+// kernel at 7 and 9 stages, 4-6% off 3-stage kernels at 4096^3 and 3% off
+// the 12-stage 64 x 64 tiles kernel (8 stages, a power of two: no change;
+// 7 and 9 stay 14% slower than 8). So where the pass knows the position fits, it divides on
 // i32 (mul.hi.u32: one instruction): positions are split into the tile's
 // base (divided once per tile, on index, before the K loop) and j + d
 // within the tile, j below the loop's static trip count. Powers of two,
