@@ -1107,7 +1107,7 @@ def main():
     ap.add_argument("--design", choices=("tiles", "tiles2", "persistent", "coop"), default="tiles")
     ap.add_argument("--bm", type=int, default=128)
     ap.add_argument("--bn", default="128",
-                    help="N tile: fp8 a multiple of 16 up to 256, 16-bit 64, 128, 192 or 256; or wave:LO-HI, the BN "
+                    help="N tile: fp8 a multiple of 16 up to 256, 16-bit 32 (a 64-byte swizzle), 64, 128, 192 or 256; or wave:LO-HI, the BN "
                          "in LO..HI whose tiles fill the last wave of --sms best (wave_bn)")
     ap.add_argument("--sms", type=int, default=132, help="SMs that --bn wave:LO-HI fills (132: H100 SXM and H200)")
     ap.add_argument("--bk", type=int, default=None,
