@@ -1196,21 +1196,23 @@ func (p *pipelinedLoop) rewriteLoads(loop *ir.Operation, bars, is0, j, slot, tri
 	w := p.waits[0]
 	wb := newTB(w.Loc)
 	wb.SetInsertionPoint(w)
+	// Ring position j waits for phase j / N, parity (j / N) mod 2.
+	parity := func() ir.Value {
+		round := wb.op(arith.Andi, []ir.Value{p.roundOf(wb, j), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
+		return wb.cmp(arith.CmpINe, round, wb.idx(0))
+	}
 	if !sync && !async {
 		// (The parity is written explicitly: mbarrier-phase leaves waits
-		// under control flow alone. Ring position j waits for phase j / N.)
-		round := wb.op(arith.Andi, []ir.Value{p.roundOf(wb, j), wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
-		parity := wb.cmp(arith.CmpINe, round, wb.idx(0))
+		// under control flow alone.)
+		par := parity()
 		wb.ifThen(is0, func(b tb) {
-			b.op(nvgpu.MbarrierTryWaitParity, []ir.Value{bars, parity, b.idx(10000000), slot}, nil)
+			b.op(nvgpu.MbarrierTryWaitParity, []ir.Value{bars, par, b.idx(10000000), slot}, nil)
 		})
 		p.recordWait(bars, "thread 0", &schedule.BarrierWait{Loc: w.Loc, By: "tma-pipeline", Ring: &schedule.ParityRing{N: p.n}})
 	} else if p.round != nil {
 		// The slot is computed on i32 (narrowRing), a form mbarrier-phase
 		// does not read: the parity is written here, from the same round.
-		round := wb.op(arith.Andi, []ir.Value{p.round, wb.idx(1)}, []ir.Type{ir.Index}).Result(0)
-		parity := wb.cmp(arith.CmpINe, round, wb.idx(0))
-		wb.op(nvgpu.MbarrierTryWaitParity, []ir.Value{bars, parity, wb.idx(10000000), slot}, nil)
+		wb.op(nvgpu.MbarrierTryWaitParity, []ir.Value{bars, parity(), wb.idx(10000000), slot}, nil)
 		p.recordWait(bars, "every thread", &schedule.BarrierWait{Loc: w.Loc, By: "tma-pipeline", Ring: &schedule.ParityRing{N: p.n}})
 	} else {
 		wb.op(tmac.MbarrierWait, []ir.Value{bars, slot}, nil)

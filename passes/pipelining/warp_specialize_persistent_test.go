@@ -492,18 +492,12 @@ func TestWarpSpecializeNarrowRingCatches(t *testing.T) {
 		q = def(and.Operand(0), "arith.addi")
 		return x, q
 	}
-	roles := func(k *ir.Operation) (prod, cons *ir.Operation) {
-		ws := find(k, "nvgpu.mbarrier.try_wait.parity", nil)
-		return ws[0], ws[1]
-	}
 	// dropBase makes a role's slot (part 0: x = base mod N + j) or round
-	// (part 1: q = base / N + x / N) its sum without the tile base's part.
+	// (part 1: q = base / N + x / N) its sum without the tile base's part;
+	// the producer's try_wait comes first, the consumers' second.
 	dropBase := func(consumers bool, part int) func(k *ir.Operation) {
 		return func(k *ir.Operation) {
-			w, c := roles(k)
-			if consumers {
-				w = c
-			}
+			w := find(k, "nvgpu.mbarrier.try_wait.parity", nil)[map[bool]int{false: 0, true: 1}[consumers]]
 			x, q := position(w)
 			op := []*ir.Operation{x, q}[part]
 			ir.ReplaceAllUsesWith(op.Result(0), op.Operand(1))
